@@ -1,0 +1,94 @@
+import type {
+  AssistantMessage,
+  SerializedError,
+  ToolCallPart,
+  ToolResultPart,
+  TurnStopReason,
+  UserMessage,
+} from '../../src/protocol/index.js';
+
+/** Where one tool call of the current batch stands. */
+export type ToolCallStatus = 'pending' | 'validated' | 'awaiting' | 'allowed' | 'executing' | 'done';
+
+export interface ToolCallState {
+  call: ToolCallPart;
+  status: ToolCallStatus;
+  result?: ToolResultPart;
+  /** The tool asked to end the turn after this batch (the turn ends only if every result asks). */
+  terminate?: boolean;
+}
+
+export interface TurnInput {
+  inputId: string;
+  /** One or more messages that open the turn: a prompt, or the notifications that woke the agent. */
+  messages: UserMessage[];
+  /** The runtime holds the schema itself; the machine only needs to know the answer must be checked. */
+  expectsOutput: boolean;
+}
+
+export type PolicyDecision = 'allow' | 'deny' | 'ask';
+
+export interface AgentMachineInput {
+  agentId: string;
+  parentId?: string;
+  maxSteps?: number;
+  /** How many corrections a structured answer gets before the turn fails. */
+  maxOutputAttempts?: number;
+  wakeOnNotification?: boolean;
+}
+
+/**
+ * The working set of one agent: counters, queues and the current tool batch. The transcript is not here:
+ * the runtime owns it as an append-only log, so a long session costs nothing per transition.
+ */
+export interface AgentContext {
+  agentId: string;
+  parentId?: string;
+  maxSteps: number;
+  maxOutputAttempts: number;
+  wakeOnNotification: boolean;
+  turn: number;
+  step: number;
+  /** Increases with every tool batch, so results of a closed batch are recognised and dropped. */
+  batch: number;
+  current?: TurnInput;
+  queue: TurnInput[];
+  /** Steers, notifications and output feedback waiting for the next step boundary. */
+  injections: UserMessage[];
+  calls: ToolCallState[];
+  outputAttempts: number;
+  stopReason?: TurnStopReason;
+  error?: SerializedError;
+}
+
+/** Events the outside world sends to an agent. */
+export type AgentCommand =
+  | { type: 'PROMPT'; input: TurnInput }
+  | { type: 'STEER'; message: UserMessage }
+  | { type: 'NOTIFY'; message: UserMessage; inputId: string }
+  | { type: 'INTERRUPT' }
+  | { type: 'APPROVE'; toolCallId: string }
+  | { type: 'DENY'; toolCallId: string; reason?: string };
+
+/** Replies from the agent's workers. `turn`/`step`/`batch` let the machine drop replies to closed requests. */
+export type WorkerReply =
+  | { type: 'MODEL_DONE'; turn: number; step: number; message: AssistantMessage }
+  | { type: 'MODEL_ERROR'; turn: number; step: number; error: SerializedError }
+  | { type: 'VALIDATED'; batch: number; outcomes: Array<{ toolCallId: string; error?: ToolResultPart }> }
+  | {
+      type: 'AUTHORIZED';
+      batch: number;
+      decisions: Array<{ toolCallId: string; decision: PolicyDecision; reason?: string }>;
+    }
+  | { type: 'TOOL_RESULT'; batch: number; toolCallId: string; result: ToolResultPart; terminate: boolean }
+  | { type: 'OUTPUT_CHECKED'; turn: number; ok: boolean; feedback?: string };
+
+export type AgentMachineEvent = AgentCommand | WorkerReply;
+
+/** Requests the agent sends to its workers. */
+export type ModelWorkerRequest = { type: 'MODEL_REQUEST'; turn: number; step: number; inputId: string };
+export type ToolWorkerRequest =
+  | { type: 'VALIDATE'; batch: number; calls: ToolCallPart[] }
+  | { type: 'AUTHORIZE'; batch: number; calls: ToolCallPart[] }
+  | { type: 'EXECUTE'; batch: number; calls: ToolCallPart[] }
+  | { type: 'CHECK_OUTPUT'; turn: number; inputId: string };

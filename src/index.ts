@@ -1,0 +1,26 @@
+export type { AgentContext, AgentMachineEvent, PolicyDecision, ToolCallState } from '../machines/agent/index.js';
+export { agentMachine } from '../machines/agent/index.js';
+export * from './protocol/index.js';
+export { type Script, type ScriptedAnswer, type ScriptedModel, scriptedModel } from './providers/index.js';
+export {
+  Agent,
+  type AgentConfig,
+  type AgentInfo,
+  createAgent,
+  type Listener,
+  type Policy,
+  type PolicyAnswer,
+  type PromptInput,
+  type PromptOptions,
+  type RetryOptions,
+  type RunResult,
+  type TurnStream,
+} from './runtime/index.js';
+export {
+  type AnyTool,
+  defineTool,
+  type ToolContext,
+  type ToolDefinition,
+  ToolDefinitionError,
+  type ToolOutput,
+} from './tools/index.js';

@@ -1,0 +1,85 @@
+import type { SerializedError } from './errors.js';
+import type { JsonValue } from './json.js';
+import type { AssistantMessage, Message, ToolResultPart, Usage } from './messages.js';
+
+/** Where an event happened. `seq` increases across the whole system, so a log of many agents reads as one. */
+export interface EventBase {
+  seq: number;
+  agentId: string;
+  parentId?: string;
+  turn: number;
+  step: number;
+  /** Milliseconds since the epoch. */
+  time: number;
+}
+
+export type TurnStopReason = 'completed' | 'max_steps' | 'interrupted' | 'error';
+
+/** A piece of the message being streamed. */
+export type MessageDelta =
+  | { type: 'text'; delta: string }
+  | { type: 'reasoning'; delta: string }
+  | { type: 'tool_call_start'; toolCallId: string; toolName: string }
+  | { type: 'tool_call'; toolCallId: string; delta: string }
+  | { type: 'tool_call_end'; toolCallId: string };
+
+export type TaskStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
+
+export type AgentEventBody =
+  | { type: 'agent_start' }
+  | { type: 'agent_end' }
+  | { type: 'turn_start'; inputId: string }
+  | {
+      type: 'turn_end';
+      inputId: string;
+      stopReason: TurnStopReason;
+      usage: Usage;
+      error?: SerializedError;
+    }
+  | { type: 'step_start' }
+  | { type: 'step_end' }
+  /** A model message begins streaming. */
+  | { type: 'message_start'; role: 'assistant'; attempt: number }
+  | { type: 'message_update'; delta: MessageDelta }
+  /**
+   * A message joins the history (user inputs, steers, notifications, assistant answers, tool results), or a
+   * streamed attempt is thrown away: `discarded` says why, and the message is not in the history.
+   */
+  | { type: 'message_end'; message: Message; discarded?: 'retry' | 'interrupted' | 'error' }
+  | { type: 'model_retry'; attempt: number; delayMs: number; error: SerializedError }
+  | { type: 'usage'; usage: Usage; turnUsage: Usage; totalUsage: Usage }
+  | { type: 'tool_execution_start'; toolCallId: string; toolName: string; args: JsonValue }
+  | { type: 'tool_execution_update'; toolCallId: string; toolName: string; partial: JsonValue }
+  | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolResultPart; durationMs: number }
+  | { type: 'approval_requested'; toolCallId: string; toolName: string; args: JsonValue }
+  | {
+      type: 'notification';
+      taskId: string;
+      childId: string;
+      batchId?: string;
+      status: TaskStatus;
+      text: string;
+    }
+  | { type: 'subagent_start'; taskId: string; childId: string; batchId?: string; profile: string; background: boolean }
+  | {
+      type: 'subagent_end';
+      taskId: string;
+      childId: string;
+      batchId?: string;
+      status: TaskStatus;
+      usage: Usage;
+      error?: SerializedError;
+    };
+
+export type AgentEvent = AgentEventBody & EventBase;
+export type AgentEventType = AgentEvent['type'];
+export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+
+/** The final assistant message of a run of messages, if any. */
+export function lastAssistant(messages: readonly Message[]): AssistantMessage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message?.role === 'assistant') return message;
+  }
+  return undefined;
+}

@@ -1,0 +1,5 @@
+export * from './errors.js';
+export * from './events.js';
+export * from './json.js';
+export * from './messages.js';
+export * from './model.js';

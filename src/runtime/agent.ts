@@ -1,0 +1,224 @@
+import { nanoid } from 'nanoid';
+import { createActor, type InspectionEvent, type Observer } from 'xstate';
+import type { z } from 'zod';
+import type { AgentActorRef } from '../../machines/agent/index.js';
+import type {
+  AgentEvent,
+  AgentEventOf,
+  AgentEventType,
+  Message,
+  Model,
+  ReasoningEffort,
+  Usage,
+  UserContent,
+} from '../protocol/index.js';
+import { userMessage } from '../protocol/index.js';
+import { type AnyTool, ToolRegistry } from '../tools/index.js';
+import { runtimeAgentMachine } from './agent-machine.js';
+import { EventBus, type Listener } from './bus.js';
+import { AgentEnv, type PendingTurn, type Policy, type RunResult, registerEnv, unregisterEnv } from './env.js';
+import { EventQueue } from './event-stream.js';
+import { type RetryOptions, retryPolicy } from './retry.js';
+import { Transcript } from './transcript.js';
+
+export interface AgentConfig<Output = unknown> {
+  model: Model;
+  /** Defaults to a fresh unique id. */
+  id?: string;
+  tools?: readonly AnyTool[];
+  system?: string;
+  /** Model calls per turn before it ends with `max_steps` (default 25). */
+  maxSteps?: number;
+  /** How many calls of one parallel group run at once (default 8). */
+  toolConcurrency?: number;
+  /** Decides per tool call: allow, deny, or ask a person. Default: allow. */
+  policy?: Policy;
+  /** The final answer of every turn must be JSON matching this schema; `result.output` is then typed. */
+  outputSchema?: z.ZodType<Output>;
+  /** Tries a structured answer gets before the turn fails (default 3). */
+  maxOutputAttempts?: number;
+  /** Retries of failed model calls (rate limits, overload, 5xx, network); `false` for none. */
+  retry?: RetryOptions | false;
+  /** An idle agent takes a notification as a new turn (default true). */
+  wakeOnNotification?: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  reasoning?: ReasoningEffort;
+  /** History to start from (e.g. a saved session's `agent.messages`). */
+  messages?: readonly Message[];
+  /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+export interface PromptOptions<Output> {
+  /** Aborting it interrupts this turn. */
+  signal?: AbortSignal;
+  /** Overrides the agent's `outputSchema` for this turn. */
+  outputSchema?: z.ZodType<Output>;
+}
+
+export type PromptInput = string | UserContent[];
+
+/** A stream of one turn's events, ending with its `turn_end`; `result` settles with the turn. */
+export interface TurnStream<Output> extends AsyncIterable<AgentEvent> {
+  readonly result: Promise<RunResult<Output>>;
+}
+
+/** One agent: an XState actor running the model–tool loop, with its history, events and controls. */
+export class Agent<Output = unknown> {
+  readonly id: string;
+  readonly actor: AgentActorRef;
+  private readonly env: AgentEnv;
+  private readonly bus: EventBus;
+  private stopping?: Promise<void>;
+
+  constructor(config: AgentConfig<Output>) {
+    if (!config.model) throw new TypeError('createAgent: `model` is required');
+    this.id = config.id ?? `agent_${nanoid(10)}`;
+    this.bus = new EventBus();
+    const settings = {
+      model: config.model,
+      tools: new ToolRegistry(config.tools ?? []),
+      system: config.system,
+      toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
+      policy: config.policy,
+      outputSchema: config.outputSchema,
+      retry: retryPolicy(config.retry),
+      maxTokens: config.maxTokens,
+      temperature: config.temperature,
+      reasoning: config.reasoning,
+    };
+    this.env = new AgentEnv(this.id, undefined, settings, new Transcript(config.messages), this.bus);
+    this.env.requestInterrupt = () => this.interrupt();
+    const inspect = config.inspect;
+    this.actor = createActor(runtimeAgentMachine, {
+      id: this.id,
+      input: {
+        agentId: this.id,
+        maxSteps: positive(config.maxSteps ?? 25, 'maxSteps'),
+        maxOutputAttempts: positive(config.maxOutputAttempts ?? 3, 'maxOutputAttempts'),
+        wakeOnNotification: config.wakeOnNotification ?? true,
+      },
+      ...(inspect ? { inspect } : {}),
+    });
+    registerEnv(this.actor.system, this.env);
+    this.actor.subscribe({ error: (error) => console.error(`[troupe] agent ${this.id} failed:`, error) });
+    this.actor.start();
+  }
+
+  /** Runs one turn (queued behind any running one) and settles on its `turn_end`. */
+  prompt<O = Output>(input: PromptInput, options: PromptOptions<O> = {}): Promise<RunResult<O>> {
+    return this.submit(input, options, newInputId());
+  }
+
+  /** The events of one turn as they happen, ending with its `turn_end`. */
+  stream<O = Output>(input: PromptInput, options: PromptOptions<O> & { highWaterMark?: number } = {}): TurnStream<O> {
+    // The id exists before the prompt is sent: the turn may start (and publish turn_start) during the send.
+    const inputId = newInputId();
+    let inTurn = false;
+    const queue = new EventQueue(options.highWaterMark, () => off());
+    const off = this.bus.on('*', (event) => {
+      if (event.agentId !== this.id) return;
+      if (!inTurn) {
+        if (event.type !== 'turn_start' || event.inputId !== inputId) return;
+        inTurn = true;
+      }
+      queue.push(event);
+      if (event.type === 'turn_end' && event.inputId === inputId) {
+        off();
+        queue.end();
+      }
+    });
+    return {
+      result: this.submit(input, options, inputId),
+      [Symbol.asyncIterator]: () => queue,
+    };
+  }
+
+  /** Listens to this agent's events of one type, or all (`'*'`); returns the unsubscribe function. */
+  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
+  on(type: '*', listener: Listener): () => void;
+  on(type: string, listener: Listener<never>): () => void {
+    return this.bus.on(type as '*', listener as Listener);
+  }
+
+  /** Adds a user message to the running turn at the next step boundary; starts no turn. */
+  steer(input: PromptInput): void {
+    this.actor.send({ type: 'STEER', message: userMessage(input, 'steer') });
+  }
+
+  /** Stops the running turn: the model call and tools are aborted, open tool calls get an "interrupted" result. */
+  interrupt(): void {
+    this.actor.send({ type: 'INTERRUPT' });
+  }
+
+  approve(toolCallId: string): void {
+    this.actor.send({ type: 'APPROVE', toolCallId });
+  }
+
+  deny(toolCallId: string, reason?: string): void {
+    this.actor.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
+  }
+
+  /** A copy of the whole history. */
+  get messages(): Message[] {
+    return [...this.env.transcript.messages];
+  }
+
+  /** Tokens used by every turn so far. */
+  get usage(): Usage {
+    return { ...this.env.totalUsage };
+  }
+
+  /** Interrupts the running turn (so the history stays valid), then stops the actor and its workers. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
+      this.env.stopped = true;
+      this.actor.stop();
+      unregisterEnv(this.actor.system, this.id);
+      for (const [inputId, pending] of this.env.pending) {
+        this.env.pending.delete(inputId);
+        pending.resolve({ stopReason: 'interrupted', messages: [], text: '', usage: { ...this.env.turnUsage } });
+      }
+    })();
+    return this.stopping;
+  }
+
+  private submit<O>(input: PromptInput, options: PromptOptions<O>, inputId: string): Promise<RunResult<O>> {
+    if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
+    const result = new Promise<RunResult<O>>((resolve) => {
+      const pending: PendingTurn = {
+        resolve: resolve as (result: RunResult) => void,
+        startIndex: this.env.transcript.length,
+      };
+      if (options.outputSchema) pending.outputSchema = options.outputSchema;
+      this.env.pending.set(inputId, pending);
+      const { signal } = options;
+      if (signal) {
+        const onAbort = () => {
+          if (this.env.currentInputId === inputId) this.interrupt();
+          else pending.abortRequested = true;
+        };
+        if (signal.aborted) pending.abortRequested = true;
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+    const expectsOutput = Boolean(options.outputSchema ?? this.env.settings.outputSchema);
+    this.actor.send({ type: 'PROMPT', input: { inputId, messages: [userMessage(input)], expectsOutput } });
+    return result;
+  }
+}
+
+function newInputId(): string {
+  return `in_${nanoid(10)}`;
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+export function createAgent<Output = unknown>(config: AgentConfig<Output>): Agent<Output> {
+  return new Agent(config);
+}

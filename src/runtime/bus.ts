@@ -1,0 +1,68 @@
+import type { AgentEvent, AgentEventBody, AgentEventOf, AgentEventType } from '../protocol/index.js';
+
+export type Listener<E = AgentEvent> = (event: E) => void;
+
+/** Where an event comes from; the bus adds `seq` and `time`. */
+export interface EventOrigin {
+  agentId: string;
+  parentId?: string;
+  turn: number;
+  step: number;
+}
+
+/**
+ * One bus per system. XState's `emit` reaches only listeners on the emitting actor, never its parent, so machines
+ * and workers publish here and one listener on the root follows the whole tree. An event is built only when
+ * somebody listens to its type, which keeps the hot paths (deltas) nearly free when nobody does.
+ */
+export class EventBus {
+  private seq = 0;
+  private readonly byType = new Map<string, Set<Listener>>();
+  private readonly all = new Set<Listener>();
+
+  constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
+
+  wants(type: AgentEventType): boolean {
+    return this.all.size > 0 || (this.byType.get(type)?.size ?? 0) > 0;
+  }
+
+  publish(origin: EventOrigin, body: AgentEventBody): AgentEvent | undefined {
+    const typed = this.byType.get(body.type);
+    if (this.all.size === 0 && (typed === undefined || typed.size === 0)) return undefined;
+    const event = { ...body, seq: ++this.seq, time: Date.now(), ...origin } as AgentEvent;
+    if (origin.parentId === undefined) delete event.parentId;
+    if (typed) for (const listener of typed) this.deliver(listener, event);
+    for (const listener of this.all) this.deliver(listener, event);
+    return event;
+  }
+
+  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
+  on(type: '*', listener: Listener): () => void;
+  on(type: string, listener: Listener<never>): () => void {
+    const fn = listener as Listener;
+    if (type === '*') {
+      this.all.add(fn);
+      return () => this.all.delete(fn);
+    }
+    let set = this.byType.get(type);
+    if (!set) {
+      set = new Set();
+      this.byType.set(type, set);
+    }
+    set.add(fn);
+    return () => set.delete(fn);
+  }
+
+  private deliver(listener: Listener, event: AgentEvent): void {
+    try {
+      listener(event);
+    } catch (error) {
+      // A listener's bug must not stop the agent that published the event.
+      this.onListenerError(error);
+    }
+  }
+}
+
+function reportListenerError(error: unknown): void {
+  console.error('[troupe] an event listener threw:', error);
+}

@@ -1,0 +1,224 @@
+import type { ActorSystem } from 'xstate';
+import type { z } from 'zod';
+import type { PolicyDecision } from '../../machines/agent/index.js';
+import {
+  type AgentEventBody,
+  type AssistantContent,
+  type AssistantMessage,
+  addUsage,
+  emptyUsage,
+  type JsonObject,
+  type Message,
+  type Model,
+  type ModelError,
+  type ModelRequest,
+  type ReasoningEffort,
+  type ToolCallPart,
+  type TurnError,
+  type TurnStopReason,
+  type Usage,
+} from '../protocol/index.js';
+import type { ToolRegistry } from '../tools/index.js';
+import type { EventBus, EventOrigin } from './bus.js';
+import type { RetryPolicy } from './retry.js';
+import type { Transcript } from './transcript.js';
+
+export interface AgentInfo {
+  id: string;
+  parentId?: string;
+}
+
+export type PolicyAnswer = PolicyDecision | { decision: PolicyDecision; reason?: string };
+
+/** Decides, per tool call, whether it runs, is refused, or waits for a person. Default: allow everything. */
+export type Policy = (call: ToolCallPart, agent: AgentInfo) => PolicyAnswer | Promise<PolicyAnswer>;
+
+/** Everything about an agent's model calls and tools that stays fixed while it lives. */
+export interface AgentSettings {
+  model: Model;
+  tools: ToolRegistry;
+  system?: string;
+  toolConcurrency: number;
+  policy?: Policy;
+  outputSchema?: z.ZodType;
+  retry: RetryPolicy;
+  maxTokens?: number;
+  temperature?: number;
+  reasoning?: ReasoningEffort;
+}
+
+export interface RunResult<Output = unknown> {
+  stopReason: TurnStopReason;
+  /** The messages this turn added to the history, its input first. */
+  messages: Message[];
+  /** The text of the turn's last assistant message. */
+  text: string;
+  usage: Usage;
+  /** The validated structured answer, when an `outputSchema` was given and the answer matched it. */
+  output?: Output;
+  error?: TurnError;
+}
+
+/** A turn someone is waiting for: `prompt()` resolves it on the turn's `turn_end`. */
+export interface PendingTurn {
+  resolve(result: RunResult): void;
+  outputSchema?: z.ZodType;
+  startIndex: number;
+  output?: unknown;
+  error?: TurnError;
+  /** The caller's signal fired before the turn started: interrupt it as soon as it does. */
+  abortRequested?: boolean;
+}
+
+/** A model call in flight, so that an interrupt can close it synchronously. */
+export interface ModelCall {
+  controller: AbortController;
+  /** Closed calls publish nothing more and reply nothing. */
+  closed: boolean;
+  streaming: boolean;
+  partial: PartialMessage;
+}
+
+/** A streamed answer so far, kept to report what an interrupt or retry throws away. */
+export class PartialMessage {
+  text = '';
+  reasoning = '';
+
+  toMessage(model: Model): AssistantMessage {
+    const content: AssistantContent[] = [];
+    if (this.reasoning) content.push({ type: 'reasoning', text: this.reasoning });
+    if (this.text) content.push({ type: 'text', text: this.text });
+    return {
+      role: 'assistant',
+      content,
+      provider: model.provider,
+      model: model.id,
+      stopReason: 'stop',
+      usage: emptyUsage(),
+    };
+  }
+}
+
+/**
+ * The runtime side of one agent: its settings, transcript, event origin and in-flight work. The machine's
+ * provided actions and workers reach it through {@link envOf}; it never enters machine context, so snapshots
+ * stay plain data and inspectors never see a model client or an API key.
+ */
+export class AgentEnv implements EventOrigin {
+  turn = 0;
+  step = 0;
+  turnUsage: Usage = emptyUsage();
+  readonly totalUsage: Usage = emptyUsage();
+  readonly pending = new Map<string, PendingTurn>();
+  currentInputId = '';
+  modelCall?: ModelCall;
+  /** Aborts every tool of the batch in flight; replaced per batch. */
+  toolsController = new AbortController();
+  /** Arguments as the tools' schemas parsed them, for the batch in flight. */
+  readonly parsedArgs = new Map<string, unknown>();
+  lastModelError?: ModelError;
+  stopped = false;
+  /** Set by the agent: sends INTERRUPT to its own actor. */
+  requestInterrupt?: () => void;
+
+  constructor(
+    readonly agentId: string,
+    readonly parentId: string | undefined,
+    readonly settings: AgentSettings,
+    readonly transcript: Transcript,
+    readonly bus: EventBus,
+  ) {}
+
+  get info(): AgentInfo {
+    return this.parentId === undefined ? { id: this.agentId } : { id: this.agentId, parentId: this.parentId };
+  }
+
+  emit(body: AgentEventBody): void {
+    this.bus.publish(this, body);
+  }
+
+  /** Appends a message to the history and announces it. */
+  append(message: Message): void {
+    this.transcript.append(message);
+    if (this.bus.wants('message_end')) this.emit({ type: 'message_end', message });
+  }
+
+  addUsage(usage: Usage): void {
+    addUsage(this.turnUsage, usage);
+    addUsage(this.totalUsage, usage);
+    if (this.bus.wants('usage')) {
+      this.emit({ type: 'usage', usage, turnUsage: { ...this.turnUsage }, totalUsage: { ...this.totalUsage } });
+    }
+  }
+
+  outputSchemaFor(inputId: string): z.ZodType | undefined {
+    return this.pending.get(inputId)?.outputSchema ?? this.settings.outputSchema;
+  }
+
+  buildRequest(outputJsonSchema: JsonObject | undefined): ModelRequest {
+    const { settings } = this;
+    const request: ModelRequest = { messages: this.transcript.messages, tools: settings.tools.specs };
+    let system = settings.system;
+    if (outputJsonSchema) {
+      request.outputSchema = { name: 'final_answer', schema: outputJsonSchema };
+      const instruction =
+        'When you give your final answer, reply with only a JSON object (no prose, no code fence) that matches ' +
+        `this JSON Schema:\n${JSON.stringify(outputJsonSchema)}`;
+      system = system ? `${system}\n\n${instruction}` : instruction;
+    }
+    if (system !== undefined) request.system = system;
+    if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
+    if (settings.temperature !== undefined) request.temperature = settings.temperature;
+    if (settings.reasoning !== undefined) request.reasoning = { effort: settings.reasoning };
+    return request;
+  }
+
+  /**
+   * Closes everything in flight at once: the model call (its partial answer is announced as discarded) and the
+   * tools of the current batch. Whatever they produce later is dropped.
+   */
+  abortInFlight(): void {
+    const call = this.modelCall;
+    if (call && !call.closed) {
+      call.closed = true;
+      call.controller.abort();
+      if (call.streaming && this.bus.wants('message_end')) {
+        this.emit({
+          type: 'message_end',
+          message: call.partial.toMessage(this.settings.model),
+          discarded: 'interrupted',
+        });
+      }
+    }
+    this.modelCall = undefined;
+    this.toolsController.abort();
+    this.toolsController = new AbortController();
+    this.parsedArgs.clear();
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: XState's own AnyActorSystem is ActorSystem<any> but is not exported.
+export type AnyActorSystem = ActorSystem<any>;
+
+// Envs are found by (actor system, agent id): ids are unique within a system, and a system's envs go with it.
+const registry = new WeakMap<AnyActorSystem, Map<string, AgentEnv>>();
+
+export function registerEnv(system: AnyActorSystem, env: AgentEnv): void {
+  let envs = registry.get(system);
+  if (!envs) {
+    envs = new Map();
+    registry.set(system, envs);
+  }
+  if (envs.has(env.agentId)) throw new Error(`An agent with id "${env.agentId}" already exists in this system`);
+  envs.set(env.agentId, env);
+}
+
+export function unregisterEnv(system: AnyActorSystem, agentId: string): void {
+  registry.get(system)?.delete(agentId);
+}
+
+export function envOf(system: AnyActorSystem, agentId: string): AgentEnv {
+  const env = registry.get(system)?.get(agentId);
+  if (!env) throw new Error(`No runtime for agent "${agentId}": agents must be created with createAgent()`);
+  return env;
+}

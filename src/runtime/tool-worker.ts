@@ -1,0 +1,212 @@
+import pLimit from 'p-limit';
+import { fromCallback } from 'xstate';
+import type { PolicyDecision, ToolWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
+import { errorResult, type ToolCallPart, type ToolResultPart, textOf } from '../protocol/index.js';
+import { type AnyTool, describeIssues, describeThrown, groupCalls, toToolResult } from '../tools/index.js';
+import type { AgentEnv, PolicyAnswer } from './env.js';
+import { envOf } from './env.js';
+
+type Reply = (reply: WorkerReply) => void;
+
+/**
+ * The agent's tool worker: lives as long as the agent and answers the tool phases' requests (validate,
+ * authorize, execute) and the structured-output check. Tool errors become results; nothing here throws at
+ * the machine.
+ */
+export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
+  const env = envOf(system, input.agentId);
+  const reply: Reply = (message) => {
+    if (!env.stopped) sendBack(message);
+  };
+  receive((request) => {
+    switch (request.type) {
+      case 'VALIDATE':
+        reply(validate(env, request.batch, request.calls));
+        break;
+      case 'AUTHORIZE':
+        void authorize(env, request.batch, request.calls).then(reply);
+        break;
+      case 'EXECUTE':
+        void execute(env, request.batch, request.calls, reply);
+        break;
+      case 'CHECK_OUTPUT':
+        reply(checkOutput(env, request.turn, request.inputId));
+        break;
+    }
+  });
+});
+
+function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerReply {
+  env.parsedArgs.clear();
+  const outcomes = calls.map((call) => {
+    const validation = env.settings.tools.validate(call);
+    if (!validation.ok) return { toolCallId: call.id, error: validation.error };
+    env.parsedArgs.set(call.id, validation.args);
+    return { toolCallId: call.id };
+  });
+  return { type: 'VALIDATED', batch, outcomes };
+}
+
+async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
+  const policy = env.settings.policy;
+  if (!policy) {
+    return { type: 'AUTHORIZED', batch, decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'allow' })) };
+  }
+  const decisions = await Promise.all(
+    calls.map(async (call) => {
+      try {
+        return { toolCallId: call.id, ...normalizeAnswer(await policy(call, env.info)) };
+      } catch (error) {
+        // A policy that fails cannot have allowed the call.
+        return {
+          toolCallId: call.id,
+          decision: 'deny' as const,
+          reason: `the policy failed: ${describeThrown(error)}`,
+        };
+      }
+    }),
+  );
+  return { type: 'AUTHORIZED', batch, decisions };
+}
+
+function normalizeAnswer(answer: PolicyAnswer): { decision: PolicyDecision; reason?: string } {
+  const normalized = typeof answer === 'string' ? { decision: answer } : answer;
+  if (normalized.decision !== 'allow' && normalized.decision !== 'deny' && normalized.decision !== 'ask') {
+    return { decision: 'deny', reason: `the policy answered ${JSON.stringify(normalized.decision)}` };
+  }
+  return normalized;
+}
+
+async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], reply: Reply): Promise<void> {
+  if (calls.length === 0) return;
+  const signal = env.toolsController.signal;
+  const { tools, toolConcurrency } = env.settings;
+  const limit = pLimit(toolConcurrency);
+  const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
+  for (const group of groups) {
+    if (signal.aborted) return;
+    await Promise.all(
+      group.map((call) =>
+        limit(async () => {
+          if (signal.aborted) return;
+          const outcome = await runTool(env, call, signal);
+          if (outcome && !signal.aborted) reply({ type: 'TOOL_RESULT', batch, ...outcome });
+        }),
+      ),
+    );
+  }
+}
+
+/** Runs one call; undefined when the batch was closed (interrupt) before it finished. */
+async function runTool(
+  env: AgentEnv,
+  call: ToolCallPart,
+  batchSignal: AbortSignal,
+): Promise<{ toolCallId: string; result: ToolResultPart; terminate: boolean } | undefined> {
+  // Validation found the tool and parsed the arguments in this batch; a missing entry means the batch closed.
+  const tool = env.settings.tools.get(call.name) as AnyTool;
+  if (!env.parsedArgs.has(call.id)) return undefined;
+  const args = env.parsedArgs.get(call.id);
+  const controller = new AbortController();
+  const onBatchAbort = () => controller.abort(batchSignal.reason);
+  batchSignal.addEventListener('abort', onBatchAbort, { once: true });
+  const { bus } = env;
+  const startedAt = performance.now();
+  if (bus.wants('tool_execution_start')) {
+    env.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
+  }
+  const ctx = {
+    toolCallId: call.id,
+    agentId: env.agentId,
+    signal: controller.signal,
+    update: (partial: unknown) => {
+      if (controller.signal.aborted || !bus.wants('tool_execution_update')) return;
+      env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial: partial as never });
+    },
+  };
+
+  let outcome: { result: ToolResultPart; terminate: boolean };
+  try {
+    const running = Promise.resolve(tool.execute(args, ctx));
+    const output =
+      tool.timeoutMs === undefined ? await running : await withTimeout(running, tool.timeoutMs, controller);
+    outcome = toToolResult(call, output);
+  } catch (error) {
+    const text =
+      error instanceof ToolTimeout
+        ? `Tool ${call.name} timed out after ${tool.timeoutMs} ms and was cancelled.`
+        : `Tool ${call.name} failed: ${describeThrown(error)}`;
+    outcome = { result: errorResult(call, text), terminate: false };
+  } finally {
+    batchSignal.removeEventListener('abort', onBatchAbort);
+  }
+  if (batchSignal.aborted) return undefined; // closed by an interrupt: its "interrupted" result already stands
+  if (bus.wants('tool_execution_end')) {
+    env.emit({
+      type: 'tool_execution_end',
+      toolCallId: call.id,
+      toolName: call.name,
+      result: outcome.result,
+      durationMs: performance.now() - startedAt,
+    });
+  }
+  return { toolCallId: call.id, ...outcome };
+}
+
+class ToolTimeout extends Error {}
+
+function withTimeout<T>(running: Promise<T>, ms: number, controller: AbortController): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const timeout = new ToolTimeout(`timed out after ${ms} ms`);
+      controller.abort(timeout);
+      reject(timeout);
+    }, ms);
+    // Whatever the tool produces after its deadline is dropped: the promise has already settled.
+    running.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+function checkOutput(env: AgentEnv, turn: number, inputId: string): WorkerReply {
+  const schema = env.outputSchemaFor(inputId);
+  const pending = env.pending.get(inputId);
+  const last = env.transcript.messages[env.transcript.length - 1];
+  if (!schema) return { type: 'OUTPUT_CHECKED', turn, ok: true };
+  const text = last?.role === 'assistant' ? textOf(last) : '';
+  let json: unknown;
+  try {
+    json = JSON.parse(stripCodeFence(text));
+  } catch (error) {
+    return {
+      type: 'OUTPUT_CHECKED',
+      turn,
+      ok: false,
+      feedback: `Your final answer must be only a JSON object matching the schema, but it is not valid JSON (${describeThrown(error)}). Reply again with the JSON object alone.`,
+    };
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) {
+    if (pending) pending.output = parsed.data;
+    return { type: 'OUTPUT_CHECKED', turn, ok: true };
+  }
+  return {
+    type: 'OUTPUT_CHECKED',
+    turn,
+    ok: false,
+    feedback: `Your final answer does not match the schema:\n${describeIssues(parsed.error)}\nReply again with the corrected JSON object alone.`,
+  };
+}
+
+function stripCodeFence(text: string): string {
+  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
+  return fenced?.[1] ?? text.trim();
+}

@@ -1,0 +1,45 @@
+import type { z } from 'zod';
+import type { JsonValue, ToolResultContent } from '../protocol/index.js';
+
+export type ExecutionMode = 'parallel' | 'sequential';
+
+export interface ToolContext {
+  toolCallId: string;
+  agentId: string;
+  /** Aborted when the turn is interrupted or the tool times out. */
+  signal: AbortSignal;
+  /** Reports progress; each call becomes a `tool_execution_update` event. */
+  update(partial: JsonValue): void;
+}
+
+/** What a tool may return: plain text, or content with extras. Any other value is sent to the model as JSON. */
+export type ToolOutput =
+  | string
+  | {
+      content: string | ToolResultContent[];
+      /** For observers only: never sent to the model. */
+      details?: JsonValue;
+      isError?: boolean;
+      /** Ends the turn after this batch, when every result of the batch asks for it. */
+      terminate?: boolean;
+    };
+
+export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> {
+  name: string;
+  description: string;
+  schema: Schema;
+  execute(args: z.output<Schema>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
+  /** `parallel` (default) calls run together with their neighbours; a `sequential` call runs alone. */
+  executionMode?: ExecutionMode;
+  /** The call fails with a timeout result after this long; the tool's signal is aborted. No limit by default. */
+  timeoutMs?: number;
+}
+
+/** Any tool, whatever its schema: what registries and agents take. */
+// biome-ignore lint/suspicious/noExplicitAny: a tool list mixes schemas, so the argument type must be erased here.
+export type AnyTool = ToolDefinition<any>;
+
+/** Declares a tool; the schema types `execute`'s arguments. */
+export function defineTool<Schema extends z.ZodObject>(definition: ToolDefinition<Schema>): ToolDefinition<Schema> {
+  return definition;
+}

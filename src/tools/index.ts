@@ -1,0 +1,11 @@
+export { groupCalls } from './batching.js';
+export {
+  type AnyTool,
+  defineTool,
+  type ExecutionMode,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolOutput,
+} from './define-tool.js';
+export { describeThrown, toToolResult } from './output.js';
+export { describeIssues, ToolDefinitionError, ToolRegistry, toInputSchema, type Validation } from './registry.js';

@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import type { JsonObject, ToolCallPart, ToolResultPart, ToolSpec } from '../protocol/index.js';
+import { errorResult } from '../protocol/index.js';
+import type { AnyTool } from './define-tool.js';
+
+/** Thrown at registration: the tool list cannot be sent to a model as it is. */
+export class ToolDefinitionError extends Error {
+  override readonly name = 'ToolDefinitionError';
+}
+
+// The strictest provider rule (OpenAI's): letters, digits, underscores and dashes, at most 64 characters.
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export type Validation = { ok: true; tool: AnyTool; args: unknown } | { ok: false; error: ToolResultPart };
+
+/** The tools of one agent: checked once, turned into JSON Schema once, looked up by name. */
+export class ToolRegistry {
+  readonly specs: readonly ToolSpec[];
+  private readonly byName = new Map<string, AnyTool>();
+
+  constructor(tools: readonly AnyTool[] = []) {
+    const specs: ToolSpec[] = [];
+    for (const tool of tools) {
+      specs.push(this.register(tool));
+    }
+    this.specs = specs;
+  }
+
+  get(name: string): AnyTool | undefined {
+    return this.byName.get(name);
+  }
+
+  get names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  /** Parses a call's arguments with its tool's schema; every failure is a result the model can act on. */
+  validate(call: ToolCallPart): Validation {
+    const tool = this.byName.get(call.name);
+    if (!tool) {
+      const known = this.names.length > 0 ? this.names.join(', ') : 'none';
+      return { ok: false, error: errorResult(call, `Unknown tool "${call.name}". Available tools: ${known}.`) };
+    }
+    if (call.invalidArguments) {
+      return {
+        ok: false,
+        error: errorResult(
+          call,
+          `The arguments of ${call.name} are not valid JSON (${call.invalidArguments.error}). Send them again as one JSON object.`,
+        ),
+      };
+    }
+    const parsed = tool.schema.safeParse(call.arguments);
+    if (parsed.success) return { ok: true, tool, args: parsed.data };
+    return {
+      ok: false,
+      error: errorResult(call, `Invalid arguments for ${call.name}:\n${describeIssues(parsed.error)}`),
+    };
+  }
+
+  private register(tool: AnyTool): ToolSpec {
+    const name = (tool as { name?: unknown }).name;
+    if (typeof name !== 'string' || name.length === 0) throw new ToolDefinitionError('A tool needs a non-empty name');
+    if (!TOOL_NAME.test(name)) {
+      throw new ToolDefinitionError(
+        `Tool name "${name}" is not allowed: use letters, digits, "_" and "-", at most 64 characters`,
+      );
+    }
+    if (this.byName.has(name)) throw new ToolDefinitionError(`Two tools are named "${name}"`);
+    if (!(tool.schema instanceof z.ZodObject)) {
+      throw new ToolDefinitionError(
+        `Tool "${name}": schema must be z.object(...), since models take arguments as an object`,
+      );
+    }
+    if (typeof tool.execute !== 'function') throw new ToolDefinitionError(`Tool "${name}" has no execute function`);
+    this.byName.set(name, tool);
+    return { name, description: tool.description ?? '', inputSchema: toInputSchema(name, tool.schema) };
+  }
+}
+
+/** The JSON Schema a model sees for a zod schema; refuses schemas JSON Schema cannot express. */
+export function toInputSchema(name: string, schema: z.ZodType): JsonObject {
+  let json: Record<string, unknown>;
+  try {
+    json = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ToolDefinitionError(`Tool "${name}": its schema cannot be expressed as JSON Schema (${reason})`);
+  }
+  const { $schema: _dialect, ...rest } = json;
+  return rest as JsonObject;
+}
+
+/** One line per failing path, so the model can see exactly which argument to fix. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `- ${issue.path.length > 0 ? issue.path.join('.') : '(arguments)'}: ${issue.message}`)
+    .join('\n');
+}
