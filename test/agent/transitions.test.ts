@@ -1,0 +1,551 @@
+/**
+ * The agent statechart alone, through XState's pure `initialTransition` / `transition`: no actor runs, no worker
+ * answers, and every effect shows up as a named action. One block per stable state, each event it handles and
+ * the events it must ignore.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { type AnyMachineSnapshot, initialTransition, transition } from 'xstate';
+import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
+import type { AssistantMessage, ToolResultPart } from '../../src/index.js';
+
+type Snapshot = ReturnType<typeof initialTransition<typeof agentMachine>>[0];
+const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+
+function answer(
+  content: AssistantMessage['content'],
+  stopReason: AssistantMessage['stopReason'] = 'stop',
+): AssistantMessage {
+  return { role: 'assistant', content, provider: 'test', model: 'test', stopReason, usage };
+}
+const call = (id: string, name = 'echo') => ({ type: 'tool_call' as const, id, name, arguments: {} });
+const result = (id: string, isError = false): ToolResultPart => ({
+  type: 'tool_result',
+  toolCallId: id,
+  toolName: 'echo',
+  content: [{ type: 'text', text: id }],
+  isError,
+});
+const prompt = (inputId = 'in1', expectsOutput = false): AgentMachineEvent => ({
+  type: 'PROMPT',
+  input: { inputId, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], expectsOutput },
+});
+const steer: AgentMachineEvent = {
+  type: 'STEER',
+  message: { role: 'user', content: [{ type: 'text', text: 'also' }] },
+};
+const notify: AgentMachineEvent = {
+  type: 'NOTIFY',
+  inputId: 'n1',
+  message: { role: 'user', content: [{ type: 'text', text: 'done' }], source: 'notification' },
+};
+
+function start(input: Partial<Parameters<typeof initialTransition<typeof agentMachine>>[1]> = {}) {
+  return initialTransition(agentMachine, { agentId: 'a1', ...input });
+}
+
+/** Applies events in order; returns the last snapshot and every action type run on the way. */
+function drive(snapshot: Snapshot, ...events: AgentMachineEvent[]): [Snapshot, string[]] {
+  const actions: string[] = [];
+  let current = snapshot;
+  for (const event of events) {
+    const [next, executed] = transition(agentMachine, current, event);
+    current = next;
+    for (const action of executed) actions.push(action.type);
+  }
+  return [current, actions];
+}
+
+const stateOf = (snapshot: AnyMachineSnapshot) => JSON.stringify(snapshot.value);
+const MODEL = stateOf({ value: { running: { turn: { step: 'model' } } } } as AnyMachineSnapshot);
+const tools = (phase: string) => JSON.stringify({ running: { turn: { step: { tools: phase } } } });
+
+function inModel(input?: Parameters<typeof start>[0], expectsOutput = false): Snapshot {
+  return drive(start(input)[0], prompt('in1', expectsOutput))[0];
+}
+function inValidating(ids = ['c1', 'c2']): Snapshot {
+  return drive(inModel(), {
+    type: 'MODEL_DONE',
+    turn: 1,
+    step: 1,
+    message: answer(
+      ids.map((id) => call(id)),
+      'tool_calls',
+    ),
+  })[0];
+}
+function inAuthorizing(): Snapshot {
+  return drive(inValidating(), {
+    type: 'VALIDATED',
+    batch: 1,
+    outcomes: [{ toolCallId: 'c1' }, { toolCallId: 'c2' }],
+  })[0];
+}
+function inExecuting(): Snapshot {
+  return drive(inAuthorizing(), {
+    type: 'AUTHORIZED',
+    batch: 1,
+    decisions: [
+      { toolCallId: 'c1', decision: 'allow' },
+      { toolCallId: 'c2', decision: 'allow' },
+    ],
+  })[0];
+}
+function inAwaiting(): Snapshot {
+  return drive(inAuthorizing(), {
+    type: 'AUTHORIZED',
+    batch: 1,
+    decisions: [
+      { toolCallId: 'c1', decision: 'ask' },
+      { toolCallId: 'c2', decision: 'allow' },
+    ],
+  })[0];
+}
+
+/** Events a state must ignore leave its value and context exactly as they were. */
+function expectIgnored(snapshot: Snapshot, ...events: AgentMachineEvent[]) {
+  for (const event of events) {
+    const [next, actions] = drive(snapshot, event);
+    expect(stateOf(next), event.type).toBe(stateOf(snapshot));
+    expect(next.context, event.type).toEqual(snapshot.context);
+    expect(actions, event.type).toEqual([]);
+  }
+}
+
+describe('idle', () => {
+  it('starts idle with the configured limits and spawns its two workers', () => {
+    const [snapshot, actions] = start({ maxSteps: 7 });
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context).toMatchObject({ agentId: 'a1', maxSteps: 7, turn: 0, step: 0, queue: [] });
+    const spawned = actions.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id);
+    expect(spawned).toEqual(['worker.model', 'worker.tools']);
+    expect(Object.keys(snapshot.children)).toEqual(['worker.model', 'worker.tools']);
+  });
+
+  it('PROMPT starts a run, a turn and a step, and asks the model', () => {
+    const [snapshot, actions] = drive(start()[0], prompt());
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'flushInjections', 'xstate.sendTo']);
+    expect(snapshot.context).toMatchObject({ turn: 1, step: 1, queue: [], current: { inputId: 'in1' } });
+  });
+
+  it('STEER is kept for the next turn', () => {
+    const [snapshot] = drive(start()[0], steer);
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.injections).toHaveLength(1);
+    const [running, actions] = drive(snapshot, prompt());
+    expect(actions).toContain('flushInjections');
+    expect(running.context.injections).toEqual([]);
+  });
+
+  it('NOTIFY wakes the agent with the notification as the turn input', () => {
+    const [snapshot, actions] = drive(start()[0], notify);
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(actions[0]).toBe('startRun');
+    expect(snapshot.context.current).toMatchObject({ inputId: 'n1', expectsOutput: false });
+    expect(snapshot.context.current?.messages[0]?.source).toBe('notification');
+  });
+
+  it('NOTIFY does not wake an agent with wakeOnNotification: false', () => {
+    const [snapshot] = drive(start({ wakeOnNotification: false })[0], notify);
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.injections).toHaveLength(1);
+  });
+
+  it('ignores INTERRUPT, approvals and stray worker replies', () => {
+    expectIgnored(
+      start()[0],
+      { type: 'INTERRUPT' },
+      { type: 'APPROVE', toolCallId: 'c1' },
+      { type: 'DENY', toolCallId: 'c1' },
+      { type: 'MODEL_DONE', turn: 0, step: 0, message: answer([{ type: 'text', text: 'late' }]) },
+      { type: 'MODEL_ERROR', turn: 0, step: 0, error: { name: 'ModelError', code: 'unknown', message: 'late' } },
+      { type: 'VALIDATED', batch: 0, outcomes: [] },
+      { type: 'AUTHORIZED', batch: 0, decisions: [] },
+      { type: 'TOOL_RESULT', batch: 0, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'OUTPUT_CHECKED', turn: 0, ok: true },
+    );
+  });
+});
+
+describe('running.turn.step.model', () => {
+  it('a text answer ends the turn completed and the run, back to idle', () => {
+    const [snapshot, actions] = drive(inModel(), {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([{ type: 'text', text: 'hello' }]),
+    });
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toEqual(['recordAssistant', 'endStep', 'endTurn', 'endRun']);
+    expect(snapshot.context.stopReason).toBe('completed');
+  });
+
+  it('tool calls start the tool phases at validating, one batch per step', () => {
+    const [snapshot, actions] = drive(inModel(), {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([call('c1'), call('c2')], 'tool_calls'),
+    });
+    expect(stateOf(snapshot)).toBe(tools('validating'));
+    expect(actions).toEqual(['recordAssistant', 'xstate.sendTo']);
+    expect(snapshot.context.batch).toBe(1);
+    expect(snapshot.context.calls.map((c) => [c.call.id, c.status])).toEqual([
+      ['c1', 'pending'],
+      ['c2', 'pending'],
+    ]);
+  });
+
+  it('tool calls cut off by the output limit are answered with errors and never validated or run', () => {
+    const [snapshot, actions] = drive(inModel(), {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([call('c1')], 'length'),
+    });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context.step).toBe(2);
+    expect(actions).toEqual([
+      'recordAssistant',
+      'recordToolResults',
+      'endStep',
+      'startStep',
+      'flushInjections',
+      'xstate.sendTo',
+    ]);
+  });
+
+  it('a pending steer keeps the turn going after a text answer', () => {
+    const [snapshot, actions] = drive(inModel(), steer, {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([{ type: 'text', text: 'done?' }]),
+    });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context.step).toBe(2);
+    expect(actions).toContain('flushInjections');
+    expect(actions).not.toContain('endTurn');
+  });
+
+  it('an expected structured answer is checked before the turn ends', () => {
+    const [snapshot] = drive(inModel(undefined, true), {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([{ type: 'text', text: '{}' }]),
+    });
+    expect(stateOf(snapshot)).toBe(JSON.stringify({ running: { turn: { step: 'checkingOutput' } } }));
+  });
+
+  it('MODEL_ERROR fails the turn with the error kept, then returns to idle', () => {
+    const error = { name: 'ModelError', code: 'rate_limit', message: 'slow down', status: 429 };
+    const [snapshot, actions] = drive(inModel(), { type: 'MODEL_ERROR', turn: 1, step: 1, error });
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toEqual(['endStep', 'endTurn', 'endRun']);
+    expect(snapshot.context).toMatchObject({ stopReason: 'error', error });
+  });
+
+  it('a failed turn goes on to the next queued prompt', () => {
+    const [snapshot, actions] = drive(inModel(), prompt('in2'), {
+      type: 'MODEL_ERROR',
+      turn: 1,
+      step: 1,
+      error: { name: 'ModelError', code: 'server_error', message: 'boom' },
+    });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context).toMatchObject({ turn: 2, current: { inputId: 'in2' }, error: undefined });
+    expect(actions).not.toContain('endRun');
+  });
+
+  it('INTERRUPT aborts in-flight work, ends the turn interrupted, and returns to idle', () => {
+    const [snapshot, actions] = drive(inModel(), { type: 'INTERRUPT' });
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toEqual(['endStep', 'abortInFlight', 'recordToolResults', 'endTurn', 'endRun']);
+    expect(snapshot.context.stopReason).toBe('interrupted');
+  });
+
+  it('PROMPT, STEER and NOTIFY while running are queued, not started', () => {
+    const [snapshot] = drive(inModel(), prompt('in2'), steer, notify);
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context.queue.map((q) => q.inputId)).toEqual(['in2']);
+    expect(snapshot.context.injections).toHaveLength(2);
+  });
+
+  it('ignores replies for another step, and tool-phase events', () => {
+    expectIgnored(
+      inModel(),
+      { type: 'MODEL_DONE', turn: 1, step: 2, message: answer([{ type: 'text', text: 'stale' }]) },
+      { type: 'MODEL_DONE', turn: 0, step: 1, message: answer([{ type: 'text', text: 'stale' }]) },
+      { type: 'MODEL_ERROR', turn: 1, step: 9, error: { name: 'ModelError', code: 'unknown', message: 'x' } },
+      { type: 'VALIDATED', batch: 0, outcomes: [] },
+      { type: 'AUTHORIZED', batch: 0, decisions: [] },
+      { type: 'TOOL_RESULT', batch: 0, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'APPROVE', toolCallId: 'c1' },
+      { type: 'DENY', toolCallId: 'c1' },
+      { type: 'OUTPUT_CHECKED', turn: 1, ok: true },
+    );
+  });
+});
+
+describe('running.turn.step.tools.validating', () => {
+  it('VALIDATED moves valid calls to authorizing and answers invalid ones with their error', () => {
+    const error = { ...result('c2', true) };
+    const [snapshot, actions] = drive(inValidating(), {
+      type: 'VALIDATED',
+      batch: 1,
+      outcomes: [{ toolCallId: 'c1' }, { toolCallId: 'c2', error }],
+    });
+    expect(stateOf(snapshot)).toBe(tools('authorizing'));
+    expect(actions).toEqual(['xstate.sendTo']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['validated', 'done']);
+    expect(snapshot.context.calls[1]?.result).toEqual(error);
+  });
+
+  it('a batch with no valid call skips authorization and execution', () => {
+    const [snapshot, actions] = drive(inValidating(['c1']), {
+      type: 'VALIDATED',
+      batch: 1,
+      outcomes: [{ toolCallId: 'c1', error: result('c1', true) }],
+    });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(actions.slice(0, 2)).toEqual(['recordToolResults', 'endStep']);
+  });
+
+  it('ignores replies for another batch, approvals and results', () => {
+    expectIgnored(
+      inValidating(),
+      { type: 'VALIDATED', batch: 0, outcomes: [] },
+      { type: 'AUTHORIZED', batch: 1, decisions: [] },
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'APPROVE', toolCallId: 'c1' },
+      { type: 'MODEL_DONE', turn: 1, step: 1, message: answer([]) },
+    );
+  });
+
+  it('INTERRUPT closes every open call with an interrupted result', () => {
+    const [snapshot, actions] = drive(inValidating(), { type: 'INTERRUPT' });
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toContain('recordToolResults');
+    expect(snapshot.context.calls.every((c) => c.status === 'done' && c.result?.isError)).toBe(true);
+  });
+});
+
+describe('running.turn.step.tools.authorizing', () => {
+  it('all allowed: executing, with the calls marked executing and sent to the tool worker', () => {
+    const snapshot = inExecuting();
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['executing', 'executing']);
+  });
+
+  it('a denial becomes an error result the model sees; the rest run', () => {
+    const [snapshot] = drive(inAuthorizing(), {
+      type: 'AUTHORIZED',
+      batch: 1,
+      decisions: [
+        { toolCallId: 'c1', decision: 'deny', reason: 'not on weekends' },
+        { toolCallId: 'c2', decision: 'allow' },
+      ],
+    });
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(snapshot.context.calls[0]?.status).toBe('done');
+    expect(snapshot.context.calls[0]?.result?.content).toEqual([
+      { type: 'text', text: 'Permission denied: not on weekends' },
+    ]);
+  });
+
+  it('any ask waits for approval, and the whole batch waits with it', () => {
+    const [snapshot, actions] = drive(inAuthorizing(), {
+      type: 'AUTHORIZED',
+      batch: 1,
+      decisions: [
+        { toolCallId: 'c1', decision: 'ask' },
+        { toolCallId: 'c2', decision: 'allow' },
+      ],
+    });
+    expect(stateOf(snapshot)).toBe(tools('awaitingApproval'));
+    expect(actions).toEqual(['announceApprovals']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['awaiting', 'allowed']);
+  });
+
+  it('ignores stale decisions and early approvals', () => {
+    expectIgnored(
+      inAuthorizing(),
+      { type: 'AUTHORIZED', batch: 7, decisions: [{ toolCallId: 'c1', decision: 'allow' }] },
+      { type: 'APPROVE', toolCallId: 'c1' },
+      { type: 'DENY', toolCallId: 'c1' },
+      { type: 'VALIDATED', batch: 1, outcomes: [] },
+    );
+  });
+});
+
+describe('running.turn.step.tools.awaitingApproval', () => {
+  it('APPROVE of the last waiting call starts execution', () => {
+    const [snapshot, actions] = drive(inAwaiting(), { type: 'APPROVE', toolCallId: 'c1' });
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(actions).toEqual(['xstate.sendTo']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['executing', 'executing']);
+  });
+
+  it('DENY answers the call with the reason; the allowed rest still run', () => {
+    const [snapshot] = drive(inAwaiting(), { type: 'DENY', toolCallId: 'c1', reason: 'too risky' });
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(snapshot.context.calls[0]?.result?.content).toEqual([
+      { type: 'text', text: 'The user denied this tool call: too risky' },
+    ]);
+    expect(snapshot.context.calls[1]?.status).toBe('executing');
+  });
+
+  it('ignores approvals of calls that are not waiting, and tool results', () => {
+    expectIgnored(
+      inAwaiting(),
+      { type: 'APPROVE', toolCallId: 'c2' },
+      { type: 'APPROVE', toolCallId: 'nope' },
+      { type: 'DENY', toolCallId: 'c2' },
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c2', result: result('c2'), terminate: false },
+    );
+  });
+
+  it('INTERRUPT while waiting closes the waiting call too', () => {
+    const [snapshot] = drive(inAwaiting(), { type: 'INTERRUPT' });
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['done', 'done']);
+  });
+});
+
+describe('running.turn.step.tools.executing', () => {
+  it('results are taken one by one; the last one finalizes the step and starts the next', () => {
+    const [partway] = drive(inExecuting(), {
+      type: 'TOOL_RESULT',
+      batch: 1,
+      toolCallId: 'c2',
+      result: result('c2'),
+      terminate: false,
+    });
+    expect(stateOf(partway)).toBe(tools('executing'));
+    const [snapshot, actions] = drive(partway, {
+      type: 'TOOL_RESULT',
+      batch: 1,
+      toolCallId: 'c1',
+      result: result('c1'),
+      terminate: false,
+    });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context.step).toBe(2);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'flushInjections', 'xstate.sendTo']);
+  });
+
+  it('ends the turn when every result of the batch says terminate', () => {
+    const [snapshot, actions] = drive(
+      inExecuting(),
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: true },
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c2', result: result('c2'), terminate: true },
+    );
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'endTurn', 'endRun']);
+  });
+
+  it('does not end the turn when only some results say terminate', () => {
+    const [snapshot] = drive(
+      inExecuting(),
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: true },
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c2', result: result('c2'), terminate: false },
+    );
+    expect(stateOf(snapshot)).toBe(MODEL);
+  });
+
+  it('ends the turn with max_steps after the step that reaches the limit', () => {
+    const [snapshot, actions] = drive(
+      drive(start({ maxSteps: 1 })[0], prompt())[0],
+      { type: 'MODEL_DONE', turn: 1, step: 1, message: answer([call('c1')], 'tool_calls') },
+      { type: 'VALIDATED', batch: 1, outcomes: [{ toolCallId: 'c1' }] },
+      { type: 'AUTHORIZED', batch: 1, decisions: [{ toolCallId: 'c1', decision: 'allow' }] },
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: false },
+    );
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.stopReason).toBe('max_steps');
+    expect(actions.slice(-3)).toEqual(['endStep', 'endTurn', 'endRun']);
+  });
+
+  it('drops results of another batch, duplicates and unknown calls', () => {
+    const [once] = drive(inExecuting(), {
+      type: 'TOOL_RESULT',
+      batch: 1,
+      toolCallId: 'c1',
+      result: result('c1'),
+      terminate: false,
+    });
+    expectIgnored(
+      once,
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1', true), terminate: false },
+      { type: 'TOOL_RESULT', batch: 0, toolCallId: 'c2', result: result('c2'), terminate: false },
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'zz', result: result('zz'), terminate: false },
+      { type: 'APPROVE', toolCallId: 'c2' },
+    );
+  });
+
+  it('INTERRUPT closes the running calls with interrupted results, keeping finished ones', () => {
+    const [snapshot, actions] = drive(
+      inExecuting(),
+      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'INTERRUPT' },
+    );
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toContain('abortInFlight');
+    expect(snapshot.context.calls[0]?.result).toEqual(result('c1'));
+    expect(snapshot.context.calls[1]?.result?.isError).toBe(true);
+    expect(snapshot.context.calls[1]?.result?.content[0]).toMatchObject({
+      text: expect.stringContaining('interrupted'),
+    });
+  });
+});
+
+describe('running.turn.step.checkingOutput', () => {
+  const checking = () =>
+    drive(inModel(undefined, true), {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([{ type: 'text', text: '{' }]),
+    })[0];
+
+  it('a valid answer ends the turn completed', () => {
+    const [snapshot, actions] = drive(checking(), { type: 'OUTPUT_CHECKED', turn: 1, ok: true });
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toEqual(['endStep', 'endTurn', 'endRun']);
+    expect(snapshot.context.stopReason).toBe('completed');
+  });
+
+  it('an invalid answer goes back to the model as feedback, in a new step', () => {
+    const [snapshot, actions] = drive(checking(), { type: 'OUTPUT_CHECKED', turn: 1, ok: false, feedback: 'fix x' });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context.outputAttempts).toBe(1);
+    expect(actions).toContain('flushInjections');
+  });
+
+  it('the turn fails with output_invalid when the attempts run out', () => {
+    const [snapshot] = drive(
+      drive(start({ maxOutputAttempts: 1 })[0], prompt('in1', true))[0],
+      { type: 'MODEL_DONE', turn: 1, step: 1, message: answer([{ type: 'text', text: 'nope' }]) },
+      { type: 'OUTPUT_CHECKED', turn: 1, ok: false, feedback: 'bad' },
+    );
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.stopReason).toBe('error');
+    expect(snapshot.context.error?.code).toBe('output_invalid');
+  });
+
+  it('ignores a check of another turn', () => {
+    expectIgnored(checking(), { type: 'OUTPUT_CHECKED', turn: 0, ok: true }, { type: 'APPROVE', toolCallId: 'x' });
+  });
+});
+
+describe('interrupted and failed', () => {
+  it('an interrupt goes on to the next queued prompt without ending the run', () => {
+    const [snapshot, actions] = drive(inExecuting(), prompt('in2'), { type: 'INTERRUPT' });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(snapshot.context.current?.inputId).toBe('in2');
+    expect(actions).not.toContain('endRun');
+    expect(actions.filter((a) => a === 'endTurn')).toHaveLength(1);
+  });
+});
