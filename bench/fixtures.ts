@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import type { Message, ModelEvent, ModelRequest } from '../src/protocol/index.js';
+import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../src/providers/index.js';
+import { type AnyTool, defineTool } from '../src/tools/index.js';
+
+/**
+ * What every implementation of a workload shares: the scripted model's answers and the tools. Baselines and
+ * Troupe get the same objects, so the figures differ only by the orchestration around them.
+ */
+
+/** Counts what the tools really did, so that a workload can check every call ran. */
+export class ToolCounter {
+  calls = 0;
+}
+
+/** W1's tool: synchronous, returns its argument. */
+export function echoTool(counter: ToolCounter): AnyTool {
+  return defineTool({
+    name: 'echo',
+    description: 'Returns its text.',
+    schema: z.object({ text: z.string() }),
+    execute: ({ text }) => {
+      counter.calls++;
+      return text;
+    },
+  });
+}
+
+/** W2's tool: waits, then answers. */
+export function waitTool(counter: ToolCounter, ms: number): AnyTool {
+  return defineTool({
+    name: 'wait',
+    description: 'Waits, then answers.',
+    schema: z.object({ n: z.number() }),
+    execute: ({ n }) =>
+      new Promise<string>((resolve) =>
+        setTimeout(() => {
+          counter.calls++;
+          resolve(`waited ${n}`);
+        }, ms),
+      ),
+  });
+}
+
+export const FINAL_TEXT = 'done';
+
+/** W1: `steps` answers with one echo call each, then a final text. Latency 0. */
+export function toolLoopModel(steps: number): ScriptedModel {
+  return scriptedModel(
+    (_request, index): ScriptedAnswer =>
+      index < steps ? { toolCalls: [{ name: 'echo', args: { text: `step ${index}` } }] } : { text: FINAL_TEXT },
+    { record: false },
+  );
+}
+
+/** W2: one answer with `calls` wait calls, then a final text. */
+export function parallelBatchModel(calls: number): ScriptedModel {
+  const batch = Array.from({ length: calls }, (_, n) => ({ name: 'wait', args: { n } }));
+  return scriptedModel(
+    (_request, index): ScriptedAnswer => (index === 0 ? { toolCalls: batch } : { text: FINAL_TEXT }),
+    {
+      record: false,
+    },
+  );
+}
+
+/** W4: one answer streaming `deltas` text deltas of `size` characters. */
+export function streamingText(deltas: number, size: number): string {
+  const unit = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  let text = '';
+  for (let i = 0; i < deltas; i++) {
+    const start = i % (unit.length - size);
+    text += unit.slice(start, start + size);
+  }
+  return text;
+}
+
+export function streamingModel(text: string, size: number): ScriptedModel {
+  return scriptedModel([{ text, chunkSize: size }], { record: false });
+}
+
+/** The scripted model alone: a request, every event read, nothing done with them. */
+export async function drainModel(model: ScriptedModel, messages: Message[] = []): Promise<number> {
+  const request: ModelRequest = { messages, tools: [] };
+  let events = 0;
+  const signal = new AbortController().signal;
+  for await (const _event of model.stream(request, signal) as AsyncIterable<ModelEvent>) events++;
+  return events;
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { measure } from '../bench/measure.js';
+import { renderMarkdown, targetOutcomes } from '../bench/report.js';
+import { implsOf, WORKLOADS } from '../bench/workloads.js';
+
+// Not timed: only that the benchmark code runs with tiny sizes and that every workload's own checks pass.
+// (Vitest loads XState's development build; `npm run bench` runs each workload in plain node on the production one.)
+describe('bench smoke run', () => {
+  const ready = Object.values(WORKLOADS).filter((workload) => !workload.pending);
+
+  for (const workload of ready) {
+    it(`${workload.id} runs every implementation and its checks pass`, async () => {
+      const measurements = [];
+      for (const impl of implsOf(workload)) {
+        const m = await measure(workload, impl, 'smoke', { warmup: 0, runs: 1 });
+        expect(m.figures).toHaveLength(1);
+        expect(Number.isFinite(m.median)).toBe(true);
+        measurements.push(m);
+      }
+      const outcomes = targetOutcomes(measurements);
+      expect(outcomes).toHaveLength(workload.targets.length);
+      expect(renderMarkdown({ date: '', node: '', cpus: '', scale: 'smoke', measurements })).toContain(workload.id);
+    });
+  }
+
+  it('W1 verification counts every tool phase of every step', async () => {
+    const m = await measure(WORKLOADS.W1, 'troupe', 'smoke', { warmup: 0, runs: 1 });
+    const steps = WORKLOADS.W1.sizes.smoke.steps;
+    expect(m.verified?.['running.turn.step.tools.finalizing']).toBe(steps);
+    expect(m.verified?.['running.turn.step.model']).toBe(steps + 1);
+  });
+});
