@@ -1,0 +1,78 @@
+// The layer rules of ../shared/DESIGN.md ("Dependency direction"), as code.
+// `npm run check` runs `depcruise .` with this file; test/check/layers.test.ts runs the same command
+// against small broken trees under test/check/fixtures/layers and expects each rule below to fire.
+// Paths are relative to the directory depcruise runs in (the repo root, or a fixture root).
+
+/** Our own code: anything in these top-level folders. */
+const OURS = '^(src|machines|examples|test|bench)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'machines-only-xstate-and-protocol',
+      comment:
+        'machines/ are pure statecharts: they may import xstate, src/protocol and each other, and nothing else ' +
+        '(no node: built-ins, no SDKs, no zod, no runtime). Effects are provided by src/runtime with machine.provide().',
+      severity: 'error',
+      from: { path: '^machines/' },
+      to: { pathNot: ['^machines/', '^src/protocol/', '(^|/)node_modules/xstate/'] },
+    },
+    {
+      name: 'protocol-imports-nothing-of-ours',
+      comment: 'src/protocol holds the types every layer may import; it depends on no other layer.',
+      severity: 'error',
+      from: { path: '^src/protocol/' },
+      to: { path: OURS, pathNot: '^src/protocol/' },
+    },
+    {
+      name: 'providers-no-zod-tools-machines',
+      comment:
+        'Providers take JSON Schema and messages and give back ModelEvents: they never import zod, src/tools or machines/.',
+      severity: 'error',
+      from: { path: '^src/providers/' },
+      to: { path: ['(^|/)node_modules/zod/', '^src/tools/', '^machines/'] },
+    },
+    {
+      name: 'runtime-only-from-entry-points',
+      comment:
+        "src/runtime joins machines to effects; only src/index.ts, src/testing, src/cli, src/inspect's server " +
+        '(src/inspect/server.ts or src/inspect/server/**), examples, test and bench may import it.',
+      severity: 'error',
+      from: {
+        pathNot: [
+          '^src/runtime/',
+          '^src/index\\.ts$',
+          '^src/testing/',
+          '^src/cli/',
+          '^src/inspect/server(\\.ts$|/)',
+          '^examples/',
+          '^test/',
+          '^bench/',
+        ],
+      },
+      to: { path: '^src/runtime/' },
+    },
+    {
+      name: 'no-cycles',
+      comment: 'No import cycles, type-only imports included: a cycle means two modules are one layer in disguise.',
+      severity: 'error',
+      from: { path: OURS },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    // Type-only imports count: a machine that imports a type from src/runtime is still coupled to it.
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: 'node_modules' },
+    // The broken fixture trees are checked on their own by test/check/layers.test.ts, never as part of the real tree.
+    exclude: { path: ['^(dist|coverage|scratch|docs)/', '^test/check/fixtures/'] },
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

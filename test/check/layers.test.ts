@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { fixture, root, runCli } from './cli.js';
+
+interface Violation {
+  from: string;
+  to: string;
+  rule: { name: string; severity: string };
+  cycle?: { name: string }[];
+}
+
+/** Runs dependency-cruiser with the real .dependency-cruiser.cjs over the broken tree, as `npm run check` does. */
+async function cruiseFixture(): Promise<Violation[]> {
+  const { code, stdout, stderr } = await runCli(
+    'dependency-cruiser/bin/dependency-cruise.mjs',
+    ['--config', `${root}.dependency-cruiser.cjs`, '--output-type', 'json', '.'],
+    fixture('layers'),
+  );
+  if (!stdout.startsWith('{')) throw new Error(`dependency-cruiser printed no JSON (exit ${code}): ${stderr}`);
+  const result = JSON.parse(stdout) as { summary: { violations: Violation[] } };
+  return result.summary.violations;
+}
+
+const reported = (violations: Violation[]) =>
+  violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to.replace(/^(\.\.\/)+node_modules\//, 'node_modules/')}`);
+
+describe('layer rules (.dependency-cruiser.cjs) against test/check/fixtures/layers', () => {
+  it('reports every broken import with the rule it breaks, and nothing else', async () => {
+    const violations = await cruiseFixture();
+
+    expect(reported(violations).sort()).toEqual(
+      [
+        // machines/ import only xstate and src/protocol
+        'machines-only-xstate-and-protocol: machines/bad-imports-node-fs.ts → fs',
+        'machines-only-xstate-and-protocol: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
+        // src/protocol imports nothing of ours
+        'protocol-imports-nothing-of-ours: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
+        // src/providers never import zod, src/tools or machines/
+        'providers-no-zod-tools-machines: src/providers/bad-imports-machines.ts → machines/helper.ts',
+        'providers-no-zod-tools-machines: src/providers/bad-imports-tools.ts → src/tools/tool.ts',
+        'providers-no-zod-tools-machines: src/providers/bad-imports-zod.ts → node_modules/zod/index.d.cts',
+        // only the entry points import src/runtime (src/index.ts, src/cli, src/inspect/server.ts, examples are allowed)
+        'runtime-only-from-entry-points: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
+        'runtime-only-from-entry-points: src/inspect/bad-panel-imports-runtime.ts → src/runtime/agent.ts',
+        'runtime-only-from-entry-points: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
+        // no cycles, type-only edges included
+        'no-cycles: src/tools/cycle-a.ts → src/tools/cycle-b.ts',
+      ].sort(),
+    );
+    expect(violations.every((v) => v.rule.severity === 'error')).toBe(true);
+  });
+
+  it('fails the way `npm run check` runs it (default reporter): non-zero exit, each rule named', async () => {
+    const { code, stdout } = await runCli(
+      'dependency-cruiser/bin/dependency-cruise.mjs',
+      ['--config', `${root}.dependency-cruiser.cjs`, '.'],
+      fixture('layers'),
+    );
+    // The err reporter exits with the number of errors.
+    expect(code).toBe(10);
+    for (const rule of [
+      'machines-only-xstate-and-protocol',
+      'protocol-imports-nothing-of-ours',
+      'providers-no-zod-tools-machines',
+      'runtime-only-from-entry-points',
+      'no-cycles',
+    ]) {
+      expect(stdout).toContain(`error ${rule}:`);
+    }
+  });
+});
