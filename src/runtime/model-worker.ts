@@ -70,20 +70,22 @@ async function streamAttempt(
   call.partial = partial;
   call.streaming = true;
   if (bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt });
-  const deltas = bus.wants('message_update');
   for await (const event of env.settings.model.stream(request, call.controller.signal)) {
     if (call.closed) break;
     switch (event.type) {
       case 'text_delta':
         partial.text += event.delta;
-        if (deltas) env.emit({ type: 'message_update', delta: { type: 'text', delta: event.delta } });
+        if (bus.wants('message_update'))
+          env.emit({ type: 'message_update', delta: { type: 'text', delta: event.delta } });
         break;
       case 'reasoning_delta':
         partial.reasoning += event.delta;
-        if (deltas) env.emit({ type: 'message_update', delta: { type: 'reasoning', delta: event.delta } });
+        if (bus.wants('message_update')) {
+          env.emit({ type: 'message_update', delta: { type: 'reasoning', delta: event.delta } });
+        }
         break;
       case 'tool_call_start':
-        if (deltas) {
+        if (bus.wants('message_update')) {
           env.emit({
             type: 'message_update',
             delta: { type: 'tool_call_start', toolCallId: event.id, toolName: event.name },
@@ -91,11 +93,12 @@ async function streamAttempt(
         }
         break;
       case 'tool_call_delta':
-        if (deltas)
+        if (bus.wants('message_update'))
           env.emit({ type: 'message_update', delta: { type: 'tool_call', toolCallId: event.id, delta: event.delta } });
         break;
       case 'tool_call_end':
-        if (deltas) env.emit({ type: 'message_update', delta: { type: 'tool_call_end', toolCallId: event.id } });
+        if (bus.wants('message_update'))
+          env.emit({ type: 'message_update', delta: { type: 'tool_call_end', toolCallId: event.id } });
         break;
       case 'usage':
         break;

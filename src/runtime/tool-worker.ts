@@ -88,24 +88,28 @@ async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], repl
     await Promise.all(
       group.map((call) =>
         limit(async () => {
-          if (signal.aborted) return;
-          const outcome = await runTool(env, call, signal);
-          if (outcome && !signal.aborted) reply({ type: 'TOOL_RESULT', batch, ...outcome });
+          if (!signal.aborted) await runTool(env, batch, call, signal, reply);
         }),
       ),
     );
   }
 }
 
-/** Runs one call; undefined when the batch was closed (interrupt) before it finished. */
+/**
+ * Runs one call and replies with its result, unless the batch was closed (interrupt) before it finished. The
+ * `tool_execution_end` event and the reply happen in one synchronous block, so an observer never sees a tool end
+ * whose result the history then replaces with "interrupted".
+ */
 async function runTool(
   env: AgentEnv,
+  batch: number,
   call: ToolCallPart,
   batchSignal: AbortSignal,
-): Promise<{ toolCallId: string; result: ToolResultPart; terminate: boolean } | undefined> {
+  reply: Reply,
+): Promise<void> {
   // Validation found the tool and parsed the arguments in this batch; a missing entry means the batch closed.
   const tool = env.settings.tools.get(call.name) as AnyTool;
-  if (!env.parsedArgs.has(call.id)) return undefined;
+  if (!env.parsedArgs.has(call.id)) return;
   const args = env.parsedArgs.get(call.id);
   const controller = new AbortController();
   const onBatchAbort = () => controller.abort(batchSignal.reason);
@@ -140,7 +144,7 @@ async function runTool(
   } finally {
     batchSignal.removeEventListener('abort', onBatchAbort);
   }
-  if (batchSignal.aborted) return undefined; // closed by an interrupt: its "interrupted" result already stands
+  if (batchSignal.aborted) return; // closed by an interrupt: its "interrupted" result already stands
   if (bus.wants('tool_execution_end')) {
     env.emit({
       type: 'tool_execution_end',
@@ -150,7 +154,7 @@ async function runTool(
       durationMs: performance.now() - startedAt,
     });
   }
-  return { toolCallId: call.id, ...outcome };
+  reply({ type: 'TOOL_RESULT', batch, toolCallId: call.id, ...outcome });
 }
 
 class ToolTimeout extends Error {}

@@ -41,7 +41,12 @@ export function record(agent: { on(type: '*', fn: (e: AgentEvent) => void): () =
 }
 
 /** A promise with its resolve function outside, for latches between tools and the test. */
-export function latch<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+export interface Latch<T = void> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+}
+
+export function latch<T = void>(): Latch<T> {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => {
     resolve = r;
