@@ -1,3 +1,6 @@
+export { type AnthropicOptions, anthropic } from './anthropic.js';
+export { classifyError, errorFromBody, retryAfterMs, shouldRetryHint } from './http-errors.js';
+export { type OpenAIOptions, openai } from './openai.js';
 export {
   type Script,
   type ScriptedAnswer,
