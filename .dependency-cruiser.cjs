@@ -4,7 +4,7 @@
 // Paths are relative to the directory depcruise runs in (the repo root, or a fixture root).
 
 /** Our own code: anything in these top-level folders. */
-const OURS = '^(src|machines|examples|test|bench)/';
+const OURS = '^(src|machines|examples|test|bench|scripts)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
