@@ -1,5 +1,18 @@
 export type { AgentContext, AgentMachineEvent, PolicyDecision, ToolCallState } from '../machines/agent/index.js';
 export { agentMachine } from '../machines/agent/index.js';
+export {
+  type ConnectInspectorOptions,
+  connectInspector,
+  type InspectorConnection,
+  type InspectorServer,
+  type InspectorServerOptions,
+  openWebSocketInspector,
+  type SanitizeOptions,
+  sanitizeInspection,
+  startInspectorServer,
+  toMermaid,
+  toStudioJSON,
+} from './inspect/index.js';
 export * from './protocol/index.js';
 export { type Script, type ScriptedAnswer, type ScriptedModel, scriptedModel } from './providers/index.js';
 export {
@@ -15,6 +28,21 @@ export {
   type RetryOptions,
   type RunResult,
   type TurnStream,
+} from './runtime/index.js';
+export {
+  type ApprovalTarget,
+  createSupervisor,
+  describeTree,
+  SpawnRefused,
+  type SubagentProfile,
+  type SupervisionOptions,
+  Supervisor,
+  type SupervisorConfig,
+  type SwarmOptions,
+  type SwarmTask,
+  type TaskInfo,
+  type TaskResult,
+  type TreeView,
 } from './runtime/index.js';
 export {
   type AnyTool,
