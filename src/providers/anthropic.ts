@@ -55,7 +55,8 @@ export interface AnthropicOptions {
   client?: Anthropic;
 }
 
-const EFFORT_BUDGET: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 8192, high: 16384 };
+/** Thinking budgets for the agent's reasoning effort; capped at three quarters of max_tokens, so the answer has room. */
+const EFFORT_BUDGET: Record<ReasoningEffort, number> = { minimal: 1024, low: 2048, medium: 4096, high: 16384 };
 
 interface Settings {
   provider: string;
@@ -173,9 +174,11 @@ function thinkingConfig(
   if (option === 'adaptive') return { type: 'adaptive' };
   const maxTokens = request.maxTokens ?? settings.maxTokens;
   const budget = option?.budgetTokens ?? (request.reasoning ? EFFORT_BUDGET[request.reasoning.effort] : undefined);
-  // The budget must be at least 1024 and below max_tokens.
-  if (budget === undefined || maxTokens <= 1024) return undefined;
-  return { type: 'enabled', budget_tokens: Math.max(1024, budget) };
+  if (budget === undefined) return undefined;
+  // The API wants 1024 ≤ budget < max_tokens; an effort leaves a quarter of max_tokens for the answer.
+  const cap = option?.budgetTokens !== undefined ? maxTokens - 1 : Math.floor((maxTokens * 3) / 4);
+  const capped = Math.min(Math.max(1024, budget), cap);
+  return capped >= 1024 ? { type: 'enabled', budget_tokens: capped } : undefined;
 }
 
 function anthropicToolChoice(choice: NonNullable<ModelRequest['toolChoice']>): ToolChoice {

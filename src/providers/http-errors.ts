@@ -168,8 +168,9 @@ export function classifyError(ctx: ClassifyContext, error: unknown, signal?: Abo
     });
   }
   if (error instanceof Error) {
-    const name = error.name || error.constructor?.name;
-    if (name === 'APIConnectionError' || name === 'APIConnectionTimeoutError') {
+    // Anthropic's SDK names its errors; OpenAI's leaves `name` as "Error", so the class name is checked too.
+    const names = [error.name, error.constructor?.name];
+    if (names.some((name) => name === 'APIConnectionError' || name === 'APIConnectionTimeoutError')) {
       return new ModelError({
         code: 'network_error',
         message: `${label}: ${error.message}`,
