@@ -31,3 +31,6 @@ export function runCli(script: string, args: readonly string[], cwd: string): Pr
     );
   });
 }
+
+/** Per-test timeout for tests that start a tool: generous, since CI may run them beside the rest of the suite. */
+export const TOOL_TIMEOUT = 90_000;

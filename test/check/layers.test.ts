@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixture, root, runCli } from './cli.js';
+import { fixture, root, runCli, TOOL_TIMEOUT } from './cli.js';
 
 interface Violation {
   from: string;
@@ -20,51 +20,60 @@ async function cruiseFixture(): Promise<Violation[]> {
   return result.summary.violations;
 }
 
-const reported = (violations: Violation[]) =>
-  violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to.replace(/^(\.\.\/)+node_modules\//, 'node_modules/')}`);
+// A package shows as its name (`zod`), not as whichever file of it resolution picked.
+const target = (to: string) => to.replace(/^(\.\.\/)*node_modules\/((@[^/]+\/)?[^/]+)\/.*$/, '$2');
+const reported = (violations: Violation[]) => violations.map((v) => `${v.rule.name}: ${v.from} → ${target(v.to)}`);
 
 describe('layer rules (.dependency-cruiser.cjs) against test/check/fixtures/layers', () => {
-  it('reports every broken import with the rule it breaks, and nothing else', async () => {
-    const violations = await cruiseFixture();
+  it(
+    'reports every broken import with the rule it breaks, and nothing else',
+    async () => {
+      const violations = await cruiseFixture();
 
-    expect(reported(violations).sort()).toEqual(
-      [
-        // machines/ import only xstate and src/protocol
-        'machines-only-xstate-and-protocol: machines/bad-imports-node-fs.ts → fs',
-        'machines-only-xstate-and-protocol: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
-        // src/protocol imports nothing of ours
-        'protocol-imports-nothing-of-ours: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
-        // src/providers never import zod, src/tools or machines/
-        'providers-no-zod-tools-machines: src/providers/bad-imports-machines.ts → machines/helper.ts',
-        'providers-no-zod-tools-machines: src/providers/bad-imports-tools.ts → src/tools/tool.ts',
-        'providers-no-zod-tools-machines: src/providers/bad-imports-zod.ts → node_modules/zod/index.d.cts',
-        // only the entry points import src/runtime (src/index.ts, src/cli, src/inspect/server.ts, examples are allowed)
-        'runtime-only-from-entry-points: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
-        'runtime-only-from-entry-points: src/inspect/bad-panel-imports-runtime.ts → src/runtime/agent.ts',
-        'runtime-only-from-entry-points: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
-        // no cycles, type-only edges included
-        'no-cycles: src/tools/cycle-a.ts → src/tools/cycle-b.ts',
-      ].sort(),
-    );
-    expect(violations.every((v) => v.rule.severity === 'error')).toBe(true);
-  });
+      expect(reported(violations).sort()).toEqual(
+        [
+          // machines/ import only xstate and src/protocol
+          'machines-only-xstate-and-protocol: machines/bad-imports-node-fs.ts → fs',
+          'machines-only-xstate-and-protocol: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
+          // src/protocol imports nothing of ours
+          'protocol-imports-nothing-of-ours: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
+          // src/providers never import zod, src/tools or machines/
+          'providers-no-zod-tools-machines: src/providers/bad-imports-machines.ts → machines/helper.ts',
+          'providers-no-zod-tools-machines: src/providers/bad-imports-tools.ts → src/tools/tool.ts',
+          'providers-no-zod-tools-machines: src/providers/bad-imports-zod.ts → zod',
+          // only the entry points import src/runtime (src/index.ts, src/cli, src/inspect/server.ts, examples are allowed)
+          'runtime-only-from-entry-points: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
+          'runtime-only-from-entry-points: src/inspect/bad-panel-imports-runtime.ts → src/runtime/agent.ts',
+          'runtime-only-from-entry-points: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
+          // no cycles, type-only edges included
+          'no-cycles: src/tools/cycle-a.ts → src/tools/cycle-b.ts',
+        ].sort(),
+      );
+      expect(violations.every((v) => v.rule.severity === 'error')).toBe(true);
+    },
+    TOOL_TIMEOUT,
+  );
 
-  it('fails the way `npm run check` runs it (default reporter): non-zero exit, each rule named', async () => {
-    const { code, stdout } = await runCli(
-      'dependency-cruiser/bin/dependency-cruise.mjs',
-      ['--config', `${root}.dependency-cruiser.cjs`, '.'],
-      fixture('layers'),
-    );
-    // The err reporter exits with the number of errors.
-    expect(code).toBe(10);
-    for (const rule of [
-      'machines-only-xstate-and-protocol',
-      'protocol-imports-nothing-of-ours',
-      'providers-no-zod-tools-machines',
-      'runtime-only-from-entry-points',
-      'no-cycles',
-    ]) {
-      expect(stdout).toContain(`error ${rule}:`);
-    }
-  });
+  it(
+    'fails the way `npm run check` runs it (default reporter): non-zero exit, each rule named',
+    async () => {
+      const { code, stdout } = await runCli(
+        'dependency-cruiser/bin/dependency-cruise.mjs',
+        ['--config', `${root}.dependency-cruiser.cjs`, '.'],
+        fixture('layers'),
+      );
+      // The err reporter exits with the number of errors.
+      expect(code).toBe(10);
+      for (const rule of [
+        'machines-only-xstate-and-protocol',
+        'protocol-imports-nothing-of-ours',
+        'providers-no-zod-tools-machines',
+        'runtime-only-from-entry-points',
+        'no-cycles',
+      ]) {
+        expect(stdout).toContain(`error ${rule}:`);
+      }
+    },
+    TOOL_TIMEOUT,
+  );
 });
