@@ -1,5 +1,6 @@
-import { type ActorRefFrom, assign, fromCallback, sendTo, setup } from 'xstate';
+import { type ActorRefFrom, assign, fromCallback, sendTo, setup, spawnChild } from 'xstate';
 import { errorResult, toolCallsOf } from '../../src/protocol/index.js';
+import { supervisorMachine } from '../supervisor.js';
 import type {
   AgentCommand,
   AgentContext,
@@ -62,6 +63,8 @@ export const agentMachine = setup({
     modelWorker: fromCallback<ModelWorkerRequest, WorkerInput>(() => {}),
     /** Validates, authorizes and runs tool calls: takes VALIDATE / AUTHORIZE / EXECUTE / CHECK_OUTPUT. */
     toolWorker: fromCallback<ToolWorkerRequest, WorkerInput>(() => {}),
+    /** The agent's supervisor for its subagents: a child created when first needed (SUPERVISE). */
+    supervisor: supervisorMachine,
   },
   actions: {
     // Effects, given by the runtime with machine.provide(). They read the context; they never change it.
@@ -80,6 +83,13 @@ export const agentMachine = setup({
     announceApprovals: () => {},
     /** Aborts the model call and running tools at once, so that nothing they say later lands in this turn. */
     abortInFlight: () => {},
+    /** The supervisor failed inside the runtime; the agent carries on without it (the runtime reports it). */
+    supervisorFailed: () => {},
+
+    spawnSupervisor: spawnChild('supervisor', {
+      id: 'supervisor',
+      input: ({ event }) => (event as Command<'SUPERVISE'>).input,
+    }),
 
     requestModel: sendTo(
       'worker.model',
@@ -299,6 +309,11 @@ export const agentMachine = setup({
     { id: 'worker.model', src: 'modelWorker', input: ({ context }) => ({ agentId: context.agentId }) },
     { id: 'worker.tools', src: 'toolWorker', input: ({ context }) => ({ agentId: context.agentId }) },
   ],
+  on: {
+    SUPERVISE: { actions: 'spawnSupervisor' },
+    // A supervisor that fails must not take its agent down: an unhandled child error would put it in `error`.
+    'xstate.error.actor.supervisor': { actions: 'supervisorFailed' },
+  },
   initial: 'idle',
   states: {
     idle: {

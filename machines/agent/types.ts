@@ -6,6 +6,7 @@ import type {
   TurnStopReason,
   UserMessage,
 } from '../../src/protocol/index.js';
+import type { SupervisorInput } from '../supervisor.js';
 
 /** Where one tool call of the current batch stands. */
 export type ToolCallStatus = 'pending' | 'validated' | 'awaiting' | 'allowed' | 'executing' | 'done';
@@ -68,7 +69,9 @@ export type AgentCommand =
   | { type: 'NOTIFY'; message: UserMessage; inputId: string }
   | { type: 'INTERRUPT' }
   | { type: 'APPROVE'; toolCallId: string }
-  | { type: 'DENY'; toolCallId: string; reason?: string };
+  | { type: 'DENY'; toolCallId: string; reason?: string }
+  /** Starts the agent's supervisor (its child `supervisor`) for subagents; the runtime sends it once. */
+  | { type: 'SUPERVISE'; input: SupervisorInput };
 
 /** Replies from the agent's workers. `turn`/`step`/`batch` let the machine drop replies to closed requests. */
 export type WorkerReply =

@@ -60,7 +60,16 @@ export type AgentEventBody =
       status: TaskStatus;
       text: string;
     }
-  | { type: 'subagent_start'; taskId: string; childId: string; batchId?: string; profile: string; background: boolean }
+  | {
+      type: 'subagent_start';
+      taskId: string;
+      childId: string;
+      batchId?: string;
+      profile: string;
+      background: boolean;
+      /** Set when a failed task is restarted: 1 for the first restart. */
+      attempt?: number;
+    }
   | {
       type: 'subagent_end';
       taskId: string;

@@ -22,7 +22,11 @@ export const runtimeAgentMachine = agentMachine.provide({
   actors: { modelWorker, toolWorker },
   actions: {
     startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }),
-    endRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_end' }),
+    endRun: ({ context, system }) => {
+      const env = envOf(system, context.agentId);
+      env.emit({ type: 'agent_end' });
+      env.onIdle?.(context.stopReason, context.error);
+    },
     startTurn: ({ context, system }) => {
       const env = envOf(system, context.agentId);
       const input = context.current;

@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid';
-import { createActor, type InspectionEvent, type Observer } from 'xstate';
+import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { z } from 'zod';
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import type {
@@ -16,9 +16,18 @@ import { userMessage } from '../protocol/index.js';
 import { type AnyTool, ToolRegistry } from '../tools/index.js';
 import { runtimeAgentMachine } from './agent-machine.js';
 import { EventBus, type Listener } from './bus.js';
-import { AgentEnv, type PendingTurn, type Policy, type RunResult, registerEnv, unregisterEnv } from './env.js';
+import {
+  AgentEnv,
+  type AgentSettings,
+  type PendingTurn,
+  type Policy,
+  type RunResult,
+  registerEnv,
+  unregisterEnv,
+} from './env.js';
 import { EventQueue } from './event-stream.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
+import { type ApprovalTarget, type SupervisionOptions, Tree, type TreeNode } from './supervisor-tree.js';
 import { Transcript } from './transcript.js';
 
 export interface AgentConfig<Output = unknown> {
@@ -48,6 +57,36 @@ export interface AgentConfig<Output = unknown> {
   messages?: readonly Message[];
   /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Lets the agent start subagents: it gets the `agent`, `swarm`, `task_status` and `task_cancel` tools, and a
+   * supervisor (created when first needed) with these limits and profiles.
+   */
+  subagents?: SupervisionOptions;
+}
+
+/** How an Agent handle is bound to an agent spawned inside a supervision tree (see `supervisor.agent()`). */
+export interface AttachedAgent {
+  env: AgentEnv;
+  actor: AgentActorRef;
+  tree: Tree;
+  /** Asks the supervisor to stop this agent. */
+  detach(): void;
+}
+
+/** The fixed part of an agent's runtime, from its config. */
+export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly AnyTool[] = []): AgentSettings {
+  return {
+    model: config.model,
+    tools: new ToolRegistry([...(config.tools ?? []), ...extraTools]),
+    system: config.system,
+    toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
+    policy: config.policy,
+    outputSchema: config.outputSchema,
+    retry: retryPolicy(config.retry),
+    maxTokens: config.maxTokens,
+    temperature: config.temperature,
+    reasoning: config.reasoning,
+  };
 }
 
 export interface PromptOptions<Output> {
@@ -71,23 +110,29 @@ export class Agent<Output = unknown> {
   private readonly env: AgentEnv;
   private readonly bus: EventBus;
   private stopping?: Promise<void>;
+  /** The supervision tree this agent roots or belongs to, when it has subagents. */
+  private readonly tree?: Tree;
+  private readonly node?: TreeNode;
+  private readonly detach?: () => void;
 
-  constructor(config: AgentConfig<Output>) {
+  /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
+  constructor(config: AgentConfig<Output>, attached?: AttachedAgent) {
+    if (attached) {
+      this.id = attached.env.agentId;
+      this.env = attached.env;
+      this.bus = attached.env.bus;
+      this.actor = attached.actor;
+      this.tree = attached.tree;
+      this.node = attached.tree.nodes.get(this.id);
+      this.detach = attached.detach;
+      this.env.requestInterrupt = () => this.interrupt();
+      return;
+    }
     if (!config.model) throw new TypeError('createAgent: `model` is required');
     this.id = config.id ?? `agent_${nanoid(10)}`;
     this.bus = new EventBus();
-    const settings = {
-      model: config.model,
-      tools: new ToolRegistry(config.tools ?? []),
-      system: config.system,
-      toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
-      policy: config.policy,
-      outputSchema: config.outputSchema,
-      retry: retryPolicy(config.retry),
-      maxTokens: config.maxTokens,
-      temperature: config.temperature,
-      reasoning: config.reasoning,
-    };
+    if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
+    const settings = agentSettings(config, this.tree?.tools);
     this.env = new AgentEnv(this.id, undefined, settings, new Transcript(config.messages), this.bus);
     this.env.requestInterrupt = () => this.interrupt();
     const inspect = config.inspect;
@@ -102,6 +147,10 @@ export class Agent<Output = unknown> {
       ...(inspect ? { inspect } : {}),
     });
     registerEnv(this.actor.system, this.env);
+    if (this.tree) {
+      this.tree.attach(this.actor.system);
+      this.node = this.tree.addRoot(this.env, this.actor as AnyActorRef);
+    }
     this.actor.subscribe({ error: (error) => console.error(`[troupe] agent ${this.id} failed:`, error) });
     this.actor.start();
   }
@@ -152,12 +201,30 @@ export class Agent<Output = unknown> {
     this.actor.send({ type: 'INTERRUPT' });
   }
 
-  approve(toolCallId: string): void {
-    this.actor.send({ type: 'APPROVE', toolCallId });
+  /**
+   * Answers a tool call waiting for approval. A subagent's call is routed by its agent id: pass the
+   * `approval_requested` event itself (or `{ agentId, toolCallId }`); a bare id goes to this agent, or to the
+   * one agent of its tree that waits on it.
+   */
+  approve(call: string | ApprovalTarget): void {
+    const toolCallId = typeof call === 'string' ? call : call.toolCallId;
+    this.routeApproval(call).send({ type: 'APPROVE', toolCallId });
   }
 
-  deny(toolCallId: string, reason?: string): void {
-    this.actor.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
+  deny(call: string | ApprovalTarget, reason?: string): void {
+    const toolCallId = typeof call === 'string' ? call : call.toolCallId;
+    this.routeApproval(call).send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
+  }
+
+  private routeApproval(call: string | ApprovalTarget): Pick<AnyActorRef, 'send'> {
+    if (!this.tree) return this.actor;
+    if (typeof call !== 'string') return call.agentId === this.id ? this.actor : (this.tree.route(call) ?? this.actor);
+    return this.tree.findAwaiting(call) ?? this.actor;
+  }
+
+  /** Tokens used by this agent and every subagent under it, stopped ones included. */
+  get subtreeUsage(): Usage {
+    return this.tree?.usageOf(this.id, 'subtree') ?? this.usage;
   }
 
   /** A copy of the whole history. */
@@ -174,9 +241,15 @@ export class Agent<Output = unknown> {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
+      // Subagents first: their running tasks are interrupted and settled, so every history stays valid.
+      if (!this.detach) this.node?.supervisor?.send({ type: 'STOP' });
       this.env.stopped = true;
-      this.actor.stop();
-      unregisterEnv(this.actor.system, this.id);
+      if (this.detach) this.detach();
+      else {
+        this.actor.stop();
+        this.tree?.shutdown();
+        unregisterEnv(this.actor.system, this.id);
+      }
       for (const [inputId, pending] of this.env.pending) {
         this.env.pending.delete(inputId);
         pending.resolve({ stopReason: 'interrupted', messages: [], text: '', usage: { ...this.env.turnUsage } });

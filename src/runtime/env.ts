@@ -13,6 +13,7 @@ import {
   type ModelError,
   type ModelRequest,
   type ReasoningEffort,
+  type SerializedError,
   type ToolCallPart,
   type TurnError,
   type TurnStopReason,
@@ -120,6 +121,8 @@ export class AgentEnv implements EventOrigin {
   stopped = false;
   /** Set by the agent: sends INTERRUPT to its own actor. */
   requestInterrupt?: () => void;
+  /** Set for agents in a supervision tree: called when the agent goes back to idle, with its last turn's end. */
+  onIdle?: (stopReason: TurnStopReason | undefined, error: SerializedError | undefined) => void;
 
   constructor(
     readonly agentId: string,

@@ -9,3 +9,16 @@ export {
 export type { Listener } from './bus.js';
 export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env.js';
 export type { RetryOptions } from './retry.js';
+export type { TaskResult } from './subagent-tools.js';
+export {
+  createSupervisor,
+  describeTree,
+  SpawnRefused,
+  Supervisor,
+  type SupervisorConfig,
+  type SwarmOptions,
+  type SwarmTask,
+  type TaskInfo,
+  type TreeView,
+} from './supervisor.js';
+export type { ApprovalTarget, SubagentProfile, SupervisionOptions } from './supervisor-tree.js';

@@ -1,0 +1,303 @@
+import { nanoid } from 'nanoid';
+import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
+import type { AgentActorRef } from '../../machines/agent/index.js';
+import { childId, type SupervisorActorRef, type TaskSpec } from '../../machines/supervisor.js';
+import type { AgentEventOf, AgentEventType, Message, Model, TaskStatus, Usage } from '../protocol/index.js';
+import type { AnyTool } from '../tools/index.js';
+import { Agent, type AgentConfig, agentSettings } from './agent.js';
+import { EventBus, type Listener } from './bus.js';
+import type { Policy } from './env.js';
+import type { RetryOptions } from './retry.js';
+import { SpawnRefused, type TaskResult } from './subagent-tools.js';
+import {
+  type ApprovalTarget,
+  missingModel,
+  RootOwner,
+  runtimeSupervisorMachine,
+  type SupervisionOptions,
+  Tree,
+} from './supervisor-tree.js';
+
+export interface SupervisorConfig extends SupervisionOptions {
+  /** Defaults to a fresh unique id. */
+  id?: string;
+  /** The model top-level tasks use unless their profile names one. */
+  model?: Model;
+  /** Tools top-level tasks inherit (profiles narrow them with an allow-list). */
+  tools?: readonly AnyTool[];
+  /** The policy every agent of the tree inherits unless its profile or config says otherwise. */
+  policy?: Policy;
+  retry?: RetryOptions | false;
+  /** XState's inspection observer: it sees the whole tree (root supervisor → agents → supervisors → …). */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+/** One task of a programmatic swarm: a prompt for a fresh agent of a profile, or a follow-up for a finished one. */
+export interface SwarmTask {
+  prompt: string;
+  profile?: string;
+  /** Resume this finished agent instead of starting a new one. */
+  agentId?: string;
+}
+
+export interface SwarmOptions {
+  /** Resolve at once with the task ids; results arrive as `notification` events and through `result(id)`. */
+  background?: boolean;
+  /** Running children for this batch (default: the supervisor's `concurrency`). */
+  concurrency?: number;
+}
+
+export interface TaskInfo {
+  taskId: string;
+  agentId: string;
+  status: TaskStatus;
+  text?: string;
+}
+
+/** A node of the live tree, for printing and inspectors. */
+export interface TreeView {
+  id: string;
+  kind: 'supervisor' | 'agent';
+  /** The state path, e.g. `idle`, `busy`, `running.turn.step.tools.executing`. */
+  state: string;
+  usage?: Usage;
+  children: TreeView[];
+}
+
+/** The programmatic root of a tree: starts top-level agents and swarms, and sees every event below. */
+export class Supervisor {
+  readonly id: string;
+  readonly actor: SupervisorActorRef;
+  private readonly bus = new EventBus();
+  private readonly runtime: Tree;
+  private readonly owner: RootOwner;
+  private stopped = false;
+
+  constructor(config: SupervisorConfig = {}) {
+    this.id = config.id ?? `supervisor_${nanoid(10)}`;
+    this.runtime = new Tree(this.bus, config);
+    const settings = agentSettings(
+      { model: config.model ?? missingModel, tools: config.tools ?? [], policy: config.policy, retry: config.retry },
+      this.runtime.tools,
+    );
+    this.owner = new RootOwner(this.id, settings);
+    const inspect = config.inspect;
+    this.actor = createActor(runtimeSupervisorMachine, {
+      id: this.id,
+      input: this.runtime.supervisorInput(this.id, false),
+      ...(inspect ? { inspect } : {}),
+    }) as SupervisorActorRef;
+    this.runtime.attach(this.actor.system);
+    this.runtime.rootOwnerId = this.id;
+    this.runtime.addOwner(this.owner);
+    this.owner.supervisor = this.actor as AnyActorRef;
+    this.actor.subscribe({ error: (error) => console.error(`[troupe] supervisor ${this.id} failed:`, error) });
+    this.actor.start();
+  }
+
+  /** A long-lived top-level agent of this tree (a child of this supervisor), with the subagent tools. */
+  agent<Output = unknown>(
+    config: Omit<AgentConfig<Output>, 'inspect' | 'subagents' | 'model'> & { model?: Model },
+  ): Agent<Output> {
+    this.assertRunning();
+    const id = config.id ?? `agent_${nanoid(10)}`;
+    if (this.runtime.nodes.has(id)) throw new Error(`An agent with id "${id}" already exists in this tree`);
+    const full: AgentConfig<Output> = {
+      ...config,
+      model: config.model ?? this.owner.settings.model,
+      policy: config.policy ?? this.owner.settings.policy,
+    };
+    const settings = agentSettings(full as AgentConfig<unknown>, this.runtime.tools);
+    this.runtime.pendingMembers.set(id, { settings, ...(config.messages ? { messages: config.messages } : {}) });
+    const agent: NonNullable<TaskSpec['agent']> = {};
+    if (config.maxSteps !== undefined) agent.maxSteps = config.maxSteps;
+    if (config.maxOutputAttempts !== undefined) agent.maxOutputAttempts = config.maxOutputAttempts;
+    if (config.wakeOnNotification !== undefined) agent.wakeOnNotification = config.wakeOnNotification;
+    this.actor.send({ type: 'ADOPT', agentId: id, agent });
+    const node = this.runtime.nodes.get(id);
+    const actor = this.actor.getSnapshot().children[childId(id)] as AgentActorRef | undefined;
+    if (!node || !actor) throw new Error(`Agent ${id} could not be started`);
+    return new Agent<Output>(full, {
+      env: node.env,
+      actor,
+      tree: this.runtime,
+      detach: () => this.actor.send({ type: 'RELEASE', agentId: id }),
+    });
+  }
+
+  /**
+   * Runs tasks as one swarm batch, at most `concurrency` at once. Foreground: the results in task order.
+   * Background: the task ids at once. maxAgents / maxDepth / unknown profiles reject at once, never wait.
+   */
+  swarm(tasks: readonly (SwarmTask | string)[], options: SwarmOptions & { background: true }): Promise<string[]>;
+  swarm(tasks: readonly (SwarmTask | string)[], options?: SwarmOptions): Promise<TaskResult[]>;
+  async swarm(tasks: readonly (SwarmTask | string)[], options: SwarmOptions = {}): Promise<TaskResult[] | string[]> {
+    this.assertRunning();
+    const requests = tasks.map((task) => (typeof task === 'string' ? { prompt: task } : task));
+    const batch = this.runtime.startBatch(this.owner, requests, {
+      background: options.background === true,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    });
+    if (options.background) return batch.taskIds;
+    return batch.done;
+  }
+
+  /** Runs one task in the foreground and returns its result. */
+  async run(prompt: string, options: { profile?: string } = {}): Promise<TaskResult> {
+    const [result] = await this.swarm([{ prompt, ...options }]);
+    return result as TaskResult;
+  }
+
+  /** Gives a finished top-level task agent a follow-up: kept alive, or rebuilt from its history. */
+  async resume(agentId: string, prompt: string): Promise<TaskResult> {
+    const [result] = await this.swarm([{ prompt, agentId }]);
+    return result as TaskResult;
+  }
+
+  /** The result of a task, when it settles (at once if it has). */
+  result(taskId: string): Promise<TaskResult> {
+    const record = this.runtime.tasks.get(taskId);
+    if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
+    if (record.result) return Promise.resolve(record.result);
+    return new Promise((resolve) => {
+      const off = this.bus.on('subagent_end', (event) => {
+        if (event.taskId !== taskId) return;
+        const settled = this.runtime.tasks.get(taskId)?.result;
+        if (!settled) return;
+        off();
+        resolve(settled);
+      });
+    });
+  }
+
+  status(taskId: string): TaskInfo | undefined {
+    const record = this.runtime.tasks.get(taskId);
+    if (!record) return undefined;
+    return {
+      taskId,
+      agentId: record.agentId,
+      status: record.status,
+      ...(record.result ? { text: record.result.text } : {}),
+    };
+  }
+
+  /** Cancels a task by id (any task of the tree): queued ones never start, running ones are stopped. */
+  cancel(taskId: string): boolean {
+    const record = this.runtime.tasks.get(taskId);
+    if (record?.status !== 'running') return false;
+    this.runtime.owners.get(record.ownerId)?.supervisor?.send({ type: 'CANCEL', taskId });
+    return true;
+  }
+
+  /** Every event of the tree, from every agent (each carries `agentId` and `parentId`). */
+  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
+  on(type: '*', listener: Listener): () => void;
+  on(type: string, listener: Listener<never>): () => void {
+    return this.bus.on(type as '*', listener as Listener);
+  }
+
+  /** Answers a tool call waiting for approval anywhere in the tree (pass the `approval_requested` event). */
+  approve(call: ApprovalTarget | string): void {
+    const target = this.approvalTarget(call);
+    target?.send({ type: 'APPROVE', toolCallId: typeof call === 'string' ? call : call.toolCallId });
+  }
+
+  deny(call: ApprovalTarget | string, reason?: string): void {
+    const target = this.approvalTarget(call);
+    const toolCallId = typeof call === 'string' ? call : call.toolCallId;
+    target?.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
+  }
+
+  private approvalTarget(call: ApprovalTarget | string): AnyActorRef | undefined {
+    return typeof call === 'string' ? this.runtime.findAwaiting(call) : this.runtime.route(call);
+  }
+
+  /** Tokens used by the whole tree, stopped agents included. */
+  get usage(): Usage {
+    return { ...this.runtime.usage };
+  }
+
+  /** Tokens of one agent, or of its subtree. */
+  usageOf(agentId: string, scope: 'agent' | 'subtree' = 'agent'): Usage | undefined {
+    return this.runtime.usageOf(agentId, scope);
+  }
+
+  /** The history of an agent of the tree: alive, or archived after it was stopped. */
+  messagesOf(agentId: string): Message[] | undefined {
+    const node = this.runtime.nodes.get(agentId);
+    if (node) return [...node.env.transcript.messages];
+    const archived = this.runtime.archive.get(agentId);
+    return archived ? [...archived.messages] : undefined;
+  }
+
+  /** Whether an agent is alive (running or kept), archived (stopped, resumable) or unknown. */
+  whereIs(agentId: string): 'alive' | 'archived' | 'unknown' {
+    if (this.runtime.nodes.has(agentId)) return 'alive';
+    return this.runtime.archive.has(agentId) ? 'archived' : 'unknown';
+  }
+
+  /** The live tree of actors: supervisors and agents with their states and usage. */
+  tree(): TreeView {
+    return describeTree(this.actor as AnyActorRef, this.id, (id) => this.runtime.usageOf(id));
+  }
+
+  /** Interrupts every running agent (histories stay valid), settles every task, and stops the tree. */
+  stop(): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.actor.send({ type: 'STOP' });
+      this.actor.stop();
+      this.runtime.shutdown();
+    }
+    return Promise.resolve();
+  }
+
+  private assertRunning(): void {
+    if (this.stopped) throw new Error(`Supervisor ${this.id} is stopped`);
+  }
+}
+
+/** Describes a subtree of actors (an agent's `actor`, or a supervisor's) with its states. */
+export function describeTree(
+  ref: AnyActorRef,
+  id: string,
+  usageOf: (agentId: string) => Usage | undefined = () => undefined,
+): TreeView {
+  const snapshot = ref.getSnapshot() as { value?: unknown; children?: Record<string, AnyActorRef | undefined> };
+  const isSupervisor = ref.id === 'supervisor' || ref.getSnapshot().machine?.id === 'supervisor';
+  const view: TreeView = {
+    id,
+    kind: isSupervisor ? 'supervisor' : 'agent',
+    state: stateString(snapshot.value),
+    children: [],
+  };
+  if (!isSupervisor) {
+    const usage = usageOf(id);
+    if (usage) view.usage = usage;
+  }
+  for (const [key, child] of Object.entries(snapshot.children ?? {})) {
+    if (child?.getSnapshot().status !== 'active') continue;
+    if (key === 'supervisor') view.children.push(describeTree(child, `${id}/supervisor`, usageOf));
+    else if (key.startsWith('subagent.')) view.children.push(describeTree(child, key.slice(9), usageOf));
+  }
+  return view;
+}
+
+function stateString(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value && typeof value === 'object') {
+    return Object.entries(value)
+      .map(([key, inner]) => {
+        const rest = stateString(inner);
+        return rest ? `${key}.${rest}` : key;
+      })
+      .join(',');
+  }
+  return '';
+}
+
+export function createSupervisor(config: SupervisorConfig = {}): Supervisor {
+  return new Supervisor(config);
+}
+
+export { SpawnRefused };
