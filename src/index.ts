@@ -45,6 +45,21 @@ export {
   type TreeView,
 } from './runtime/index.js';
 export {
+  type ApprovalTarget,
+  createSupervisor,
+  describeTree,
+  SpawnRefused,
+  type SubagentProfile,
+  type SupervisionOptions,
+  Supervisor,
+  type SupervisorConfig,
+  type SwarmOptions,
+  type SwarmTask,
+  type TaskInfo,
+  type TaskResult,
+  type TreeView,
+} from './runtime/index.js';
+export {
   type AnyTool,
   defineTool,
   type ToolContext,
