@@ -67,3 +67,4 @@ export {
   ToolDefinitionError,
   type ToolOutput,
 } from './tools/index.js';
+export { type AnthropicOptions, anthropic, type OpenAIOptions, openai } from './providers/index.js';
