@@ -4,22 +4,21 @@ export {
   type ConnectInspectorOptions,
   connectInspector,
   type InspectorConnection,
-  type InspectorServer,
-  type InspectorServerOptions,
   openWebSocketInspector,
-  type SanitizeOptions,
-  sanitizeInspection,
-  startInspectorServer,
-  toMermaid,
-  toStudioJSON,
-} from './inspect/index.js';
+} from './inspect/connect.js';
+export { toMermaid, toStudioJSON } from './inspect/export.js';
+export { type SanitizeOptions, sanitizeInspection } from './inspect/sanitize.js';
+export { type InspectorServer, type InspectorServerOptions, startInspectorServer } from './inspect/server.js';
 export * from './protocol/index.js';
 export { type Script, type ScriptedAnswer, type ScriptedModel, scriptedModel } from './providers/index.js';
 export {
   Agent,
   type AgentConfig,
   type AgentInfo,
+  type ApprovalTarget,
   createAgent,
+  createSupervisor,
+  describeTree,
   type Listener,
   type Policy,
   type PolicyAnswer,
@@ -27,37 +26,17 @@ export {
   type PromptOptions,
   type RetryOptions,
   type RunResult,
+  SpawnRefused,
+  type SubagentProfile,
+  type SupervisionOptions,
+  Supervisor,
+  type SupervisorConfig,
+  type SwarmOptions,
+  type SwarmTask,
+  type TaskInfo,
+  type TaskResult,
+  type TreeView,
   type TurnStream,
-} from './runtime/index.js';
-export {
-  type ApprovalTarget,
-  createSupervisor,
-  describeTree,
-  SpawnRefused,
-  type SubagentProfile,
-  type SupervisionOptions,
-  Supervisor,
-  type SupervisorConfig,
-  type SwarmOptions,
-  type SwarmTask,
-  type TaskInfo,
-  type TaskResult,
-  type TreeView,
-} from './runtime/index.js';
-export {
-  type ApprovalTarget,
-  createSupervisor,
-  describeTree,
-  SpawnRefused,
-  type SubagentProfile,
-  type SupervisionOptions,
-  Supervisor,
-  type SupervisorConfig,
-  type SwarmOptions,
-  type SwarmTask,
-  type TaskInfo,
-  type TaskResult,
-  type TreeView,
 } from './runtime/index.js';
 export {
   type AnyTool,

@@ -3,7 +3,7 @@ import { agentMachine } from '../../machines/agent/index.js';
 import { toMermaid, toStudioJSON, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
-export const documentedMachines: Record<string, AnyStateMachine> = { agent: agentMachine };
+const documentedMachines: Record<string, AnyStateMachine> = { agent: agentMachine };
 
 /**
  * Every generated file under docs/, by path relative to the repository root. `npm run docs` writes them; a test
