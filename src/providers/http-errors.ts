@@ -211,15 +211,6 @@ export function classifyError(ctx: ClassifyContext, error: unknown, signal?: Abo
         cause: error,
       });
     }
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && /^E(CONN|NOTFOUND|AI_AGAIN|PIPE|TIMEDOUT|HOSTUNREACH)/.test(code)) {
-      return new ModelError({
-        code: 'network_error',
-        message: `${label}: ${error.message}`,
-        provider: ctx.provider,
-        cause: error,
-      });
-    }
     return new ModelError({
       code: 'unknown',
       message: `${label}: ${error.message}`,
