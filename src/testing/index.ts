@@ -107,10 +107,8 @@ export function createRunRecorder(): RunRecorder {
 
   const inspect: Observer<InspectionEvent> = {
     next(event) {
+      // Microsteps carry the transient states too (`answered`, `finalizing`, …); the initial state comes as a snapshot.
       if (event.type === '@xstate.microstep' || event.type === '@xstate.snapshot') visit(event as unknown as Inspected);
-      else if (event.type === '@xstate.actor') {
-        visit({ actorRef: event.actorRef as unknown as { id: string }, snapshot: event.actorRef.getSnapshot() });
-      }
     },
   };
 
@@ -233,10 +231,14 @@ export function assertToolCalls(recorder: RunRecorder, expected: readonly Expect
 
 // --- pure transitions ------------------------------------------------------------------------------------------
 
-/** An action the machine would run, by name, with its resolved parameters. */
+/**
+ * An action the machine would run, by name, with its resolved parameters. A `sendTo` shows as `xstate.sendTo`
+ * with `sent` saying to whom and what; assignments are not listed (they are already in the next context).
+ */
 export interface PlannedAction {
   type: string;
   params?: unknown;
+  sent?: { to: string; event: AnyEventObject };
 }
 
 export interface TransitionResult<M extends AnyStateMachine> {
@@ -248,7 +250,14 @@ export interface TransitionResult<M extends AnyStateMachine> {
 }
 
 function planned(actions: readonly { type: string; params?: unknown }[]): PlannedAction[] {
-  return actions.map((a) => (a.params === undefined ? { type: a.type } : { type: a.type, params: a.params }));
+  return actions.map((a) => {
+    const action: PlannedAction = a.params === undefined ? { type: a.type } : { type: a.type, params: a.params };
+    const params = a.params as { targetId?: unknown; event?: unknown } | undefined;
+    if (a.type === 'xstate.sendTo' && typeof params?.targetId === 'string' && typeof params.event === 'object') {
+      action.sent = { to: params.targetId, event: params.event as AnyEventObject };
+    }
+    return action;
+  });
 }
 
 /** The machine's first snapshot, computed without starting an actor. */
