@@ -24,7 +24,9 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
         reply(validate(env, request.batch, request.calls));
         break;
       case 'AUTHORIZE':
-        void authorize(env, request.batch, request.calls).then(reply);
+        // Without a policy every call is allowed: answer at once rather than a promise tick later.
+        if (!env.settings.policy) reply(allowAll(request.batch, request.calls));
+        else void authorize(env, request.batch, request.calls).then(reply);
         break;
       case 'EXECUTE':
         void execute(env, request.batch, request.calls, reply);
@@ -47,11 +49,13 @@ function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerRe
   return { type: 'VALIDATED', batch, outcomes };
 }
 
+function allowAll(batch: number, calls: ToolCallPart[]): WorkerReply {
+  return { type: 'AUTHORIZED', batch, decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'allow' })) };
+}
+
 async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
   const policy = env.settings.policy;
-  if (!policy) {
-    return { type: 'AUTHORIZED', batch, decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'allow' })) };
-  }
+  if (!policy) return allowAll(batch, calls);
   const decisions = await Promise.all(
     calls.map(async (call) => {
       try {
@@ -81,17 +85,21 @@ async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], repl
   if (calls.length === 0) return;
   const signal = env.toolsController.signal;
   const { tools, toolConcurrency } = env.settings;
-  const limit = pLimit(toolConcurrency);
   const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
+  const run = async (call: ToolCallPart) => {
+    if (!signal.aborted) await runTool(env, batch, call, signal, reply);
+  };
+  // A limiter only where a group is larger than the cap: a lone call or a group within it runs as it is.
+  let limit: ReturnType<typeof pLimit> | undefined;
   for (const group of groups) {
     if (signal.aborted) return;
-    await Promise.all(
-      group.map((call) =>
-        limit(async () => {
-          if (!signal.aborted) await runTool(env, batch, call, signal, reply);
-        }),
-      ),
-    );
+    if (group.length === 1) await run(group[0] as ToolCallPart);
+    else if (group.length <= toolConcurrency) await Promise.all(group.map(run));
+    else {
+      limit ??= pLimit(toolConcurrency);
+      const capped = limit;
+      await Promise.all(group.map((call) => capped(() => run(call))));
+    }
   }
 }
 
@@ -111,9 +119,22 @@ async function runTool(
   const tool = env.settings.tools.get(call.name) as AnyTool;
   if (!env.parsedArgs.has(call.id)) return;
   const args = env.parsedArgs.get(call.id);
-  const controller = new AbortController();
-  const onBatchAbort = () => controller.abort(batchSignal.reason);
-  batchSignal.addEventListener('abort', onBatchAbort, { once: true });
+  // The call's own controller (aborted with the batch, or by its timeout) costs several µs to make with its
+  // signal, more than the rest of a quick call: it is made only when the tool reads `ctx.signal` or has a timeout.
+  let controller: AbortController | undefined;
+  let onBatchAbort: (() => void) | undefined;
+  let settled = false;
+  const callController = (): AbortController => {
+    if (controller) return controller;
+    const own = new AbortController();
+    controller = own;
+    if (batchSignal.aborted) own.abort(batchSignal.reason);
+    else if (!settled) {
+      onBatchAbort = () => own.abort(batchSignal.reason);
+      batchSignal.addEventListener('abort', onBatchAbort, { once: true });
+    }
+    return own;
+  };
   const { bus } = env;
   const startedAt = performance.now();
   if (bus.wants('tool_execution_start')) {
@@ -122,9 +143,11 @@ async function runTool(
   const ctx = {
     toolCallId: call.id,
     agentId: env.agentId,
-    signal: controller.signal,
+    get signal() {
+      return callController().signal;
+    },
     update: (partial: unknown) => {
-      if (controller.signal.aborted || !bus.wants('tool_execution_update')) return;
+      if (batchSignal.aborted || controller?.signal.aborted || !bus.wants('tool_execution_update')) return;
       env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial: partial as never });
     },
   };
@@ -133,7 +156,7 @@ async function runTool(
   try {
     const running = Promise.resolve(tool.execute(args, ctx));
     const output =
-      tool.timeoutMs === undefined ? await running : await withTimeout(running, tool.timeoutMs, controller);
+      tool.timeoutMs === undefined ? await running : await withTimeout(running, tool.timeoutMs, callController());
     outcome = toToolResult(call, output);
   } catch (error) {
     const text =
@@ -142,7 +165,8 @@ async function runTool(
         : `Tool ${call.name} failed: ${describeThrown(error)}`;
     outcome = { result: errorResult(call, text), terminate: false };
   } finally {
-    batchSignal.removeEventListener('abort', onBatchAbort);
+    settled = true;
+    if (onBatchAbort) batchSignal.removeEventListener('abort', onBatchAbort);
   }
   if (batchSignal.aborted) return; // closed by an interrupt: its "interrupted" result already stands
   if (bus.wants('tool_execution_end')) {
