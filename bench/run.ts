@@ -5,14 +5,19 @@
  *
  *   npm run bench                      all workloads, full sizes
  *   npm run bench -- --only W1,W4      some workloads
+ *   npm run bench -- --rounds 5        more rounds (default 3)
  *   npm run bench -- --smoke           tiny sizes, few runs, nothing written (a quick check that it all runs)
+ *
+ * The machine is shared, so the load moves while the bench runs: each workload runs in rounds, every round one
+ * child process per implementation in turn, and a row's median is over the runs of all its rounds. Load that
+ * comes and goes then falls on every implementation alike, and the ratios of the same run stay meaningful.
  */
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { Measurement } from './measure.js';
+import { type Measurement, median } from './measure.js';
 import { type ReportInput, renderMarkdown } from './report.js';
 import { implsOf, WORKLOADS, type WorkloadId } from './workloads.js';
 
@@ -22,6 +27,8 @@ const smoke = args.includes('--smoke');
 const write = !smoke && !args.includes('--no-write');
 const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',')) : undefined;
+const roundsAt = args.indexOf('--rounds');
+const rounds = smoke ? 1 : roundsAt >= 0 ? Number(args[roundsAt + 1]) : 3;
 
 const child = fileURLToPath(new URL('./child.ts', import.meta.url));
 const resultsMd = fileURLToPath(new URL('./results.md', import.meta.url));
@@ -68,12 +75,38 @@ for (const workload of Object.values(WORKLOADS)) {
     );
     continue;
   }
-  for (const impl of implsOf(workload)) {
-    process.stderr.write(`${workload.id} ${impl} … `);
-    const measurement = await measureInChild(workload.id, impl);
-    measurements.push(measurement);
-    process.stderr.write(`${measurement.median.toFixed(2)} ${measurement.unit}\n`);
+  const byImpl = new Map<string, Measurement[]>();
+  for (let round = 1; round <= rounds; round++) {
+    for (const impl of implsOf(workload)) {
+      process.stderr.write(`${workload.id} round ${round}/${rounds} ${impl} … `);
+      const measurement = await measureInChild(workload.id, impl);
+      byImpl.set(impl, [...(byImpl.get(impl) ?? []), measurement]);
+      process.stderr.write(`${measurement.median.toFixed(2)} ${measurement.unit}\n`);
+    }
   }
+  for (const parts of byImpl.values()) measurements.push(pool(parts));
+}
+
+/** One row from the rounds of one implementation: every measured run counts once. */
+function pool(parts: Measurement[]): Measurement {
+  const first = parts[0] as Measurement;
+  const figures = parts.flatMap((m) => m.figures);
+  const cpuFigures = parts.flatMap((m) => m.cpuFigures ?? []);
+  const pooled: Measurement = {
+    ...first,
+    figures,
+    median: median(figures),
+    min: Math.min(...figures),
+    max: Math.max(...figures),
+    medianMs: median(parts.map((m) => m.medianMs)),
+    maxRssKB: Math.max(...parts.map((m) => m.maxRssKB)),
+    xstate: [...new Set(parts.flatMap((m) => m.xstate))],
+  };
+  if (cpuFigures.length === figures.length) {
+    pooled.cpuFigures = cpuFigures;
+    pooled.cpuMedian = median(cpuFigures);
+  }
+  return pooled;
 }
 
 const input: ReportInput = {

@@ -23,6 +23,8 @@ export type Scale = 'full' | 'smoke';
 /** One timed run: its wall time, and what it checked (a failed check throws). */
 export interface Timed {
   ms: number;
+  /** CPU time of the whole process over the same span (user + system, all threads), in ms. */
+  cpuMs?: number;
   /** Extra facts the run observed, for the JSON report. */
   facts?: Record<string, number | string>;
 }
@@ -70,10 +72,13 @@ function loopCheck(result: Answer, counter: ToolCounter, calls: number, messages
   check(result.text === FINAL_TEXT, `expected the final text "${FINAL_TEXT}", got "${result.text}"`);
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; cpuMs: number; value: T }> {
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const value = await fn();
-  return { ms: performance.now() - start, value };
+  const ms = performance.now() - start;
+  const used = process.cpuUsage(cpu);
+  return { ms, cpuMs: (used.user + used.system) / 1000, value };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -150,37 +155,41 @@ export const W1: Workload<ToolLoopSize> = {
     async troupe({ steps }) {
       const counter = new ToolCounter();
       const agent = createAgent({ model: toolLoopModel(steps), tools: [echoTool(counter)], maxSteps: steps + 1 });
-      const { ms, value: result } = await timed(() => agent.prompt('go'));
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
       await agent.stop();
       check(result.stopReason === 'completed', `expected stopReason completed, got ${result.stopReason}`);
       loopCheck(result, counter, steps, 2 + 2 * steps);
-      return { ms };
+      return { ms, cpuMs };
     },
     async plain({ steps }) {
       const counter = new ToolCounter();
       const model = toolLoopModel(steps);
       const options = { maxSteps: steps + 1, toolConcurrency: 8 };
-      const { ms, value } = await timed(() => plainLoop(model, [echoTool(counter)], 'go', options));
+      const { ms, cpuMs, value } = await timed(() => plainLoop(model, [echoTool(counter)], 'go', options));
       loopCheck(value, counter, steps, 2 + 2 * steps);
-      return { ms };
+      return { ms, cpuMs };
     },
     async naive({ steps }) {
       const counter = new ToolCounter();
       const model = toolLoopModel(steps);
       const options = { maxSteps: steps + 1, toolConcurrency: 8 };
-      const { ms, value } = await timed(() => naiveLoop(model, [echoTool(counter)], 'go', options));
+      const { ms, cpuMs, value } = await timed(() => naiveLoop(model, [echoTool(counter)], 'go', options));
       loopCheck(value, counter, steps, 2 + 2 * steps);
-      return { ms };
+      return { ms, cpuMs };
     },
     async model({ steps }) {
       const model = toolLoopModel(steps);
-      const { ms, value: events } = await timed(async () => {
+      const {
+        ms,
+        cpuMs,
+        value: events,
+      } = await timed(async () => {
         let events = 0;
         for (let i = 0; i <= steps; i++) events += await drainModel(model);
         return events;
       });
       check(model.calls === steps + 1, `expected ${steps + 1} model calls, got ${model.calls}`);
-      return { ms, facts: { events } };
+      return { ms, cpuMs, facts: { events } };
     },
   },
   verify: {
@@ -255,32 +264,32 @@ export const W2: Workload<BatchSize> = {
         tools: [waitTool(counter, waitMs)],
         toolConcurrency: calls,
       });
-      const { ms, value: result } = await timed(() => agent.prompt('go'));
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
       await agent.stop();
       check(result.stopReason === 'completed', `expected stopReason completed, got ${result.stopReason}`);
       batchCheck(result, counter, calls);
-      return { ms };
+      return { ms, cpuMs };
     },
     async plain({ calls, waitMs }) {
       const counter = new ToolCounter();
       const model = parallelBatchModel(calls);
       const options = { maxSteps: 2, toolConcurrency: calls };
-      const { ms, value } = await timed(() => plainLoop(model, [waitTool(counter, waitMs)], 'go', options));
+      const { ms, cpuMs, value } = await timed(() => plainLoop(model, [waitTool(counter, waitMs)], 'go', options));
       batchCheck(value, counter, calls);
-      return { ms };
+      return { ms, cpuMs };
     },
     async naive({ calls, waitMs }) {
       const counter = new ToolCounter();
       const model = parallelBatchModel(calls);
       const options = { maxSteps: 2, toolConcurrency: calls };
-      const { ms, value } = await timed(() => naiveLoop(model, [waitTool(counter, waitMs)], 'go', options));
+      const { ms, cpuMs, value } = await timed(() => naiveLoop(model, [waitTool(counter, waitMs)], 'go', options));
       batchCheck(value, counter, calls);
-      return { ms };
+      return { ms, cpuMs };
     },
     async model({ calls }) {
       const model = parallelBatchModel(calls);
-      const { ms } = await timed(async () => (await drainModel(model)) + (await drainModel(model)));
-      return { ms };
+      const { ms, cpuMs } = await timed(async () => (await drainModel(model)) + (await drainModel(model)));
+      return { ms, cpuMs };
     },
   },
 };
@@ -374,18 +383,18 @@ export const W4: Workload<StreamSize> = {
       agent.on('message_update', (event) => {
         if (event.delta.type === 'text') sink.add(event.delta.delta);
       });
-      const { ms, value: result } = await timed(() => agent.prompt('go'));
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
       await agent.stop();
       check(result.stopReason === 'completed', `expected stopReason completed, got ${result.stopReason}`);
       sink.check(size, expected);
-      return { ms };
+      return { ms, cpuMs };
     },
     async 'troupe.stream'(size) {
       const expected = textFor(size);
       const agent = createAgent({ model: streamingModel(expected, size.chars) });
       const sink = new DeltaSink();
       let last: AgentEvent | undefined;
-      const { ms } = await timed(async () => {
+      const { ms, cpuMs } = await timed(async () => {
         for await (const event of agent.stream('go')) {
           if (event.type === 'message_update' && event.delta.type === 'text') sink.add(event.delta.delta);
           last = event;
@@ -396,29 +405,29 @@ export const W4: Workload<StreamSize> = {
       // The stream may merge consecutive deltas when its reader falls behind (bounded buffering): every
       // character must arrive, in order; how many events carried them is reported.
       sink.check(size, expected, true);
-      return { ms, facts: { events: sink.deltas } };
+      return { ms, cpuMs, facts: { events: sink.deltas } };
     },
     async plain(size) {
       const expected = textFor(size);
       const sink = new DeltaSink();
       const options = { maxSteps: 1, toolConcurrency: 1, onTextDelta: (delta: string) => sink.add(delta) };
-      const { ms } = await timed(() => plainLoop(streamingModel(expected, size.chars), [], 'go', options));
+      const { ms, cpuMs } = await timed(() => plainLoop(streamingModel(expected, size.chars), [], 'go', options));
       sink.check(size, expected);
-      return { ms };
+      return { ms, cpuMs };
     },
     async naive(size) {
       const expected = textFor(size);
       const sink = new DeltaSink();
       const options = { maxSteps: 1, toolConcurrency: 1, onTextDelta: (delta: string) => sink.add(delta) };
-      const { ms } = await timed(() => naiveLoop(streamingModel(expected, size.chars), [], 'go', options));
+      const { ms, cpuMs } = await timed(() => naiveLoop(streamingModel(expected, size.chars), [], 'go', options));
       sink.check(size, expected);
-      return { ms };
+      return { ms, cpuMs };
     },
     async model(size) {
       const expected = textFor(size);
-      const { ms, value: events } = await timed(() => drainModel(streamingModel(expected, size.chars)));
+      const { ms, cpuMs, value: events } = await timed(() => drainModel(streamingModel(expected, size.chars)));
       check(events === size.deltas + 1, `expected ${size.deltas + 1} model events, got ${events}`);
-      return { ms };
+      return { ms, cpuMs };
     },
   },
 };

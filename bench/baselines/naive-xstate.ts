@@ -41,7 +41,7 @@ export function naiveMachine(model: Model, registry: ToolRegistry, toolConcurren
         throw new Error('naive loop: the model stream ended without a message');
       }),
       runTools: fromPromise<ToolResultPart[], AssistantMessage>(({ input }) =>
-        runBatch(registry, toolCallsOf(input), toolConcurrency),
+        runBatch(registry, toolCallsOf(input), toolConcurrency, signal),
       ),
     },
   }).createMachine({

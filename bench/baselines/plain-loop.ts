@@ -39,7 +39,7 @@ export async function plainLoop(
     messages.push(answer);
     const calls = toolCallsOf(answer);
     if (calls.length === 0) return { messages, steps: step, text: textOfAnswer(answer) };
-    messages.push({ role: 'tool', content: await runBatch(registry, calls, options.toolConcurrency) });
+    messages.push({ role: 'tool', content: await runBatch(registry, calls, options.toolConcurrency, signal) });
   }
   return { messages, steps: options.maxSteps, text: '' };
 }
@@ -49,23 +49,25 @@ export async function runBatch(
   registry: ToolRegistry,
   calls: ToolCallPart[],
   concurrency: number,
+  signal: AbortSignal,
 ): Promise<ToolResultPart[]> {
   const results: ToolResultPart[] = new Array(calls.length);
   let next = 0;
   const lane = async () => {
     while (next < calls.length) {
       const index = next++;
-      results[index] = await runCall(registry, calls[index] as ToolCallPart);
+      results[index] = await runCall(registry, calls[index] as ToolCallPart, signal);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, lane));
   return results;
 }
 
-async function runCall(registry: ToolRegistry, call: ToolCallPart): Promise<ToolResultPart> {
+/** One call: validated with its schema, run, its output normalised. Tools share the run's signal. */
+async function runCall(registry: ToolRegistry, call: ToolCallPart, signal: AbortSignal): Promise<ToolResultPart> {
   const validation = registry.validate(call);
   if (!validation.ok) return validation.error;
-  const ctx = { toolCallId: call.id, agentId: 'plain', signal: new AbortController().signal, update: () => {} };
+  const ctx = { toolCallId: call.id, agentId: 'plain', signal, update: () => {} };
   return toToolResult(call, await validation.tool.execute(validation.args, ctx)).result;
 }
 
