@@ -340,10 +340,10 @@ interface Enqueue {
   (action: { type: 'releaseChild'; params: { agentId: string } }): void;
   (action: { type: 'announceRestart'; params: { agentId: string; attempt: number } }): void;
   (action: { type: 'prepareMember'; params: { agentId: string } }): void;
+  (action: { type: 'notifyOwner'; params: OwnerNotify }): void;
   assign(values: Pick<SupervisorContext, 'batches' | 'running' | 'finished' | 'members'>): void;
   spawnChild(src: 'subagent', options: { id: string; input: Record<string, unknown> }): void;
   sendTo(id: string, event: ChildCommand): void;
-  sendParent(event: OwnerNotify): void;
   stopChild(id: string): void;
   raise(event: SupervisorEvent, options: { delay: number }): void;
 }
@@ -380,7 +380,7 @@ function enact(p: Plan, enqueue: Enqueue) {
             message: notificationMessage(effect.params),
             inputId: `notify.${effect.params.taskId}`,
           };
-          enqueue.sendParent(notify);
+          enqueue({ type: 'notifyOwner', params: notify });
         }
         break;
       case 'restart':
@@ -420,6 +420,8 @@ export const supervisorMachine = setup({
     /** An adopted member is about to be spawned. */
     prepareMember: (_, _params: { agentId: string }) => {},
     announceRestart: (_, _params: { agentId: string; attempt: number }) => {},
+    /** Delivers a background result to the owner; the runtime provides `sendParent` (the owner is the parent). */
+    notifyOwner: (_, _params: OwnerNotify) => {},
 
     startBatch: enqueueActions(({ context, event, enqueue }) => {
       const { batch } = event as Ev<'SPAWN'>;

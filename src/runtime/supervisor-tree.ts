@@ -1,9 +1,10 @@
 import { nanoid } from 'nanoid';
-import type { AnyActorLogic, AnyActorRef } from 'xstate';
+import { type AnyActorLogic, type AnyActorRef, sendParent } from 'xstate';
 import type { z } from 'zod';
 import {
   type BatchSpec,
   childId,
+  type OwnerNotify,
   type PrepareParams,
   type SettleParams,
   type SupervisorInput,
@@ -759,6 +760,7 @@ export const runtimeSupervisorMachine = supervisorMachine.provide({
     settleTask: ({ context, system }, params) => treeOf(system).settleTask(context.ownerId, params),
     releaseChild: ({ system }, params) => treeOf(system).releaseChild(params.agentId),
     prepareMember: ({ system, self }, params) => treeOf(system).prepareMember(params.agentId, self),
+    notifyOwner: sendParent((_, params: OwnerNotify) => params),
     announceRestart: ({ context, system }, params) =>
       treeOf(system).announceRestart(context.ownerId, params.agentId, params.attempt),
   },
