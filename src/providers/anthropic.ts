@@ -12,7 +12,6 @@ import {
   type AssistantMessage,
   addUsage,
   emptyUsage,
-  type JsonObject,
   type JsonValue,
   type Model,
   ModelError,
@@ -81,7 +80,7 @@ interface Settings {
  * Ignored: temperature (deprecated by the Messages API: the SDK no longer has the field, and it is never
  * allowed with thinking); `minimal` effort is the smallest budget the API accepts (1024).
  */
-export function anthropicRequestBody(request: ModelRequest, settings: Settings): MessageCreateParamsStreaming {
+function anthropicRequestBody(request: ModelRequest, settings: Settings): MessageCreateParamsStreaming {
   const messages: MessageParam[] = [];
   const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
     if (blocks.length === 0) return;
@@ -120,9 +119,16 @@ export function anthropicRequestBody(request: ModelRequest, settings: Settings):
         if (part.type === 'text') {
           if (part.text) blocks.push({ type: 'text', text: part.text });
         } else if (part.type === 'reasoning') {
-          if (sameOrigin(part.opaque, settings.provider, settings.model)) {
-            const data = part.opaque?.data as JsonObject;
-            blocks.push({ type: 'thinking', thinking: part.text, signature: String(data.signature ?? '') });
+          const data = part.opaque?.data;
+          const signature =
+            typeof data === 'object' && data !== null && !Array.isArray(data) ? data.signature : undefined;
+          // Thinking goes back only with the signature that proves it unchanged, and only to the model that made it.
+          if (
+            sameOrigin(part.opaque, settings.provider, settings.model) &&
+            typeof signature === 'string' &&
+            signature
+          ) {
+            blocks.push({ type: 'thinking', thinking: part.text, signature });
           }
         } else if (part.type === 'tool_call') {
           blocks.push({ type: 'tool_use', id: part.id, name: part.name, input: part.arguments });
@@ -237,7 +243,7 @@ interface Round {
  * counts, `message_delta` cumulative counts that win where present. The stream must reach `message_stop`;
  * an `error` event is thrown by the SDK and classified by the caller.
  */
-export async function* anthropicRound(
+async function* anthropicRound(
   stream: AsyncIterable<unknown>,
   ctx: ClassifyContext,
   signal: AbortSignal,

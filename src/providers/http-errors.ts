@@ -72,7 +72,7 @@ export interface ErrorFacts {
 }
 
 /** The protocol's error code for what a provider said. */
-export function errorCodeFor(facts: ErrorFacts): ModelErrorCode {
+function errorCodeFor(facts: ErrorFacts): ModelErrorCode {
   const { status, type, code, message } = facts;
   if (code === 'context_length_exceeded' || type === 'context_length_exceeded') return 'context_overflow';
   if ((status === undefined || status === 400 || status === 413 || status === 422) && CONTEXT_OVERFLOW.test(message))
@@ -120,10 +120,11 @@ export function errorFromBody(
   const type = stringOf(inner.type) ?? stringOf(outer.type === 'error' ? undefined : outer.type);
   const code = stringOf(inner.code) ?? (typeof inner.code === 'number' ? String(inner.code) : undefined);
   const nestedStatus = typeof inner.status_code === 'number' ? inner.status_code : undefined;
-  const message =
+  const message = redactKeys(
     stringOf(inner.message) ??
-    init.fallbackMessage ??
-    (typeof body === 'string' && body ? body : `HTTP ${init.status ?? 'error'}`);
+      init.fallbackMessage ??
+      (typeof body === 'string' && body ? body : `HTTP ${init.status ?? 'error'}`),
+  );
   const status = init.status ?? nestedStatus;
   const errorCode = errorCodeFor({ status, type, code, message });
   const ids = init.headers ?? init.idHeaders;
@@ -242,6 +243,14 @@ export function badResponse(ctx: ClassifyContext, what: string): ModelError {
     message: `${ctx.label ?? ctx.provider}: ${what}`,
     provider: ctx.provider,
   });
+}
+
+/**
+ * Error texts are shown to users and travel in events: anything shaped like an API key is cut out (OpenAI's
+ * 401 text quotes the start and end of the key it got).
+ */
+export function redactKeys(text: string): string {
+  return text.replace(/\b(sk-(?:ant-|proj-)?|key-|Bearer\s+)[\w*.-]{4,}/g, '$1[redacted]');
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -255,7 +255,7 @@ function chatStopReason(finish: string, hasCalls: boolean, refused: boolean): Mo
   }
 }
 
-export function chatUsage(raw: OpenAI.CompletionUsage): Usage {
+function chatUsage(raw: OpenAI.CompletionUsage): Usage {
   const prompt = raw.prompt_tokens ?? 0;
   const cached = raw.prompt_tokens_details?.cached_tokens ?? (raw as CompatUsage).prompt_cache_hit_tokens ?? 0;
   return usageOf({

@@ -413,7 +413,7 @@ function summaryOf(summary: unknown): string {
     .join('\n\n');
 }
 
-export function responsesUsage(raw: ResponseUsage): Usage {
+function responsesUsage(raw: ResponseUsage): Usage {
   const cached = raw.input_tokens_details?.cached_tokens ?? 0;
   return usageOf({
     input: (raw.input_tokens ?? 0) - cached,

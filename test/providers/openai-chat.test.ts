@@ -251,7 +251,8 @@ describe('Chat Completions failures, classified', () => {
     server.reply(
       PATH,
       openaiError(401, {
-        message: 'Incorrect API key provided',
+        message:
+          'Incorrect API key provided: sk-test-abcd1234. You can find your API key at https://platform.openai.com.',
         type: 'invalid_request_error',
         code: 'invalid_api_key',
       }),
@@ -270,7 +271,9 @@ describe('Chat Completions failures, classified', () => {
     });
     expect(events.filter((e) => e.type === 'model_retry')).toHaveLength(0);
     expect(server.requests).toHaveLength(1);
-    expect(JSON.stringify(events)).not.toContain('sk-test');
+    // The key the server quoted back is cut out of the error that travels in events.
+    expect(result.error?.message).toContain('sk-[redacted]');
+    expect(JSON.stringify(events)).not.toContain('abcd1234');
     await agent.stop();
   });
 
