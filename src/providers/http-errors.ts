@@ -249,7 +249,7 @@ export function badResponse(ctx: ClassifyContext, what: string): ModelError {
  * Error texts are shown to users and travel in events: anything shaped like an API key is cut out (OpenAI's
  * 401 text quotes the start and end of the key it got).
  */
-export function redactKeys(text: string): string {
+function redactKeys(text: string): string {
   return text.replace(/\b(sk-(?:ant-|proj-)?|key-|Bearer\s+)[\w*.-]{4,}/g, '$1[redacted]');
 }
 
