@@ -90,6 +90,9 @@ describe('anthropic() through the agent, the SDK doing HTTP', () => {
     const result = await agent.prompt('go');
     expect(result.text).toBe('It is 42, and the other tool failed.');
     expect(seen).toEqual([{ name: 'add', args: { a: 20, b: 22 } }]);
+    // Usage of both steps (10 in / 5 out each, as the builder reports) summed for the turn and the agent.
+    expect(result.usage).toEqual({ input: 20, output: 10, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+    expect(agent.usage).toEqual(result.usage);
     const assistant = result.messages[1] as AssistantMessage;
     expect(assistant.content).toEqual([
       { type: 'text', text: 'Let me check.' },
@@ -376,7 +379,9 @@ describe('Anthropic failures', () => {
   });
 
   it('abort mid-stream closes the HTTP request at once', async () => {
-    server.reply(PATH, { kind: 'sse', events: anthropicEvents({ text: 'a b c d e f' }).slice(0, 5), hang: true });
+    // The stream stalls right after its first delta: no later event wakes the consumer, so only the signal
+    // handed to the SDK can close the request.
+    server.reply(PATH, { kind: 'sse', events: anthropicEvents({ text: 'a b c d e f' }).slice(0, 4), hang: true });
     const agent = createAgent({ model: model() });
     const controller = new AbortController();
     const started = new Promise<void>((resolve) => agent.on('message_update', () => resolve()));

@@ -371,7 +371,13 @@ describe('Chat Completions failures, classified', () => {
   });
 
   it('abort mid-stream closes the HTTP request at once', async () => {
-    server.reply(PATH, { kind: 'sse', events: chatEvents({ text: 'slow slow slow', finish: null }), hang: true });
+    // The stream stalls right after its first delta: no later event wakes the consumer, so only the signal
+    // handed to the SDK can close the request.
+    server.reply(PATH, {
+      kind: 'sse',
+      events: chatEvents({ text: 'slow slow slow', finish: null }).slice(0, 2),
+      hang: true,
+    });
     const agent = createAgent({ model: model() });
     const events = record(agent);
     const controller = new AbortController();

@@ -263,7 +263,9 @@ describe('Responses failures', () => {
   });
 
   it('abort mid-stream closes the request', async () => {
-    server.reply(PATH, { kind: 'sse', events: responsesEvents({ text: 'a long answer' }).slice(0, 6), hang: true });
+    // The stream stalls right after its first delta: no later event wakes the consumer, so only the signal
+    // handed to the SDK can close the request.
+    server.reply(PATH, { kind: 'sse', events: responsesEvents({ text: 'a long answer' }).slice(0, 5), hang: true });
     const agent = createAgent({ model: model() });
     const controller = new AbortController();
     const started = new Promise<void>((resolve) => agent.on('message_update', () => resolve()));
