@@ -53,6 +53,24 @@ export function toolLoopModel(steps: number): ScriptedModel {
   );
 }
 
+/**
+ * W3 / W5: one model shared by many agents; each conversation gets `toolSteps` echo calls, then a final text.
+ * Which step a request is at comes from its own history (its assistant messages), not from a global index.
+ */
+export function swarmModel(size: { toolSteps: number; latencyMs: number }): ScriptedModel {
+  return scriptedModel(
+    (request): ScriptedAnswer => {
+      let step = 0;
+      for (const message of request.messages) if (message.role === 'assistant') step++;
+      const latency = size.latencyMs > 0 ? { latencyMs: size.latencyMs } : {};
+      return step < size.toolSteps
+        ? { ...latency, toolCalls: [{ name: 'echo', args: { text: `step ${step}` } }] }
+        : { ...latency, text: FINAL_TEXT };
+    },
+    { record: false },
+  );
+}
+
 /** W2: one answer with `calls` wait calls, then a final text. */
 export function parallelBatchModel(calls: number): ScriptedModel {
   const batch = Array.from({ length: calls }, (_, n) => ({ name: 'wait', args: { n } }));

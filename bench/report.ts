@@ -1,5 +1,5 @@
 import type { Measurement } from './measure.js';
-import { type ImplId, type Target, WORKLOADS } from './workloads.js';
+import { type ImplId, type Target, WORKLOADS, type WorkloadId } from './workloads.js';
 
 export interface ReportInput {
   date: string;
@@ -17,6 +17,8 @@ const NAMES: Record<ImplId, string> = {
   naive: 'naive XState loop',
   model: 'scripted model alone',
 };
+
+const BASELINES = { plain: 'plain loop', naive: 'naive XState loop', ideal: 'ideal', absolute: '' } as const;
 
 function format(value: number): string {
   if (value >= 100_000) return Math.round(value).toLocaleString('en-US');
@@ -45,12 +47,28 @@ export function targetOutcomes(measurements: readonly Measurement[]): TargetOutc
   for (const workload of Object.values(WORKLOADS)) {
     for (const target of workload.targets) {
       const m = measurements.find((x) => x.workload === workload.id && x.impl === target.impl);
-      const base = measurements.find((x) => x.workload === workload.id && x.impl === target.baseline);
-      if (!m || !base) continue;
-      const actual = m.median / base.median;
+      if (!m) continue;
+      let actual: number;
+      let cpu: number | undefined;
+      if (target.metric === 'rss') {
+        const base = measurements.find((x) => x.workload === workload.id && x.impl === target.baseline);
+        if (!base) continue;
+        actual = m.maxRssKB / base.maxRssKB;
+      } else if (target.baseline === 'absolute') {
+        actual = m.median;
+      } else if (target.baseline === 'ideal') {
+        const ideal = workload.ideal?.(workload.sizes[m.scale]);
+        if (!ideal) continue;
+        actual = m.median / ideal;
+      } else {
+        const base = measurements.find((x) => x.workload === workload.id && x.impl === target.baseline);
+        if (!base) continue;
+        actual = m.median / base.median;
+        if (m.cpuMedian !== undefined && base.cpuMedian) cpu = m.cpuMedian / base.cpuMedian;
+      }
       const met = target.bound === 'max' ? actual <= target.ratio : actual >= target.ratio;
       const outcome: TargetOutcome = { ...target, workload: workload.id, actual, met };
-      if (m.cpuMedian !== undefined && base.cpuMedian) outcome.cpu = m.cpuMedian / base.cpuMedian;
+      if (cpu !== undefined) outcome.cpu = cpu;
       outcomes.push(outcome);
     }
   }
@@ -103,25 +121,39 @@ export function renderMarkdown(input: ReportInput): string {
   );
   for (const outcome of targetOutcomes(input.measurements)) {
     const bound = outcome.bound === 'max' ? '≤' : '≥';
+    const unit = outcome.baseline === 'absolute' ? ` ${WORKLOADS[outcome.workload as WorkloadId].unit}` : '×';
+    const what = outcome.metric === 'rss' ? 'peak RSS' : '';
+    const against = outcome.baseline === 'absolute' ? '' : ` ${BASELINES[outcome.baseline]}`;
     lines.push(
-      `| ${outcome.workload} | ${NAMES[outcome.impl]} ${bound} ${outcome.ratio}× ${outcome.baseline === 'plain' ? 'plain loop' : 'naive XState loop'} | ` +
-        `${outcome.actual.toFixed(2)}× | ${outcome.cpu === undefined ? '' : `${outcome.cpu.toFixed(2)}×`} | ` +
+      `| ${outcome.workload} | ${NAMES[outcome.impl]}${what ? ` ${what}` : ''} ${bound} ${outcome.ratio}${unit}${what ? ` ${what} of the` : ''}${against} | ` +
+        `${format(outcome.actual)}${unit} | ${outcome.cpu === undefined ? '' : `${outcome.cpu.toFixed(2)}×`} | ` +
         `${outcome.met ? 'yes' : '**no**'} |`,
     );
   }
-  const verified = input.measurements.filter((m) => m.verified);
-  if (verified.length > 0) {
-    lines.push('', '## Checks', '');
+  lines.push('', '## Checks', '');
+  lines.push(
+    'Every run checks its own result (all tool calls executed, results in call order, every delta and character ' +
+      'arrived, every subagent result delivered) and fails loudly otherwise.',
+    '',
+  );
+  for (const m of input.measurements.filter((x) => x.verified)) {
+    const facts = Object.entries(m.verified ?? {})
+      .map(([key, value]) => `\`${key}\` ${value}`)
+      .join(', ');
     lines.push(
-      'Every run checks its own result (all tool calls executed, results in call order, every delta and character ' +
-        'arrived) and fails loudly otherwise. Untimed verification runs:',
-      '',
+      `- ${m.workload} ${NAMES[m.impl]}, untimed run: state entries counted with the inspect option: ${facts}`,
     );
-    for (const m of verified) {
-      const facts = Object.entries(m.verified ?? {})
-        .map(([key, value]) => `\`${key}\` ${value}`)
-        .join(', ');
-      lines.push(`- ${m.workload} ${NAMES[m.impl]}: state entries counted with the inspect option: ${facts}`);
+  }
+  for (const m of input.measurements) {
+    const ideal = WORKLOADS[m.workload as WorkloadId].ideal?.(WORKLOADS[m.workload as WorkloadId].sizes[m.scale]);
+    if (ideal) lines.push(`- ${m.workload} ${NAMES[m.impl]}: ${(m.median / ideal).toFixed(2)}× the ideal ${ideal} ms.`);
+    if (m.workload === 'W5' && m.facts) {
+      const f = m.facts;
+      lines.push(
+        `- W5 ${NAMES[m.impl]}: ${m.median.toFixed(2)} KB heap per idle agent; ${Number(f.swarmWallMs).toFixed(0)} ms wall ` +
+          `for the subagents; heap ${Number(f.heapStartMB).toFixed(1)} MB before, ${Number(f.heapEndMB).toFixed(1)} MB after ` +
+          `(${Number(f.heapAfterRatio).toFixed(2)}×, last run).`,
+      );
     }
   }
   const stream = input.measurements.find((m) => m.impl === 'troupe.stream' && m.facts?.events !== undefined);

@@ -42,7 +42,9 @@ function childEnv(): NodeJS.ProcessEnv {
 }
 
 async function measureInChild(workload: WorkloadId, impl: string): Promise<Measurement> {
+  // --expose-gc: W5 weighs the heap after a full collection.
   const argv = [
+    '--expose-gc',
     '--import',
     'tsx',
     child,
@@ -76,9 +78,10 @@ for (const workload of Object.values(WORKLOADS)) {
     continue;
   }
   const byImpl = new Map<string, Measurement[]>();
-  for (let round = 1; round <= rounds; round++) {
+  const workloadRounds = smoke ? 1 : Math.min(rounds, workload.rounds ?? rounds);
+  for (let round = 1; round <= workloadRounds; round++) {
     for (const impl of implsOf(workload)) {
-      process.stderr.write(`${workload.id} round ${round}/${rounds} ${impl} … `);
+      process.stderr.write(`${workload.id} round ${round}/${workloadRounds} ${impl} … `);
       const measurement = await measureInChild(workload.id, impl);
       byImpl.set(impl, [...(byImpl.get(impl) ?? []), measurement]);
       process.stderr.write(`${measurement.median.toFixed(2)} ${measurement.unit}\n`);

@@ -1,6 +1,6 @@
 import type { InspectionEvent } from 'xstate';
 import type { AgentEvent } from '../src/protocol/index.js';
-import { createAgent } from '../src/runtime/index.js';
+import { createAgent, createSupervisor } from '../src/runtime/index.js';
 import { naiveLoop } from './baselines/naive-xstate.js';
 import { type LoopResult, plainLoop } from './baselines/plain-loop.js';
 import {
@@ -10,6 +10,7 @@ import {
   parallelBatchModel,
   streamingModel,
   streamingText,
+  swarmModel,
   ToolCounter,
   toolLoopModel,
   waitTool,
@@ -31,10 +32,13 @@ export interface Timed {
 
 export interface Target {
   impl: ImplId;
-  baseline: 'plain' | 'naive';
+  /** A baseline of the same run, the workload's ideal, or `absolute` (the figure itself against `ratio`). */
+  baseline: 'plain' | 'naive' | 'ideal' | 'absolute';
   /** `max`: figure ÷ baseline must be at most `ratio`; `min`: at least. */
   bound: 'max' | 'min';
   ratio: number;
+  /** What is compared: the workload's figure (default) or the process's peak RSS. */
+  metric?: 'figure' | 'rss';
 }
 
 export interface Workload<S = unknown> {
@@ -46,10 +50,14 @@ export interface Workload<S = unknown> {
   describe(size: S): string;
   /** The figure of one run. */
   figure(run: Timed, size: S): number;
+  /** The best figure possible, where the workload has one (W3: waves × model latency). */
+  ideal?(size: S): number;
   impls: Partial<Record<ImplId, (size: S) => Promise<Timed>>>;
   /** A separate, untimed run that checks what timing must not pay for (e.g. counting transitions). */
   verify?: Partial<Record<ImplId, (size: S) => Promise<Record<string, number | string>>>>;
   runs: { warmup: number; measured: number };
+  /** At most this many rounds of child processes (a long workload runs fewer). */
+  rounds?: number;
   targets: Target[];
   /** Set when the workload cannot run yet; the table says why. */
   pending?: string;
@@ -295,34 +303,191 @@ export const W2: Workload<BatchSize> = {
 };
 
 // ---------------------------------------------------------------------------------------------------------------
-// W3 and W5 need the supervision tree: they slot in here as workloads like the others.
+// W3: a swarm through a supervisor
 
-export const W3: Workload<{ agents: number }> = {
+interface SwarmSize {
+  agents: number;
+  toolSteps: number;
+  latencyMs: number;
+  concurrency: number;
+}
+
+/** The swarm's ideal wall time: waves of `concurrency` agents, each of its model calls waiting `latencyMs`. */
+function idealSwarmMs({ agents, toolSteps, latencyMs, concurrency }: SwarmSize): number {
+  return Math.ceil(agents / concurrency) * (toolSteps + 1) * latencyMs;
+}
+
+/** Runs `count` tasks with at most `concurrency` at once; results in task order. */
+async function pool<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+  return results;
+}
+
+function swarmCheck(texts: readonly string[], counter: ToolCounter, size: SwarmSize): void {
+  check(texts.length === size.agents, `expected ${size.agents} results, got ${texts.length}`);
+  const wrong = texts.filter((text) => text !== FINAL_TEXT).length;
+  check(wrong === 0, `${wrong} of ${size.agents} subagent results are missing or wrong`);
+  const calls = size.agents * size.toolSteps;
+  check(counter.calls === calls, `expected ${calls} tool calls executed, got ${counter.calls}`);
+}
+
+export const W3: Workload<SwarmSize> = {
   id: 'W3',
   title: 'swarm',
-  unit: 'wall ms vs ideal 100 ms',
+  unit: 'wall ms',
   better: 'lower',
-  sizes: { full: { agents: 500 }, smoke: { agents: 4 } },
-  describe: () => '500 subagents, 3 tool steps + a final answer each, model latency 5 ms, concurrency 100',
+  sizes: {
+    full: { agents: 500, toolSteps: 3, latencyMs: 5, concurrency: 100 },
+    smoke: { agents: 6, toolSteps: 1, latencyMs: 1, concurrency: 3 },
+  },
+  describe: (size) =>
+    `${size.agents} subagents through a supervisor, ${size.toolSteps} tool steps + a final answer each, model ` +
+    `latency ${size.latencyMs} ms, concurrency ${size.concurrency}; ideal ${idealSwarmMs(size)} ms`,
   figure: (run) => run.ms,
+  ideal: idealSwarmMs,
   runs: { warmup: 1, measured: 7 },
-  targets: [],
-  impls: {},
-  pending: 'needs the supervision tree (createSupervisor)',
+  targets: [
+    { impl: 'troupe', baseline: 'ideal', bound: 'max', ratio: 1.2 },
+    { impl: 'troupe', baseline: 'plain', bound: 'max', ratio: 1.5, metric: 'rss' },
+  ],
+  impls: {
+    async troupe(size) {
+      const counter = new ToolCounter();
+      const supervisor = createSupervisor({
+        model: swarmModel(size),
+        tools: [echoTool(counter)],
+        concurrency: size.concurrency,
+        maxRestarts: 0,
+      });
+      const prompts = Array.from({ length: size.agents }, (_, n) => `task ${n}`);
+      const { ms, cpuMs, value: results } = await timed(() => supervisor.swarm(prompts));
+      await supervisor.stop();
+      const failed = results.filter((result) => result.status !== 'completed').length;
+      check(failed === 0, `${failed} of ${size.agents} subagents did not complete`);
+      swarmCheck(
+        results.map((result) => result.text),
+        counter,
+        size,
+      );
+      return { ms, cpuMs };
+    },
+    async plain(size) {
+      const counter = new ToolCounter();
+      const model = swarmModel(size);
+      const tools = [echoTool(counter)];
+      const options = { maxSteps: size.toolSteps + 1, toolConcurrency: 8 };
+      const { ms, cpuMs, value } = await timed(() =>
+        pool(size.agents, size.concurrency, (n) => plainLoop(model, tools, `task ${n}`, options)),
+      );
+      swarmCheck(
+        value.map((result) => result.text),
+        counter,
+        size,
+      );
+      return { ms, cpuMs };
+    },
+    async naive(size) {
+      const counter = new ToolCounter();
+      const model = swarmModel(size);
+      const tools = [echoTool(counter)];
+      const options = { maxSteps: size.toolSteps + 1, toolConcurrency: 8 };
+      const { ms, cpuMs, value } = await timed(() =>
+        pool(size.agents, size.concurrency, (n) => naiveLoop(model, tools, `task ${n}`, options)),
+      );
+      swarmCheck(
+        value.map((result) => result.text),
+        counter,
+        size,
+      );
+      return { ms, cpuMs };
+    },
+  },
 };
 
-export const W5: Workload<{ agents: number }> = {
+// ---------------------------------------------------------------------------------------------------------------
+// W5: scale
+
+interface ScaleSize {
+  idle: number;
+  subagents: number;
+  concurrency: number;
+}
+
+/** Heap in use after a full collection (when `--expose-gc` gave us `gc`; the smoke test runs without it). */
+function settledHeap(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    gc();
+  }
+  return process.memoryUsage().heapUsed;
+}
+
+export const W5: Workload<ScaleSize> = {
   id: 'W5',
   title: 'scale',
-  unit: 'heap KB/idle agent',
+  unit: 'KB heap/idle agent',
   better: 'lower',
-  sizes: { full: { agents: 10_000 }, smoke: { agents: 10 } },
-  describe: () => '10,000 idle agents; then 10,000 subagents to completion under one supervisor, concurrency 200',
-  figure: (run) => run.ms,
-  runs: { warmup: 1, measured: 7 },
-  targets: [],
-  impls: {},
-  pending: 'needs the supervision tree (createSupervisor)',
+  sizes: {
+    full: { idle: 10_000, subagents: 10_000, concurrency: 200 },
+    smoke: { idle: 20, subagents: 20, concurrency: 5 },
+  },
+  describe: (size) =>
+    `${size.idle} idle agents (heap per agent); then ${size.subagents} subagents, one tool step + a final answer ` +
+    `each, run to completion under one supervisor, concurrency ${size.concurrency} (wall; heap after ÷ before)`,
+  figure: (run, size) => Number(run.facts?.idleHeapBytes ?? 0) / size.idle / 1024,
+  // A run takes tens of seconds (see the report): fewer runs than the others, in one round.
+  runs: { warmup: 0, measured: 3 },
+  rounds: 1,
+  targets: [{ impl: 'troupe', baseline: 'absolute', bound: 'max', ratio: 10 }],
+  impls: {
+    async troupe(size) {
+      // 1. Idle agents: what each one costs in heap, created and left idle.
+      const model = swarmModel({ toolSteps: 1, latencyMs: 0 });
+      const counter = new ToolCounter();
+      const tools = [echoTool(counter)];
+      const before = settledHeap();
+      const agents = Array.from({ length: size.idle }, () => createAgent({ model, tools }));
+      const idleHeapBytes = settledHeap() - before;
+      check(
+        agents.every((agent) => agent.actor.getSnapshot().matches('idle')),
+        'expected every created agent to be idle',
+      );
+      await Promise.all(agents.map((agent) => agent.stop()));
+      agents.length = 0;
+
+      // 2. Subagents run to completion under one supervisor; the heap must come back.
+      const supervisor = createSupervisor({ model, tools, concurrency: size.concurrency, maxRestarts: 0 });
+      const start = settledHeap();
+      const prompts = Array.from({ length: size.subagents }, (_, n) => `task ${n}`);
+      const { ms, cpuMs, value: results } = await timed(() => supervisor.swarm(prompts));
+      const completed = results.filter((result) => result.status === 'completed' && result.text === FINAL_TEXT);
+      check(completed.length === size.subagents, `${size.subagents - completed.length} subagents did not complete`);
+      check(counter.calls === size.subagents, `expected ${size.subagents} tool calls, got ${counter.calls}`);
+      results.length = 0;
+      const end = settledHeap();
+      await supervisor.stop();
+      return {
+        ms,
+        cpuMs,
+        facts: {
+          idleHeapBytes,
+          swarmWallMs: ms,
+          heapStartMB: start / 2 ** 20,
+          heapEndMB: end / 2 ** 20,
+          heapAfterRatio: end / start,
+        },
+      };
+    },
+  },
 };
 
 // ---------------------------------------------------------------------------------------------------------------
