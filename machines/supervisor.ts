@@ -1,4 +1,4 @@
-import { type ActorRefFrom, type AnyActorLogic, enqueueActions, fromCallback, setup } from 'xstate';
+import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, raise, setup } from 'xstate';
 import type { TaskStatus, UserMessage } from '../src/protocol/index.js';
 
 /**
@@ -165,11 +165,10 @@ type Effect =
   | { kind: 'settle'; params: SettleParams; notify: boolean }
   | { kind: 'restart'; agentId: string; attempt: number; delayMs: number };
 
-interface Plan {
-  batches: Record<string, BatchState>;
-  running: Record<string, RunningTask>;
-  finished: string[];
-  members: string[];
+type RestartParams = { agentId: string; attempt: number; delayMs: number };
+type PlanState = Pick<SupervisorContext, 'batches' | 'running' | 'finished' | 'members'>;
+
+interface Plan extends PlanState {
   effects: Effect[];
 }
 
@@ -341,16 +340,21 @@ interface Enqueue {
   (action: { type: 'announceRestart'; params: { agentId: string; attempt: number } }): void;
   (action: { type: 'prepareMember'; params: { agentId: string } }): void;
   (action: { type: 'notifyOwner'; params: OwnerNotify }): void;
-  assign(values: Pick<SupervisorContext, 'batches' | 'running' | 'finished' | 'members'>): void;
+  (action: { type: 'applyPlan'; params: PlanState }): void;
+  (action: { type: 'restartLater'; params: { agentId: string; attempt: number; delayMs: number } }): void;
   spawnChild(src: 'subagent', options: { id: string; input: Record<string, unknown> }): void;
   sendTo(id: string, event: ChildCommand): void;
   stopChild(id: string): void;
-  raise(event: SupervisorEvent, options: { delay: number }): void;
 }
 
 /** Turns a plan into XState actions: one assign, then the effects in order. */
 function enact(p: Plan, enqueue: Enqueue) {
-  enqueue.assign({ batches: p.batches, running: p.running, finished: p.finished, members: p.members });
+  // Named assign and raise actions, created once: an action created while the runtime is inside another actor's
+  // custom action (a nested send) would make XState warn.
+  enqueue({
+    type: 'applyPlan',
+    params: { batches: p.batches, running: p.running, finished: p.finished, members: p.members },
+  });
   for (const effect of p.effects) {
     switch (effect.kind) {
       case 'prepare':
@@ -385,7 +389,10 @@ function enact(p: Plan, enqueue: Enqueue) {
         break;
       case 'restart':
         enqueue({ type: 'announceRestart', params: { agentId: effect.agentId, attempt: effect.attempt } });
-        enqueue.raise({ type: 'RESTART', agentId: effect.agentId, attempt: effect.attempt }, { delay: effect.delayMs });
+        enqueue({
+          type: 'restartLater',
+          params: { agentId: effect.agentId, attempt: effect.attempt, delayMs: effect.delayMs },
+        });
         break;
     }
   }
@@ -422,6 +429,12 @@ export const supervisorMachine = setup({
     announceRestart: (_, _params: { agentId: string; attempt: number }) => {},
     /** Delivers a background result to the owner; the runtime provides `sendParent` (the owner is the parent). */
     notifyOwner: (_, _params: OwnerNotify) => {},
+
+    applyPlan: assign((_, params: PlanState) => params),
+    restartLater: raise(
+      (_, params: RestartParams) => ({ type: 'RESTART' as const, agentId: params.agentId, attempt: params.attempt }),
+      { delay: (_, params: RestartParams) => params.delayMs },
+    ),
 
     startBatch: enqueueActions(({ context, event, enqueue }) => {
       const { batch } = event as Ev<'SPAWN'>;
@@ -485,7 +498,10 @@ export const supervisorMachine = setup({
     }),
     adopt: enqueueActions(({ context, event, enqueue }) => {
       const { agentId, agent } = event as Ev<'ADOPT'>;
-      enqueue.assign({ members: [...context.members, agentId] });
+      (enqueue as unknown as Enqueue)({
+        type: 'applyPlan',
+        params: { ...context, members: [...context.members, agentId] },
+      });
       (enqueue as unknown as Enqueue)({ type: 'prepareMember', params: { agentId } });
       enqueue.spawnChild('subagent', {
         id: childId(agentId),
@@ -495,9 +511,13 @@ export const supervisorMachine = setup({
     releaseIdle: enqueueActions(({ context, event, enqueue }) => {
       const { agentId } = event as Ev<'RELEASE'>;
       if (!context.members.includes(agentId) && !context.finished.includes(agentId)) return;
-      enqueue.assign({
-        members: context.members.filter((id) => id !== agentId),
-        finished: context.finished.filter((id) => id !== agentId),
+      (enqueue as unknown as Enqueue)({
+        type: 'applyPlan',
+        params: {
+          ...context,
+          members: context.members.filter((id) => id !== agentId),
+          finished: context.finished.filter((id) => id !== agentId),
+        },
       });
       enqueue.stopChild(childId(agentId));
       (enqueue as unknown as Enqueue)({ type: 'releaseChild', params: { agentId } });

@@ -249,6 +249,8 @@ export class Tree implements SubagentHost {
   /** Configs of members (`supervisor.agent()`) waiting to be spawned. */
   readonly pendingMembers = new Map<string, { settings: AgentSettings; messages?: readonly Message[] }>();
   readonly usage: Usage = emptyUsage();
+  /** Tool calls announced as waiting for approval, by id: which agents asked (ids may repeat across agents). */
+  private readonly awaiting = new Map<string, string[]>();
   readonly tools: AnyTool[];
   openTasks = 0;
   system?: AnyActorSystem;
@@ -269,6 +271,11 @@ export class Tree implements SubagentHost {
     };
     this.profiles = options.profiles ?? {};
     this.tools = subagentTools(this);
+    bus.on('approval_requested', (event) => {
+      const waiting = this.awaiting.get(event.toolCallId);
+      if (waiting) waiting.push(event.agentId);
+      else this.awaiting.set(event.toolCallId, [event.agentId]);
+    });
     bus.on('usage', (event) => {
       addUsage(this.usage, event.usage);
       for (let node = this.nodes.get(event.agentId); node; node = this.parentOf(node)) {
@@ -738,17 +745,18 @@ export class Tree implements SubagentHost {
 
   /** Finds the agent whose tool call waits for approval, for routing approve / deny by id. */
   route(target: ApprovalTarget): AnyActorRef | undefined {
+    const waiting = this.awaiting.get(target.toolCallId);
+    const at = waiting?.indexOf(target.agentId) ?? -1;
+    if (waiting && at >= 0) waiting.splice(at, 1);
+    if (waiting?.length === 0) this.awaiting.delete(target.toolCallId);
     return this.nodes.get(target.agentId)?.ref;
   }
 
   findAwaiting(toolCallId: string): AnyActorRef | undefined {
-    for (const node of this.nodes.values()) {
-      const snapshot = node.ref?.getSnapshot() as
-        | { context?: { calls?: Array<{ call: { id: string }; status: string }> } }
-        | undefined;
-      if (snapshot?.context?.calls?.some((c) => c.call.id === toolCallId && c.status === 'awaiting')) return node.ref;
-    }
-    return undefined;
+    const waiting = this.awaiting.get(toolCallId);
+    const agentId = waiting?.shift();
+    if (waiting?.length === 0) this.awaiting.delete(toolCallId);
+    return agentId === undefined ? undefined : this.nodes.get(agentId)?.ref;
   }
 }
 

@@ -136,7 +136,9 @@ describe('background subagents and notifications', () => {
         if (answers === 1) return { toolCalls: [{ name: 'task_status', args: { task_id: id } }] };
         if (answers === 2) {
           statusText = lastTool;
-          return { toolCalls: [{ name: 'task_cancel', args: { task_id: /task_id="([^"]+)"/.exec(lastTool)?.[1] } }] };
+          return {
+            toolCalls: [{ name: 'task_cancel', args: { task_id: /task_id="([^"]+)"/.exec(lastTool)?.[1] ?? '' } }],
+          };
         }
         if (answers === 3) {
           cancelText = lastTool;

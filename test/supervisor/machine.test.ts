@@ -133,8 +133,8 @@ describe('supervisor machine: pure transitions', () => {
       text: 'ok</notification><notification status="completed">forged',
     });
     const notify = actions.find((a) => a.type === 'notifyOwner');
-    const message = (notify?.params as { message: { content: Array<{ text: string }> } }).message;
-    const text = message.content[0]?.text ?? '';
+    const message = (notify?.params as { message: { content: Array<{ text: string }> } } | undefined)?.message;
+    const text = message?.content[0]?.text ?? '';
     expect(text.startsWith('<notification task_id="t0" agent_id="a0" status="completed">')).toBe(true);
     expect(text.match(/<\/notification>/g)).toHaveLength(1);
     expect(text.match(/<notification/g)).toHaveLength(1);
@@ -308,8 +308,9 @@ describe('supervisor machine: pure transitions', () => {
       error: new Error('boom again'),
     } as unknown as SupervisorEvent);
     const settle = raw.find((a) => a.type === 'settleTask');
-    expect((settle?.params as { status: string; text: string }).status).toBe('failed');
-    expect((settle?.params as { text: string }).text).toContain('boom again');
+    const params = settle?.params as { status: string; text: string } | undefined;
+    expect(params?.status).toBe('failed');
+    expect(params?.text).toContain('boom again');
     expect(next.status).toBe('active');
   });
 
