@@ -1,9 +1,10 @@
 import type { AnyStateMachine } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
+import { supervisorMachine } from '../../machines/supervisor.js';
 import { toMermaid, toStudioJSON, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
-const documentedMachines: Record<string, AnyStateMachine> = { agent: agentMachine };
+const documentedMachines: Record<string, AnyStateMachine> = { agent: agentMachine, supervisor: supervisorMachine };
 
 /**
  * Every generated file under docs/, by path relative to the repository root. `npm run docs` writes them; a test
@@ -23,6 +24,13 @@ export function statechartDocs(machines: Record<string, AnyStateMachine> = docum
     files.set(`docs/statecharts/${name}.mmd`, mermaid);
     files.set(`docs/statecharts/${name}.json`, `${JSON.stringify(toStudioJSON(machine), null, 2)}\n`);
     const transitions = transitionList(machine);
+    const inPlace = new Map<string, string[]>();
+    for (const t of transitions) {
+      if (t.targets.length) continue;
+      const list = inPlace.get(t.source) ?? [];
+      list.push(t.guard ? `${t.event} [${t.guard}]` : t.event);
+      inPlace.set(t.source, list);
+    }
     sections.push(
       `## ${name}`,
       '',
@@ -31,6 +39,10 @@ export function statechartDocs(machines: Record<string, AnyStateMachine> = docum
       '```mermaid',
       mermaid.trimEnd(),
       '```',
+      '',
+      'Handled without leaving the state (actions only):',
+      '',
+      ...[...inPlace].map(([source, events]) => `- \`${source}\`: ${events.map((e) => `\`${e}\``).join(', ')}`),
       '',
     );
   }

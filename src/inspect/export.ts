@@ -150,12 +150,17 @@ export function toMermaid(machine: AnyStateMachine): string {
     }
   };
   declare(root, '  ');
+  const topLevel = children(root).map((child) => child.id);
   for (const t of transitionList(machine)) {
+    // The root's own transitions apply in every state: drawn from each top-level state (targetless ones are not).
     if (t.source === root.id && t.targets.length === 0) continue;
+    const sources = t.source === root.id ? topLevel : [t.source];
     const targets = t.targets.length ? t.targets : [t.source];
-    for (const target of targets) {
-      const from = t.source === root.id ? '[*]' : mermaidId(t.source);
-      lines.push(`  ${from} --> ${mermaidId(target)}: ${label(t)}`);
+    for (const source of sources) {
+      for (const target of targets) {
+        if (t.source === root.id && source === target) continue;
+        lines.push(`  ${mermaidId(source)} --> ${mermaidId(target)}: ${label(t)}`);
+      }
     }
   }
   return `${lines.join('\n')}\n`;

@@ -459,7 +459,17 @@ function buildGraph(config) {
       const targets = toArray(t.target)
         .map((target) => resolve(path, target))
         .filter(Boolean);
-      if (path.length === 0) return;
+      if (path.length === 0) {
+        // The root's own transitions apply in every state: drawn from each top-level state.
+        if (targets.length === 0) return;
+        for (const top of Object.keys(config.states ?? {})) {
+          for (const target of targets) {
+            if (target.join('.') === top) continue;
+            edges.push({ id: `e${edges.length}`, source: top, target: target.join('.'), event, guard, label: event });
+          }
+        }
+        return;
+      }
       // A targetless transition (actions only) is listed on its state, not drawn: it changes no state.
       if (targets.length === 0) {
         internal.push({ source: path.join('.'), label: guard ? `${event} [${guard}]` : event });
