@@ -36,6 +36,8 @@ export interface ChatSettings {
   structuredOutput: 'json_schema' | 'json_object' | false;
   /** Ask for the final usage chunk (`stream_options.include_usage`); some old servers reject the option. */
   includeUsage: boolean;
+  /** Send strict-compatible tool schemas in strict mode (OpenAI); some compatible servers reject `strict`. */
+  strictTools: boolean;
   /** Extra body fields for a compatible server (e.g. `{ top_k: 20 }`); they win over ours. */
   extraBody?: Record<string, unknown>;
 }
@@ -43,7 +45,7 @@ export interface ChatSettings {
 /**
  * The Chat Completions request for a ModelRequest.
  * Mapped: system (as a `system` message), messages, images (`image_url`, data URLs for base64), tools
- * (`strict` only when the schema is strict-compatible), toolChoice, maxTokens, temperature, reasoning effort
+ * (`strict` only when the schema is strict-compatible, and only for OpenAI unless `strictTools`), toolChoice, maxTokens, temperature, reasoning effort
  * (`reasoning_effort`, only when asked), outputSchema (`response_format`).
  * Ignored: reasoning parts and opaque parts of earlier answers (Chat Completions has no field to take them
  * back; DeepSeek even rejects `reasoning_content` in input), `isError` of tool results (no such field: the
@@ -106,7 +108,7 @@ export function chatRequestBody(request: ModelRequest, settings: ChatSettings): 
   if (request.tools.length > 0) {
     body.tools = request.tools.map((tool): ChatCompletionTool => {
       const parameters = toolSchema(tool.inputSchema);
-      const strict = strictSchema(parameters);
+      const strict = settings.strictTools ? strictSchema(parameters) : undefined;
       return {
         type: 'function',
         function: {

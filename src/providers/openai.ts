@@ -25,6 +25,8 @@ export interface OpenAIOptions {
   structuredOutput?: 'json_schema' | 'json_object' | false;
   /** Chat: ask for the final usage chunk (default true). */
   includeUsage?: boolean;
+  /** Chat: strict mode for strict-compatible tool schemas (default true for OpenAI, false for compatible servers). */
+  strictTools?: boolean;
   /** The name messages and opaque parts are tagged with (default `openai`, or `openai-chat` for Chat Completions). */
   provider?: string;
   organization?: string;
@@ -97,6 +99,7 @@ export function openai(options: OpenAIOptions): Model {
             maxTokensField: options.maxTokensField ?? (own ? 'max_completion_tokens' : 'max_tokens'),
             structuredOutput: options.structuredOutput ?? (own ? 'json_schema' : 'json_object'),
             includeUsage: options.includeUsage ?? true,
+            strictTools: options.strictTools ?? own,
             extraBody: options.extraBody,
           },
         );

@@ -82,6 +82,7 @@ describe('openai({ api: "chat" }) through the agent, the SDK doing HTTP', () => 
     expect(first.temperature).toBe(0.2);
     expect(first.reasoning_effort).toBe('low');
     expect(first.tools).toHaveLength(3);
+    // A compatible server gets the tool's JSON Schema as it is, without `strict` (some reject the field).
     expect(first.tools[0]).toEqual({
       type: 'function',
       function: {
@@ -91,12 +92,10 @@ describe('openai({ api: "chat" }) through the agent, the SDK doing HTTP', () => 
           type: 'object',
           properties: { a: { type: 'number' }, b: { type: 'number' } },
           required: ['a', 'b'],
-          additionalProperties: false,
         },
-        strict: true,
       },
     });
-    expect(first.tools[1].function.strict).toBeUndefined(); // optional field: not strict-compatible
+    expect(first.tools[1].function.strict).toBeUndefined();
 
     const second = server.requests[1]?.body;
     expect(second.messages).toEqual([
@@ -165,8 +164,8 @@ describe('openai({ api: "chat" }) through the agent, the SDK doing HTTP', () => 
     await agent.stop();
   });
 
-  it('uses max_completion_tokens and json_schema for OpenAI itself (no baseURL)', async () => {
-    // OpenAI itself, reached through OPENAI_BASE_URL-less config: the client is pointed here by `client`.
+  it('uses max_completion_tokens, json_schema and strict tools for OpenAI itself (no baseURL)', async () => {
+    // OpenAI itself (no baseURL option); the SDK client given is pointed at the loopback server.
     const { default: OpenAI } = await import('openai');
     const client = new OpenAI({ apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
     server.reply(PATH, chatReply({ text: '{"city":"Oslo"}' }));
@@ -175,7 +174,13 @@ describe('openai({ api: "chat" }) through the agent, the SDK doing HTTP', () => 
     for await (const event of m.stream(
       {
         messages: [{ role: 'user', content: [{ type: 'text', text: 'json' }] }],
-        tools: [],
+        tools: [
+          {
+            name: 'add',
+            description: 'Adds',
+            inputSchema: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] },
+          },
+        ],
         maxTokens: 50,
         outputSchema: {
           name: 'final_answer',
@@ -205,6 +210,18 @@ describe('openai({ api: "chat" }) through the agent, the SDK doing HTTP', () => 
           additionalProperties: false,
         },
       },
+    });
+    // OpenAI itself gets strict mode for a schema whose every property is required, the schema closed.
+    expect(body.tools[0].function).toEqual({
+      name: 'add',
+      description: 'Adds',
+      parameters: {
+        type: 'object',
+        properties: { a: { type: 'number' } },
+        required: ['a'],
+        additionalProperties: false,
+      },
+      strict: true,
     });
     expect(events.at(-1)).toMatchObject({ type: 'done', stopReason: 'stop' });
   });
