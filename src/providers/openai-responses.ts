@@ -203,6 +203,8 @@ interface ItemState {
   name: string;
   args: string;
   done?: Record<string, unknown>;
+  /** Its tool_call_end has been emitted. */
+  closed?: boolean;
 }
 
 /**
@@ -221,7 +223,6 @@ export async function* responsesEvents(
   const items = new Map<string, ItemState>();
   let responseId: string | undefined;
   let terminal: { status: string; reason?: string; usage?: ResponseUsage | null; output?: unknown[] } | undefined;
-  let ended = false;
 
   const item = (id: string | undefined, index?: number): ItemState => {
     const key = id ?? `#${index ?? 0}`;
@@ -304,6 +305,7 @@ export async function* responsesEvents(
           if (typeof done.arguments === 'string') state.args = done.arguments;
           if (typeof done.call_id === 'string') state.callId = done.call_id;
           if (typeof done.name === 'string') state.name = done.name;
+          state.closed = true;
           yield { type: 'tool_call_end', id: state.callId };
         } else {
           state.type = String(done.type ?? state.type);
@@ -336,10 +338,9 @@ export async function* responsesEvents(
       default:
         break;
     }
-    ended = terminal !== undefined;
   }
   if (signal.aborted) throw abortedError(ctx.provider, ctx.label ?? ctx.provider);
-  if (!ended || !terminal) throw truncatedStream(ctx, 'response.completed');
+  if (!terminal) throw truncatedStream(ctx, 'response.completed');
 
   // `response.completed` carries the final items too: take encrypted reasoning from there when the item's own
   // `done` event was missed.
@@ -367,6 +368,8 @@ export async function* responsesEvents(
       });
     } else if (state.type === 'function_call') {
       calls++;
+      // A call cut off by the output limit never saw its output_item.done.
+      if (!state.closed) yield { type: 'tool_call_end', id: state.callId };
       content.push(toolCallPart(state.callId, state.name, state.args));
     } else if (state.type === 'message') {
       const body = state.text + state.refusal;

@@ -305,6 +305,37 @@ describe('Responses bodies', () => {
   });
 });
 
+describe('Responses cut by the output limit', () => {
+  it('keeps a function call that never finished, with its broken arguments, closes it once, stops with length', async () => {
+    const events = responsesEvents({
+      toolCalls: [{ callId: 'call_cut', name: 'shot', args: '{"path": "/tm' }],
+      status: 'incomplete',
+      incompleteReason: 'max_output_tokens',
+    }).filter((event) => !/function_call_arguments\.done|output_item\.done/.test(event.event ?? ''));
+    server.reply('/v1/responses', { kind: 'sse', events });
+    const model = openai({ model: 'gpt-r', apiKey: 'k', baseURL: server.baseURL, api: 'responses' });
+    const { events: out } = await send(
+      model,
+      '/v1/responses',
+      { messages: history('x', 'y').slice(0, 1), tools: [] },
+      false,
+    );
+    expect(out.filter((e) => e.type === 'tool_call_end')).toEqual([{ type: 'tool_call_end', id: 'call_cut' }]);
+    const done = out.at(-1);
+    if (done?.type !== 'done') throw new Error('no done');
+    expect(done.stopReason).toBe('length');
+    expect(done.message.content).toEqual([
+      {
+        type: 'tool_call',
+        id: 'call_cut',
+        name: 'shot',
+        arguments: {},
+        invalidArguments: { text: '{"path": "/tm', error: expect.any(String) },
+      },
+    ]);
+  });
+});
+
 describe('Anthropic bodies', () => {
   const model = (extra = {}) => anthropic({ model: 'claude-x', apiKey: 'k', baseURL: server.url, ...extra });
 
