@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { createAgent, defineTool, openWebSocketInspector, scriptedModel } from '../../src/index.js';
+import { FILES, swarmFixture } from './swarm.js';
 
 const PLANTED_KEY = 'sk-proj-PLANTEDplantedPLANTED0123456789abcdef';
 
@@ -146,5 +147,86 @@ describe('a run seen through createWebSocketInspector', () => {
     const longest = Math.max(...rx.raw.map((text) => text.length));
     expect(longest).toBeLessThan(20_000);
     expect(rx.raw.join('\n')).toMatch(/… \(\+\d+ chars\)/);
+  });
+
+  it('announces a whole swarm: supervisors, agents, subagents and workers, each with its parent', async () => {
+    const rx = await receiver();
+    const inspector = await openWebSocketInspector({ url: rx.url });
+    await rx.connected;
+    const local: InspectionEvent[] = [];
+    const { supervisor, lead, written } = swarmFixture({
+      next: (event) => {
+        local.push(event);
+        inspector.inspect.next?.(event);
+      },
+    });
+    supervisor.on('approval_requested', (event) => supervisor.approve(event));
+    const result = await lead.prompt('LEAD');
+    expect(result.text).toContain('plan.md: wrote plan.md');
+    expect(written.sort()).toEqual([...FILES].sort());
+    await supervisor.stop();
+    await inspector.close();
+    await rx.closed();
+    rx.server.close();
+
+    const frames = rx.raw.map((text) => JSON.parse(text) as Frame);
+    const actors = frames.filter((f) => f.type === '@xstate.actor');
+    const bySession = new Map(actors.map((f) => [f.sessionId, f]));
+    const kind = (f: Frame | undefined) => (JSON.parse(f?.definition ?? '{}') as { id?: string }).id;
+    const agentIdOf = (f: Frame) => {
+      const snapshots = frames.filter((x) => x.type === '@xstate.snapshot' && x.sessionId === f.sessionId);
+      return (snapshots[0]?.snapshot?.context as { agentId?: string } | undefined)?.agentId;
+    };
+    // Every actor XState created is announced, and only those.
+    expect(actors.map((f) => f.sessionId).sort()).toEqual(
+      local
+        .filter((e) => e.type === '@xstate.actor')
+        .map((e) => e.actorRef.sessionId)
+        .sort(),
+    );
+    for (const f of actors) expect(typeof f.definition, f.name).toBe('string');
+
+    const root = actors.find((f) => f.name === 'root');
+    expect(kind(root)).toBe('supervisor');
+    expect(root?.parentId).toBeUndefined();
+    const agents = actors.filter((f) => kind(f) === 'agent');
+    const leadFrame = agents.find((f) => agentIdOf(f) === 'lead');
+    expect(leadFrame?.parentId).toBe(root?.sessionId);
+    const leadSupervisor = actors.find((f) => kind(f) === 'supervisor' && f.parentId === leadFrame?.sessionId);
+    expect(leadSupervisor).toBeDefined();
+    const subagents = agents.filter((f) => f !== leadFrame);
+    expect(subagents).toHaveLength(FILES.length);
+    for (const sub of subagents) {
+      expect(sub.parentId).toBe(leadSupervisor?.sessionId);
+      expect(sub.name).toMatch(/^subagent\./);
+    }
+    // Each agent's workers under it.
+    for (const agent of agents) {
+      const workers = actors.filter((f) => f.parentId === agent.sessionId && f.name?.startsWith('worker.'));
+      expect(workers.map((w) => w.name).sort(), agent.name).toEqual(['worker.model', 'worker.tools']);
+    }
+    // Every parent is an announced actor: the tree is whole.
+    for (const f of actors) if (f.parentId !== undefined) expect(bySession.has(f.parentId), f.name).toBe(true);
+
+    // Every transition's snapshot, for every actor of the tree.
+    for (const { sessionId, name } of actors) {
+      const sent = frames
+        .filter((f) => f.type === '@xstate.snapshot' && f.sessionId === sessionId)
+        .map((f) => JSON.stringify(f.snapshot?.value ?? null));
+      const seen = local
+        .filter((e) => e.type === '@xstate.snapshot' && e.actorRef.sessionId === sessionId)
+        .map((e) => JSON.stringify((e as { snapshot: { value?: unknown } }).snapshot.value ?? null));
+      expect(sent, name).toEqual(seen);
+    }
+    // Each subagent waited for approval, and its APPROVE went to it.
+    for (const sub of subagents) {
+      const values = frames
+        .filter((f) => f.type === '@xstate.snapshot' && f.sessionId === sub.sessionId)
+        .map((f) => JSON.stringify(f.snapshot?.value));
+      expect(values).toContain(JSON.stringify({ running: { turn: { step: { tools: 'awaitingApproval' } } } }));
+      const events = frames.filter((f) => f.type === '@xstate.event' && f.sessionId === sub.sessionId);
+      expect(events.map((f) => f.event?.type)).toContain('APPROVE');
+    }
+    for (const text of rx.raw) expect(text).not.toContain(PLANTED_KEY);
   });
 });
