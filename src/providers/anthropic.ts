@@ -71,8 +71,8 @@ interface Settings {
  * The Messages request for a ModelRequest.
  * Mapped: system (a cached text block), messages (consecutive user-side messages merged, tool results first),
  * images (base64 or url), tool results with `is_error`, tools (JSON Schema as `input_schema`), toolChoice
- * (`required` → `any`), maxTokens (default from the options), temperature, reasoning effort (a thinking
- * budget), outputSchema (`output_config.format` when the schema is strict-compatible; otherwise the runtime's
+ * (`required` → `any`), maxTokens (default from the options), reasoning effort (a thinking budget,
+ * at most three quarters of max_tokens), outputSchema (`output_config.format` when the schema is strict-compatible; otherwise the runtime's
  * instruction in the system prompt does the work), and cache breakpoints on system, the last tool and the last
  * block of the latest turn.
  * Replayed only to the same provider and model: thinking with its signature, redacted thinking, server tool
@@ -110,7 +110,13 @@ function anthropicRequestBody(request: ModelRequest, settings: Settings): Messag
             if (item.type === 'text') return item.text ? [{ type: 'text', text: item.text }] : [];
             return [imageBlock(item.source)];
           });
-          return { type: 'tool_result', tool_use_id: part.toolCallId, content, is_error: part.isError };
+          // An empty result goes without content: the API takes no empty text blocks.
+          return {
+            type: 'tool_result',
+            tool_use_id: part.toolCallId,
+            ...(content.length > 0 ? { content } : {}),
+            is_error: part.isError,
+          };
         }),
       );
     } else {
@@ -159,11 +165,7 @@ function anthropicRequestBody(request: ModelRequest, settings: Settings): Messag
     if (request.toolChoice) body.tool_choice = anthropicToolChoice(request.toolChoice);
   }
   if (cache) markLatestTurn(messages, cache);
-  if (thinking)
-    body.thinking =
-      thinking.type === 'enabled'
-        ? { ...thinking, budget_tokens: Math.min(thinking.budget_tokens, maxTokens - 1) }
-        : thinking;
+  if (thinking) body.thinking = thinking;
   if (request.outputSchema && settings.structuredOutput) {
     const strict = strictSchema(toolSchema(request.outputSchema.schema));
     if (strict) body.output_config = { format: { type: 'json_schema', schema: strict } };

@@ -371,6 +371,30 @@ describe('Anthropic bodies', () => {
     });
   });
 
+  it('sends an empty tool result without content', async () => {
+    const messages: Message[] = [
+      ...history('anthropic', 'claude-x').slice(0, 2),
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool_result', toolCallId: 'call_1', toolName: 'shot', isError: false, content: [] },
+          {
+            type: 'tool_result',
+            toolCallId: 'call_2',
+            toolName: 'shot',
+            isError: false,
+            content: [{ type: 'text', text: '' }],
+          },
+        ],
+      },
+    ];
+    const { body } = await send(model({ cache: false }), '/v1/messages', { messages, tools: [tool] });
+    expect(body.messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'call_1', is_error: false },
+      { type: 'tool_result', tool_use_id: 'call_2', is_error: false },
+    ]);
+  });
+
   it('maps thinking options: adaptive, off, and none when max_tokens is too small for a budget', async () => {
     const ask: ModelRequest = {
       messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }],
