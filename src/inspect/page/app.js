@@ -65,6 +65,16 @@ function isAgent(actor) {
   return actor.machine?.id === 'agent' || Array.isArray(actor.snapshot?.context?.calls);
 }
 
+/** Agents by their agent id (their actor id is `subagent.<id>` under a supervisor); a nested supervisor by owner. */
+function labelOf(actor) {
+  const context = actor.snapshot?.context;
+  if (isAgent(actor) && typeof context?.agentId === 'string') return context.agentId;
+  if (actor.machine?.id === 'supervisor' && typeof context?.ownerId === 'string' && context.ownerId !== actor.name) {
+    return `supervisor of ${context.ownerId}`;
+  }
+  return actor.name;
+}
+
 function kindOf(actor) {
   if (actor.machine?.id) return actor.machine.id;
   return 'actor';
@@ -180,11 +190,16 @@ function onFrame(run, frame) {
       if (event.type === 'MODEL_DONE' && event.message?.usage) addUsage(actor, event.message.usage);
       break;
     }
-    case '@xstate.snapshot':
-      actor.prevSnapshot = actor.snapshot;
+    case '@xstate.snapshot': {
+      const before = actor.snapshot;
       actor.snapshot = frame.snapshot ?? actor.snapshot;
-      actor.lastEvent = frame.event ?? null;
+      // The last transition is the last event that changed the state (events handled in place change none).
+      if (JSON.stringify(before?.value) !== JSON.stringify(actor.snapshot?.value)) {
+        actor.prevSnapshot = before;
+        actor.lastEvent = frame.event ?? null;
+      }
       break;
+    }
   }
 }
 
@@ -272,12 +287,12 @@ function renderTree() {
         class: `actor${actor.key === selectedKey ? ' selected' : ''}${status === 'active' ? '' : ' stopped'}`,
         'data-testid': 'actor',
         'data-key': actor.key,
-        'data-name': actor.name,
+        'data-name': labelOf(actor),
         'data-kind': kindOf(actor),
         'data-status': status,
         'data-state': stateString(actor.snapshot?.value),
       },
-      el('span', { class: 'name' }, actor.name),
+      el('span', { class: 'name' }, labelOf(actor)),
       el('span', { class: 'kind' }, kindOf(actor)),
       el('span', { class: 'state' }, status === 'active' ? stateString(actor.snapshot?.value) || 'active' : status),
     );
@@ -322,20 +337,17 @@ function renderApprovals() {
     const id = `${actor.key}|${call.id}`;
     keep.add(id);
     if (existing.has(id)) continue;
+    const label = labelOf(actor);
     const approve = el(
       'button',
-      { 'data-action': 'approve', 'data-tool-call-id': call.id, 'data-agent': actor.name },
+      { 'data-action': 'approve', 'data-tool-call-id': call.id, 'data-agent': label },
       'Approve',
     );
-    const deny = el(
-      'button',
-      { 'data-action': 'deny', 'data-tool-call-id': call.id, 'data-agent': actor.name },
-      'Deny',
-    );
+    const deny = el('button', { 'data-action': 'deny', 'data-tool-call-id': call.id, 'data-agent': label }, 'Deny');
     const card = el(
       'div',
-      { class: 'approval', 'data-testid': 'approval', 'data-agent': actor.name, 'data-tool-call-id': call.id },
-      el('strong', {}, `${actor.name}`),
+      { class: 'approval', 'data-testid': 'approval', 'data-agent': label, 'data-tool-call-id': call.id },
+      el('strong', {}, label),
       ` wants to run `,
       el('strong', {}, call.name ?? '?'),
       el('code', {}, short(call.arguments ?? {}, 400)),
@@ -372,8 +384,8 @@ function renderUsage() {
     const u = a.usage ?? { input: 0, output: 0 };
     return el(
       'tr',
-      { 'data-testid': 'usage-row', 'data-agent': a.name },
-      el('td', {}, a.name),
+      { 'data-testid': 'usage-row', 'data-agent': labelOf(a) },
+      el('td', {}, labelOf(a)),
       el('td', { class: 'n' }, String(ctx.turn ?? 0)),
       el('td', { class: 'n' }, String(ctx.step ?? 0)),
       el('td', { class: 'n' }, String(u.input)),
@@ -400,7 +412,7 @@ function renderUsage() {
 
 function renderLog() {
   const actor = selectedKey ? actors.get(selectedKey) : null;
-  $('log-title').textContent = actor ? `Events — ${actor.name}` : 'Events';
+  $('log-title').textContent = actor ? `Events — ${labelOf(actor)}` : 'Events';
   if (!actor) return;
   const items = actor.log
     .slice(-200)
@@ -637,11 +649,11 @@ function highlight(actor) {
 
 function renderChart() {
   const actor = selectedKey ? actors.get(selectedKey) : null;
-  $('chart-title').textContent = actor ? `Statechart — ${actor.name}` : 'Statechart';
+  $('chart-title').textContent = actor ? `Statechart — ${labelOf(actor)}` : 'Statechart';
   if (!actor?.machine?.states) {
     drawnChart = null;
     $('chart').replaceChildren(
-      el('p', { class: 'empty' }, actor ? `${actor.name} has no statechart.` : 'Select an actor.'),
+      el('p', { class: 'empty' }, actor ? `${labelOf(actor)} has no statechart.` : 'Select an actor.'),
     );
     return;
   }
