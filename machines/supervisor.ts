@@ -112,7 +112,7 @@ export type ChildCommand =
   | { type: 'INTERRUPT' };
 export type OwnerNotify = { type: 'NOTIFY'; message: UserMessage; inputId: string };
 
-export const CHILD_PREFIX = 'subagent.';
+const CHILD_PREFIX = 'subagent.';
 export const childId = (agentId: string): string => `${CHILD_PREFIX}${agentId}`;
 
 const CANCELLED_TEXT = 'The task was cancelled before it finished.';
@@ -135,7 +135,7 @@ export function notificationText(taskId: string, agentId: string, status: string
   );
 }
 
-export function notificationMessage(params: SettleParams): UserMessage {
+function notificationMessage(params: SettleParams): UserMessage {
   return {
     role: 'user',
     source: 'notification',
@@ -143,7 +143,7 @@ export function notificationMessage(params: SettleParams): UserMessage {
   };
 }
 
-export function promptEvent(task: TaskSpec): ChildCommand {
+function promptEvent(task: TaskSpec): ChildCommand {
   return {
     type: 'PROMPT',
     input: {
@@ -399,7 +399,6 @@ function enact(p: Plan, enqueue: Enqueue) {
 }
 
 type Ev<T extends SupervisorEvent['type']> = Extract<SupervisorEvent, { type: T }>;
-type ChildSignal = { type: `xstate.error.actor.${string}` } | { type: `xstate.done.actor.${string}` };
 
 function childOf(eventType: string): string {
   const at = eventType.indexOf(CHILD_PREFIX);
@@ -605,4 +604,3 @@ export const supervisorMachine = setup({
 
 export type SupervisorMachine = typeof supervisorMachine;
 export type SupervisorActorRef = ActorRefFrom<SupervisorMachine>;
-export type { ChildSignal };

@@ -220,7 +220,7 @@ export const missingModel: Model = {
 
 const trees = new WeakMap<AnyActorSystem, Tree>();
 
-export function treeOf(system: AnyActorSystem): Tree {
+function treeOf(system: AnyActorSystem): Tree {
   const tree = trees.get(system);
   if (!tree) throw new Error('No supervision tree in this actor system');
   return tree;

@@ -30,7 +30,7 @@ export function router(
   return scriptedModel((request) => answer(see(request)), { record: options.record ?? false });
 }
 
-export function see(request: ModelRequest): Seen {
+function see(request: ModelRequest): Seen {
   const messages = request.messages;
   const users = messages.filter((m) => m.role === 'user');
   const tools = messages.filter((m) => m.role === 'tool');
