@@ -15,7 +15,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, assign, createActor, fromCallback, type InspectionEvent, type SnapshotFrom } from 'xstate';
-import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
 import {
   type AgentMachineEvent,
   agentMachine,
@@ -26,10 +25,9 @@ import {
 } from '../../machines/agent/index.js';
 import type { AssistantMessage, ToolCallPart, ToolResultPart } from '../../src/index.js';
 import { stateIds, transitionKeys, transitionList } from '../../src/inspect/export.js';
+import { coveringPaths, type Path } from './paths.js';
 
 type Snapshot = SnapshotFrom<typeof agentMachine>;
-type Step = { state: Snapshot; event: AgentMachineEvent };
-type Path = { state: Snapshot; steps: Step[] };
 
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 const message = (
@@ -362,36 +360,11 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
 // ---- the suite ----------------------------------------------------------------------------------------------------
 
 function explore(wakeOnNotification: boolean) {
-  const options = { input: machineInput(wakeOnNotification), events: eventsFor, serializeState };
-  const adjacency = getAdjacencyMap(agentMachine, options);
-  const shortest = getShortestPaths(agentMachine, options) as unknown as Path[];
-  const pathTo = new Map(shortest.map((p) => [serializeState(p.state), p]));
-  // One path per abstract transition: the shortest path to its source, then the transition.
-  const paths: Path[] = [];
-  let edges = 0;
-  for (const [source, { transitions }] of Object.entries(adjacency)) {
-    const head = pathTo.get(source);
-    if (!head) throw new Error(`unreachable source ${source}`);
-    for (const { event, state } of Object.values(transitions) as Array<{ event: unknown; state: unknown }>) {
-      edges++;
-      paths.push({
-        state: state as Snapshot,
-        steps: [...head.steps, { state: state as Snapshot, event: event as AgentMachineEvent }],
-      });
-    }
-  }
-  // A path that is a prefix of another adds nothing; sorted, a prefix sits right before its extensions.
-  const signature = (p: Path) => p.steps.map((s) => JSON.stringify(s.event)).join('\n');
-  const signed = paths
-    .map((p) => ({ p, sig: signature(p) }))
-    .sort((a, b) => (a.sig < b.sig ? -1 : a.sig > b.sig ? 1 : 0));
-  const kept = signed
-    .filter(({ sig }, i) => {
-      const next = signed[i + 1]?.sig;
-      return next === undefined || (next !== sig && !next.startsWith(`${sig}\n`));
-    })
-    .map(({ p }) => p);
-  return { states: Object.keys(adjacency).length, edges, paths: kept };
+  return coveringPaths<Snapshot, AgentMachineEvent>(agentMachine, {
+    input: machineInput(wakeOnNotification),
+    events: eventsFor,
+    serializeState,
+  });
 }
 
 describe('model-based: the agent machine', () => {
@@ -472,7 +445,7 @@ describe('model-based: the agent machine', () => {
   for (const mutant of mutants) {
     it(`catches a planted bug: ${mutant.bug}`, { timeout: 180_000 }, () => {
       const messages = new Set<string>();
-      for (const path of explore(true).paths) {
+      for (const path of explore(true).paths as Path<Snapshot, AgentMachineEvent>[]) {
         const run = harness(true, mutant.machine as typeof testMachine);
         try {
           for (const step of path.steps.slice(1)) run.send(step.event);
