@@ -50,7 +50,11 @@ export function targetOutcomes(measurements: readonly Measurement[]): TargetOutc
       if (!m) continue;
       let actual: number;
       let cpu: number | undefined;
-      if (target.metric === 'rss') {
+      if (typeof target.metric === 'object') {
+        const fact = m.facts?.[target.metric.fact];
+        if (typeof fact !== 'number') continue;
+        actual = fact;
+      } else if (target.metric === 'rss') {
         const base = measurements.find((x) => x.workload === workload.id && x.impl === target.baseline);
         if (!base) continue;
         actual = m.maxRssKB / base.maxRssKB;
@@ -121,11 +125,16 @@ export function renderMarkdown(input: ReportInput): string {
   );
   for (const outcome of targetOutcomes(input.measurements)) {
     const bound = outcome.bound === 'max' ? '≤' : '≥';
-    const unit = outcome.baseline === 'absolute' ? ` ${WORKLOADS[outcome.workload as WorkloadId].unit}` : '×';
-    const what = outcome.metric === 'rss' ? 'peak RSS' : '';
+    const fact = typeof outcome.metric === 'object' ? outcome.metric : undefined;
+    const unit = fact
+      ? '×'
+      : outcome.baseline === 'absolute'
+        ? ` ${WORKLOADS[outcome.workload as WorkloadId].unit}`
+        : '×';
+    const what = outcome.metric === 'rss' ? 'peak RSS' : (fact?.label ?? '');
     const against = outcome.baseline === 'absolute' ? '' : ` ${BASELINES[outcome.baseline]}`;
     lines.push(
-      `| ${outcome.workload} | ${NAMES[outcome.impl]}${what ? ` ${what}` : ''} ${bound} ${outcome.ratio}${unit}${what ? ` ${what} of the` : ''}${against} | ` +
+      `| ${outcome.workload} | ${NAMES[outcome.impl]}${what ? ` ${what}` : ''} ${bound} ${outcome.ratio}${unit}${outcome.metric === 'rss' ? ` ${what} of the` : ''}${against} | ` +
         `${format(outcome.actual)}${unit} | ${outcome.cpu === undefined ? '' : `${outcome.cpu.toFixed(2)}×`} | ` +
         `${outcome.met ? 'yes' : '**no**'} |`,
     );
