@@ -19,6 +19,7 @@ import { badResponse, type ClassifyContext, truncatedStream } from './http-error
 import {
   abortedError,
   imageUrl,
+  sameOrigin,
   strictSchema,
   toolResultImages,
   toolResultText,
@@ -44,13 +45,14 @@ export interface ChatSettings {
 
 /**
  * The Chat Completions request for a ModelRequest.
- * Mapped: system (as a `system` message), messages, images (`image_url`, data URLs for base64), tools
- * (`strict` only when the schema is strict-compatible, and only for OpenAI unless `strictTools`), toolChoice, maxTokens, temperature, reasoning effort
- * (`reasoning_effort`, only when asked), outputSchema (`response_format`).
- * Ignored: reasoning parts and opaque parts of earlier answers (Chat Completions has no field to take them
- * back; DeepSeek even rejects `reasoning_content` in input), `isError` of tool results (no such field: the
- * result text says it), and images inside tool results are moved to a user message right after the tool
- * messages, since `tool` messages take text only.
+ * Mapped: system (as a `system` message), messages, images (`image_url`, data URLs for base64), tools (`strict`
+ * only when the schema is strict-compatible, and only for OpenAI unless `strictTools`), toolChoice, maxTokens,
+ * temperature, reasoning effort (`reasoning_effort`, only when asked), outputSchema (`response_format`).
+ * Replayed only to the same provider and model: reasoning that came as `reasoning_content` goes back in that
+ * field (DeepSeek's thinking mode rejects a tool-call history without it).
+ * Ignored: other reasoning (OpenAI streams none here; Groq's `reasoning` field is not taken back), opaque parts,
+ * `isError` of tool results (no such field: the result text says it). Images inside tool results are moved to a
+ * user message right after the tool messages, since `tool` messages take text only.
  */
 export function chatRequestBody(request: ModelRequest, settings: ChatSettings): ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
@@ -69,10 +71,17 @@ export function chatRequestBody(request: ModelRequest, settings: ChatSettings): 
       });
     } else if (message.role === 'assistant') {
       let text = '';
+      let reasoning: string | undefined;
       const toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
       for (const part of message.content) {
         if (part.type === 'text') text += part.text;
-        else if (part.type === 'tool_call') {
+        else if (part.type === 'reasoning') {
+          const data = part.opaque?.data;
+          const field = typeof data === 'object' && data !== null && !Array.isArray(data) ? data.field : undefined;
+          if (field === 'reasoning_content' && sameOrigin(part.opaque, settings.provider, settings.model)) {
+            reasoning = (reasoning ?? '') + part.text;
+          }
+        } else if (part.type === 'tool_call') {
           toolCalls.push({
             id: part.id,
             type: 'function',
@@ -86,7 +95,8 @@ export function chatRequestBody(request: ModelRequest, settings: ChatSettings): 
         role: 'assistant',
         content: text || null,
         ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-      });
+        ...(reasoning !== undefined ? { reasoning_content: reasoning } : {}),
+      } as ChatCompletionMessageParam);
     } else {
       const images: ChatCompletionContentPart[] = [];
       for (const part of message.content) {
@@ -172,6 +182,7 @@ export async function* chatEvents(
 ): AsyncGenerator<ModelEvent> {
   let text = '';
   let reasoning = '';
+  let reasoningField: 'reasoning_content' | 'reasoning' | undefined;
   let refusal = '';
   let finish: string | undefined;
   let usage: Usage | undefined;
@@ -184,8 +195,10 @@ export async function* chatEvents(
     const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
     if (!choice) continue;
     const delta = choice.delta ?? {};
-    const thinking = (delta as CompatDelta).reasoning_content ?? (delta as CompatDelta).reasoning;
+    const compat = delta as CompatDelta;
+    const thinking = compat.reasoning_content ?? compat.reasoning;
     if (typeof thinking === 'string' && thinking) {
+      reasoningField ??= typeof compat.reasoning_content === 'string' ? 'reasoning_content' : 'reasoning';
       reasoning += thinking;
       yield { type: 'reasoning_delta', delta: thinking };
     }
@@ -219,7 +232,14 @@ export async function* chatEvents(
   if (finish === undefined) throw truncatedStream(ctx, 'its finish_reason');
 
   const content: AssistantContent[] = [];
-  if (reasoning) content.push({ type: 'reasoning', text: reasoning });
+  if (reasoning) {
+    const data = { field: reasoningField ?? 'reasoning' };
+    content.push({
+      type: 'reasoning',
+      text: reasoning,
+      opaque: { provider: settings.provider, model: settings.model, data },
+    });
+  }
   if (text || refusal) content.push({ type: 'text', text: text + refusal });
   const ordered = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, call]) => call);
   for (const call of ordered) {

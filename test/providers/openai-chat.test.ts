@@ -139,28 +139,51 @@ describe('openai({ api: "chat" }) through the agent, the SDK doing HTTP', () => 
     await agent.stop();
   });
 
-  it('streams reasoning_content (DeepSeek) and `reasoning` (Groq) as reasoning, usage on the finish chunk', async () => {
+  it('streams reasoning_content (DeepSeek) and `reasoning` (Groq); replays reasoning_content to the same model only', async () => {
+    const { tools } = makeTools();
     server.reply(
       PATH,
       chatReply({
-        reasoning: 'Think first.',
-        text: 'Answer.',
+        reasoning: 'Add them.',
+        toolCalls: [{ id: 'call_r', name: 'add', args: '{"a":1,"b":1}' }],
         usage: { prompt: 5, completion: 9 },
         usageOnFinish: true,
       }),
-      chatReply({ reasoning: 'Hmm.', reasoningField: 'reasoning', text: 'Two.' }),
+      chatReply({ reasoning: 'Got 2.', text: 'Two.' }),
+      chatReply({ reasoning: 'Hmm.', reasoningField: 'reasoning', text: 'Three.' }),
+      chatReply({ text: 'Four.' }),
     );
-    const agent = createAgent({ model: model() });
-    const one = await agent.prompt('1');
-    expect((one.messages[1] as AssistantMessage).content).toEqual([
-      { type: 'reasoning', text: 'Think first.' },
-      { type: 'text', text: 'Answer.' },
-    ]);
+    const agent = createAgent({ model: model(), tools });
+    const one = await agent.prompt('1+1');
+    const first = one.messages[1] as AssistantMessage;
+    expect(first.content[0]).toEqual({
+      type: 'reasoning',
+      text: 'Add them.',
+      opaque: { provider: 'openai-chat', model: 'gpt-test', data: { field: 'reasoning_content' } },
+    });
     expect(one.usage.output).toBe(9);
-    const two = await agent.prompt('2');
-    expect((two.messages[1] as AssistantMessage).content[0]).toEqual({ type: 'reasoning', text: 'Hmm.' });
-    // Reasoning is not sent back on Chat Completions.
-    expect(server.requests[1]?.body.messages[1]).toEqual({ role: 'assistant', content: 'Answer.' });
+    // DeepSeek's thinking mode rejects a tool-call history without its reasoning_content.
+    expect(server.requests[1]?.body.messages[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_r', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":1}' } }],
+      reasoning_content: 'Add them.',
+    });
+
+    const two = await agent.prompt('and 3?');
+    expect((two.messages[1] as AssistantMessage).content[0]).toMatchObject({ type: 'reasoning', text: 'Hmm.' });
+    await agent.prompt('and 4?');
+    // Groq's `reasoning` is not sent back.
+    const last = server.requests[3]?.body.messages;
+    expect(last.at(-2)).toEqual({ role: 'assistant', content: 'Three.' });
+
+    // Another model gets no reasoning_content.
+    server.reply(PATH, chatReply({ text: 'ok' }));
+    await createAgent({
+      model: openai({ model: 'other', apiKey: 'k', baseURL: server.baseURL }),
+      messages: agent.messages,
+    }).prompt('x');
+    expect(JSON.stringify(server.requests[4]?.body.messages)).not.toContain('reasoning_content');
     await agent.stop();
   });
 
