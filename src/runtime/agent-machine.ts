@@ -77,6 +77,11 @@ export const runtimeAgentMachine = agentMachine.provide({
       }
     },
     abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(),
+    supervisorFailed: ({ context, event }) =>
+      console.error(
+        `[troupe] the supervisor of agent ${context.agentId} failed:`,
+        (event as { error?: unknown }).error,
+      ),
   },
 });
 

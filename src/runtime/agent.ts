@@ -73,11 +73,37 @@ export interface AttachedAgent {
   detach(): void;
 }
 
+const NO_TOOLS: readonly AnyTool[] = [];
+const registries = new WeakMap<
+  readonly AnyTool[],
+  WeakMap<readonly AnyTool[], { tools: AnyTool[]; registry: ToolRegistry }>
+>();
+
+/**
+ * One registry per tool list: agents made from the same list share it (a registry is read-only once built, and
+ * building one converts every schema to JSON Schema). A list changed since is built again.
+ */
+function registryFor(tools: readonly AnyTool[], extra: readonly AnyTool[]): ToolRegistry {
+  let byExtra = registries.get(tools);
+  if (!byExtra) {
+    byExtra = new WeakMap();
+    registries.set(tools, byExtra);
+  }
+  const all = [...tools, ...extra];
+  const cached = byExtra.get(extra);
+  if (cached && cached.tools.length === all.length && cached.tools.every((tool, i) => tool === all[i])) {
+    return cached.registry;
+  }
+  const registry = new ToolRegistry(all);
+  byExtra.set(extra, { tools: all, registry });
+  return registry;
+}
+
 /** The fixed part of an agent's runtime, from its config. */
-export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly AnyTool[] = []): AgentSettings {
+export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly AnyTool[] = NO_TOOLS): AgentSettings {
   return {
     model: config.model,
-    tools: new ToolRegistry([...(config.tools ?? []), ...extraTools]),
+    tools: registryFor(config.tools ?? NO_TOOLS, extraTools),
     system: config.system,
     toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
     policy: config.policy,

@@ -725,9 +725,6 @@ export class Tree implements SubagentHost {
     return { outcome: 'completed', text: last };
   }
 
-  /** A failed task waits out its backoff before a restart; the restart itself is announced by subagent_start. */
-  announceRestart(_ownerId: string, _agentId: string, _attempt: number): void {}
-
   emitFrom(owner: Owner, body: Parameters<EventBus['publish']>[1]): void {
     this.bus.publish(owner.origin, body);
   }
@@ -763,16 +760,25 @@ export class Tree implements SubagentHost {
 /** The supervisor machine joined to the runtime: provided once; every effect finds its tree by actor system. */
 export const runtimeSupervisorMachine = supervisorMachine.provide({
   actors: { subagent: runtimeAgentMachine as unknown as AnyActorLogic },
+  // Each effect is guarded: a bug here must fail one task, never put the supervisor (and its subtree) in error.
   actions: {
-    prepareTask: ({ context, system, self }, params) => treeOf(system).prepareTask(context.ownerId, self, params),
-    settleTask: ({ context, system }, params) => treeOf(system).settleTask(context.ownerId, params),
-    releaseChild: ({ system }, params) => treeOf(system).releaseChild(params.agentId),
-    prepareMember: ({ system, self }, params) => treeOf(system).prepareMember(params.agentId, self),
+    prepareTask: ({ context, system, self }, params) =>
+      guarded(() => treeOf(system).prepareTask(context.ownerId, self, params)),
+    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
+    releaseChild: ({ system }, params) => guarded(() => treeOf(system).releaseChild(params.agentId)),
+    prepareMember: ({ system, self }, params) => guarded(() => treeOf(system).prepareMember(params.agentId, self)),
     notifyOwner: sendParent((_, params: OwnerNotify) => params),
-    announceRestart: ({ context, system }, params) =>
-      treeOf(system).announceRestart(context.ownerId, params.agentId, params.attempt),
+    announceRestart: () => {},
   },
 });
+
+function guarded(effect: () => void): void {
+  try {
+    effect();
+  } catch (error) {
+    console.error('[troupe] a supervisor effect failed:', error);
+  }
+}
 
 // The two machines name each other: an agent spawns its supervisor, a supervisor spawns agents. Both are provided
 // once; the agent's `supervisor` is set here, after both exist, so that spawns stay by name.
