@@ -17,18 +17,20 @@ export interface EventOrigin {
  */
 export class EventBus {
   private seq = 0;
-  private readonly byType = new Map<string, Set<Listener>>();
-  private readonly all = new Set<Listener>();
+  // Made on the first listener: every standalone agent owns a bus, and most never get one of each kind.
+  private byType?: Map<string, Set<Listener>>;
+  private all?: Set<Listener>;
 
   constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
 
   wants(type: AgentEventType): boolean {
-    return this.all.size > 0 || (this.byType.get(type)?.size ?? 0) > 0;
+    return (this.all?.size ?? 0) > 0 || (this.byType?.get(type)?.size ?? 0) > 0;
   }
 
   publish(origin: EventOrigin, body: AgentEventBody): AgentEvent | undefined {
-    const typed = this.byType.get(body.type);
-    if (this.all.size === 0 && (typed === undefined || typed.size === 0)) return undefined;
+    const typed = this.byType?.get(body.type);
+    const all = this.all !== undefined && this.all.size > 0 ? this.all : undefined;
+    if (all === undefined && (typed === undefined || typed.size === 0)) return undefined;
     // Built as one literal with the body spread last: the origin is usually the agent's runtime object, so it is
     // never spread (that would copy the runtime into every event), and on this V8 `{ ...body, more }` or adding
     // fields after a spread take a slow path (~1 µs or worse per event, the whole cost of a streamed delta).
@@ -41,7 +43,7 @@ export class EventBus {
         : { seq, time, agentId, parentId, turn, step, ...body }
     ) as AgentEvent;
     if (typed) for (const listener of typed) this.deliver(listener, event);
-    for (const listener of this.all) this.deliver(listener, event);
+    if (all) for (const listener of all) this.deliver(listener, event);
     return event;
   }
 
@@ -50,13 +52,17 @@ export class EventBus {
   on(type: string, listener: Listener<never>): () => void {
     const fn = listener as Listener;
     if (type === '*') {
-      this.all.add(fn);
-      return () => this.all.delete(fn);
+      this.all ??= new Set();
+      const all = this.all;
+      all.add(fn);
+      return () => all.delete(fn);
     }
-    let set = this.byType.get(type);
+    this.byType ??= new Map();
+    const byType = this.byType;
+    let set = byType.get(type);
     if (!set) {
       set = new Set();
-      this.byType.set(type, set);
+      byType.set(type, set);
     }
     set.add(fn);
     return () => set.delete(fn);
