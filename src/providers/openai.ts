@@ -9,7 +9,10 @@ export interface OpenAIOptions {
   model: string;
   /** Defaults to `OPENAI_API_KEY`. */
   apiKey?: string;
-  /** An OpenAI-compatible server (DeepSeek, vLLM, Ollama, OpenRouter, a gateway …), e.g. `http://localhost:8000/v1`. */
+  /**
+   * An OpenAI-compatible server (DeepSeek, vLLM, Ollama, OpenRouter, a gateway …), e.g. `http://localhost:8000/v1`.
+   * Defaults to `OPENAI_BASE_URL`, as in the SDK.
+   */
   baseURL?: string;
   /** Responses by default for OpenAI itself (no `baseURL`), Chat Completions by default for compatible servers. */
   api?: 'responses' | 'chat';
@@ -47,10 +50,12 @@ export interface OpenAIOptions {
  * interrupt closes the HTTP request at once.
  */
 export function openai(options: OpenAIOptions): Model {
-  const api = options.api ?? (options.baseURL ? 'chat' : 'responses');
+  // The SDK falls back to OPENAI_BASE_URL, so the defaults follow where the requests will really go.
+  const baseURL = options.baseURL ?? (options.client ? undefined : process.env.OPENAI_BASE_URL || undefined);
+  const api = options.api ?? (baseURL ? 'chat' : 'responses');
   const provider = options.provider ?? (api === 'responses' ? 'openai' : 'openai-chat');
   const ctx: ClassifyContext = { provider, label: api === 'responses' ? 'OpenAI Responses' : 'Chat Completions' };
-  const own = !options.baseURL;
+  const own = !baseURL;
   let client = options.client;
 
   const getClient = (): OpenAI => {
@@ -66,7 +71,7 @@ export function openai(options: OpenAIOptions): Model {
     client = new OpenAI({
       apiKey,
       maxRetries: 0,
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+      ...(baseURL ? { baseURL } : {}),
       ...(options.organization ? { organization: options.organization } : {}),
       ...(options.project ? { project: options.project } : {}),
       ...(options.defaultHeaders ? { defaultHeaders: options.defaultHeaders } : {}),

@@ -23,9 +23,18 @@ async function run(m: ReturnType<typeof openai>, request: ModelRequest) {
 }
 
 describe('openai({ api: "responses" }) through the agent', () => {
-  it('is the default for OpenAI itself (no baseURL)', () => {
-    expect(openai({ model: 'gpt-5', apiKey: 'sk-test' }).provider).toBe('openai');
-    expect(openai({ model: 'x', apiKey: 'k', baseURL: 'http://127.0.0.1:1/v1' }).provider).toBe('openai-chat');
+  it('is the default for OpenAI itself (no baseURL, no OPENAI_BASE_URL)', () => {
+    const saved = process.env.OPENAI_BASE_URL;
+    try {
+      delete process.env.OPENAI_BASE_URL;
+      expect(openai({ model: 'gpt-5', apiKey: 'sk-test' }).provider).toBe('openai');
+      expect(openai({ model: 'x', apiKey: 'k', baseURL: 'http://127.0.0.1:1/v1' }).provider).toBe('openai-chat');
+      process.env.OPENAI_BASE_URL = 'http://127.0.0.1:1/v1';
+      expect(openai({ model: 'x', apiKey: 'k' }).provider).toBe('openai-chat');
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = saved;
+    }
   });
 
   it('streams text and maps usage (cached tokens out of input, reasoning tokens kept)', async () => {
