@@ -153,6 +153,8 @@ function chatToolChoice(choice: NonNullable<ModelRequest['toolChoice']>): ChatCo
   return { type: 'function', function: { name: choice.name } };
 }
 
+let unnamedCalls = 0;
+
 interface OpenCall {
   id: string;
   name: string;
@@ -216,7 +218,8 @@ export async function* chatEvents(
       if (!call) {
         const name = piece.function?.name;
         if (!name) throw badResponse(ctx, `tool call ${index} began without a function name`);
-        call = { id: piece.id || `call_${index}`, name, args: '' };
+        // Some servers send no id: make one that stays unique across the steps of a history.
+        call = { id: piece.id || `call_${responseId ?? 'x'}_${++unnamedCalls}`, name, args: '' };
         calls.set(index, call);
         yield { type: 'tool_call_start', id: call.id, name: call.name };
       }

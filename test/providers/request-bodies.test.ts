@@ -176,6 +176,39 @@ describe('Chat Completions bodies', () => {
     expect(second.body.max_completion_tokens).toBe(7);
   });
 
+  it('gives a tool call that came without an id one that differs from step to step', async () => {
+    const chunk = (id: string) => ({
+      kind: 'sse' as const,
+      done: true,
+      events: [
+        {
+          data: JSON.stringify({
+            id,
+            choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { name: 'shot', arguments: '{}' } }] } }],
+          }),
+        },
+        { data: JSON.stringify({ id, choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }) },
+      ],
+    });
+    server.reply('/v1/chat/completions', chunk('gen-1'), chunk('gen-1'));
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { events } = await send(
+        model(),
+        '/v1/chat/completions',
+        { messages: history('x', 'y').slice(0, 1), tools: [] },
+        false,
+      );
+      const done = events.at(-1);
+      if (done?.type !== 'done') throw new Error('no done');
+      const call = done.message.content[0];
+      if (call?.type !== 'tool_call') throw new Error('no call');
+      ids.push(call.id);
+    }
+    expect(ids[0]).toMatch(/^call_gen-1_/);
+    expect(ids[0]).not.toBe(ids[1]);
+  });
+
   it('maps content_filter, and a tool call without a name is a bad_response', async () => {
     server.reply('/v1/chat/completions', chatReply({ text: 'partial', finish: 'content_filter' }));
     const { events } = await send(
