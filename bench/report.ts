@@ -16,6 +16,7 @@ const NAMES: Record<ImplId, string> = {
   plain: 'plain while loop',
   naive: 'naive XState loop',
   model: 'scripted model alone',
+  statechart: 'agent statechart alone (sync fake workers)',
 };
 
 const BASELINES = { plain: 'plain loop', naive: 'naive XState loop', ideal: 'ideal', absolute: '' } as const;
@@ -108,7 +109,8 @@ export function renderMarkdown(input: ReportInput): string {
     const naive = rows.find((m) => m.impl === 'naive');
     const model = rows.find((m) => m.impl === 'model');
     for (const m of rows) {
-      const share = model && m !== model ? `${((100 * model.medianMs) / m.medianMs).toFixed(1)} %` : '';
+      const share =
+        model && m !== model && m.impl !== 'statechart' ? `${((100 * model.medianMs) / m.medianMs).toFixed(1)} %` : '';
       lines.push(
         `| ${label} | ${NAMES[m.impl]} | ${format(m.median)} ${workload.unit} | ${format(m.min)} – ${format(m.max)} | ` +
           `${m.figures.length} | ${ratio(m, plain)} | ${ratio(m, naive)} | ${share} | ${(m.maxRssKB / 1024).toFixed(0)} MB |`,
@@ -164,6 +166,15 @@ export function renderMarkdown(input: ReportInput): string {
           `(${Number(f.heapAfterRatio).toFixed(2)}×, last run).`,
       );
     }
+  }
+  const floor = input.measurements.find((m) => m.impl === 'statechart');
+  const floorNaive = input.measurements.find((m) => m.workload === floor?.workload && m.impl === 'naive');
+  if (floor && floorNaive) {
+    lines.push(
+      `- ${floor.workload} ${NAMES.statechart}: ${format(floor.median)} ${floor.unit}, ` +
+        `${(floor.median / floorNaive.median).toFixed(2)}× the naive XState loop: what XState alone costs to run the ` +
+        'turn, step and tool-phase states of one step, with no model, tools, bus or transcript.',
+    );
   }
   const stream = input.measurements.find((m) => m.impl === 'troupe.stream' && m.facts?.events !== undefined);
   if (stream) {

@@ -3,6 +3,7 @@ import type { AgentEvent } from '../src/protocol/index.js';
 import { createAgent, createSupervisor } from '../src/runtime/index.js';
 import { naiveLoop } from './baselines/naive-xstate.js';
 import { type LoopResult, plainLoop } from './baselines/plain-loop.js';
+import { runStatechartAlone } from './baselines/statechart-only.js';
 import {
   drainModel,
   echoTool,
@@ -17,7 +18,7 @@ import {
 } from './fixtures.js';
 
 /** Implementations: Troupe (one or more variants), the two baselines, and the scripted model alone. */
-export type ImplId = 'troupe' | 'troupe.on' | 'troupe.stream' | 'plain' | 'naive' | 'model';
+export type ImplId = 'troupe' | 'troupe.on' | 'troupe.stream' | 'plain' | 'naive' | 'model' | 'statechart';
 export type WorkloadId = 'W1' | 'W2' | 'W3' | 'W4' | 'W5';
 export type Scale = 'full' | 'smoke';
 
@@ -198,6 +199,14 @@ export const W1: Workload<ToolLoopSize> = {
       });
       check(model.calls === steps + 1, `expected ${steps + 1} model calls, got ${model.calls}`);
       return { ms, cpuMs, facts: { events } };
+    },
+    /** The agent statechart alone, its workers answering synchronously: the floor of W1 on this statechart. */
+    async statechart({ steps }) {
+      const { ms, cpuMs, value } = await timed(async () => runStatechartAlone(steps));
+      check(value.idle, 'expected the statechart back in idle');
+      check(value.modelCalls === steps + 1, `expected ${steps + 1} model requests, got ${value.modelCalls}`);
+      check(value.toolResults === steps, `expected ${steps} tool results, got ${value.toolResults}`);
+      return { ms, cpuMs };
     },
   },
   verify: {
@@ -611,6 +620,6 @@ export const WORKLOADS: Record<WorkloadId, Workload<any>> = { W1, W2, W3, W4, W5
 
 /** The implementations of a workload in table order: Troupe's variants, the baselines, the model alone. */
 export function implsOf(workload: Workload): ImplId[] {
-  const order: ImplId[] = ['troupe', 'troupe.on', 'troupe.stream', 'plain', 'naive', 'model'];
+  const order: ImplId[] = ['troupe', 'troupe.on', 'troupe.stream', 'plain', 'naive', 'model', 'statechart'];
   return order.filter((id) => workload.impls[id] !== undefined);
 }
