@@ -136,14 +136,14 @@ export function summarize(value: unknown, options: SanitizeOptions = {}): unknow
   return summarizeValue(value, resolve(options), [], new WeakSet());
 }
 
-export interface Sanitizer {
+interface Sanitizer {
   value(value: unknown): unknown;
   event(event: AnyEventObject): AnyEventObject;
   /** A plain-data snapshot: status, value, summarised context, children by id, error and output. */
   snapshot(snapshot: unknown): Record<string, unknown>;
 }
 
-export function createSanitizer(options: SanitizeOptions = {}): Sanitizer {
+function createSanitizer(options: SanitizeOptions = {}): Sanitizer {
   const resolved = resolve(options);
   const value = (v: unknown) => summarizeValue(v, resolved, [], new WeakSet());
   return {

@@ -1,7 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -45,8 +44,9 @@ function pageDir(): string {
   throw new Error('troupe inspect: the page assets (src/inspect/page/) are missing from this installation');
 }
 
+/** The page's only library, served from the installed elkjs package (never from a CDN). */
 function elkPath(): string {
-  return createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');
+  return fileURLToPath(import.meta.resolve('elkjs/lib/elk.bundled.js'));
 }
 
 function sameSecret(given: string | null, token: string): boolean {

@@ -117,10 +117,11 @@ describe('sanitizeInspection', () => {
     expect(text).not.toContain('y'.repeat(21));
     expect(text).not.toContain('x'.repeat(21));
     const actorEvent = seen.find((e) => e.type === '@xstate.actor');
-    const snapshot = (actorEvent?.actorRef as AnyActorRef).getSnapshot() as { context: { big: string } };
+    if (!actorEvent) throw new Error('no @xstate.actor event');
+    const snapshot = (actorEvent.actorRef as AnyActorRef).getSnapshot() as { context: { big: string } };
     expect(snapshot.context.big).toMatch(/… \(\+980 chars\)$/);
     // Everything else about the actor is the real one.
-    expect(actorEvent?.actorRef.sessionId).toMatch(/^x:/);
+    expect(actorEvent.actorRef.sessionId).toMatch(/^x:/);
     const last = seen.filter((e) => e.type === '@xstate.snapshot').at(-1) as unknown as { snapshot: { value: string } };
     expect(last.snapshot.value).toBe('b');
   });

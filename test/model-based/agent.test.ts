@@ -14,7 +14,16 @@
  * transition of the machine, each guarded branch counted on its own. The test prints both.
  */
 import { describe, expect, it } from 'vitest';
-import { type AnyActorRef, assign, createActor, fromCallback, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import {
+  type AnyActorRef,
+  type AnyMachineSnapshot,
+  assign,
+  createActor,
+  fromCallback,
+  type InspectionEvent,
+  type SnapshotFrom,
+  type StateValue,
+} from 'xstate';
 import {
   type AgentMachineEvent,
   agentMachine,
@@ -28,6 +37,8 @@ import { stateIds, transitionKeys, transitionList } from '../../src/inspect/expo
 import { coveringPaths, type Path } from './paths.js';
 
 type Snapshot = SnapshotFrom<typeof agentMachine>;
+/** `matches` without the machine's state-value typing (a pure check of the state value). */
+const is = (snapshot: unknown, value: StateValue): boolean => (snapshot as AnyMachineSnapshot).matches(value);
 
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 const message = (
@@ -75,7 +86,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   });
   const steer: AgentMachineEvent = { type: 'STEER', message: user('also this', 'steer') };
   const notify: AgentMachineEvent = { type: 'NOTIFY', inputId: 'n.1', message: user('child done', 'notification') };
-  if (snapshot.matches('idle')) {
+  if (is(snapshot, 'idle')) {
     events.push(prompt(false), prompt(true), notify, { type: 'INTERRUPT' });
     if (c.injections.length === 0) events.push(steer);
     if (!snapshot.children.supervisor) events.push({ type: 'SUPERVISE', input: { ownerId: c.agentId } });
@@ -87,7 +98,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   if (c.injections.length === 0) events.push(steer, notify);
   events.push({ type: 'INTERRUPT' });
   const { turn, step, batch } = c;
-  if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
+  if (is(snapshot, { running: { turn: { step: 'model' } } })) {
     const next = batch + 1;
     events.push(
       { type: 'MODEL_DONE', turn, step, message: message([{ type: 'text', text: 'answer' }], 'stop') },
@@ -99,7 +110,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
     );
   }
   const ids = c.calls.map((s) => s.call.id);
-  if (snapshot.matches({ running: { turn: { step: { tools: 'validating' } } } })) {
+  if (is(snapshot, { running: { turn: { step: { tools: 'validating' } } } })) {
     events.push(
       { type: 'VALIDATED', batch, outcomes: ids.map((toolCallId) => ({ toolCallId })) },
       {
@@ -117,7 +128,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'VALIDATED', batch: batch - 1, outcomes: [] },
     );
   }
-  if (snapshot.matches({ running: { turn: { step: { tools: 'authorizing' } } } })) {
+  if (is(snapshot, { running: { turn: { step: { tools: 'authorizing' } } } })) {
     const valid = c.calls.filter((s) => s.status === 'validated').map((s) => s.call.id);
     const decide = (pick: (i: number) => 'allow' | 'deny' | 'ask'): AgentMachineEvent => ({
       type: 'AUTHORIZED',
@@ -133,13 +144,13 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'AUTHORIZED', batch: batch - 1, decisions: [] },
     );
   }
-  if (snapshot.matches({ running: { turn: { step: { tools: 'awaitingApproval' } } } })) {
+  if (is(snapshot, { running: { turn: { step: { tools: 'awaitingApproval' } } } })) {
     for (const s of c.calls.filter((x) => x.status === 'awaiting')) {
       events.push({ type: 'APPROVE', toolCallId: s.call.id }, { type: 'DENY', toolCallId: s.call.id, reason: 'no' });
     }
     events.push({ type: 'APPROVE', toolCallId: 'unknown' });
   }
-  if (snapshot.matches({ running: { turn: { step: { tools: 'executing' } } } })) {
+  if (is(snapshot, { running: { turn: { step: { tools: 'executing' } } } })) {
     for (const s of c.calls.filter((x) => x.status === 'executing')) {
       const toolCallId = s.call.id;
       events.push(
@@ -149,7 +160,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
     }
     events.push({ type: 'TOOL_RESULT', batch: batch - 1, toolCallId: 'old', result: result('old'), terminate: false });
   }
-  if (snapshot.matches({ running: { turn: { step: 'checkingOutput' } } })) {
+  if (is(snapshot, { running: { turn: { step: 'checkingOutput' } } })) {
     events.push(
       { type: 'OUTPUT_CHECKED', turn, ok: true },
       { type: 'OUTPUT_CHECKED', turn, ok: false, feedback: 'not JSON' },
@@ -330,7 +341,7 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
       } else {
         actor.send(event);
       }
-      if (event.type === 'INTERRUPT' && !before.matches('idle')) {
+      if (event.type === 'INTERRUPT' && !is(before, 'idle')) {
         const open = openCalls();
         if (open.length) violations.push(`interrupted with open tool calls ${open.join(', ')}`);
       }
@@ -338,8 +349,8 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
     },
     finish() {
       // Close the path: interrupt until idle, then every invariant must hold for the whole run.
-      for (let i = 0; i < 4 && !actor.getSnapshot().matches('idle'); i++) this.send({ type: 'INTERRUPT' });
-      if (!actor.getSnapshot().matches('idle')) violations.push('still running after interrupts');
+      for (let i = 0; i < 4 && !is(actor.getSnapshot(), 'idle'); i++) this.send({ type: 'INTERRUPT' });
+      if (!is(actor.getSnapshot(), 'idle')) violations.push('still running after interrupts');
       if (rec.inRun) violations.push('a run without agent_end');
       for (const [turn, count] of turnsStarted) {
         if (count !== 1) violations.push(`turn ${turn} started ${count} times`);

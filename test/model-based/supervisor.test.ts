@@ -138,7 +138,7 @@ const testMachine = supervisorMachine.provide({
 });
 const keys = transitionKeys(testMachine);
 
-function replay(events: Event[]) {
+function replay() {
   const rec = new Recorder();
   current = rec;
   const taken = new Set<string>();
@@ -228,7 +228,7 @@ describe('model-based: the supervisor machine', () => {
     const taken = new Set<string>();
     const entered = new Set<string>();
     for (const path of paths) {
-      const run = replay([]);
+      const run = replay();
       try {
         for (const step of path.steps.slice(1)) {
           run.send(step.event);
