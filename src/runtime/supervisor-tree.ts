@@ -342,7 +342,13 @@ export class Tree implements SubagentHost {
     if (!owner) throw new SpawnRefused(`Agent ${callerId} cannot start subagents here`);
     const batch = this.startBatch(owner, requests, { background });
     if (background) return { taskIds: batch.taskIds };
-    const cancel = () => queueMicrotask(() => owner.supervisor?.send({ type: 'CANCEL_BATCH', batchId: batch.batchId }));
+    // The caller was interrupted (its tool call aborted): its foreground children are stopped.
+    const cancel = () =>
+      queueMicrotask(() => {
+        const supervisor = owner.supervisor;
+        if (supervisor?.getSnapshot().status === 'active')
+          supervisor.send({ type: 'CANCEL_BATCH', batchId: batch.batchId });
+      });
     if (signal.aborted) cancel();
     else signal.addEventListener('abort', cancel, { once: true });
     try {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createAgent, createSupervisor, defineTool, type Message, textOf } from '../../src/index.js';
 import { assertValidHistory, latch, router, waitFor } from './helpers.js';
@@ -77,6 +77,41 @@ describe('interrupting a parent mid-batch', () => {
     expect(notes(parent.messages)[0]).toContain('bg finished');
     assertValidHistory(parent.messages);
     await supervisor.stop();
+  });
+});
+
+describe('stopping mid-batch', () => {
+  it('settles every task of a running foreground swarm as interrupted, and nothing is sent to a stopped actor', async () => {
+    const warn = vi.spyOn(console, 'warn');
+    const error = vi.spyOn(console, 'error');
+    try {
+      const inFlight = latch();
+      const never = latch();
+      let started = 0;
+      const model = router(async ({ prompt, answers }) => {
+        if (prompt === 'ROOT' && answers === 0) {
+          const tasks = ['a', 'b', 'c'].map((p) => ({ prompt: p }));
+          return { toolCalls: [{ name: 'swarm', args: { tasks } }] };
+        }
+        if (++started === 2) inFlight.open();
+        await never.promise;
+        return { text: 'never' };
+      });
+      const root = createAgent({ model, subagents: { concurrency: 2 } });
+      const ends: string[] = [];
+      root.on('subagent_end', (e) => ends.push(e.status));
+      const turn = root.prompt('ROOT');
+      await inFlight.promise;
+      await root.stop();
+      expect((await turn).stopReason).toBe('interrupted');
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(ends).toEqual(['interrupted', 'interrupted', 'interrupted']);
+      expect(warn).not.toHaveBeenCalled();
+      expect(error).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      error.mockRestore();
+    }
   });
 });
 
