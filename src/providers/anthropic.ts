@@ -78,7 +78,8 @@ interface Settings {
  * Replayed only to the same provider and model: thinking with its signature, redacted thinking, server tool
  * blocks. Reasoning of other models is dropped.
  * Ignored: temperature (deprecated by the Messages API: the SDK no longer has the field, and it is never
- * allowed with thinking); `minimal` effort is the smallest budget the API accepts (1024).
+ * allowed with thinking); thinking for a request whose toolChoice forces a tool (the API refuses the pair);
+ * `minimal` effort is the smallest budget the API accepts (1024).
  */
 function anthropicRequestBody(request: ModelRequest, settings: Settings): MessageCreateParamsStreaming {
   const messages: MessageParam[] = [];
@@ -179,6 +180,10 @@ function thinkingConfig(
 ): { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' } | undefined {
   const option = settings.thinking;
   if (option === false) return undefined;
+  // The API refuses thinking when tool_choice forces a tool: the explicit choice of this request wins.
+  const forced =
+    request.tools.length > 0 && (request.toolChoice === 'required' || typeof request.toolChoice === 'object');
+  if (forced) return undefined;
   if (option === 'adaptive') return { type: 'adaptive' };
   const maxTokens = request.maxTokens ?? settings.maxTokens;
   const budget = option?.budgetTokens ?? (request.reasoning ? EFFORT_BUDGET[request.reasoning.effort] : undefined);

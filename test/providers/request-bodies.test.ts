@@ -443,6 +443,13 @@ describe('Anthropic bodies', () => {
       type: 'enabled',
       budget_tokens: 3000,
     });
+    const forced = await send(model({ thinking: { budgetTokens: 2000 } }), '/v1/messages', {
+      ...ask,
+      toolChoice: 'required',
+      tools: [tool],
+    });
+    expect(forced.body.tool_choice).toEqual({ type: 'any' });
+    expect(forced.body.thinking).toBeUndefined(); // the API refuses thinking with a forced tool
     expect(
       (await send(model(), '/v1/messages', { ...ask, toolChoice: 'none', tools: [tool] })).body.tool_choice,
     ).toEqual({ type: 'none' });
