@@ -82,6 +82,33 @@ describe('swarm batches', () => {
     await supervisor.stop();
   });
 
+  it('accounts usage per agent, per subtree (stopped agents included) and per system', async () => {
+    const model = router(({ prompt, answers }) => {
+      if (prompt === 'LEAD' && answers === 0) {
+        return {
+          usage: { input: 100 },
+          toolCalls: [{ name: 'swarm', args: { tasks: [{ prompt: 'a' }, { prompt: 'b' }] } }],
+        };
+      }
+      if (prompt === 'LEAD') return { usage: { input: 100 }, text: 'done' };
+      return { usage: { input: 10, output: 1 }, text: prompt };
+    });
+    // keepFinished: 0 stops each child as soon as it is done: its usage must not go with it.
+    const supervisor = createSupervisor({ model, keepFinished: 0 });
+    const lead = supervisor.agent({ id: 'lead' });
+    const children: string[] = [];
+    supervisor.on('subagent_end', (e) => children.push(e.childId));
+    await lead.prompt('LEAD');
+    expect(lead.usage.input).toBe(200);
+    expect(lead.subtreeUsage).toMatchObject({ input: 220, output: 2 });
+    expect(supervisor.usageOf('lead', 'subtree')).toMatchObject({ input: 220, output: 2 });
+    expect(children.map((id) => supervisor.usageOf(id)?.input)).toEqual([10, 10]);
+    expect(children.map((id) => supervisor.whereIs(id))).toEqual(['archived', 'archived']);
+    await supervisor.run('solo');
+    expect(supervisor.usage).toMatchObject({ input: 230, output: 3 });
+    await supervisor.stop();
+  });
+
   it('one listener on the root follows the whole tree: events carry agentId and parentId', async () => {
     const model = router(({ prompt, answers }) => {
       if (prompt === 'ROOT' && answers === 0) return { toolCalls: [{ name: 'agent', args: { prompt: 'mid' } }] };
