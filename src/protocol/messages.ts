@@ -77,12 +77,16 @@ export interface UserMessage {
 
 export type ModelStopReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'refusal' | 'pause_turn';
 
+/**
+ * Tokens of one model call (or a sum of calls). `input` excludes cached tokens on every provider, so the whole
+ * prompt is `input + cacheRead + cacheWrite`; `reasoning` is the part of `output` spent on reasoning.
+ */
 export interface Usage {
   input: number;
   output: number;
   cacheRead: number;
   cacheWrite: number;
-  /** Part of `output` spent on reasoning, where the provider reports it. */
+  /** Where the provider reports it. */
   reasoning: number;
 }
 
