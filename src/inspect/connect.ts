@@ -85,8 +85,19 @@ export interface ConnectInspectorOptions {
   runId?: string;
 }
 
+/** What answers approvals by agent id: an `Agent` (for its tree) or a `Supervisor`. */
+export interface ApprovalRouter {
+  approve(call: { agentId: string; toolCallId: string }): void;
+  deny(call: { agentId: string; toolCallId: string }, reason?: string): void;
+}
+
 export interface InspectorConnection extends OpenInspector {
   readonly runId: string;
+  /**
+   * Routes the page's approvals through the root agent or supervisor (`agent.approve({ agentId, toolCallId })`),
+   * so the runtime's own bookkeeping sees them. Without it they are sent straight to the inspected agent actor.
+   */
+  attach(root: ApprovalRouter): void;
   /** Commands received and applied (or refused), for logs and tests. */
   readonly commands: ReadonlyArray<{ command: InspectorCommand; ok: boolean; error?: string }>;
 }
@@ -137,6 +148,7 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
   }
 
   const actors = new Map<string, AnyActorRef>();
+  let router: ApprovalRouter | undefined;
   const commands: Array<{ command: InspectorCommand; ok: boolean; error?: string }> = [];
   const tap: Observer<InspectionEvent> = {
     next(event) {
@@ -159,6 +171,13 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
       (c: { call?: { id?: string }; status?: string }) => c.call?.id === command.toolCallId && c.status === 'awaiting',
     );
     if (!awaiting) return 'that call is not awaiting approval';
+    const agentId = (snapshot.context as { agentId?: unknown }).agentId;
+    if (router && typeof agentId === 'string') {
+      const call = { agentId, toolCallId: command.toolCallId };
+      if (command.command === 'APPROVE') router.approve(call);
+      else router.deny(call, command.reason);
+      return undefined;
+    }
     if (command.command === 'APPROVE') actor.send({ type: 'APPROVE', toolCallId: command.toolCallId });
     else
       actor.send({
@@ -186,6 +205,9 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
     inspect: tap,
     inspector: open.inspector,
     commands,
+    attach: (root) => {
+      router = root;
+    },
     close: async () => {
       await open.close();
       if (control.readyState === control.OPEN || control.readyState === control.CONNECTING) {

@@ -22,6 +22,8 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
     const browser = await launchChromium();
     try {
       const { supervisor, lead, written } = swarmFixture(connection.inspect);
+      // Approvals from the page go through the supervisor, which routes them by agent id.
+      connection.attach(supervisor);
       const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
       const requests: string[] = [];
       page.on('request', (request) => requests.push(request.url()));
