@@ -15,6 +15,7 @@ import { createActor, fromCallback, type InspectionEvent, type SnapshotFrom } fr
 import {
   type BatchSpec,
   type ChildCommand,
+  type SupervisorContext,
   type SupervisorEvent,
   supervisorMachine,
 } from '../../machines/supervisor.js';
@@ -22,6 +23,8 @@ import { stateIds, transitionKeys, transitionList } from '../../src/inspect/expo
 import { coveringPaths } from './paths.js';
 
 type Snapshot = SnapshotFrom<typeof supervisorMachine>;
+/** The context as the machine declares it (independent of how TypeScript infers the snapshot's). */
+const contextOf = (snapshot: Snapshot): SupervisorContext => snapshot.context as unknown as SupervisorContext;
 type Event =
   | SupervisorEvent
   | { type: `xstate.error.actor.subagent.${string}`; error: unknown }
@@ -49,7 +52,7 @@ const input = { ownerId: 'owner', maxRestarts: 1, restartDelayMs: 3_600_000, kee
 
 function eventsFor(snapshot: Snapshot): Event[] {
   if (snapshot.status !== 'active') return [];
-  const c = snapshot.context;
+  const c = contextOf(snapshot);
   const events: Event[] = [];
   for (const batch of BATCHES) {
     if (!c.batches[batch.batchId]) events.push({ type: 'SPAWN', batch });
@@ -83,7 +86,7 @@ function eventsFor(snapshot: Snapshot): Event[] {
 }
 
 function serializeState(snapshot: Snapshot): string {
-  const c = snapshot.context;
+  const c = contextOf(snapshot);
   return JSON.stringify({
     v: snapshot.value,
     st: snapshot.status,
@@ -158,7 +161,7 @@ function replay() {
   actor.start();
   entered.add('supervisor.idle');
   const check = () => {
-    const c = actor.getSnapshot().context;
+    const c = contextOf(actor.getSnapshot());
     for (const batch of Object.values(c.batches)) {
       const running = Object.values(c.running).filter((r) => r.batchId === batch.batchId).length;
       if (running > batch.concurrency || batch.running > batch.concurrency) {
@@ -179,7 +182,7 @@ function replay() {
     if (event.type === 'CHILD.DONE' || event.type.startsWith('xstate.')) {
       const agentId =
         event.type === 'CHILD.DONE' ? (event as { agentId: string }).agentId : event.type.split('.').pop();
-      const running = actor.getSnapshot().context.running[agentId ?? ''];
+      const running = contextOf(actor.getSnapshot()).running[agentId ?? ''];
       if (running?.phase === 'running' && (event.type !== 'CHILD.DONE' || running.task.taskId === event.taskId)) {
         rec.busy.delete(agentId ?? '');
       }
