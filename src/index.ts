@@ -10,7 +10,16 @@ export { toMermaid, toStudioJSON } from './inspect/export.js';
 export { type SanitizeOptions, sanitizeInspection } from './inspect/sanitize.js';
 export { type InspectorServer, type InspectorServerOptions, startInspectorServer } from './inspect/server.js';
 export * from './protocol/index.js';
-export { type Script, type ScriptedAnswer, type ScriptedModel, scriptedModel } from './providers/index.js';
+export {
+  type AnthropicOptions,
+  anthropic,
+  type OpenAIOptions,
+  openai,
+  type Script,
+  type ScriptedAnswer,
+  type ScriptedModel,
+  scriptedModel,
+} from './providers/index.js';
 export {
   Agent,
   type AgentConfig,
@@ -46,4 +55,3 @@ export {
   ToolDefinitionError,
   type ToolOutput,
 } from './tools/index.js';
-export { type AnthropicOptions, anthropic, type OpenAIOptions, openai } from './providers/index.js';
