@@ -557,7 +557,7 @@ export const supervisorMachine = setup({
     notifyOwner: input.notifyOwner ?? true,
     maxRestarts: input.maxRestarts ?? 2,
     restartDelayMs: input.restartDelayMs ?? 1000,
-    keepFinished: input.keepFinished ?? 16,
+    keepFinished: input.keepFinished ?? 8,
     batches: {},
     running: {},
     finished: [],

@@ -72,9 +72,9 @@ export interface SupervisionOptions {
   maxDepth?: number;
   /** Subagent tasks open (queued or running) at once in the whole system; more are refused (default 10,000). */
   maxAgents?: number;
-  /** Finished subagents each supervisor keeps alive for a quick resume (default 16). */
+  /** Finished subagents each supervisor keeps alive for a quick resume (default 8). */
   keepFinished?: number;
-  /** Histories of stopped subagents kept so a resume can rebuild them, and finished task records (default 256). */
+  /** Histories of stopped subagents kept so a resume can rebuild them, and finished task records (default 64). */
   keepHistory?: number;
   /** Restarts of a failed task, each from its original prompt with a fresh history (default 2). */
   maxRestarts?: number;
@@ -264,8 +264,8 @@ export class Tree implements SubagentHost {
       concurrency: positive(options.concurrency ?? 4, 'concurrency'),
       maxDepth: nonNegative(options.maxDepth ?? 3, 'maxDepth'),
       maxAgents: positive(options.maxAgents ?? 10_000, 'maxAgents'),
-      keepFinished: nonNegative(options.keepFinished ?? 16, 'keepFinished'),
-      keepHistory: nonNegative(options.keepHistory ?? 256, 'keepHistory'),
+      keepFinished: nonNegative(options.keepFinished ?? 8, 'keepFinished'),
+      keepHistory: nonNegative(options.keepHistory ?? 64, 'keepHistory'),
       maxRestarts: nonNegative(options.maxRestarts ?? 2, 'maxRestarts'),
       restartDelayMs: nonNegative(options.restartDelayMs ?? 1000, 'restartDelayMs'),
     };
@@ -638,7 +638,7 @@ export class Tree implements SubagentHost {
       const old = this.finishedTasks[this.finishedHead++] as string;
       this.tasks.delete(old);
     }
-    if (this.finishedHead > 1024 && this.finishedHead * 2 > this.finishedTasks.length) {
+    if (this.finishedHead > 256 && this.finishedHead * 2 > this.finishedTasks.length) {
       this.finishedTasks.splice(0, this.finishedHead);
       this.finishedHead = 0;
     }

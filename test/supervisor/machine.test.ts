@@ -81,7 +81,7 @@ describe('supervisor machine: pure transitions', () => {
       notifyOwner: true,
       maxRestarts: 2,
       restartDelayMs: 1000,
-      keepFinished: 16,
+      keepFinished: 8,
     });
   });
 
