@@ -108,7 +108,7 @@ describe('supervisor machine: pure transitions', () => {
 
   it('busy + SPAWN: each batch has its own cap, so a nested or second batch never waits for the first', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b1', [task(0), task(1), task(2)], 1) });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(3), task(4)], 1) });
     expect(actions).toEqual(['prepare a3#0', 'spawn subagent.a3', 'send subagent.a3 PROMPT']);
     expect(Object.keys(snapshot.context.running).sort()).toEqual(['a0', 'a3']);
@@ -116,7 +116,7 @@ describe('supervisor machine: pure transitions', () => {
 
   it('busy + CHILD.DONE: settles, keeps the child alive, starts the next queued task', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)]) });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, done('a0', 't0'));
     expect(actions).toEqual(['settle t0 completed', 'prepare a2#0', 'spawn subagent.a2', 'send subagent.a2 PROMPT']);
     expect(snapshot.context.finished).toEqual(['a0']);
@@ -204,7 +204,7 @@ describe('supervisor machine: pure transitions', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 3) });
     [snapshot] = step(snapshot, done('a0', 't0'));
     [snapshot] = step(snapshot, done('a1', 't1'));
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, done('a2', 't2'));
     expect(actions).toEqual(['stop subagent.a0', 'release a0', 'settle t2 completed']);
     expect(snapshot.context.finished).toEqual(['a1', 'a2']);
@@ -213,7 +213,7 @@ describe('supervisor machine: pure transitions', () => {
 
   it('keepFinished: 0 stops every child as soon as its task settles', () => {
     let [snapshot] = step(start({ keepFinished: 0 }), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, done('a0', 't0'));
     expect(actions).toEqual(['stop subagent.a0', 'release a0', 'settle t0 completed']);
     expect(snapshot.children).toEqual({});
@@ -222,7 +222,7 @@ describe('supervisor machine: pure transitions', () => {
   it('a task for a finished child that is still alive prompts it again without a spawn (resume)', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
     [snapshot] = step(snapshot, done('a0', 't0'));
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(5, 'a0')]) });
     expect(actions).toEqual(['prepare a0#0', 'send subagent.a0 PROMPT']);
     expect(snapshot.context.finished).toEqual([]);
@@ -237,7 +237,7 @@ describe('supervisor machine: pure transitions', () => {
 
   it('CANCEL of a running task interrupts the child, stops it and starts the next', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 2, true) });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'CANCEL', taskId: 't0' });
     expect(actions).toEqual([
       'send subagent.a0 INTERRUPT',
@@ -267,7 +267,7 @@ describe('supervisor machine: pure transitions', () => {
   it('CANCEL of a task waiting to restart settles it without another stop', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
     [snapshot] = step(snapshot, done('a0', 't0', 'failed'));
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'CANCEL', taskId: 't0' });
     expect(actions).toEqual(['settle t0 cancelled']);
     expect(snapshot.value).toBe('idle');
@@ -277,7 +277,7 @@ describe('supervisor machine: pure transitions', () => {
   it('CANCEL_BATCH (the caller was interrupted): running children interrupted and stopped, queued ones settled', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('fg', [task(0), task(1), task(2)], 2) });
     [snapshot] = step(snapshot, { type: 'SPAWN', batch: batch('bg', [task(3)], 1, true) });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'CANCEL_BATCH', batchId: 'fg' });
     expect(actions).toEqual([
       'send subagent.a0 INTERRUPT',
@@ -298,7 +298,7 @@ describe('supervisor machine: pure transitions', () => {
 
   it('a crashed running child is a failed task (restarted per strategy), never the supervisor’s error', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'xstate.error.actor.subagent.a0', error: new Error('boom') });
     expect(snapshot.status).toBe('active');
     expect(actions).toEqual(['stop subagent.a0', 'release a0', 'restart a0#1', 'raise RESTART#1 after 100']);
@@ -350,7 +350,7 @@ describe('supervisor machine: pure transitions', () => {
   it('STOP from busy: running tasks interrupted and settled, queued ones settled, every child stopped, no notifications', () => {
     let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 1, true) });
     [snapshot] = step(snapshot, { type: 'ADOPT', agentId: 'm1' });
-    let actions: string[];
+    let actions: string[] = [];
     [snapshot, actions] = step(snapshot, { type: 'STOP' });
     expect(snapshot.value).toBe('stopped');
     expect(snapshot.status).toBe('done');
