@@ -248,6 +248,14 @@ export class Agent<Output = unknown> {
     return this.tree.findAwaiting(call) ?? this.actor;
   }
 
+  /**
+   * A handle on a live subagent of this agent's tree (running, or finished and kept alive), or undefined. Its
+   * `stop()` asks its supervisor to stop it once it is idle; a running task is stopped with `task_cancel`.
+   */
+  subagent(agentId: string): Agent | undefined {
+    return this.tree ? attachTo(this.tree, agentId) : undefined;
+  }
+
   /** Tokens used by this agent and every subagent under it, stopped ones included. */
   get subtreeUsage(): Usage {
     return this.tree?.usageOf(this.id, 'subtree') ?? this.usage;
@@ -307,6 +315,23 @@ export class Agent<Output = unknown> {
     this.actor.send({ type: 'PROMPT', input: { inputId, messages: [userMessage(input)], expectsOutput } });
     return result;
   }
+}
+
+/** An Agent handle on an agent a supervisor spawned. */
+export function attachTo(tree: Tree, agentId: string): Agent | undefined {
+  const node = tree.nodes.get(agentId);
+  const actor = node?.ref as AgentActorRef | undefined;
+  if (!node || node.released || !actor || actor.getSnapshot().status !== 'active') return undefined;
+  const supervisor = node.parentSupervisor;
+  return new Agent(
+    { model: node.env.settings.model },
+    {
+      env: node.env,
+      actor,
+      tree,
+      detach: () => supervisor?.send({ type: 'RELEASE', agentId }),
+    },
+  );
 }
 
 function newInputId(): string {

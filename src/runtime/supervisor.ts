@@ -4,7 +4,7 @@ import type { AgentActorRef } from '../../machines/agent/index.js';
 import { childId, type SupervisorActorRef, type TaskSpec } from '../../machines/supervisor.js';
 import type { AgentEventOf, AgentEventType, Message, Model, TaskStatus, Usage } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
-import { Agent, type AgentConfig, agentSettings } from './agent.js';
+import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
 import { EventBus, type Listener } from './bus.js';
 import type { Policy } from './env.js';
 import type { RetryOptions } from './retry.js';
@@ -220,6 +220,11 @@ export class Supervisor {
   /** Tokens of one agent, or of its subtree. */
   usageOf(agentId: string, scope: 'agent' | 'subtree' = 'agent'): Usage | undefined {
     return this.runtime.usageOf(agentId, scope);
+  }
+
+  /** A handle on a live agent of the tree (a member, or a subagent running or kept alive), or undefined. */
+  get(agentId: string): Agent | undefined {
+    return attachTo(this.runtime, agentId);
   }
 
   /** The history of an agent of the tree: alive, or archived after it was stopped. */

@@ -209,6 +209,22 @@ describe('resume by id', () => {
     await supervisor.stop();
   });
 
+  it('gives an Agent handle on a kept subagent: its history, usage and a direct prompt', async () => {
+    const model = router(({ prompt, lastUser }) => ({ text: `${prompt} / ${lastUser}`, usage: { input: 5 } }));
+    const supervisor = createSupervisor({ model });
+    const { agentId } = await supervisor.run('first');
+    const handle = supervisor.get(agentId);
+    expect(handle?.id).toBe(agentId);
+    expect(handle?.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect((await handle?.prompt('direct'))?.text).toBe('first / direct');
+    expect(handle?.usage.input).toBe(10);
+    await handle?.stop();
+    expect(supervisor.whereIs(agentId)).toBe('archived');
+    expect(supervisor.get(agentId)).toBeUndefined();
+    expect(supervisor.get('nobody')).toBeUndefined();
+    await supervisor.stop();
+  });
+
   it('the model resumes its own subagent with the agent tool’s agent_id', async () => {
     const model = router(({ prompt, answers, lastTool, request, lastUser }) => {
       if (prompt === 'ROOT') {
