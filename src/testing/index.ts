@@ -38,8 +38,9 @@ export {
   type ScriptedModel,
   type ScriptedModelOptions,
   type ScriptedToolCall,
+  type ScriptStep,
   scriptedModel,
-} from '../providers/scripted.js';
+} from '../providers/index.js';
 
 // --- recording a run -------------------------------------------------------------------------------------------
 
