@@ -136,7 +136,8 @@ interface ArchivedAgent {
 export class TreeNode implements Owner {
   supervisor?: AnyActorRef;
   openBackground = 0;
-  readonly children = new Set<string>();
+  /** Live child agents, made with the first one (most agents never have any). */
+  children?: Set<string>;
   readonly subtreeUsage: Usage = emptyUsage();
   /** The task it is running, until settled. */
   task?: TaskRecord;
@@ -318,7 +319,11 @@ export class Tree implements SubagentHost {
     this.nodes.set(node.id, node);
     this.owners.set(node.id, node);
     const parentId = node.env.parentId;
-    if (parentId !== undefined) this.nodes.get(parentId)?.children.add(node.id);
+    const parent = parentId === undefined ? undefined : this.nodes.get(parentId);
+    if (parent) {
+      parent.children ??= new Set();
+      parent.children.add(node.id);
+    }
     node.env.onIdle = (stopReason, error) => {
       node.lastStop = { stopReason, error };
       this.checkFinished(node);
@@ -659,7 +664,7 @@ export class Tree implements SubagentHost {
   private finalizeRelease(node: TreeNode): void {
     if (this.nodes.get(node.id) !== node) return;
     node.released = true;
-    for (const child of node.children) {
+    for (const child of node.children ?? []) {
       const childNode = this.nodes.get(child);
       if (childNode) this.finalizeRelease(childNode);
     }
@@ -669,7 +674,7 @@ export class Tree implements SubagentHost {
     this.nodes.delete(node.id);
     this.owners.delete(node.id);
     const parentId = node.env.parentId;
-    if (parentId !== undefined) this.nodes.get(parentId)?.children.delete(node.id);
+    if (parentId !== undefined) this.nodes.get(parentId)?.children?.delete(node.id);
     if (this.limits.keepHistory > 0 && node.profile !== 'member') {
       this.archive.delete(node.id);
       this.archive.set(node.id, {
