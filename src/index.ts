@@ -18,6 +18,9 @@ export {
   type Script,
   type ScriptedAnswer,
   type ScriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedToolCall,
+  type ScriptStep,
   scriptedModel,
 } from './providers/index.js';
 export {
@@ -50,6 +53,7 @@ export {
 export {
   type AnyTool,
   defineTool,
+  type ExecutionMode,
   type ToolContext,
   type ToolDefinition,
   ToolDefinitionError,

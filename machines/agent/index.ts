@@ -1,2 +1,2 @@
-export { type AgentActorRef, type AgentMachine, agentMachine, type WorkerInput } from './machine.js';
+export { type AgentActorRef, agentMachine, type WorkerInput } from './machine.js';
 export type * from './types.js';

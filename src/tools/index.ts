@@ -8,4 +8,4 @@ export {
   type ToolOutput,
 } from './define-tool.js';
 export { describeThrown, toToolResult } from './output.js';
-export { describeIssues, ToolDefinitionError, ToolRegistry, toInputSchema, type Validation } from './registry.js';
+export { describeIssues, ToolDefinitionError, ToolRegistry, toInputSchema } from './registry.js';
