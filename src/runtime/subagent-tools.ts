@@ -24,6 +24,8 @@ export interface TaskResult<Output = unknown> {
 /** What the subagent tools need from the runtime; the supervision tree implements it. */
 export interface SubagentHost {
   readonly profileNames: readonly string[];
+  /** What a profile is for, shown to the model next to its name. */
+  profileDescription(name: string): string | undefined;
   /**
    * Starts the tasks under the caller's supervisor. Foreground: settles with the results in task order.
    * Background: settles at once with the task ids. A refusal (maxDepth, maxAgents, unknown profile) throws
@@ -42,6 +44,10 @@ export interface SubagentHost {
 /** A hard limit or a bad request: answered at once with an error result, never by waiting. */
 export class SpawnRefused extends Error {
   override readonly name = 'SpawnRefused';
+}
+
+function describeProfile(name: string, description: string | undefined): string {
+  return description ? `"${name}" (${description})` : `"${name}"`;
 }
 
 function formatResult(result: TaskResult): string {
@@ -95,7 +101,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     .optional()
     .describe(
       names.length > 0
-        ? `The subagent's profile: one of ${names.map((n) => `"${n}"`).join(', ')} (default: "default", like you)`
+        ? `The subagent's profile: one of ${names.map((n) => describeProfile(n, host.profileDescription(n))).join(', ')} (default: "default", like you)`
         : 'The subagent profile (default: "default", like you)',
     );
   const agent = defineTool({

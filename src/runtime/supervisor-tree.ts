@@ -285,6 +285,10 @@ export class Tree implements SubagentHost {
     });
   }
 
+  profileDescription(name: string): string | undefined {
+    return this.profiles[name]?.description;
+  }
+
   get profileNames(): string[] {
     return Object.keys(this.profiles);
   }

@@ -63,6 +63,20 @@ describe('profiles and hand-off', () => {
     await root.stop();
   });
 
+  it('the model sees the profiles, with what each is for, in the subagent tools', async () => {
+    const model = scriptedModel([{ text: 'ok' }]);
+    const supervisor = createSupervisor({
+      model,
+      profiles: { explore: { description: 'researches one topic' }, coder: {} },
+    });
+    await supervisor.agent({ id: 'lead' }).prompt('hi');
+    const tools = model.requests[0]?.tools ?? [];
+    expect(tools.map((t) => t.name)).toEqual(['agent', 'swarm', 'task_status', 'task_cancel']);
+    const schema = tools[0]?.inputSchema as { properties: { profile: { description: string } } };
+    expect(schema.properties.profile.description).toContain('"explore" (researches one topic), "coder"');
+    await supervisor.stop();
+  });
+
   it('with an outputSchema the hand-off is the validated output', async () => {
     const model = router(({ answers }) =>
       answers === 0 ? { text: 'not json' } : { text: '{"score": 7, "why": "good"}' },
