@@ -1,16 +1,23 @@
 /** The `troupe` command. `troupe inspect` serves the offline inspector on a loopback address. */
 import { parseArgs } from 'node:util';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
+import { runDemo } from './demo.js';
 
-const USAGE = `Usage: troupe inspect [--port <n>] [--host 127.0.0.1|localhost]
+const USAGE = `Usage: troupe inspect [--port <n>] [--host 127.0.0.1|localhost] [--demo]
 
 Serves the offline inspector on a loopback address and prints two lines: the page to open in a browser, and the
-TROUPE_INSPECT value a program gives connectInspector() to stream its agents there and take approvals from it.`;
+TROUPE_INSPECT value a program gives connectInspector() to stream its agents there and take approvals from it.
+--demo also runs a small offline swarm whose file writes wait for your approval on the page.`;
 
 async function inspect(args: string[], out: (line: string) => void): Promise<InspectorServer | undefined> {
   const { values } = parseArgs({
     args,
-    options: { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      demo: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     out(USAGE);
@@ -21,6 +28,10 @@ async function inspect(args: string[], out: (line: string) => void): Promise<Ins
   const server = await startInspectorServer({ port, ...(values.host ? { host: values.host } : {}) });
   out(`Troupe inspector: open ${server.pageUrl}`);
   out(`Connect a program with: TROUPE_INSPECT='${server.connectUrl}'`);
+  if (values.demo) {
+    out('Demo: a swarm is starting; open the page to watch it and answer its approvals.');
+    void runDemo({ url: server.connectUrl, log: out }).catch((error: unknown) => out(`demo failed: ${String(error)}`));
+  }
   return server;
 }
 

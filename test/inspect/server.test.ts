@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { z } from 'zod';
+import { runDemo } from '../../src/cli/demo.js';
 import { main } from '../../src/cli/main.js';
 import {
   connectInspector,
@@ -142,6 +143,13 @@ describe('inspector server', () => {
     await agent.stop();
     ws.close();
     await connection.close();
+  });
+
+  it('`troupe inspect --demo` runs an offline swarm against the inspector', async () => {
+    const lines: string[] = [];
+    const text = await runDemo({ url: server.connectUrl, autoApprove: true, log: (line) => lines.push(line) });
+    expect(text).toContain('All three documents are settled');
+    expect(lines.at(-1)).toMatch(/^lead: /);
   });
 
   it('`troupe inspect` prints the page and the connect url, and `troupe` alone prints its usage', async () => {
