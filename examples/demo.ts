@@ -1,9 +1,10 @@
 /**
  * The main job: an agent that plans a small trip with three tools. Offline on the scripted model by default;
- * on a real model when OPENAI_API_KEY or ANTHROPIC_API_KEY is set (once the providers land).
+ * on a real model when OPENAI_API_KEY or ANTHROPIC_API_KEY is set (see model-from-env.ts).
  */
 import { z } from 'zod';
-import { createAgent, defineTool, scriptedModel } from '../src/index.js';
+import { createAgent, defineTool } from '../src/index.js';
+import { modelFromEnv } from './model-from-env.js';
 
 const weather = defineTool({
   name: 'get_weather',
@@ -26,7 +27,7 @@ const convert = defineTool({
   },
 });
 
-const note = defineTool({
+const saveNote = defineTool({
   name: 'save_note',
   description: 'Saves a note for the traveller',
   schema: z.object({ text: z.string() }),
@@ -34,7 +35,7 @@ const note = defineTool({
   execute: ({ text }) => `saved (${text.length} characters)`,
 });
 
-const model = scriptedModel([
+const { model, note } = modelFromEnv([
   {
     reasoning: 'Compare the weather in the three cities first.',
     text: 'Let me check the weather.',
@@ -58,9 +59,14 @@ const model = scriptedModel([
   },
 ]);
 
-const agent = createAgent({ model, tools: [weather, convert, note], system: 'You are a travel planner.' });
+const agent = createAgent({
+  model,
+  tools: [weather, convert, saveNote],
+  system: 'You are a travel planner. Use the tools, then answer in two sentences.',
+});
 
 const dim = (s: string) => `\x1b[2m${s}\x1b[0m`;
+console.log(dim(`[${note}]`));
 for await (const event of agent.stream('Where should I go this weekend: Lisbon, Oslo or Kyoto?')) {
   switch (event.type) {
     case 'step_start':
@@ -78,10 +84,14 @@ for await (const event of agent.stream('Where should I go this weekend: Lisbon, 
         `\n  ← ${event.result.content.map((c) => (c.type === 'text' ? c.text : '[image]')).join('')}`,
       );
       break;
+    case 'model_retry':
+      process.stdout.write(dim(`\n[retry ${event.attempt} in ${event.delayMs} ms: ${event.error.code}]`));
+      break;
     case 'turn_end':
       process.stdout.write(
         dim(`\n\nturn ended: ${event.stopReason}, ${event.usage.input} in / ${event.usage.output} out tokens\n`),
       );
+      if (event.error) console.error(`error: ${event.error.code}: ${event.error.message}`);
       break;
   }
 }

@@ -11,7 +11,8 @@
  * With no key it runs offline on the scripted model and says so.
  */
 import { z } from 'zod';
-import { anthropic, createAgent, defineTool, type Model, openai, scriptedModel } from '../src/index.js';
+import { createAgent, defineTool } from '../src/index.js';
+import { modelFromEnv } from './model-from-env.js';
 
 const clock = defineTool({
   name: 'current_time',
@@ -26,35 +27,14 @@ const clock = defineTool({
   },
 });
 
-function chooseModel(): { model: Model; note: string } {
-  const wanted = process.env.TROUPE_PROVIDER;
-  const openaiKey = process.env.OPENAI_API_KEY;
-  const anthropicKey = process.env.ANTHROPIC_API_KEY;
-  if (anthropicKey && (wanted === 'anthropic' || !openaiKey)) {
-    const id = process.env.TROUPE_MODEL ?? 'claude-sonnet-4-5';
-    return { model: anthropic({ model: id, apiKey: anthropicKey }), note: `Anthropic Messages, ${id}` };
-  }
-  if (openaiKey) {
-    const baseURL = process.env.OPENAI_BASE_URL;
-    const id = process.env.TROUPE_MODEL ?? 'gpt-5-mini';
-    const model = openai({ model: id, apiKey: openaiKey, ...(baseURL ? { baseURL } : {}) });
-    return { model, note: baseURL ? `Chat Completions at ${baseURL}, ${id}` : `OpenAI Responses, ${id}` };
-  }
-  const model = scriptedModel([
-    { toolCalls: [{ name: 'current_time', args: { timeZone: 'Europe/Lisbon' } }] },
-    {
-      text: 'It is evening in Lisbon (this answer came from the offline scripted model).',
-      deltaDelayMs: 20,
-      chunkSize: 4,
-    },
-  ]);
-  return {
-    model,
-    note: 'no OPENAI_API_KEY or ANTHROPIC_API_KEY set: running OFFLINE on the scripted model (set a key for a real one)',
-  };
-}
-
-const { model, note } = chooseModel();
+const { model, note } = modelFromEnv([
+  { toolCalls: [{ name: 'current_time', args: { timeZone: 'Europe/Lisbon' } }] },
+  {
+    text: 'It is evening in Lisbon (this answer came from the offline scripted model).',
+    deltaDelayMs: 20,
+    chunkSize: 4,
+  },
+]);
 console.log(`\x1b[2m[${note}]\x1b[0m`);
 const effort = process.env.TROUPE_REASONING;
 const agent = createAgent({

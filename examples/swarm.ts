@@ -11,15 +11,13 @@ import {
   type AgentEvent,
   createSupervisor,
   defineTool,
-  type Model,
   type ModelRequest,
   type ScriptedAnswer,
-  scriptedModel,
   type TreeView,
   textOf,
   type Usage,
 } from '../src/index.js';
-import { anthropic, openai } from '../src/providers/index.js';
+import { modelFromEnv } from './model-from-env.js';
 
 const TOPICS = ['actor model', 'supervision trees', 'statecharts', 'backpressure', 'tool calling'];
 
@@ -84,22 +82,7 @@ function lastNotification(request: ModelRequest): string {
   return textOf(note).replace(/<[^>]+>/g, '');
 }
 
-function chooseModel(): { model: Model; note: string } {
-  const openaiKey = process.env.OPENAI_API_KEY;
-  const anthropicKey = process.env.ANTHROPIC_API_KEY;
-  if (anthropicKey && (process.env.TROUPE_PROVIDER === 'anthropic' || !openaiKey)) {
-    const id = process.env.TROUPE_MODEL ?? 'claude-sonnet-4-5';
-    return { model: anthropic({ model: id, apiKey: anthropicKey }), note: `Anthropic, ${id}` };
-  }
-  if (openaiKey) {
-    const id = process.env.TROUPE_MODEL ?? 'gpt-5-mini';
-    const baseURL = process.env.OPENAI_BASE_URL;
-    return { model: openai({ model: id, apiKey: openaiKey, ...(baseURL ? { baseURL } : {}) }), note: `OpenAI, ${id}` };
-  }
-  return { model: scriptedModel(scripted), note: 'offline (scripted model; set OPENAI_API_KEY or ANTHROPIC_API_KEY)' };
-}
-
-const { model, note } = chooseModel();
+const { model, note } = modelFromEnv(scripted);
 const supervisor = createSupervisor({
   model,
   concurrency: 3,
