@@ -7,7 +7,7 @@ import { retryDelay } from './retry.js';
 import { sleep } from './sleep.js';
 
 /**
- * The agent's model worker: lives as long as the agent, takes MODEL_REQUEST, streams the answer (deltas go to the
+ * The agent's model worker: lives as long as a run, takes MODEL_REQUEST, streams the answer (deltas go to the
  * event bus, never through the machine) and replies MODEL_DONE or MODEL_ERROR once, after retries.
  */
 export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {

@@ -9,7 +9,7 @@ import { envOf } from './env.js';
 type Reply = (reply: WorkerReply) => void;
 
 /**
- * The agent's tool worker: lives as long as the agent and answers the tool phases' requests (validate,
+ * The agent's tool worker: lives as long as a run and answers the tool phases' requests (validate,
  * authorize, execute) and the structured-output check. Tool errors become results; nothing here throws at
  * the machine.
  */

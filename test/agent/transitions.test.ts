@@ -44,16 +44,28 @@ function start(input: Partial<Parameters<typeof initialTransition<typeof agentMa
   return initialTransition(agentMachine, { agentId: 'a1', ...input });
 }
 
-/** Applies events in order; returns the last snapshot and every action type run on the way. */
+const WORKER_LIFECYCLE = new Set(['xstate.spawnChild', 'xstate.stopChild']);
+
+/**
+ * Applies events in order; returns the last snapshot and every action type run on the way, leaving out the
+ * workers' starts and stops (asserted on their own below).
+ */
 function drive(snapshot: Snapshot, ...events: AgentMachineEvent[]): [Snapshot, string[]] {
   const actions: string[] = [];
   let current = snapshot;
   for (const event of events) {
     const [next, executed] = transition(agentMachine, current, event);
     current = next;
-    for (const action of executed) actions.push(action.type);
+    for (const action of executed) if (!WORKER_LIFECYCLE.has(action.type)) actions.push(action.type);
   }
   return [current, actions];
+}
+
+function workerActions(snapshot: Snapshot, event: AgentMachineEvent): string[] {
+  const [, executed] = transition(agentMachine, snapshot, event);
+  return executed
+    .filter((a) => WORKER_LIFECYCLE.has(a.type))
+    .map((a) => `${a.type === 'xstate.spawnChild' ? 'start' : 'stop'} ${(a.params as { id?: string }).id ?? ''}`);
 }
 
 const stateOf = (snapshot: AnyMachineSnapshot) => JSON.stringify(snapshot.value);
@@ -113,13 +125,26 @@ function expectIgnored(snapshot: Snapshot, ...events: AgentMachineEvent[]) {
 }
 
 describe('idle', () => {
-  it('starts idle with the configured limits and spawns its two workers', () => {
+  it('starts idle with the configured limits and no workers: an idle agent holds nothing running', () => {
     const [snapshot, actions] = start({ maxSteps: 7 });
     expect(snapshot.value).toBe('idle');
     expect(snapshot.context).toMatchObject({ agentId: 'a1', maxSteps: 7, turn: 0, step: 0, queue: [] });
-    const spawned = actions.filter((a) => a.type === 'xstate.spawnChild').map((a) => (a.params as { id: string }).id);
-    expect(spawned).toEqual(['worker.model', 'worker.tools']);
-    expect(Object.keys(snapshot.children)).toEqual(['worker.model', 'worker.tools']);
+    expect(actions).toEqual([]);
+    expect(Object.keys(snapshot.children)).toEqual([]);
+  });
+
+  it('starts the two workers for a run and stops them when the run ends', () => {
+    expect(workerActions(start()[0], prompt())).toEqual(['start worker.model', 'start worker.tools']);
+    const [running] = drive(start()[0], prompt());
+    expect(Object.keys(running.children).sort()).toEqual(['worker.model', 'worker.tools']);
+    const done: AgentMachineEvent = {
+      type: 'MODEL_DONE',
+      turn: 1,
+      step: 1,
+      message: answer([{ type: 'text', text: 'x' }]),
+    };
+    expect(workerActions(running, done).sort()).toEqual(['stop worker.model', 'stop worker.tools']);
+    expect(Object.keys(drive(running, done)[0].children)).toEqual([]);
   });
 
   it('PROMPT starts a run, a turn and a step, and asks the model', () => {

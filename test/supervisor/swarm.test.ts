@@ -130,11 +130,14 @@ describe('swarm batches', () => {
 
   it('the XState parent chain is agent → supervisor → subagents, with dotted ids', async () => {
     let snapshotDuring: string[] = [];
+    let childWorkersDuring: string[] = [];
     const model = router(({ prompt, answers }) => {
       if (prompt === 'ROOT' && answers === 0) return { toolCalls: [{ name: 'agent', args: { prompt: 'child' } }] };
       if (prompt === 'child') {
         const supervisor = root.actor.getSnapshot().children.supervisor;
         snapshotDuring = Object.keys(supervisor?.getSnapshot().children ?? {});
+        const child = supervisor?.getSnapshot().children[snapshotDuring[0] ?? ''];
+        childWorkersDuring = Object.keys(child?.getSnapshot().children ?? {}).sort();
       }
       return { text: 'ok' };
     });
@@ -143,7 +146,10 @@ describe('swarm batches', () => {
     expect(snapshotDuring).toHaveLength(1);
     expect(snapshotDuring[0]).toMatch(/^subagent\./);
     const child = root.actor.getSnapshot().children.supervisor?.getSnapshot().children[snapshotDuring[0] ?? ''];
-    expect(child?.getSnapshot().children['worker.model']).toBeDefined();
+    // The child ran with its own workers under it; idle again, it holds none.
+    expect(childWorkersDuring).toEqual(['worker.model', 'worker.tools']);
+    expect(child?.getSnapshot().value).toBe('idle');
+    expect(child?.getSnapshot().children['worker.model']).toBeUndefined();
     await root.stop();
   });
 });
