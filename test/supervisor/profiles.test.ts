@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
 import { z } from 'zod';
 import { createAgent, createSupervisor, defineTool, scriptedModel, textOf } from '../../src/index.js';
 import { latch, router } from './helpers.js';
@@ -140,7 +141,7 @@ describe('profiles and hand-off', () => {
     root.on('subagent_end', (e) => ends.push(e.status));
     await root.prompt('ROOT');
     await started.promise;
-    const supervisor = root.actor.getSnapshot().children.supervisor;
+    const supervisor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
     expect(Object.keys(supervisor?.getSnapshot().children ?? {})).toHaveLength(1);
     await root.stop();
     expect(root.actor.getSnapshot().status).toBe('stopped');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AnyActorRef } from 'xstate';
 import { createAgent, createSupervisor } from '../../src/index.js';
 import { parseResults, router } from './helpers.js';
 
@@ -134,9 +135,9 @@ describe('swarm batches', () => {
     const model = router(({ prompt, answers }) => {
       if (prompt === 'ROOT' && answers === 0) return { toolCalls: [{ name: 'agent', args: { prompt: 'child' } }] };
       if (prompt === 'child') {
-        const supervisor = root.actor.getSnapshot().children.supervisor;
+        const supervisor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
         snapshotDuring = Object.keys(supervisor?.getSnapshot().children ?? {});
-        const child = supervisor?.getSnapshot().children[snapshotDuring[0] ?? ''];
+        const child = supervisor?.getSnapshot().children[snapshotDuring[0] ?? ''] as AnyActorRef | undefined;
         childWorkersDuring = Object.keys(child?.getSnapshot().children ?? {}).sort();
       }
       return { text: 'ok' };
@@ -145,7 +146,8 @@ describe('swarm batches', () => {
     await root.prompt('ROOT');
     expect(snapshotDuring).toHaveLength(1);
     expect(snapshotDuring[0]).toMatch(/^subagent\./);
-    const child = root.actor.getSnapshot().children.supervisor?.getSnapshot().children[snapshotDuring[0] ?? ''];
+    const rootSupervisor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
+    const child = rootSupervisor?.getSnapshot().children[snapshotDuring[0] ?? ''] as AnyActorRef | undefined;
     // The child ran with its own workers under it; idle again, it holds none.
     expect(childWorkersDuring).toEqual(['worker.model', 'worker.tools']);
     expect(child?.getSnapshot().value).toBe('idle');
