@@ -23,7 +23,7 @@ interface ModelInput {
  * every model call and every tool batch, the context updated by `assign` and the history copied into it on
  * every append. Text deltas go through the machine as events, as they would if the machine were the only bus.
  */
-export function naiveMachine(model: Model, registry: ToolRegistry, toolConcurrency: number) {
+function naiveMachine(model: Model, registry: ToolRegistry, toolConcurrency: number) {
   const signal = new AbortController().signal;
   return setup({
     types: {
