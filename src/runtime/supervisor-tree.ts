@@ -277,6 +277,13 @@ export class Tree implements SubagentHost {
       if (waiting) waiting.push(event.agentId);
       else this.awaiting.set(event.toolCallId, [event.agentId]);
     });
+    // A waiting call closes with exactly one result in a tool message, however it ends (approved and run, denied,
+    // or closed by an interrupt, a cancel or a stop), so that is where its entry goes: otherwise entries of calls
+    // never answered here would pile up, and a later call reusing the id would be routed to the stale agent.
+    bus.on('message_end', (event) => {
+      if (this.awaiting.size === 0 || event.discarded || event.message.role !== 'tool') return;
+      for (const result of event.message.content) this.forget(result.toolCallId, event.agentId);
+    });
     bus.on('usage', (event) => {
       addUsage(this.usage, event.usage);
       for (let node = this.nodes.get(event.agentId); node; node = this.parentOf(node)) {
@@ -757,18 +764,23 @@ export class Tree implements SubagentHost {
 
   /** Finds the agent whose tool call waits for approval, for routing approve / deny by id. */
   route(target: ApprovalTarget): AnyActorRef | undefined {
-    const waiting = this.awaiting.get(target.toolCallId);
-    const at = waiting?.indexOf(target.agentId) ?? -1;
-    if (waiting && at >= 0) waiting.splice(at, 1);
-    if (waiting?.length === 0) this.awaiting.delete(target.toolCallId);
+    this.forget(target.toolCallId, target.agentId);
     return this.nodes.get(target.agentId)?.ref;
   }
 
   findAwaiting(toolCallId: string): AnyActorRef | undefined {
+    const agentId = this.awaiting.get(toolCallId)?.[0];
+    if (agentId === undefined) return undefined;
+    this.forget(toolCallId, agentId);
+    return this.nodes.get(agentId)?.ref;
+  }
+
+  private forget(toolCallId: string, agentId: string): void {
     const waiting = this.awaiting.get(toolCallId);
-    const agentId = waiting?.shift();
-    if (waiting?.length === 0) this.awaiting.delete(toolCallId);
-    return agentId === undefined ? undefined : this.nodes.get(agentId)?.ref;
+    if (!waiting) return;
+    const at = waiting.indexOf(agentId);
+    if (at >= 0) waiting.splice(at, 1);
+    if (waiting.length === 0) this.awaiting.delete(toolCallId);
   }
 }
 

@@ -170,6 +170,33 @@ describe('approvals across the tree', () => {
     expect((await supervisor.run('go')).text).toBe('done it');
     await supervisor.stop();
   });
+
+  it('a waiting call closed without an answer (cancelled) does not capture a later approval of the same id', async () => {
+    const danger = defineTool({
+      name: 'danger',
+      description: 'needs approval',
+      schema: z.object({}),
+      execute: () => 'done it',
+    });
+    const model = router(({ answers, lastTool }) =>
+      answers === 0 ? { toolCalls: [{ name: 'danger', args: {}, id: 'same_id' }] } : { text: lastTool },
+    );
+    const supervisor = createSupervisor({ model, tools: [danger], policy: () => 'ask' });
+    const starts: string[] = [];
+    supervisor.on('subagent_start', (event) => starts.push(event.taskId));
+    const asked = waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'approval_requested');
+    const first = supervisor.run('first');
+    await asked;
+    expect(supervisor.cancel(starts[0] ?? '')).toBe(true);
+    expect((await first).status).toBe('cancelled');
+
+    // The second agent's call reuses the id; a bare-id approval must reach it, not the cancelled first agent.
+    supervisor.on('approval_requested', (event) => supervisor.approve(event.toolCallId));
+    const second = await supervisor.run('second');
+    expect(second.status).toBe('completed');
+    expect(second.text).toBe('done it');
+    await supervisor.stop();
+  });
 });
 
 describe('resume by id', () => {
