@@ -12,6 +12,7 @@ import {
   type TaskSpec,
 } from '../../machines/supervisor.js';
 import {
+  type AgentEventOf,
   addUsage,
   emptyUsage,
   lastAssistant,
@@ -252,6 +253,7 @@ export class Tree implements SubagentHost {
   readonly usage: Usage = emptyUsage();
   /** Tool calls announced as waiting for approval, by id: which agents asked (ids may repeat across agents). */
   private readonly awaiting = new Map<string, string[]>();
+  private watchCloses?: () => void;
   readonly tools: AnyTool[];
   openTasks = 0;
   system?: AnyActorSystem;
@@ -276,13 +278,7 @@ export class Tree implements SubagentHost {
       const waiting = this.awaiting.get(event.toolCallId);
       if (waiting) waiting.push(event.agentId);
       else this.awaiting.set(event.toolCallId, [event.agentId]);
-    });
-    // A waiting call closes with exactly one result in a tool message, however it ends (approved and run, denied,
-    // or closed by an interrupt, a cancel or a stop), so that is where its entry goes: otherwise entries of calls
-    // never answered here would pile up, and a later call reusing the id would be routed to the stale agent.
-    bus.on('message_end', (event) => {
-      if (this.awaiting.size === 0 || event.discarded || event.message.role !== 'tool') return;
-      for (const result of event.message.content) this.forget(result.toolCallId, event.agentId);
+      this.watchCloses ??= bus.on('message_end', (end) => this.closed(end));
     });
     bus.on('usage', (event) => {
       addUsage(this.usage, event.usage);
@@ -775,12 +771,28 @@ export class Tree implements SubagentHost {
     return this.nodes.get(agentId)?.ref;
   }
 
+  /**
+   * A waiting call closes with exactly one result in a tool message, however it ends (approved and run, denied,
+   * or closed by an interrupt, a cancel or a stop), so that is where its entry goes: otherwise entries of calls
+   * never answered through the tree would pile up, and a later call reusing the id would be routed to the stale
+   * agent. The tree listens to messages only while some call waits, so agents publish no message events for it
+   * otherwise.
+   */
+  private closed(event: AgentEventOf<'message_end'>): void {
+    if (event.discarded || event.message.role !== 'tool') return;
+    for (const result of event.message.content) this.forget(result.toolCallId, event.agentId);
+  }
+
   private forget(toolCallId: string, agentId: string): void {
     const waiting = this.awaiting.get(toolCallId);
     if (!waiting) return;
     const at = waiting.indexOf(agentId);
     if (at >= 0) waiting.splice(at, 1);
     if (waiting.length === 0) this.awaiting.delete(toolCallId);
+    if (this.awaiting.size === 0 && this.watchCloses) {
+      this.watchCloses();
+      this.watchCloses = undefined;
+    }
   }
 }
 
