@@ -1,0 +1,485 @@
+import { describe, expect, it } from 'vitest';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { z } from 'zod';
+import {
+  type AgentEvent,
+  createAgent,
+  createSupervisor,
+  defineTool,
+  describeTree,
+  emptyUsage,
+  SpawnRefused,
+  scriptedModel,
+  type TreeView,
+  textOf,
+} from '../../src/index.js';
+import { assertValidHistory, latch, router, waitFor } from './helpers.js';
+
+const danger = defineTool({
+  name: 'danger',
+  description: 'needs approval',
+  schema: z.object({}),
+  execute: () => 'done it',
+});
+
+/** The nodes of a tree view, depth first, as `kind:id@state`. */
+function flatten(view: TreeView, out: TreeView[] = []): TreeView[] {
+  out.push(view);
+  for (const child of view.children) flatten(child, out);
+  return out;
+}
+
+describe('createSupervisor(): unknown ids get clear answers, never a hang or a throw', () => {
+  it('status, cancel, result, resume, get, whereIs, messagesOf, usageOf, approve and deny of ids nobody knows', async () => {
+    const model = scriptedModel(() => ({ text: 'ok' }));
+    const supervisor = createSupervisor({ model });
+    expect(supervisor.status('task_nope')).toBeUndefined();
+    expect(supervisor.cancel('task_nope')).toBe(false);
+    await expect(supervisor.result('task_nope')).rejects.toThrow('No task "task_nope" is known');
+    await expect(supervisor.resume('nobody', 'hello?')).rejects.toThrow(/No finished subagent "nobody" is known/);
+    await expect(supervisor.resume('nobody', 'hello?')).rejects.toBeInstanceOf(SpawnRefused);
+    expect(supervisor.get('nobody')).toBeUndefined();
+    expect(supervisor.whereIs('nobody')).toBe('unknown');
+    expect(supervisor.messagesOf('nobody')).toBeUndefined();
+    expect(supervisor.usageOf('nobody')).toBeUndefined();
+    expect(supervisor.usageOf('nobody', 'subtree')).toBeUndefined();
+    // Answers for calls nobody waits on go nowhere, quietly.
+    expect(() => supervisor.approve('call_nope')).not.toThrow();
+    expect(() => supervisor.deny('call_nope', 'no')).not.toThrow();
+    expect(() => supervisor.approve({ agentId: 'ghost', toolCallId: 'call_nope' })).not.toThrow();
+    expect(() => supervisor.deny({ agentId: 'ghost', toolCallId: 'call_nope' })).not.toThrow();
+    // The supervisor is still perfectly usable afterwards.
+    expect((await supervisor.run('hi')).text).toBe('ok');
+    expect(model.calls).toBe(1);
+    await supervisor.stop();
+  });
+
+  it('refuses bad swarms up front: no tasks, an unknown profile, a nonsense concurrency', async () => {
+    const model = scriptedModel(() => ({ text: 'ok' }));
+    const supervisor = createSupervisor({ model, profiles: { coder: {} } });
+    await expect(supervisor.swarm([])).rejects.toThrow('No tasks given');
+    await expect(supervisor.run('x', { profile: 'poet' })).rejects.toThrow(
+      'Unknown profile "poet". Profiles: default, coder.',
+    );
+    await expect(supervisor.swarm(['x'], { concurrency: 0 })).rejects.toThrow(
+      'concurrency must be a positive integer, got 0',
+    );
+    // None of them started anything.
+    expect(model.calls).toBe(0);
+    expect(supervisor.usage.input).toBe(0);
+    await supervisor.stop();
+  });
+
+  // BUG: Tree.startBatch (src/runtime/supervisor-tree.ts) validates the batch's `concurrency` only after it has
+  // recorded the batch: the task records (status 'running'), the batch entry and `openTasks += n` (and, for a
+  // background batch, the owner's `openBackground`) are all in place when `positive(concurrency)` throws. The
+  // caller gets the RangeError, but the tasks it never started stay open for good: they count against maxAgents
+  // forever, so after one bad call a supervisor with maxAgents: 1 refuses every later task.
+  it.fails('a swarm refused for its concurrency leaves nothing open behind it (maxAgents still has room)', async () => {
+    const model = scriptedModel(() => ({ text: 'ok' }));
+    const supervisor = createSupervisor({ model, maxAgents: 1 });
+    await expect(supervisor.swarm(['x'], { concurrency: 0 })).rejects.toThrow('concurrency must be a positive integer');
+    // Refused now with "1 more subagent(s) would exceed the limit of 1 running at once (maxAgents; 1 open now)".
+    expect((await supervisor.run('y')).text).toBe('ok');
+    await supervisor.stop();
+  });
+
+  it('without a model, a task fails with an error that says which model is missing', async () => {
+    // No restarts: the failure is the same every time, and the default backoff would only slow the test down.
+    const supervisor = createSupervisor({ maxRestarts: 0 });
+    expect(supervisor.id).toMatch(/^supervisor_/);
+    const result = await supervisor.run('anyone there?');
+    expect(result.status).toBe('failed');
+    expect(result.text).toContain('No model: give createSupervisor() a `model`');
+    expect(supervisor.status(result.taskId)).toMatchObject({ status: 'failed', agentId: result.agentId });
+    await supervisor.stop();
+  });
+});
+
+describe('createSupervisor(): tasks by id', () => {
+  it('result() waits for its own task, not for the first one to finish; status() follows it', async () => {
+    const gates = { a: latch(), b: latch() };
+    const model = router(async ({ prompt }) => {
+      await gates[prompt as 'a' | 'b'].promise;
+      return { text: `${prompt} done`, usage: { input: 3 } };
+    });
+    const supervisor = createSupervisor({ model, id: 'root' });
+    expect(supervisor.id).toBe('root');
+    const [a, b] = await supervisor.swarm(['a', 'b'], { background: true });
+    if (!a || !b) throw new Error('expected two task ids');
+    expect(supervisor.status(b)).toEqual({ taskId: b, agentId: expect.any(String), status: 'running' });
+    expect(supervisor.status(b)).not.toHaveProperty('text');
+    const order: string[] = [];
+    const resultB = supervisor.result(b).then((r) => {
+      order.push(`result ${r.text}`);
+      return r;
+    });
+    const endA = waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'subagent_end' && e.taskId === a);
+    gates.a.open();
+    await endA;
+    // a's end went by: b's result is still pending, and says so.
+    expect(order).toEqual([]);
+    expect(supervisor.status(b)?.status).toBe('running');
+    expect(supervisor.status(a)).toMatchObject({ status: 'completed', text: 'a done' });
+    gates.b.open();
+    expect(await resultB).toMatchObject({ taskId: b, status: 'completed', text: 'b done' });
+    // A settled task answers at once, with the same result.
+    expect(await supervisor.result(b)).toEqual(await resultB);
+    expect(supervisor.status(b)).toMatchObject({ status: 'completed', text: 'b done' });
+    expect(supervisor.usage.input).toBe(6);
+    await supervisor.stop();
+  });
+
+  it('cancel() stops a running task and a queued one (which never starts); cancelling again says false', async () => {
+    const never = latch();
+    const started: string[] = [];
+    const inFlight = latch();
+    const model = router(async ({ prompt }) => {
+      started.push(prompt);
+      inFlight.open();
+      await never.promise;
+      return { text: 'never' };
+    });
+    const supervisor = createSupervisor({ model });
+    const ends: Array<[string, string]> = [];
+    supervisor.on('subagent_end', (e) => ends.push([e.taskId, e.status]));
+    const [running, queued] = await supervisor.swarm(['first', 'second'], { background: true, concurrency: 1 });
+    if (!running || !queued) throw new Error('expected two task ids');
+    await inFlight.promise;
+    expect(started).toEqual(['first']);
+
+    expect(supervisor.cancel(queued)).toBe(true);
+    expect(await supervisor.result(queued)).toMatchObject({ status: 'cancelled' });
+    // The slot is still taken by the first: the queued one was dropped, not started.
+    expect(started).toEqual(['first']);
+
+    expect(supervisor.cancel(running)).toBe(true);
+    const cancelled = await supervisor.result(running);
+    expect(cancelled).toMatchObject({ status: 'cancelled', text: 'The task was cancelled before it finished.' });
+    expect(supervisor.status(running)?.status).toBe('cancelled');
+    expect(supervisor.cancel(running)).toBe(false);
+    expect(supervisor.cancel(queued)).toBe(false);
+    expect(ends).toEqual([
+      [queued, 'cancelled'],
+      [running, 'cancelled'],
+    ]);
+    // The interrupted child's history is still a valid conversation.
+    assertValidHistory(supervisor.messagesOf(cancelled.agentId) ?? []);
+    expect(started).toEqual(['first']);
+    await supervisor.stop();
+  });
+
+  it('swarm({ concurrency }) caps this batch below the supervisor’s default, and keeps task order', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const waiting: Array<() => void> = [];
+    // Each call waits until a second one is in flight with it, then both go: the cap is reached, never passed.
+    const model = router(async ({ prompt }) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      if (inFlight === 2) for (const release of waiting.splice(0)) release();
+      else await new Promise<void>((resolve) => waiting.push(resolve));
+      inFlight--;
+      return { text: prompt.toUpperCase() };
+    });
+    const supervisor = createSupervisor({ model, concurrency: 4 });
+    // Tasks started and not yet ended, as the supervisor announces them (a batch starts its first tasks at once).
+    let running = 0;
+    let maxRunning = 0;
+    supervisor.on('subagent_start', () => {
+      maxRunning = Math.max(maxRunning, ++running);
+    });
+    supervisor.on('subagent_end', () => running--);
+    const results = await supervisor.swarm(['a', { prompt: 'b' }, 'c', 'd'], { concurrency: 2 });
+    expect(results.map((r) => r.text)).toEqual(['A', 'B', 'C', 'D']);
+    expect(maxRunning).toBe(2);
+    expect(maxInFlight).toBe(2);
+    expect(model.calls).toBe(4);
+    await supervisor.stop();
+  });
+
+  it('run({ profile }) runs the task under that profile, and resume() continues the same agent', async () => {
+    const model = router(({ request, lastUser }) => ({ text: `${request.system ?? 'no system'} / ${lastUser}` }));
+    const supervisor = createSupervisor({ model, profiles: { poet: { system: 'Rhyme.' } } });
+    const first = await supervisor.run('a verse', { profile: 'poet' });
+    expect(first.text).toBe('Rhyme. / a verse');
+    expect(first.agentId).toMatch(/^poet_/);
+    const again = await supervisor.resume(first.agentId, 'another');
+    expect(again.agentId).toBe(first.agentId);
+    expect(again.text).toBe('Rhyme. / another');
+    expect(supervisor.messagesOf(first.agentId)?.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    await supervisor.stop();
+  });
+});
+
+describe('createSupervisor().agent(): members', () => {
+  it('takes an id, refuses a second agent with the same id, and seeds the history from messages', async () => {
+    const model = router(({ request }) => ({ text: `I see ${request.messages.length} messages` }));
+    const supervisor = createSupervisor({ model });
+    const lead = supervisor.agent({
+      id: 'lead',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'earlier' }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'noted' }],
+          provider: 'scripted',
+          model: 'scripted',
+          stopReason: 'stop',
+          usage: emptyUsage(),
+        },
+      ],
+    });
+    expect(lead.id).toBe('lead');
+    expect(() => supervisor.agent({ id: 'lead' })).toThrow('An agent with id "lead" already exists in this tree');
+    expect((await lead.prompt('and now?')).text).toBe('I see 3 messages');
+    expect(supervisor.whereIs('lead')).toBe('alive');
+    expect(supervisor.messagesOf('lead')?.map((m) => textOf(m))).toEqual([
+      'earlier',
+      'noted',
+      'and now?',
+      'I see 3 messages',
+    ]);
+    const anonymous = supervisor.agent({});
+    expect(anonymous.id).toMatch(/^agent_/);
+    expect(anonymous.id).not.toBe('lead');
+    await supervisor.stop();
+  });
+
+  it('stopping a member releases it from the tree; the rest of the tree carries on', async () => {
+    const model = router(({ lastUser }) => ({ text: `re ${lastUser}` }));
+    const supervisor = createSupervisor({ model });
+    const lead = supervisor.agent({ id: 'lead' });
+    const other = supervisor.agent({ id: 'other' });
+    await lead.prompt('hi');
+    expect(supervisor.get('lead')?.id).toBe('lead');
+    await lead.stop();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // A member is not a task: it is not archived for a resume, it is gone.
+    expect(supervisor.whereIs('lead')).toBe('unknown');
+    expect(supervisor.get('lead')).toBeUndefined();
+    expect(flatten(supervisor.tree()).map((n) => n.id)).toEqual([supervisor.id, 'other']);
+    expect((await other.prompt('still there?')).text).toBe('re still there?');
+    // Its id is free again.
+    expect(supervisor.agent({ id: 'lead' }).id).toBe('lead');
+    await supervisor.stop();
+  });
+
+  it('passes maxSteps, maxOutputAttempts and wakeOnNotification to the member’s machine', async () => {
+    const echo = defineTool({ name: 'echo', description: 'echoes', schema: z.object({}), execute: () => 'echo' });
+    const model = router(({ prompt, answers }) => {
+      if (prompt === 'loop') return { toolCalls: [{ name: 'echo', args: {} }] };
+      if (prompt === 'json') return { text: 'not json' };
+      if (prompt === 'BG' && answers === 0) {
+        return { toolCalls: [{ name: 'agent', args: { prompt: 'child', background: true } }] };
+      }
+      if (prompt === 'BG') return { text: 'started' };
+      return { text: `${prompt} finished` };
+    });
+    const supervisor = createSupervisor({ model });
+
+    const looper = supervisor.agent({ tools: [echo], maxSteps: 2 });
+    const looped = await looper.prompt('loop');
+    expect(looped.stopReason).toBe('max_steps');
+    expect(looped.messages.filter((m) => m.role === 'assistant')).toHaveLength(2);
+
+    const strict = supervisor.agent({ maxOutputAttempts: 1 });
+    const failed = await strict.prompt('json', { outputSchema: z.object({ ok: z.boolean() }) });
+    expect(failed.stopReason).toBe('error');
+    expect(failed.error?.message).toMatch(/after 1 attempts/);
+
+    const sleeper = supervisor.agent({ wakeOnNotification: false });
+    const delivered = waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'notification');
+    expect((await sleeper.prompt('BG')).text).toBe('started');
+    await delivered;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // Not woken by its child's result: still two answers, and idle.
+    expect(sleeper.messages.filter((m) => m.role === 'assistant')).toHaveLength(2);
+    expect(sleeper.actor.getSnapshot().matches('idle')).toBe(true);
+    await supervisor.stop();
+  });
+});
+
+describe('createSupervisor().approve() / deny(): routing', () => {
+  it('routes an approval_requested event to the agent that asked, even when two agents use the same call id', async () => {
+    const model = router(({ answers, lastTool, prompt }) =>
+      answers === 0 ? { toolCalls: [{ name: 'danger', args: {}, id: 'same_id' }] } : { text: `${prompt}: ${lastTool}` },
+    );
+    const supervisor = createSupervisor({ model, tools: [danger], policy: () => 'ask' });
+    const asked: AgentEvent[] = [];
+    const both = latch();
+    supervisor.on('approval_requested', (event) => {
+      asked.push(event);
+      if (asked.length === 2) both.open();
+    });
+    const batch = supervisor.swarm(['yes', 'no']);
+    await both.promise;
+    const byPrompt = (p: string) =>
+      asked.find((e) => textOf(supervisor.messagesOf(e.agentId)?.[0]) === p) as AgentEvent & {
+        toolCallId: string;
+      };
+    const yes = byPrompt('yes');
+    const no = byPrompt('no');
+    expect(yes.agentId).not.toBe(no.agentId);
+    // Answer the second asker first: routing is by agent, not by arrival order.
+    supervisor.deny(no);
+    supervisor.approve(yes);
+    const [yesResult, noResult] = await batch;
+    expect(yesResult?.text).toBe('yes: done it');
+    expect(noResult?.text).toBe('no: The user denied this tool call');
+    await supervisor.stop();
+  });
+
+  it('a bare call id with a reason, or without one, reaches the one agent waiting on it', async () => {
+    let n = 0;
+    const model = router(({ answers, lastTool }) =>
+      answers === 0 ? { toolCalls: [{ name: 'danger', args: {}, id: `call_${++n}` }] } : { text: lastTool },
+    );
+    const supervisor = createSupervisor({ model, tools: [danger], policy: () => 'ask' });
+    const off = supervisor.on('approval_requested', (event) => supervisor.deny(event.toolCallId, 'too risky'));
+    expect((await supervisor.run('one')).text).toBe('The user denied this tool call: too risky');
+    off();
+    supervisor.on('approval_requested', (event) => supervisor.deny(event.toolCallId));
+    expect((await supervisor.run('two')).text).toBe('The user denied this tool call');
+    await supervisor.stop();
+  });
+});
+
+describe('createSupervisor().stop()', () => {
+  it('while a foreground swarm runs: every task settles as interrupted (queued ones too), and the swarm resolves', async () => {
+    const never = latch();
+    const threeRunning = latch();
+    let started = 0;
+    const model = router(async () => {
+      if (++started === 3) threeRunning.open();
+      await never.promise;
+      return { text: 'never' };
+    });
+    const supervisor = createSupervisor({ model, concurrency: 2 });
+    const ends: string[] = [];
+    supervisor.on('subagent_end', (e) => ends.push(e.status));
+    const background = await supervisor.swarm(['bg'], { background: true, concurrency: 1 });
+    const pending = supervisor.result(background[0] ?? '');
+    const swarm = supervisor.swarm(['a', 'b', 'c']);
+    await threeRunning.promise;
+    await supervisor.stop();
+    const results = await swarm;
+    expect(results).toHaveLength(3);
+    expect(results.map((r) => r?.status)).toEqual(['interrupted', 'interrupted', 'interrupted']);
+    expect((await pending).status).toBe('interrupted');
+    expect(ends.sort()).toEqual(['interrupted', 'interrupted', 'interrupted', 'interrupted']);
+    // Only two of the foreground tasks and the background one ever reached the model: c was queued.
+    expect(started).toBe(3);
+    for (const r of results) expect(supervisor.status(r.taskId)?.status).toBe('interrupted');
+  });
+
+  it('is idempotent, and a stopped supervisor refuses new agents and swarms with a clear error', async () => {
+    const model = scriptedModel(() => ({ text: 'ok' }));
+    const supervisor = createSupervisor({ model, id: 'done' });
+    await supervisor.run('one');
+    await supervisor.stop();
+    await expect(supervisor.stop()).resolves.toBeUndefined();
+    expect(() => supervisor.agent({})).toThrow('Supervisor done is stopped');
+    await expect(supervisor.swarm(['x'])).rejects.toThrow('Supervisor done is stopped');
+    await expect(supervisor.run('x')).rejects.toThrow('Supervisor done is stopped');
+    expect(model.calls).toBe(1);
+  });
+});
+
+describe('createSupervisor(): reading the tree', () => {
+  it('tree() shows supervisors and agents with their states and usage, and no workers', async () => {
+    let during: TreeView | undefined;
+    const gate = latch();
+    const model = router(async ({ prompt, answers }) => {
+      if (prompt === 'LEAD' && answers === 0) {
+        return { usage: { input: 7 }, toolCalls: [{ name: 'agent', args: { prompt: 'child' } }] };
+      }
+      if (prompt === 'child') {
+        during = supervisor.tree();
+        await gate.promise;
+      }
+      return { usage: { input: 1 }, text: 'done' };
+    });
+    const supervisor = createSupervisor({ model, id: 'sup' });
+    const lead = supervisor.agent({ id: 'lead' });
+    const turn = lead.prompt('LEAD');
+    await waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'subagent_start');
+    gate.open();
+    await turn;
+
+    const nodes = flatten(during as TreeView);
+    expect(nodes.map((n) => `${n.kind}:${n.id}`)).toEqual([
+      'supervisor:sup',
+      'agent:lead',
+      'supervisor:lead/supervisor',
+      `agent:${nodes[3]?.id}`,
+    ]);
+    const [root, leadView, leadSupervisor, child] = nodes;
+    expect(root?.state).toBe('idle'); // members are adopted, not tasks: the root supervisor has no batch
+    expect(leadView?.state).toMatch(/^running\..*tools\.executing/);
+    expect(leadView?.usage?.input).toBe(7);
+    expect(leadSupervisor?.state).toBe('busy');
+    expect(leadSupervisor?.usage).toBeUndefined();
+    expect(child?.state).toMatch(/^running\..*model/);
+    // A supervisor has no usage of its own; nothing below an agent is a worker.
+    expect(nodes.some((n) => n.id.includes('worker'))).toBe(false);
+
+    const after = flatten(supervisor.tree());
+    expect(after.map((n) => `${n.kind}:${n.id}@${n.state}`)).toEqual([
+      'supervisor:sup@idle',
+      'agent:lead@idle',
+      'supervisor:lead/supervisor@idle',
+      `agent:${child?.id}@idle`,
+    ]);
+    expect(after[1]?.usage?.input).toBe(8);
+    expect(after[3]?.usage?.input).toBe(1);
+    await supervisor.stop();
+  });
+
+  it('describeTree() of a standalone agent: one agent node, no usage unless asked for', async () => {
+    const agent = createAgent({ model: scriptedModel([{ text: 'ok' }]), id: 'solo' });
+    await agent.prompt('hi');
+    expect(describeTree(agent.actor, agent.id)).toEqual({ id: 'solo', kind: 'agent', state: 'idle', children: [] });
+    expect(describeTree(agent.actor, agent.id, () => agent.usage).usage).toEqual(agent.usage);
+    await agent.stop();
+  });
+
+  it('messagesOf / whereIs / usageOf follow an agent from alive to archived', async () => {
+    const model = router(({ prompt }) => ({ text: `re ${prompt}`, usage: { input: 2, output: 1 } }));
+    const supervisor = createSupervisor({ model, keepFinished: 0 });
+    const { agentId } = await supervisor.run('q');
+    // keepFinished: 0 stops it as soon as it is done; its history and usage are archived.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(supervisor.whereIs(agentId)).toBe('archived');
+    expect(supervisor.get(agentId)).toBeUndefined();
+    expect(supervisor.messagesOf(agentId)?.map((m) => textOf(m))).toEqual(['q', 're q']);
+    expect(supervisor.usageOf(agentId)).toMatchObject({ input: 2, output: 1 });
+    expect(supervisor.usageOf(agentId, 'subtree')).toMatchObject({ input: 2, output: 1 });
+    // A copy: the caller cannot change the archive.
+    supervisor.messagesOf(agentId)?.pop();
+    expect(supervisor.messagesOf(agentId)).toHaveLength(2);
+    const usage = supervisor.usage;
+    usage.input = 1000;
+    expect(supervisor.usage.input).toBe(2);
+    await supervisor.stop();
+  });
+
+  it('the inspect option sees the whole tree, from the root supervisor down to its agents', async () => {
+    const actors = new Set<string>();
+    const inspect = (event: InspectionEvent) => {
+      if (event.type === '@xstate.actor') actors.add((event.actorRef as AnyActorRef).id);
+    };
+    const supervisor = createSupervisor({ model: scriptedModel(() => ({ text: 'ok' })), id: 'seen', inspect });
+    const lead = supervisor.agent({ id: 'lead' });
+    await lead.prompt('hi');
+    expect(actors.has('seen')).toBe(true);
+    expect(actors.has('subagent.lead')).toBe(true);
+    expect(actors.has('worker.model')).toBe(true);
+    await supervisor.stop();
+  });
+});
