@@ -55,6 +55,12 @@ export class EventQueue implements AsyncIterableIterator<AgentEvent> {
 
   return(): Promise<IteratorResult<AgentEvent>> {
     this.ended = true;
+    // A reader may close the stream while another of its calls waits (a cancel button racing the loop).
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = undefined;
+      resolve({ value: undefined, done: true });
+    }
     this.buffer = [];
     this.head = 0;
     this.onClose();

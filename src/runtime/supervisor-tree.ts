@@ -397,6 +397,8 @@ export class Tree implements SubagentHost {
     options: { background: boolean; concurrency?: number },
   ): { batchId: string; taskIds: string[]; done: Promise<TaskResult[]> } {
     if (requests.length === 0) throw new SpawnRefused('No tasks given');
+    // Every refusal comes before anything is recorded: a refused batch must leave no open task behind.
+    const concurrency = positive(options.concurrency ?? this.limits.concurrency, 'concurrency');
     const depth = owner.depth + 1;
     if (depth > this.limits.maxDepth) {
       throw new SpawnRefused(
@@ -461,7 +463,6 @@ export class Tree implements SubagentHost {
     for (const record of records) this.tasks.set(record.taskId, record);
     this.openTasks += records.length;
     if (options.background) owner.openBackground += records.length;
-    const concurrency = positive(options.concurrency ?? this.limits.concurrency, 'concurrency');
     const batch: BatchSpec = { batchId, background: options.background, concurrency, tasks: specs };
     supervisor.send({ type: 'SPAWN', batch });
     return { batchId, taskIds: records.map((r) => r.taskId), done };

@@ -115,11 +115,8 @@ describe('EventQueue: closing early', () => {
     await expect(queue.return()).resolves.toEqual({ value: undefined, done: true });
   });
 
-  // BUG: return() does not answer a next() that is already waiting. A reader that closes the stream from elsewhere
-  // (a cancel button, a race against another promise) while its loop is parked in next() is never resumed: the
-  // queue is ended, so no push will ever answer it, and return() drops the waiting resolver without calling it.
-  // An async generator (and the iterator protocol's expectation) would settle the pending next() with done.
-  it.fails('return() while a next() is waiting settles that next() as done', async () => {
+  // A reader that closes the stream from elsewhere (a cancel button, a race) while its loop waits in next().
+  it('return() while a next() is waiting settles that next() as done', async () => {
     const queue = new EventQueue();
     let settled: IteratorResult<AgentEvent> | undefined;
     const pending = queue.next().then((r) => {

@@ -70,12 +70,8 @@ describe('createSupervisor(): unknown ids get clear answers, never a hang or a t
     await supervisor.stop();
   });
 
-  // BUG: Tree.startBatch (src/runtime/supervisor-tree.ts) validates the batch's `concurrency` only after it has
-  // recorded the batch: the task records (status 'running'), the batch entry and `openTasks += n` (and, for a
-  // background batch, the owner's `openBackground`) are all in place when `positive(concurrency)` throws. The
-  // caller gets the RangeError, but the tasks it never started stay open for good: they count against maxAgents
-  // forever, so after one bad call a supervisor with maxAgents: 1 refuses every later task.
-  it.fails('a swarm refused for its concurrency leaves nothing open behind it (maxAgents still has room)', async () => {
+  // Refusals come before the batch is recorded: a refused batch must not count against maxAgents forever.
+  it('a swarm refused for its concurrency leaves nothing open behind it (maxAgents still has room)', async () => {
     const model = scriptedModel(() => ({ text: 'ok' }));
     const supervisor = createSupervisor({ model, maxAgents: 1 });
     await expect(supervisor.swarm(['x'], { concurrency: 0 })).rejects.toThrow('concurrency must be a positive integer');
