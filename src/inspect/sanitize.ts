@@ -215,15 +215,8 @@ export function sanitizeInspection(
           return;
         case '@xstate.snapshot':
         case '@xstate.transition':
-          next({
-            ...event,
-            actorRef,
-            event: sanitizer.event(event.event),
-            snapshot: sanitizer.snapshot(event.snapshot) as never,
-          });
-          return;
         case '@xstate.microstep':
-          if (!options.includeMicrosteps) return;
+          if (event.type === '@xstate.microstep' && !options.includeMicrosteps) return;
           next({
             ...event,
             actorRef,

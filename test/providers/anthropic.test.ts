@@ -388,10 +388,8 @@ describe('Anthropic failures', () => {
     const closed = server.clientClosed();
     const pending = agent.prompt('x', { signal: controller.signal });
     await started;
-    const t0 = Date.now();
     controller.abort();
     await closed;
-    expect(Date.now() - t0).toBeLessThan(500);
     expect((await pending).stopReason).toBe('interrupted');
     await agent.stop();
   });

@@ -427,10 +427,8 @@ describe('Chat Completions failures, classified', () => {
     const closed = server.clientClosed();
     const pending = agent.prompt('hi', { signal: controller.signal });
     await firstDelta;
-    const abortedAt = Date.now();
     controller.abort();
     await closed;
-    expect(Date.now() - abortedAt).toBeLessThan(500);
     const result = await pending;
     expect(result.stopReason).toBe('interrupted');
     expect(server.requests[0]?.clientClosedAfterMs).toBeDefined();

@@ -116,6 +116,13 @@ describe('stopping mid-batch', () => {
 });
 
 describe('approvals across the tree', () => {
+  const needsApproval = defineTool({
+    name: 'danger',
+    description: 'needs approval',
+    schema: z.object({}),
+    execute: () => 'done it',
+  });
+
   it('a subagent inherits its parent’s ask policy; its approval request reaches the root and is answered there', async () => {
     const danger = defineTool({
       name: 'danger',
@@ -156,32 +163,20 @@ describe('approvals across the tree', () => {
   });
 
   it('createSupervisor().approve() routes a bare tool call id to the one agent waiting on it', async () => {
-    const danger = defineTool({
-      name: 'danger',
-      description: 'needs approval',
-      schema: z.object({}),
-      execute: () => 'done it',
-    });
     const model = router(({ answers, lastTool }) =>
       answers === 0 ? { toolCalls: [{ name: 'danger', args: {}, id: 'only_call' }] } : { text: lastTool },
     );
-    const supervisor = createSupervisor({ model, tools: [danger], policy: () => 'ask' });
+    const supervisor = createSupervisor({ model, tools: [needsApproval], policy: () => 'ask' });
     supervisor.on('approval_requested', (event) => supervisor.approve(event.toolCallId));
     expect((await supervisor.run('go')).text).toBe('done it');
     await supervisor.stop();
   });
 
   it('a waiting call closed without an answer (cancelled) does not capture a later approval of the same id', async () => {
-    const danger = defineTool({
-      name: 'danger',
-      description: 'needs approval',
-      schema: z.object({}),
-      execute: () => 'done it',
-    });
     const model = router(({ answers, lastTool }) =>
       answers === 0 ? { toolCalls: [{ name: 'danger', args: {}, id: 'same_id' }] } : { text: lastTool },
     );
-    const supervisor = createSupervisor({ model, tools: [danger], policy: () => 'ask' });
+    const supervisor = createSupervisor({ model, tools: [needsApproval], policy: () => 'ask' });
     const starts: string[] = [];
     supervisor.on('subagent_start', (event) => starts.push(event.taskId));
     const asked = waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'approval_requested');
