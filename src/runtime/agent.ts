@@ -13,7 +13,7 @@ import type {
   UserContent,
 } from '../protocol/index.js';
 import { userMessage } from '../protocol/index.js';
-import { type AnyTool, ToolRegistry } from '../tools/index.js';
+import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
 import { runtimeAgentMachine } from './agent-machine.js';
 import { EventBus, type Listener } from './bus.js';
 import {
@@ -107,7 +107,7 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     system: config.system,
     toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
     policy: config.policy,
-    outputSchema: config.outputSchema,
+    ...(config.outputSchema ? { output: outputSpec(config.outputSchema) } : {}),
     retry: retryPolicy(config.retry),
     maxTokens: config.maxTokens,
     temperature: config.temperature,
@@ -294,12 +294,18 @@ export class Agent<Output = unknown> {
 
   private submit<O>(input: PromptInput, options: PromptOptions<O>, inputId: string): Promise<RunResult<O>> {
     if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
+    let turnOutput: OutputSpec | undefined;
+    try {
+      turnOutput = options.outputSchema ? outputSpec(options.outputSchema) : undefined;
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const result = new Promise<RunResult<O>>((resolve) => {
       const pending: PendingTurn = {
         resolve: resolve as (result: RunResult) => void,
         startIndex: this.env.transcript.length,
       };
-      if (options.outputSchema) pending.outputSchema = options.outputSchema;
+      if (turnOutput) pending.outputSpec = turnOutput;
       this.env.pending.set(inputId, pending);
       const { signal } = options;
       if (signal) {
@@ -311,7 +317,7 @@ export class Agent<Output = unknown> {
         else signal.addEventListener('abort', onAbort, { once: true });
       }
     });
-    const expectsOutput = Boolean(options.outputSchema ?? this.env.settings.outputSchema);
+    const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);
     this.actor.send({ type: 'PROMPT', input: { inputId, messages: [userMessage(input)], expectsOutput } });
     return result;
   }

@@ -1,5 +1,4 @@
 import type { ActorSystem } from 'xstate';
-import type { z } from 'zod';
 import type { PolicyDecision } from '../../machines/agent/index.js';
 import {
   type AgentEventBody,
@@ -19,7 +18,7 @@ import {
   type TurnStopReason,
   type Usage,
 } from '../protocol/index.js';
-import type { ToolRegistry } from '../tools/index.js';
+import type { OutputSpec, ToolRegistry } from '../tools/index.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
@@ -41,7 +40,7 @@ export interface AgentSettings {
   system?: string;
   toolConcurrency: number;
   policy?: Policy;
-  outputSchema?: z.ZodType;
+  output?: OutputSpec;
   retry: RetryPolicy;
   maxTokens?: number;
   temperature?: number;
@@ -63,7 +62,8 @@ export interface RunResult<Output = unknown> {
 /** A turn someone is waiting for: `prompt()` resolves it on the turn's `turn_end`. */
 export interface PendingTurn {
   resolve(result: RunResult): void;
-  outputSchema?: z.ZodType;
+  /** This turn's own structured-answer schema, overriding the agent's. */
+  outputSpec?: OutputSpec;
   startIndex: number;
   output?: unknown;
   error?: TurnError;
@@ -154,8 +154,8 @@ export class AgentEnv implements EventOrigin {
     }
   }
 
-  outputSchemaFor(inputId: string): z.ZodType | undefined {
-    return this.pending.get(inputId)?.outputSchema ?? this.settings.outputSchema;
+  outputSpecFor(inputId: string): OutputSpec | undefined {
+    return this.pending.get(inputId)?.outputSpec ?? this.settings.output;
   }
 
   buildRequest(outputJsonSchema: JsonObject | undefined): ModelRequest {

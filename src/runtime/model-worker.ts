@@ -1,7 +1,6 @@
 import { fromCallback } from 'xstate';
 import type { ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
 import { type AssistantMessage, ModelError, toModelError } from '../protocol/index.js';
-import { toInputSchema } from '../tools/index.js';
 import { type AgentEnv, envOf, type ModelCall, PartialMessage } from './env.js';
 import { retryDelay } from './retry.js';
 import { sleep } from './sleep.js';
@@ -29,13 +28,7 @@ async function callModel(env: AgentEnv, request: ModelWorkerRequest): Promise<Wo
   };
   env.modelCall = call;
   const { turn, step } = request;
-  let modelRequest: ReturnType<AgentEnv['buildRequest']>;
-  try {
-    const schema = env.outputSchemaFor(request.inputId);
-    modelRequest = env.buildRequest(schema ? toInputSchema('outputSchema', schema) : undefined);
-  } catch (error) {
-    return fail(env, call, turn, step, toModelError(error));
-  }
+  const modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
 
   for (let attempt = 1; ; attempt++) {
     try {

@@ -25,7 +25,7 @@ import {
   textOf,
   type Usage,
 } from '../protocol/index.js';
-import { type AnyTool, ToolRegistry } from '../tools/index.js';
+import { type AnyTool, outputSpec, ToolRegistry } from '../tools/index.js';
 import { runtimeAgentMachine } from './agent-machine.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import {
@@ -437,7 +437,7 @@ export class Tree implements SubagentHost {
       const agent: TaskSpec['agent'] = {};
       if (profile?.maxSteps !== undefined) agent.maxSteps = positive(profile.maxSteps, 'maxSteps');
       if (profile?.wakeOnNotification !== undefined) agent.wakeOnNotification = profile.wakeOnNotification;
-      const spec: TaskSpec = { taskId, agentId, prompt: request.prompt, expectsOutput: Boolean(settings.outputSchema) };
+      const spec: TaskSpec = { taskId, agentId, prompt: request.prompt, expectsOutput: Boolean(settings.output) };
       if (Object.keys(agent).length > 0) spec.agent = agent;
       specs.push(spec);
       const record: TaskRecord = {
@@ -516,7 +516,7 @@ export class Tree implements SubagentHost {
       system: profile?.system,
       model: profile?.model ?? parent.model,
       policy: profile?.policy ?? parent.policy,
-      outputSchema: profile?.outputSchema,
+      output: profile?.outputSchema ? outputSpec(profile.outputSchema) : undefined,
     };
     byProfile.set(profileName, settings);
     return settings;

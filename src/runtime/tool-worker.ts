@@ -205,7 +205,7 @@ function withTimeout<T>(running: Promise<T>, ms: number, controller: AbortContro
 }
 
 function checkOutput(env: AgentEnv, turn: number, inputId: string): WorkerReply {
-  const schema = env.outputSchemaFor(inputId);
+  const schema = env.outputSpecFor(inputId)?.schema;
   const pending = env.pending.get(inputId);
   const last = env.transcript.messages[env.transcript.length - 1];
   if (!schema) return { type: 'OUTPUT_CHECKED', turn, ok: true };

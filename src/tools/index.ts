@@ -8,4 +8,11 @@ export {
   type ToolOutput,
 } from './define-tool.js';
 export { describeThrown, toToolResult } from './output.js';
-export { describeIssues, ToolDefinitionError, ToolRegistry, toInputSchema } from './registry.js';
+export {
+  describeIssues,
+  type OutputSpec,
+  outputSpec,
+  ToolDefinitionError,
+  ToolRegistry,
+  toInputSchema,
+} from './registry.js';

@@ -80,12 +80,28 @@ export class ToolRegistry {
 
 /** The JSON Schema a model sees for a zod schema; refuses schemas JSON Schema cannot express. */
 export function toInputSchema(name: string, schema: z.ZodType): JsonObject {
+  return jsonSchemaOf(schema, `Tool "${name}": its schema`);
+}
+
+/** A structured-answer schema with the JSON Schema the model is given, converted once. */
+export interface OutputSpec {
+  schema: z.ZodType;
+  jsonSchema: JsonObject;
+}
+
+/** Checks an `outputSchema` when the agent or prompt is made, not at the first model call. */
+export function outputSpec(schema: z.ZodType): OutputSpec {
+  return { schema, jsonSchema: jsonSchemaOf(schema, 'outputSchema') };
+}
+
+// The model writes the value the schema parses, so it is described by the schema's input side.
+function jsonSchemaOf(schema: z.ZodType, owner: string): JsonObject {
   let json: Record<string, unknown>;
   try {
     json = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ToolDefinitionError(`Tool "${name}": its schema cannot be expressed as JSON Schema (${reason})`);
+    throw new ToolDefinitionError(`${owner} cannot be expressed as JSON Schema (${reason})`);
   }
   const { $schema: _dialect, ...rest } = json;
   return rest as JsonObject;

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, ModelError, OutputValidationError, scriptedModel, textOf } from '../../src/index.js';
+import {
+  createAgent,
+  defineTool,
+  ModelError,
+  OutputValidationError,
+  scriptedModel,
+  ToolDefinitionError,
+  textOf,
+} from '../../src/index.js';
 import { expectValidHistory, record, resultText, toolResults } from './helpers.js';
 
 const echo = defineTool({
@@ -148,6 +156,18 @@ describe('structured output', () => {
     expect(feedback[0]).toContain('not valid JSON');
     expect(feedback[1]).toContain('- verdict:');
     expect(feedback[1]).toContain('- reasons:');
+    await agent.stop();
+  });
+
+  it('refuses an outputSchema JSON Schema cannot express when the agent or the prompt is made', async () => {
+    const Dated = z.object({ at: z.date() });
+    expect(() => createAgent({ model: scriptedModel([]), outputSchema: Dated })).toThrow(
+      'outputSchema cannot be expressed as JSON Schema',
+    );
+    const model = scriptedModel([{ text: 'never asked' }]);
+    const agent = createAgent({ model });
+    await expect(agent.prompt('when?', { outputSchema: Dated })).rejects.toThrow(ToolDefinitionError);
+    expect(model.calls).toBe(0);
     await agent.stop();
   });
 
