@@ -14,5 +14,4 @@ export {
   outputSpec,
   ToolDefinitionError,
   ToolRegistry,
-  toInputSchema,
 } from './registry.js';

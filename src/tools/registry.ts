@@ -74,13 +74,12 @@ export class ToolRegistry {
     }
     if (typeof tool.execute !== 'function') throw new ToolDefinitionError(`Tool "${name}" has no execute function`);
     this.byName.set(name, tool);
-    return { name, description: tool.description ?? '', inputSchema: toInputSchema(name, tool.schema) };
+    return {
+      name,
+      description: tool.description ?? '',
+      inputSchema: jsonSchemaOf(tool.schema, `Tool "${name}": its schema`),
+    };
   }
-}
-
-/** The JSON Schema a model sees for a zod schema; refuses schemas JSON Schema cannot express. */
-export function toInputSchema(name: string, schema: z.ZodType): JsonObject {
-  return jsonSchemaOf(schema, `Tool "${name}": its schema`);
 }
 
 /** A structured-answer schema with the JSON Schema the model is given, converted once. */
