@@ -204,10 +204,14 @@ export class Agent<Output = unknown> {
         queue.end();
       }
     });
-    return {
-      result: this.submit(input, options, inputId),
-      [Symbol.asyncIterator]: () => queue,
-    };
+    const result = this.submit(input, options, inputId);
+    // A prompt refused up front (a stopped agent, an outputSchema JSON Schema cannot express) starts no turn: the
+    // iteration ends at once instead of waiting for a turn_end that never comes, and `result` carries the error.
+    result.catch(() => {
+      off();
+      queue.end();
+    });
+    return { result, [Symbol.asyncIterator]: () => queue };
   }
 
   /** Listens to this agent's events of one type, or all (`'*'`); returns the unsubscribe function. */

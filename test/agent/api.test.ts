@@ -54,6 +54,16 @@ describe('agent.stream()', () => {
     await agent.stop();
   });
 
+  it('a refused prompt ends the iteration at once and rejects result', async () => {
+    const agent = createAgent({ model: scriptedModel([]) });
+    await agent.stop();
+    const stream = agent.stream('too late');
+    const seen: AgentEvent[] = [];
+    for await (const event of stream) seen.push(event);
+    expect(seen).toEqual([]);
+    await expect(stream.result).rejects.toThrow('is stopped');
+  });
+
   it('a reader may break out early; the turn still completes', async () => {
     const agent = createAgent({ model: scriptedModel([{ text: 'a b c d e f', chunkSize: 1, deltaDelayMs: 1 }]) });
     const stream = agent.stream('go');
