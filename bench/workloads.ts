@@ -98,7 +98,7 @@ interface ToolLoopSize {
 }
 
 /** The agent statechart's states every tool step must pass through, and every step's. */
-const STEP_STATES = ['running.turn.step', 'running.turn.step.prepare', 'running.turn.step.model'];
+const STEP_STATES = ['running.turn.step', 'running.turn.step.model'];
 const TOOL_PHASES = [
   'running.turn.step.tools',
   'running.turn.step.tools.validating',
@@ -136,10 +136,17 @@ export class TransitionCounter {
       if (event.type !== '@xstate.microstep' || event.actorRef.sessionId !== sessionId) continue;
       this.microsteps++;
       const value = (event.snapshot as { value?: unknown }).value;
-      const now = new Set(activePaths(value));
-      // A transition that leaves and re-enters a state (between → step) shows as a microstep where it is absent.
-      for (const path of now) if (!this.active.has(path)) this.entries.set(path, (this.entries.get(path) ?? 0) + 1);
-      this.active = now;
+      const now = activePaths(value);
+      // A state is entered when it was not active before, or when a transition re-enters it (finalizing → the next
+      // step leaves and re-enters `step` in one microstep, so both snapshots show it active).
+      const reentered = event._transitions.flatMap((t) =>
+        t.reenter ? (t.target ?? []).map((node) => node.path.join('.')) : [],
+      );
+      for (const path of now) {
+        const again = reentered.some((root) => path === root || path.startsWith(`${root}.`));
+        if (again || !this.active.has(path)) this.entries.set(path, (this.entries.get(path) ?? 0) + 1);
+      }
+      this.active = new Set(now);
     }
     return this;
   }

@@ -49,7 +49,11 @@ export function runStatechartAlone(steps: number): { modelCalls: number; toolRes
                 isError: false,
               };
               toolResults++;
-              sendBack({ type: 'TOOL_RESULT', batch: request.batch, toolCallId: call.id, result, terminate: false });
+              sendBack({
+                type: 'TOOL_RESULTS',
+                batch: request.batch,
+                results: [{ toolCallId: call.id, result, terminate: false }],
+              });
             }
           }
         });

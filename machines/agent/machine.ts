@@ -27,7 +27,7 @@ const INTERRUPTED = 'The user interrupted this tool call before it finished; it 
 
 function closeOpenCalls(calls: ToolCallState[], text: string): ToolCallState[] {
   return calls.map((state) =>
-    state.status === 'done' ? state : { ...state, status: 'done', result: errorResult(state.call, text) },
+    state.status === 'done' ? state : { call: state.call, status: 'done', result: errorResult(state.call, text) },
   );
 }
 
@@ -47,10 +47,41 @@ function callsWith(calls: ToolCallState[], status: ToolCallState['status']) {
   return calls.filter((state) => state.status === status).map((state) => state.call);
 }
 
+// Guards and assigns read the event they are given directly. The narrowing below is what the transition they sit
+// on guarantees; `params: ({ event }) => ({ event })` would say the same at the price of an object per evaluation,
+// and these run several times per step.
+const reply = <T extends WorkerReply['type']>(event: AgentMachineEvent) => event as Reply<T>;
+const command = <T extends AgentCommand['type']>(event: AgentMachineEvent) => event as Command<T>;
+
+/** A result is taken only for a call of the current batch that is still open (allowed and not yet answered). */
+function isOpen(context: AgentContext, batch: number, toolCallId: string): boolean {
+  return (
+    batch === context.batch && context.calls.some((state) => state.call.id === toolCallId && state.status === 'open')
+  );
+}
+
+/**
+ * The turn goes round again: a new step, unless the step limit is reached. The hot path (finalizing a tool batch)
+ * takes it directly, other paths through `between`, so every way round checks the limit the same way.
+ */
+const goRound = [
+  {
+    guard: 'stepLimitReached',
+    target: '#agent.running.nextTurn',
+    actions: [{ type: 'stopWith', params: { reason: 'max_steps' } }, 'endTurn'],
+  },
+  { target: '#agent.running.turn.step', reenter: true },
+] as const;
+
 /**
  * One agent: a turn runs steps until the model answers without tool calls; each step asks the model, then moves
  * its tool batch through validate → authorize (→ await approval) → execute → finalize. Every effect is a named
  * action or a long-lived worker given by the runtime, so this file runs unchanged in pure transition tests.
+ *
+ * The chart is shaped for the cost of a step, which XState charges per microstep and per assign (each clones the
+ * snapshot): a step with tools is five microsteps (model → validating → authorizing → executing → finalizing →
+ * the next step) and three assigns (the step counter, the calls, their results): phases that every call passes
+ * change nothing in the context.
  */
 export const agentMachine = setup({
   types: {
@@ -72,12 +103,14 @@ export const agentMachine = setup({
     endRun: () => {},
     startTurn: () => {},
     endTurn: () => {},
-    startStep: () => {},
+    /**
+     * Opens step `params.step`: announces it, then appends the waiting steers, notifications and feedback to the
+     * transcript (the step boundary). Runs before `nextStep` clears them from the context.
+     */
+    startStep: (_, _params: { step: number }) => {},
     endStep: () => {},
-    /** Appends the waiting steers, notifications and feedback to the transcript. */
-    flushInjections: () => {},
-    /** Appends the model's answer to the transcript and accounts its usage. */
-    recordAssistant: (_, _params: { event: Reply<'MODEL_DONE'> }) => {},
+    /** Appends the model's answer (the MODEL_DONE event) to the transcript and accounts its usage. */
+    recordAssistant: () => {},
     /** Appends the batch's results, in call order, to the transcript. */
     recordToolResults: () => {},
     announceApprovals: () => {},
@@ -88,7 +121,7 @@ export const agentMachine = setup({
 
     spawnSupervisor: spawnChild('supervisor', {
       id: 'supervisor',
-      input: ({ event }) => (event as Command<'SUPERVISE'>).input,
+      input: ({ event }) => command<'SUPERVISE'>(event).input,
     }),
 
     requestModel: sendTo(
@@ -113,7 +146,7 @@ export const agentMachine = setup({
       ({ context }): ToolWorkerRequest => ({
         type: 'AUTHORIZE',
         batch: context.batch,
-        calls: callsWith(context.calls, 'validated'),
+        calls: callsWith(context.calls, 'open'),
       }),
     ),
     requestExecution: sendTo(
@@ -121,7 +154,7 @@ export const agentMachine = setup({
       ({ context }): ToolWorkerRequest => ({
         type: 'EXECUTE',
         batch: context.batch,
-        calls: callsWith(context.calls, 'executing'),
+        calls: callsWith(context.calls, 'open'),
       }),
     ),
     requestOutputCheck: sendTo(
@@ -133,27 +166,18 @@ export const agentMachine = setup({
       }),
     ),
 
-    enqueue: assign({
-      queue: ({ context }, params: { event: Command<'PROMPT'> }) => [...context.queue, params.event.input],
-    }),
+    enqueue: assign({ queue: ({ context, event }) => [...context.queue, command<'PROMPT'>(event).input] }),
     inject: assign({
-      injections: ({ context }, params: { event: Command<'STEER'> | Command<'NOTIFY'> }) => [
-        ...context.injections,
-        params.event.message,
-      ],
+      injections: ({ context, event }) => [...context.injections, command<'STEER' | 'NOTIFY'>(event).message],
     }),
     /** An idle agent woken by a notification: the notification (and anything else waiting) opens the turn. */
-    wakeWithNotification: assign(({ context }, params: { event: Command<'NOTIFY'> }) => ({
-      queue: [
-        ...context.queue,
-        {
-          inputId: params.event.inputId,
-          messages: [...context.injections, params.event.message],
-          expectsOutput: false,
-        },
-      ],
-      injections: [],
-    })),
+    wakeWithNotification: assign(({ context, event }) => {
+      const { inputId, message } = command<'NOTIFY'>(event);
+      return {
+        queue: [...context.queue, { inputId, messages: [...context.injections, message], expectsOutput: false }],
+        injections: [],
+      };
+    }),
     dequeueTurn: assign(({ context }) => ({
       current: context.queue[0],
       queue: context.queue.slice(1),
@@ -164,85 +188,100 @@ export const agentMachine = setup({
       error: undefined,
       calls: [],
     })),
-    nextStep: assign({ step: ({ context }) => context.step + 1, calls: [] }),
-    clearInjections: assign({ injections: [] }),
-    takeToolCalls: assign(({ context }, params: { event: Reply<'MODEL_DONE'> }) => ({
-      batch: context.batch + 1,
-      calls: toolCallsOf(params.event.message).map((call): ToolCallState => ({ call, status: 'pending' })),
+    /** The injections were appended by `startStep`; the new step starts with none and no tool batch. */
+    nextStep: assign(({ context }) => ({
+      step: context.step + 1,
+      calls: [],
+      injections: context.injections.length === 0 ? context.injections : [],
     })),
-    /** A tool call cut off by the output limit is incomplete: it is answered with an error, never run. */
-    refuseCutOffCalls: assign({ calls: ({ context }) => closeOpenCalls(context.calls, CUT_OFF) }),
+    takeToolCalls: assign(({ context, event }) => ({
+      batch: context.batch + 1,
+      calls: toolCallsOf(reply<'MODEL_DONE'>(event).message).map((call): ToolCallState => ({ call, status: 'open' })),
+    })),
+    /** Tool calls in an answer cut off by the output limit may be incomplete: each is answered with an error. */
+    refuseCutOffCalls: assign(({ context, event }) => ({
+      batch: context.batch + 1,
+      calls: toolCallsOf(reply<'MODEL_DONE'>(event).message).map(
+        (call): ToolCallState => ({ call, status: 'done', result: errorResult(call, CUT_OFF) }),
+      ),
+    })),
+    /** Calls whose arguments failed validation are answered with the error (the others stay open). */
     applyValidation: assign({
-      calls: ({ context }, params: { event: Reply<'VALIDATED'> }) => {
-        const failures = new Map(params.event.outcomes.map((outcome) => [outcome.toolCallId, outcome.error]));
-        return context.calls.map((state): ToolCallState => {
-          if (state.status !== 'pending') return state;
-          const error = failures.get(state.call.id);
-          return error ? { ...state, status: 'done', result: error } : { ...state, status: 'validated' };
+      calls: ({ context, event }) => {
+        const { outcomes } = reply<'VALIDATED'>(event);
+        return context.calls.map((state, i): ToolCallState => {
+          if (state.status !== 'open') return state;
+          // The worker answers in call order; the lookup is for any other order.
+          const outcome =
+            outcomes[i]?.toolCallId === state.call.id
+              ? outcomes[i]
+              : outcomes.find((o) => o.toolCallId === state.call.id);
+          return outcome?.error ? { call: state.call, status: 'done', result: outcome.error } : state;
         });
       },
     }),
+    /** Denied calls are answered with an error, calls that ask wait for approval (the allowed stay open). */
     applyDecisions: assign({
-      calls: ({ context }, params: { event: Reply<'AUTHORIZED'> }) => {
-        const decisions = new Map(params.event.decisions.map((d) => [d.toolCallId, d]));
+      calls: ({ context, event }) => {
+        const { decisions } = reply<'AUTHORIZED'>(event);
         return context.calls.map((state): ToolCallState => {
-          const decision = decisions.get(state.call.id);
-          if (state.status !== 'validated' || !decision) return state;
-          if (decision.decision === 'allow') return { ...state, status: 'allowed' };
-          if (decision.decision === 'ask') return { ...state, status: 'awaiting' };
+          if (state.status !== 'open') return state;
+          const decision = decisions.find((d) => d.toolCallId === state.call.id);
+          if (!decision || decision.decision === 'allow') return state;
+          if (decision.decision === 'ask') return { call: state.call, status: 'awaiting' };
           const why = decision.reason ? `: ${decision.reason}` : '';
-          return { ...state, status: 'done', result: errorResult(state.call, `Permission denied${why}`) };
+          return { call: state.call, status: 'done', result: errorResult(state.call, `Permission denied${why}`) };
         });
       },
     }),
     approve: assign({
-      calls: ({ context }, params: { event: Command<'APPROVE'> }) =>
-        updateCall(context.calls, params.event.toolCallId, { status: 'allowed' }),
+      calls: ({ context, event }) =>
+        updateCall(context.calls, command<'APPROVE'>(event).toolCallId, { status: 'open' }),
     }),
     deny: assign({
-      calls: ({ context }, params: { event: Command<'DENY'> }) => {
-        const state = context.calls.find((s) => s.call.id === params.event.toolCallId);
+      calls: ({ context, event }) => {
+        const { toolCallId, reason } = command<'DENY'>(event);
+        const state = context.calls.find((s) => s.call.id === toolCallId);
         if (!state) return context.calls;
-        const why = params.event.reason ? `: ${params.event.reason}` : '';
-        return updateCall(context.calls, state.call.id, {
+        const why = reason ? `: ${reason}` : '';
+        return updateCall(context.calls, toolCallId, {
           status: 'done',
           result: errorResult(state.call, `The user denied this tool call${why}`),
         });
       },
     }),
-    markExecuting: assign({
-      calls: ({ context }) =>
-        context.calls.map(
-          (state): ToolCallState => (state.status === 'allowed' ? { ...state, status: 'executing' } : state),
-        ),
-    }),
-    takeToolResult: assign({
-      calls: ({ context }, params: { event: Reply<'TOOL_RESULT'> }) =>
-        updateCall(context.calls, params.event.toolCallId, {
-          status: 'done',
-          result: params.event.result,
-          terminate: params.event.terminate,
-        }),
+    takeToolResults: assign({
+      calls: ({ context, event }) => {
+        const { results } = reply<'TOOL_RESULTS'>(event);
+        return context.calls.map((state): ToolCallState => {
+          if (state.status !== 'open') return state;
+          const answer = results.length === 1 ? results[0] : results.find((r) => r.toolCallId === state.call.id);
+          if (answer?.toolCallId !== state.call.id) return state;
+          return { call: state.call, status: 'done', result: answer.result, terminate: answer.terminate };
+        });
+      },
     }),
     closeInterruptedCalls: assign({ calls: ({ context }) => closeOpenCalls(context.calls, INTERRUPTED) }),
-    queueOutputFeedback: assign(({ context }, params: { event: Reply<'OUTPUT_CHECKED'> }) => ({
+    queueOutputFeedback: assign(({ context, event }) => ({
       outputAttempts: context.outputAttempts + 1,
       injections: [
         ...context.injections,
         {
           role: 'user' as const,
           source: 'feedback' as const,
-          content: [{ type: 'text' as const, text: params.event.feedback ?? 'The answer did not match the schema.' }],
+          content: [
+            {
+              type: 'text' as const,
+              text: reply<'OUTPUT_CHECKED'>(event).feedback ?? 'The answer did not match the schema.',
+            },
+          ],
         },
       ],
     })),
     stopWith: assign((_, params: { reason: NonNullable<AgentContext['stopReason']> }) => ({
       stopReason: params.reason,
     })),
-    failWithModelError: assign({
-      stopReason: 'error',
-      error: (_, params: { event: Reply<'MODEL_ERROR'> }) => params.event.error,
-    }),
+    failWithModelError: assign({ stopReason: 'error', error: ({ event }) => reply<'MODEL_ERROR'>(event).error }),
     failWithInvalidOutput: assign(({ context }) => ({
       stopReason: 'error' as const,
       error: {
@@ -253,36 +292,64 @@ export const agentMachine = setup({
     })),
   },
   guards: {
-    isCurrentModelReply: ({ context }, params: { event: Reply<'MODEL_DONE'> | Reply<'MODEL_ERROR'> }) =>
-      isCurrentModelReply(context, params.event),
-    isCurrentToolAnswer: ({ context }, params: { event: Reply<'MODEL_DONE'> }) =>
-      isCurrentModelReply(context, params.event) && hasToolCalls(params.event),
+    isCurrentModelReply: ({ context, event }) => isCurrentModelReply(context, reply<'MODEL_DONE'>(event)),
+    isCurrentToolAnswer: ({ context, event }) =>
+      isCurrentModelReply(context, reply<'MODEL_DONE'>(event)) && hasToolCalls(reply<'MODEL_DONE'>(event)),
     /** Tool calls in an answer cut off by the output limit may be incomplete. */
-    isCurrentCutOffToolAnswer: ({ context }, params: { event: Reply<'MODEL_DONE'> }) =>
-      isCurrentModelReply(context, params.event) &&
-      hasToolCalls(params.event) &&
-      params.event.message.stopReason === 'length',
-    isCurrentBatch: ({ context }, params: { batch: number }) => params.batch === context.batch,
-    allCallsInvalid: ({ context }, params: { event: Reply<'VALIDATED'> }) =>
-      params.event.batch === context.batch &&
-      params.event.outcomes.filter((outcome) => outcome.error).length === context.calls.length,
-    anyAsks: ({ context }, params: { event: Reply<'AUTHORIZED'> }) =>
-      params.event.batch === context.batch && params.event.decisions.some((d) => d.decision === 'ask'),
-    isAwaiting: ({ context }, params: { toolCallId: string }) =>
-      context.calls.some((state) => state.call.id === params.toolCallId && state.status === 'awaiting'),
+    isCurrentCutOffToolAnswer: ({ context, event }) => {
+      const done = reply<'MODEL_DONE'>(event);
+      return done.message.stopReason === 'length' && isCurrentModelReply(context, done) && hasToolCalls(done);
+    },
+    isCurrentBatch: ({ context, event }) => reply<'VALIDATED'>(event).batch === context.batch,
+    allCallsInvalid: ({ context, event }) => {
+      const { batch, outcomes } = reply<'VALIDATED'>(event);
+      return batch === context.batch && outcomes.filter((outcome) => outcome.error).length === context.calls.length;
+    },
+    anyInvalid: ({ context, event }) => {
+      const { batch, outcomes } = reply<'VALIDATED'>(event);
+      return batch === context.batch && outcomes.some((outcome) => outcome.error);
+    },
+    anyAsks: ({ context, event }) => {
+      const { batch, decisions } = reply<'AUTHORIZED'>(event);
+      return batch === context.batch && decisions.some((d) => d.decision === 'ask');
+    },
+    anyDenied: ({ context, event }) => {
+      const { batch, decisions } = reply<'AUTHORIZED'>(event);
+      return batch === context.batch && decisions.some((d) => d.decision !== 'allow');
+    },
+    isAwaiting: ({ context, event }) => {
+      const { toolCallId } = command<'APPROVE' | 'DENY'>(event);
+      return context.calls.some((state) => state.call.id === toolCallId && state.status === 'awaiting');
+    },
     noneAwaiting: ({ context }) => !context.calls.some((state) => state.status === 'awaiting'),
-    isOpenResult: ({ context }, params: { event: Reply<'TOOL_RESULT'> }) =>
-      params.event.batch === context.batch &&
-      context.calls.some((state) => state.call.id === params.event.toolCallId && state.status === 'executing'),
+    /** Some of the results answer open calls of this batch. */
+    answersOpenCalls: ({ context, event }) => {
+      const { batch, results } = reply<'TOOL_RESULTS'>(event);
+      return results.some((r) => isOpen(context, batch, r.toolCallId));
+    },
+    /** The results answer the last open calls of this batch. */
+    completesBatch: ({ context, event }) => {
+      const { batch, results } = reply<'TOOL_RESULTS'>(event);
+      if (batch !== context.batch) return false;
+      let answered = 0;
+      for (const state of context.calls) {
+        if (state.status === 'done') continue;
+        if (state.status !== 'open' || !results.some((r) => r.toolCallId === state.call.id)) return false;
+        answered++;
+      }
+      return answered > 0;
+    },
     allDone: ({ context }) => context.calls.every((state) => state.status === 'done'),
     allTerminate: ({ context }) => context.calls.length > 0 && context.calls.every((state) => state.terminate === true),
     hasInjections: ({ context }) => context.injections.length > 0,
     expectsOutput: ({ context }) => context.current?.expectsOutput === true,
-    isValidOutput: ({ context }, params: { event: Reply<'OUTPUT_CHECKED'> }) =>
-      params.event.turn === context.turn && params.event.ok,
-    canRetryOutput: ({ context }, params: { event: Reply<'OUTPUT_CHECKED'> }) =>
-      params.event.turn === context.turn && context.outputAttempts + 1 < context.maxOutputAttempts,
-    isCurrentTurn: ({ context }, params: { event: Reply<'OUTPUT_CHECKED'> }) => params.event.turn === context.turn,
+    isValidOutput: ({ context, event }) => {
+      const checked = reply<'OUTPUT_CHECKED'>(event);
+      return checked.turn === context.turn && checked.ok;
+    },
+    canRetryOutput: ({ context, event }) =>
+      reply<'OUTPUT_CHECKED'>(event).turn === context.turn && context.outputAttempts + 1 < context.maxOutputAttempts,
+    isCurrentTurn: ({ context, event }) => reply<'OUTPUT_CHECKED'>(event).turn === context.turn,
     stepLimitReached: ({ context }) => context.step >= context.maxSteps,
     hasQueuedInput: ({ context }) => context.queue.length > 0,
     wakesOnNotification: ({ context }) => context.wakeOnNotification,
@@ -313,15 +380,11 @@ export const agentMachine = setup({
   states: {
     idle: {
       on: {
-        PROMPT: { target: 'running', actions: [{ type: 'enqueue', params: ({ event }) => ({ event }) }, 'startRun'] },
-        STEER: { actions: { type: 'inject', params: ({ event }) => ({ event }) } },
+        PROMPT: { target: 'running', actions: ['enqueue', 'startRun'] },
+        STEER: { actions: 'inject' },
         NOTIFY: [
-          {
-            guard: 'wakesOnNotification',
-            target: 'running',
-            actions: [{ type: 'wakeWithNotification', params: ({ event }) => ({ event }) }, 'startRun'],
-          },
-          { actions: { type: 'inject', params: ({ event }) => ({ event }) } },
+          { guard: 'wakesOnNotification', target: 'running', actions: ['wakeWithNotification', 'startRun'] },
+          { actions: 'inject' },
         ],
       },
     },
@@ -335,9 +398,9 @@ export const agentMachine = setup({
       ],
       initial: 'nextTurn',
       on: {
-        PROMPT: { actions: { type: 'enqueue', params: ({ event }) => ({ event }) } },
-        STEER: { actions: { type: 'inject', params: ({ event }) => ({ event }) } },
-        NOTIFY: { actions: { type: 'inject', params: ({ event }) => ({ event }) } },
+        PROMPT: { actions: 'enqueue' },
+        STEER: { actions: 'inject' },
+        NOTIFY: { actions: 'inject' },
         INTERRUPT: '#agent.interrupted',
       },
       states: {
@@ -350,58 +413,30 @@ export const agentMachine = setup({
         turn: {
           initial: 'step',
           states: {
-            /** Between two steps: the step limit is checked here, whatever sent the turn round again. */
-            between: {
-              always: [
-                {
-                  guard: 'stepLimitReached',
-                  target: '#agent.running.nextTurn',
-                  actions: [{ type: 'stopWith', params: { reason: 'max_steps' } }, 'endTurn'],
-                },
-                { target: 'step' },
-              ],
-            },
+            /** The turn goes round again after a final answer (a steer arrived, or the output needs a retry). */
+            between: { always: [...goRound] },
             step: {
-              entry: ['nextStep', 'startStep'],
+              // The step boundary: steers, notifications and feedback join the history before the model call.
+              entry: [{ type: 'startStep', params: ({ context }) => ({ step: context.step + 1 }) }, 'nextStep'],
               exit: 'endStep',
-              initial: 'prepare',
+              initial: 'model',
               states: {
-                prepare: {
-                  // The step boundary: steers, notifications and feedback join the history before the model call.
-                  entry: ['flushInjections', 'clearInjections'],
-                  always: 'model',
-                },
                 model: {
                   entry: 'requestModel',
                   on: {
                     MODEL_DONE: [
                       {
-                        guard: { type: 'isCurrentCutOffToolAnswer', params: ({ event }) => ({ event }) },
+                        guard: 'isCurrentCutOffToolAnswer',
                         target: 'tools.finalizing',
-                        actions: [
-                          { type: 'recordAssistant', params: ({ event }) => ({ event }) },
-                          { type: 'takeToolCalls', params: ({ event }) => ({ event }) },
-                          'refuseCutOffCalls',
-                        ],
+                        actions: ['recordAssistant', 'refuseCutOffCalls'],
                       },
-                      {
-                        guard: { type: 'isCurrentToolAnswer', params: ({ event }) => ({ event }) },
-                        target: 'tools',
-                        actions: [
-                          { type: 'recordAssistant', params: ({ event }) => ({ event }) },
-                          { type: 'takeToolCalls', params: ({ event }) => ({ event }) },
-                        ],
-                      },
-                      {
-                        guard: { type: 'isCurrentModelReply', params: ({ event }) => ({ event }) },
-                        target: 'answered',
-                        actions: { type: 'recordAssistant', params: ({ event }) => ({ event }) },
-                      },
+                      { guard: 'isCurrentToolAnswer', target: 'tools', actions: ['recordAssistant', 'takeToolCalls'] },
+                      { guard: 'isCurrentModelReply', target: 'answered', actions: 'recordAssistant' },
                     ],
                     MODEL_ERROR: {
-                      guard: { type: 'isCurrentModelReply', params: ({ event }) => ({ event }) },
+                      guard: 'isCurrentModelReply',
                       target: '#agent.failed',
-                      actions: { type: 'failWithModelError', params: ({ event }) => ({ event }) },
+                      actions: 'failWithModelError',
                     },
                   },
                 },
@@ -421,17 +456,17 @@ export const agentMachine = setup({
                   on: {
                     OUTPUT_CHECKED: [
                       {
-                        guard: { type: 'isValidOutput', params: ({ event }) => ({ event }) },
+                        guard: 'isValidOutput',
                         target: '#agent.running.nextTurn',
                         actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn'],
                       },
                       {
-                        guard: { type: 'canRetryOutput', params: ({ event }) => ({ event }) },
+                        guard: 'canRetryOutput',
                         target: '#agent.running.turn.between',
-                        actions: { type: 'queueOutputFeedback', params: ({ event }) => ({ event }) },
+                        actions: 'queueOutputFeedback',
                       },
                       {
-                        guard: { type: 'isCurrentTurn', params: ({ event }) => ({ event }) },
+                        guard: 'isCurrentTurn',
                         target: '#agent.running.nextTurn',
                         actions: ['failWithInvalidOutput', 'endTurn'],
                       },
@@ -445,16 +480,10 @@ export const agentMachine = setup({
                       entry: 'requestValidation',
                       on: {
                         VALIDATED: [
-                          {
-                            guard: { type: 'allCallsInvalid', params: ({ event }) => ({ event }) },
-                            target: 'finalizing',
-                            actions: { type: 'applyValidation', params: ({ event }) => ({ event }) },
-                          },
-                          {
-                            guard: { type: 'isCurrentBatch', params: ({ event }) => ({ batch: event.batch }) },
-                            target: 'authorizing',
-                            actions: { type: 'applyValidation', params: ({ event }) => ({ event }) },
-                          },
+                          { guard: 'allCallsInvalid', target: 'finalizing', actions: 'applyValidation' },
+                          { guard: 'anyInvalid', target: 'authorizing', actions: 'applyValidation' },
+                          // Every call valid: nothing to record (an assign would clone the snapshot for nothing).
+                          { guard: 'isCurrentBatch', target: 'authorizing' },
                         ],
                       },
                     },
@@ -462,41 +491,30 @@ export const agentMachine = setup({
                       entry: 'requestAuthorization',
                       on: {
                         AUTHORIZED: [
-                          {
-                            guard: { type: 'anyAsks', params: ({ event }) => ({ event }) },
-                            target: 'awaitingApproval',
-                            actions: { type: 'applyDecisions', params: ({ event }) => ({ event }) },
-                          },
-                          {
-                            guard: { type: 'isCurrentBatch', params: ({ event }) => ({ batch: event.batch }) },
-                            target: 'executing',
-                            actions: { type: 'applyDecisions', params: ({ event }) => ({ event }) },
-                          },
+                          { guard: 'anyAsks', target: 'awaitingApproval', actions: 'applyDecisions' },
+                          { guard: 'anyDenied', target: 'executing', actions: 'applyDecisions' },
+                          { guard: 'isCurrentBatch', target: 'executing' },
                         ],
                       },
                     },
                     awaitingApproval: {
                       entry: 'announceApprovals',
                       on: {
-                        APPROVE: {
-                          guard: { type: 'isAwaiting', params: ({ event }) => ({ toolCallId: event.toolCallId }) },
-                          actions: { type: 'approve', params: ({ event }) => ({ event }) },
-                        },
-                        DENY: {
-                          guard: { type: 'isAwaiting', params: ({ event }) => ({ toolCallId: event.toolCallId }) },
-                          actions: { type: 'deny', params: ({ event }) => ({ event }) },
-                        },
+                        APPROVE: { guard: 'isAwaiting', actions: 'approve' },
+                        DENY: { guard: 'isAwaiting', actions: 'deny' },
                       },
                       always: { guard: 'noneAwaiting', target: 'executing' },
                     },
                     executing: {
-                      entry: ['markExecuting', 'requestExecution'],
+                      entry: 'requestExecution',
                       on: {
-                        TOOL_RESULT: {
-                          guard: { type: 'isOpenResult', params: ({ event }) => ({ event }) },
-                          actions: { type: 'takeToolResult', params: ({ event }) => ({ event }) },
-                        },
+                        // The last results go straight to finalizing: one microstep, not a take and then an `always`.
+                        TOOL_RESULTS: [
+                          { guard: 'completesBatch', target: 'finalizing', actions: 'takeToolResults' },
+                          { guard: 'answersOpenCalls', actions: 'takeToolResults' },
+                        ],
                       },
+                      // Every call was denied or invalid: nothing runs.
                       always: { guard: 'allDone', target: 'finalizing' },
                     },
                     finalizing: {
@@ -507,7 +525,7 @@ export const agentMachine = setup({
                           target: '#agent.running.nextTurn',
                           actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn'],
                         },
-                        { target: '#agent.running.turn.between' },
+                        ...goRound,
                       ],
                     },
                   },

@@ -9,7 +9,12 @@ import type {
 import type { SupervisorInput } from '../supervisor.js';
 
 /** Where one tool call of the current batch stands. */
-export type ToolCallStatus = 'pending' | 'validated' | 'awaiting' | 'allowed' | 'executing' | 'done';
+/**
+ * Where one call stands besides the batch's phase. An `open` call has passed every phase the batch has passed
+ * (in `authorizing` it was validated, in `executing` it was allowed and runs) and has no result yet; a call that
+ * failed a phase is `done` with an error result at once. So a phase that every call passes changes no context.
+ */
+export type ToolCallStatus = 'open' | 'awaiting' | 'done';
 
 export interface ToolCallState {
   call: ToolCallPart;
@@ -83,8 +88,16 @@ export type WorkerReply =
       batch: number;
       decisions: Array<{ toolCallId: string; decision: PolicyDecision; reason?: string }>;
     }
-  | { type: 'TOOL_RESULT'; batch: number; toolCallId: string; result: ToolResultPart; terminate: boolean }
+  /** Results of calls that finished together (the worker gathers those of one tick), in any order. */
+  | { type: 'TOOL_RESULTS'; batch: number; results: ToolResultEntry[] }
   | { type: 'OUTPUT_CHECKED'; turn: number; ok: boolean; feedback?: string };
+
+export interface ToolResultEntry {
+  toolCallId: string;
+  result: ToolResultPart;
+  /** The tool asked to end the turn after this batch. */
+  terminate: boolean;
+}
 
 export type AgentMachineEvent = AgentCommand | WorkerReply;
 

@@ -42,21 +42,18 @@ export const runtimeAgentMachine = agentMachine.provide({
       if (pending?.abortRequested) queueMicrotask(() => env.requestInterrupt?.());
     },
     endTurn: ({ context, system }) => endTurn(envOf(system, context.agentId), context),
-    startStep: ({ context, system }) => {
+    startStep: ({ context, system }, { step }) => {
       const env = envOf(system, context.agentId);
-      env.step = context.step;
+      env.step = step;
       env.emit({ type: 'step_start' });
-    },
-    endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }),
-    flushInjections: ({ context, system }) => {
-      if (context.injections.length === 0) return;
-      const env = envOf(system, context.agentId);
       for (const message of context.injections) env.append(message);
     },
-    recordAssistant: ({ context, system }, { event }) => {
+    endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }),
+    recordAssistant: ({ context, system, event }) => {
+      const { message } = event as Extract<typeof event, { type: 'MODEL_DONE' }>;
       const env = envOf(system, context.agentId);
-      env.append(event.message);
-      env.addUsage(event.message.usage);
+      env.append(message);
+      env.addUsage(message.usage);
     },
     recordToolResults: ({ context, system }) => {
       if (context.calls.length === 0) return;

@@ -178,7 +178,11 @@ async function runTool(
       durationMs: performance.now() - startedAt,
     });
   }
-  reply({ type: 'TOOL_RESULT', batch, toolCallId: call.id, ...outcome });
+  reply({
+    type: 'TOOL_RESULTS',
+    batch,
+    results: [{ toolCallId: call.id, result: outcome.result, terminate: outcome.terminate }],
+  });
 }
 
 class ToolTimeout extends Error {}

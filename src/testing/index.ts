@@ -357,11 +357,9 @@ export const agentEvents = {
       isError: options.isError ?? false,
     };
     return {
-      type: 'TOOL_RESULT',
+      type: 'TOOL_RESULTS',
       batch,
-      toolCallId,
-      result,
-      terminate: options.terminate ?? false,
+      results: [{ toolCallId, result, terminate: options.terminate ?? false }],
     } as AgentMachineEvent;
   },
   approve: (toolCallId: string): AgentMachineEvent => ({ type: 'APPROVE', toolCallId }),

@@ -61,6 +61,14 @@ function drive(snapshot: Snapshot, ...events: AgentMachineEvent[]): [Snapshot, s
   return [current, actions];
 }
 
+/** The context each run of a named action saw. */
+function contextsOf(snapshot: Snapshot, event: AgentMachineEvent, type: string): Snapshot['context'][] {
+  const [, executed] = transition(agentMachine, snapshot, event);
+  return executed
+    .filter((a) => a.type === type)
+    .map((a) => (a as unknown as { info: { context: Snapshot['context'] } }).info.context);
+}
+
 function workerActions(snapshot: Snapshot, event: AgentMachineEvent): string[] {
   const [, executed] = transition(agentMachine, snapshot, event);
   return executed
@@ -150,7 +158,7 @@ describe('idle', () => {
   it('PROMPT starts a run, a turn and a step, and asks the model', () => {
     const [snapshot, actions] = drive(start()[0], prompt());
     expect(stateOf(snapshot)).toBe(MODEL);
-    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'flushInjections', 'xstate.sendTo']);
+    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'xstate.sendTo']);
     expect(snapshot.context).toMatchObject({ turn: 1, step: 1, queue: [], current: { inputId: 'in1' } });
   });
 
@@ -158,8 +166,9 @@ describe('idle', () => {
     const [snapshot] = drive(start()[0], steer);
     expect(snapshot.value).toBe('idle');
     expect(snapshot.context.injections).toHaveLength(1);
-    const [running, actions] = drive(snapshot, prompt());
-    expect(actions).toContain('flushInjections');
+    const [running] = drive(snapshot, prompt());
+    // The runtime's startStep appends what it sees waiting; the step's assign clears it only afterwards.
+    expect(contextsOf(snapshot, prompt(), 'startStep').map((c) => c.injections.length)).toEqual([1]);
     expect(running.context.injections).toEqual([]);
   });
 
@@ -187,7 +196,7 @@ describe('idle', () => {
       { type: 'MODEL_ERROR', turn: 0, step: 0, error: { name: 'ModelError', code: 'unknown', message: 'late' } },
       { type: 'VALIDATED', batch: 0, outcomes: [] },
       { type: 'AUTHORIZED', batch: 0, decisions: [] },
-      { type: 'TOOL_RESULT', batch: 0, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 0, results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }] },
       { type: 'OUTPUT_CHECKED', turn: 0, ok: true },
     );
   });
@@ -217,8 +226,8 @@ describe('running.turn.step.model', () => {
     expect(actions).toEqual(['recordAssistant', 'xstate.sendTo']);
     expect(snapshot.context.batch).toBe(1);
     expect(snapshot.context.calls.map((c) => [c.call.id, c.status])).toEqual([
-      ['c1', 'pending'],
-      ['c2', 'pending'],
+      ['c1', 'open'],
+      ['c2', 'open'],
     ]);
   });
 
@@ -231,14 +240,7 @@ describe('running.turn.step.model', () => {
     });
     expect(stateOf(snapshot)).toBe(MODEL);
     expect(snapshot.context.step).toBe(2);
-    expect(actions).toEqual([
-      'recordAssistant',
-      'recordToolResults',
-      'endStep',
-      'startStep',
-      'flushInjections',
-      'xstate.sendTo',
-    ]);
+    expect(actions).toEqual(['recordAssistant', 'recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
   });
 
   it('a pending steer keeps the turn going after a text answer', () => {
@@ -250,8 +252,9 @@ describe('running.turn.step.model', () => {
     });
     expect(stateOf(snapshot)).toBe(MODEL);
     expect(snapshot.context.step).toBe(2);
-    expect(actions).toContain('flushInjections');
+    expect(actions).toContain('startStep');
     expect(actions).not.toContain('endTurn');
+    expect(snapshot.context.injections).toEqual([]);
   });
 
   it('an expected structured answer is checked before the turn ends', () => {
@@ -306,7 +309,7 @@ describe('running.turn.step.model', () => {
       { type: 'MODEL_ERROR', turn: 1, step: 9, error: { name: 'ModelError', code: 'unknown', message: 'x' } },
       { type: 'VALIDATED', batch: 0, outcomes: [] },
       { type: 'AUTHORIZED', batch: 0, decisions: [] },
-      { type: 'TOOL_RESULT', batch: 0, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 0, results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }] },
       { type: 'APPROVE', toolCallId: 'c1' },
       { type: 'DENY', toolCallId: 'c1' },
       { type: 'OUTPUT_CHECKED', turn: 1, ok: true },
@@ -324,7 +327,7 @@ describe('running.turn.step.tools.validating', () => {
     });
     expect(stateOf(snapshot)).toBe(tools('authorizing'));
     expect(actions).toEqual(['xstate.sendTo']);
-    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['validated', 'done']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'done']);
     expect(snapshot.context.calls[1]?.result).toEqual(error);
   });
 
@@ -343,7 +346,7 @@ describe('running.turn.step.tools.validating', () => {
       inValidating(),
       { type: 'VALIDATED', batch: 0, outcomes: [] },
       { type: 'AUTHORIZED', batch: 1, decisions: [] },
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }] },
       { type: 'APPROVE', toolCallId: 'c1' },
       { type: 'MODEL_DONE', turn: 1, step: 1, message: answer([]) },
     );
@@ -358,10 +361,20 @@ describe('running.turn.step.tools.validating', () => {
 });
 
 describe('running.turn.step.tools.authorizing', () => {
-  it('all allowed: executing, with the calls marked executing and sent to the tool worker', () => {
-    const snapshot = inExecuting();
+  it('all allowed: executing, with the calls still open and sent to the tool worker, and no assign', () => {
+    const authorizing = inAuthorizing();
+    const [snapshot] = drive(authorizing, {
+      type: 'AUTHORIZED',
+      batch: 1,
+      decisions: [
+        { toolCallId: 'c1', decision: 'allow' },
+        { toolCallId: 'c2', decision: 'allow' },
+      ],
+    });
     expect(stateOf(snapshot)).toBe(tools('executing'));
-    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['executing', 'executing']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'open']);
+    // A phase every call passes leaves the context as it was: no snapshot clone for nothing.
+    expect(snapshot.context).toBe(authorizing.context);
   });
 
   it('a denial becomes an error result the model sees; the rest run', () => {
@@ -391,7 +404,7 @@ describe('running.turn.step.tools.authorizing', () => {
     });
     expect(stateOf(snapshot)).toBe(tools('awaitingApproval'));
     expect(actions).toEqual(['announceApprovals']);
-    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['awaiting', 'allowed']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['awaiting', 'open']);
   });
 
   it('ignores stale decisions and early approvals', () => {
@@ -410,7 +423,7 @@ describe('running.turn.step.tools.awaitingApproval', () => {
     const [snapshot, actions] = drive(inAwaiting(), { type: 'APPROVE', toolCallId: 'c1' });
     expect(stateOf(snapshot)).toBe(tools('executing'));
     expect(actions).toEqual(['xstate.sendTo']);
-    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['executing', 'executing']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'open']);
   });
 
   it('DENY answers the call with the reason; the allowed rest still run', () => {
@@ -419,7 +432,7 @@ describe('running.turn.step.tools.awaitingApproval', () => {
     expect(snapshot.context.calls[0]?.result?.content).toEqual([
       { type: 'text', text: 'The user denied this tool call: too risky' },
     ]);
-    expect(snapshot.context.calls[1]?.status).toBe('executing');
+    expect(snapshot.context.calls[1]?.status).toBe('open');
   });
 
   it('ignores approvals of calls that are not waiting, and tool results', () => {
@@ -428,7 +441,7 @@ describe('running.turn.step.tools.awaitingApproval', () => {
       { type: 'APPROVE', toolCallId: 'c2' },
       { type: 'APPROVE', toolCallId: 'nope' },
       { type: 'DENY', toolCallId: 'c2' },
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c2', result: result('c2'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c2', result: result('c2'), terminate: false }] },
     );
   });
 
@@ -442,30 +455,26 @@ describe('running.turn.step.tools.awaitingApproval', () => {
 describe('running.turn.step.tools.executing', () => {
   it('results are taken one by one; the last one finalizes the step and starts the next', () => {
     const [partway] = drive(inExecuting(), {
-      type: 'TOOL_RESULT',
+      type: 'TOOL_RESULTS',
       batch: 1,
-      toolCallId: 'c2',
-      result: result('c2'),
-      terminate: false,
+      results: [{ toolCallId: 'c2', result: result('c2'), terminate: false }],
     });
     expect(stateOf(partway)).toBe(tools('executing'));
     const [snapshot, actions] = drive(partway, {
-      type: 'TOOL_RESULT',
+      type: 'TOOL_RESULTS',
       batch: 1,
-      toolCallId: 'c1',
-      result: result('c1'),
-      terminate: false,
+      results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }],
     });
     expect(stateOf(snapshot)).toBe(MODEL);
     expect(snapshot.context.step).toBe(2);
-    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'flushInjections', 'xstate.sendTo']);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
   });
 
   it('ends the turn when every result of the batch says terminate', () => {
     const [snapshot, actions] = drive(
       inExecuting(),
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: true },
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c2', result: result('c2'), terminate: true },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c1', result: result('c1'), terminate: true }] },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c2', result: result('c2'), terminate: true }] },
     );
     expect(snapshot.value).toBe('idle');
     expect(actions).toEqual(['recordToolResults', 'endStep', 'endTurn', 'endRun']);
@@ -474,8 +483,8 @@ describe('running.turn.step.tools.executing', () => {
   it('does not end the turn when only some results say terminate', () => {
     const [snapshot] = drive(
       inExecuting(),
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: true },
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c2', result: result('c2'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c1', result: result('c1'), terminate: true }] },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c2', result: result('c2'), terminate: false }] },
     );
     expect(stateOf(snapshot)).toBe(MODEL);
   });
@@ -486,7 +495,7 @@ describe('running.turn.step.tools.executing', () => {
       { type: 'MODEL_DONE', turn: 1, step: 1, message: answer([call('c1')], 'tool_calls') },
       { type: 'VALIDATED', batch: 1, outcomes: [{ toolCallId: 'c1' }] },
       { type: 'AUTHORIZED', batch: 1, decisions: [{ toolCallId: 'c1', decision: 'allow' }] },
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }] },
     );
     expect(snapshot.value).toBe('idle');
     expect(snapshot.context.stopReason).toBe('max_steps');
@@ -495,17 +504,15 @@ describe('running.turn.step.tools.executing', () => {
 
   it('drops results of another batch, duplicates and unknown calls', () => {
     const [once] = drive(inExecuting(), {
-      type: 'TOOL_RESULT',
+      type: 'TOOL_RESULTS',
       batch: 1,
-      toolCallId: 'c1',
-      result: result('c1'),
-      terminate: false,
+      results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }],
     });
     expectIgnored(
       once,
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1', true), terminate: false },
-      { type: 'TOOL_RESULT', batch: 0, toolCallId: 'c2', result: result('c2'), terminate: false },
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'zz', result: result('zz'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c1', result: result('c1', true), terminate: false }] },
+      { type: 'TOOL_RESULTS', batch: 0, results: [{ toolCallId: 'c2', result: result('c2'), terminate: false }] },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'zz', result: result('zz'), terminate: false }] },
       { type: 'APPROVE', toolCallId: 'c2' },
     );
   });
@@ -513,7 +520,7 @@ describe('running.turn.step.tools.executing', () => {
   it('INTERRUPT closes the running calls with interrupted results, keeping finished ones', () => {
     const [snapshot, actions] = drive(
       inExecuting(),
-      { type: 'TOOL_RESULT', batch: 1, toolCallId: 'c1', result: result('c1'), terminate: false },
+      { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }] },
       { type: 'INTERRUPT' },
     );
     expect(snapshot.value).toBe('idle');
@@ -546,7 +553,10 @@ describe('running.turn.step.checkingOutput', () => {
     const [snapshot, actions] = drive(checking(), { type: 'OUTPUT_CHECKED', turn: 1, ok: false, feedback: 'fix x' });
     expect(stateOf(snapshot)).toBe(MODEL);
     expect(snapshot.context.outputAttempts).toBe(1);
-    expect(actions).toContain('flushInjections');
+    expect(actions).toContain('startStep');
+    expect(
+      contextsOf(checking(), { type: 'OUTPUT_CHECKED', turn: 1, ok: false, feedback: 'fix x' }, 'startStep'),
+    ).toMatchObject([{ injections: [{ source: 'feedback', content: [{ text: 'fix x' }] }] }]);
   });
 
   it('the turn fails with output_invalid when the attempts run out', () => {

@@ -123,7 +123,10 @@ describe('pure transitions', () => {
     expect(other.states).toEqual(['idle']);
     expect(other.actions.map((a) => a.type)).toEqual(expect.arrayContaining(['abortInFlight', 'endTurn', 'endRun']));
     expect(transitionMachine(agentMachine, other.snapshot, agentEvents.deny('zz')).states).toEqual(['idle']);
-    expect(agentEvents.toolResult(1, 'c', 't', { isError: true, terminate: true })).toMatchObject({ terminate: true });
+    expect(agentEvents.toolResult(1, 'c', 't', { isError: true, terminate: true })).toMatchObject({
+      type: 'TOOL_RESULTS',
+      results: [{ toolCallId: 'c', terminate: true, result: { isError: true } }],
+    });
   });
 
   it('names the active states of any state value', () => {

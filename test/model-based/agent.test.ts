@@ -73,7 +73,7 @@ const WORKER_REPLIES = new Set([
   'MODEL_ERROR',
   'VALIDATED',
   'AUTHORIZED',
-  'TOOL_RESULT',
+  'TOOL_RESULTS',
   'OUTPUT_CHECKED',
 ]);
 
@@ -129,7 +129,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
     );
   }
   if (is(snapshot, { running: { turn: { step: { tools: 'authorizing' } } } })) {
-    const valid = c.calls.filter((s) => s.status === 'validated').map((s) => s.call.id);
+    const valid = c.calls.filter((s) => s.status === 'open').map((s) => s.call.id);
     const decide = (pick: (i: number) => 'allow' | 'deny' | 'ask'): AgentMachineEvent => ({
       type: 'AUTHORIZED',
       batch,
@@ -151,14 +151,18 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
     events.push({ type: 'APPROVE', toolCallId: 'unknown' });
   }
   if (is(snapshot, { running: { turn: { step: { tools: 'executing' } } } })) {
-    for (const s of c.calls.filter((x) => x.status === 'executing')) {
+    for (const s of c.calls.filter((x) => x.status === 'open')) {
       const toolCallId = s.call.id;
       events.push(
-        { type: 'TOOL_RESULT', batch, toolCallId, result: result(toolCallId), terminate: false },
-        { type: 'TOOL_RESULT', batch, toolCallId, result: result(toolCallId), terminate: true },
+        { type: 'TOOL_RESULTS', batch, results: [{ toolCallId, result: result(toolCallId), terminate: false }] },
+        { type: 'TOOL_RESULTS', batch, results: [{ toolCallId, result: result(toolCallId), terminate: true }] },
       );
     }
-    events.push({ type: 'TOOL_RESULT', batch: batch - 1, toolCallId: 'old', result: result('old'), terminate: false });
+    events.push({
+      type: 'TOOL_RESULTS',
+      batch: batch - 1,
+      results: [{ toolCallId: 'old', result: result('old'), terminate: false }],
+    });
   }
   if (is(snapshot, { running: { turn: { step: 'checkingOutput' } } })) {
     events.push(
@@ -432,12 +436,7 @@ describe('model-based: the agent machine', () => {
       bug: "the policy's ask and deny are taken as allow",
       machine: testMachine.provide({
         actions: {
-          applyDecisions: assign({
-            calls: ({ context }) =>
-              context.calls.map((s: ToolCallState) =>
-                s.status === 'validated' ? { ...s, status: 'allowed' as const } : s,
-              ),
-          }) as never,
+          applyDecisions: assign({ calls: ({ context }) => context.calls.map((s: ToolCallState) => s) }) as never,
         },
       }),
       expected: 'executed before it was authorised',

@@ -268,7 +268,13 @@ describe('createSupervisor().agent(): members', () => {
 
   it('passes maxSteps, maxOutputAttempts and wakeOnNotification to the member’s machine', async () => {
     const echo = defineTool({ name: 'echo', description: 'echoes', schema: z.object({}), execute: () => 'echo' });
-    const model = router(({ prompt, answers }) => {
+    // The background child answers only once its owner's turn is over, so its result finds the owner idle.
+    let ownerIdle: () => void = () => {};
+    const ownerIdled = new Promise<void>((resolve) => {
+      ownerIdle = resolve;
+    });
+    const model = router(async ({ prompt, answers }) => {
+      if (prompt === 'child') await ownerIdled;
       if (prompt === 'loop') return { toolCalls: [{ name: 'echo', args: {} }] };
       if (prompt === 'json') return { text: 'not json' };
       if (prompt === 'BG' && answers === 0) {
@@ -292,6 +298,7 @@ describe('createSupervisor().agent(): members', () => {
     const sleeper = supervisor.agent({ wakeOnNotification: false });
     const delivered = waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'notification');
     expect((await sleeper.prompt('BG')).text).toBe('started');
+    ownerIdle();
     await delivered;
     await new Promise((resolve) => setTimeout(resolve, 0));
     // Not woken by its child's result: still two answers, and idle.
