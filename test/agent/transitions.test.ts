@@ -470,6 +470,49 @@ describe('running.turn.step.tools.executing', () => {
     expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
   });
 
+  it('results that finished together arrive as one event, in any order, and finalize the step at once', () => {
+    const [snapshot, actions] = drive(inExecuting(), {
+      type: 'TOOL_RESULTS',
+      batch: 1,
+      results: [
+        { toolCallId: 'c2', result: result('c2'), terminate: false },
+        { toolCallId: 'c1', result: result('c1'), terminate: false },
+      ],
+    });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
+    const recorded = contextsOf(
+      inExecuting(),
+      {
+        type: 'TOOL_RESULTS',
+        batch: 1,
+        results: [
+          { toolCallId: 'c2', result: result('c2'), terminate: false },
+          { toolCallId: 'c1', result: result('c1'), terminate: false },
+        ],
+      },
+      'recordToolResults',
+    );
+    // The history gets them in call order, whatever order they finished in.
+    expect(recorded[0]?.calls.map((c) => c.result?.toolCallId)).toEqual(['c1', 'c2']);
+  });
+
+  it('a list that answers some open calls takes those and drops the rest', () => {
+    const [snapshot] = drive(inExecuting(), {
+      type: 'TOOL_RESULTS',
+      batch: 1,
+      results: [
+        { toolCallId: 'zz', result: result('zz'), terminate: false },
+        { toolCallId: 'c1', result: result('c1'), terminate: false },
+      ],
+    });
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(snapshot.context.calls.map((c) => [c.call.id, c.status])).toEqual([
+      ['c1', 'done'],
+      ['c2', 'open'],
+    ]);
+  });
+
   it('ends the turn when every result of the batch says terminate', () => {
     const [snapshot, actions] = drive(
       inExecuting(),
