@@ -59,14 +59,35 @@ export interface ScriptedModel extends Model {
 
 /** A model that plays a script: for tests, benchmarks and offline demos. */
 export function scriptedModel(script: Script, options: ScriptedModelOptions = {}): ScriptedModel {
-  const requests: ModelRequest[] = [];
-  const record = options.record ?? true;
-  let calls = 0;
-  let nextCallId = 0;
-  const id = options.id ?? 'scripted';
+  const state = new ScriptState(script, options.id ?? 'scripted', options.record ?? true);
+  return {
+    id: state.id,
+    provider: 'scripted',
+    requests: state.requests,
+    get calls() {
+      return state.calls;
+    },
+    stream: (request: ModelRequest, signal: AbortSignal) => new Playback(state, request, signal),
+  };
+}
 
-  async function nextAnswer(request: ModelRequest): Promise<ScriptedAnswer> {
-    const index = calls++;
+/** What the answers of one scripted model share: the script, the counters and the recorded requests. */
+class ScriptState {
+  readonly requests: ModelRequest[] = [];
+  calls = 0;
+  private nextCallId = 0;
+
+  constructor(
+    private readonly script: Script,
+    readonly id: string,
+    private readonly record: boolean,
+  ) {}
+
+  /** Records the request and takes the next answer: as it is when the script has it, a promise only if its function returns one. */
+  begin(request: ModelRequest): ScriptedAnswer | Promise<ScriptedAnswer> {
+    if (this.record) this.requests.push({ ...request, messages: [...request.messages] });
+    const index = this.calls++;
+    const script = this.script;
     if (typeof script === 'function') return script(request, index);
     const step = script[index];
     if (step === undefined) {
@@ -79,84 +100,167 @@ export function scriptedModel(script: Script, options: ScriptedModelOptions = {}
     return typeof step === 'function' ? step(request, index) : step;
   }
 
-  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
-    if (record) requests.push({ ...request, messages: [...request.messages] });
-    const answer = await nextAnswer(request);
-    if (answer.latencyMs) await sleep(answer.latencyMs, signal);
-    throwIfAborted(signal);
-
+  /** The events after the text: tool calls, usage, and `done` with the whole message. */
+  finish(answer: ScriptedAnswer, events: ModelEvent[]): void {
     const chunk = answer.chunkSize ?? 8;
-    const pace = answer.deltaDelayMs ?? 0;
     const content: AssistantContent[] = [];
-
-    if (answer.reasoning) {
-      for (const delta of split(answer.reasoning, chunk)) {
-        yield { type: 'reasoning_delta', delta };
-        if (pace) await sleep(pace, signal);
+    if (answer.reasoning) content.push({ type: 'reasoning', text: answer.reasoning });
+    if (answer.text) content.push({ type: 'text', text: answer.text });
+    const toolCalls = answer.toolCalls;
+    if (toolCalls) {
+      for (const call of toolCalls) {
+        const callId = call.id ?? `call_${++this.nextCallId}`;
+        const text = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
+        events.push({ type: 'tool_call_start', id: callId, name: call.name });
+        for (const delta of chunks(text, chunk)) events.push({ type: 'tool_call_delta', id: callId, delta });
+        events.push({ type: 'tool_call_end', id: callId });
+        content.push(toolCallPart(callId, call.name, text));
       }
-      content.push({ type: 'reasoning', text: answer.reasoning });
     }
-    if (answer.text) {
-      for (const delta of split(answer.text, chunk)) {
-        yield { type: 'text_delta', delta };
-        if (pace) await sleep(pace, signal);
-        throwIfAborted(signal);
-      }
-      content.push({ type: 'text', text: answer.text });
-    }
-    if (answer.error) throw answer.error instanceof ModelError ? answer.error : new ModelError(answer.error);
-
-    for (const call of answer.toolCalls ?? []) {
-      const callId = call.id ?? `call_${++nextCallId}`;
-      const text = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
-      yield { type: 'tool_call_start', id: callId, name: call.name };
-      for (const delta of split(text, chunk)) yield { type: 'tool_call_delta', id: callId, delta };
-      yield { type: 'tool_call_end', id: callId };
-      content.push(toolCallPart(callId, call.name, text));
-    }
-
-    const usage = { ...emptyUsage(), ...answer.usage };
-    if (answer.usage) yield { type: 'usage', usage };
-    const stopReason = answer.stopReason ?? (answer.toolCalls?.length ? 'tool_calls' : 'stop');
+    // A spread only when the script gives usage: on this V8 it takes a slow path, and most answers have none.
+    const usage = answer.usage ? { ...emptyUsage(), ...answer.usage } : emptyUsage();
+    if (answer.usage) events.push({ type: 'usage', usage });
+    const stopReason = answer.stopReason ?? (toolCalls?.length ? 'tool_calls' : 'stop');
     const message: AssistantMessage = {
       role: 'assistant',
       content,
       provider: 'scripted',
-      model: id,
+      model: this.id,
       stopReason,
       usage,
     };
-    yield { type: 'done', message, stopReason };
+    events.push({ type: 'done', message, stopReason });
   }
-
-  return {
-    id,
-    provider: 'scripted',
-    requests,
-    get calls() {
-      return calls;
-    },
-    stream,
-  };
 }
 
-function* split(text: string, size: number): Generator<string> {
-  if (size <= 0 || text.length <= size) {
-    if (text.length > 0) yield text;
-    return;
+/**
+ * One answer played back. An answer the script has at once, without latency or pacing (what tests and benchmarks
+ * mostly play), is laid out as an event list when the first event is asked for and served from it, one resolved
+ * promise per event: an async generator costs several promise hops per event, which was most of this model's cost.
+ * Anything that waits (a promised answer, latency, pacing) is played by the generator {@link paced}. Both give the
+ * same events in the same order, and check the signal at the same points: before the first event and after each
+ * text delta.
+ */
+class Playback implements AsyncIterableIterator<ModelEvent> {
+  private events?: ModelEvent[];
+  private index = 0;
+  private error?: ModelError;
+  private slow?: AsyncGenerator<ModelEvent>;
+  private finished = false;
+
+  constructor(
+    private readonly state: ScriptState,
+    private readonly request: ModelRequest,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  next(): Promise<IteratorResult<ModelEvent>> {
+    if (this.slow) return this.slow.next();
+    if (this.finished) return Promise.resolve({ value: undefined, done: true });
+    let events = this.events;
+    if (events === undefined) {
+      let answer: ScriptedAnswer | Promise<ScriptedAnswer>;
+      try {
+        answer = this.state.begin(this.request);
+      } catch (error) {
+        return this.fail(error);
+      }
+      if (isPromise(answer) || answer.latencyMs || answer.deltaDelayMs) {
+        this.slow = paced(this.state, answer, this.signal);
+        return this.slow.next();
+      }
+      if (this.signal.aborted) return this.fail(aborted());
+      events = [];
+      const chunk = answer.chunkSize ?? 8;
+      if (answer.reasoning)
+        for (const delta of chunks(answer.reasoning, chunk)) events.push({ type: 'reasoning_delta', delta });
+      if (answer.text) for (const delta of chunks(answer.text, chunk)) events.push({ type: 'text_delta', delta });
+      if (answer.error) this.error = toModelError(answer.error);
+      else this.state.finish(answer, events);
+      this.events = events;
+    } else if (this.signal.aborted && events[this.index - 1]?.type === 'text_delta') {
+      return this.fail(aborted());
+    }
+    if (this.index < events.length) return Promise.resolve({ value: events[this.index++] as ModelEvent, done: false });
+    if (this.error) return this.fail(this.error);
+    this.finished = true;
+    return Promise.resolve({ value: undefined, done: true });
   }
-  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+
+  return(): Promise<IteratorResult<ModelEvent>> {
+    if (this.slow) return this.slow.return(undefined);
+    this.finished = true;
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private fail(error: unknown): Promise<never> {
+    this.finished = true;
+    return Promise.reject(error);
+  }
+}
+
+/** An answer that waits: for the script's promise, its latency, or between deltas. */
+async function* paced(
+  state: ScriptState,
+  pending: ScriptedAnswer | Promise<ScriptedAnswer>,
+  signal: AbortSignal,
+): AsyncGenerator<ModelEvent> {
+  const answer = await pending;
+  if (answer.latencyMs) await sleep(answer.latencyMs, signal);
+  throwIfAborted(signal);
+  const chunk = answer.chunkSize ?? 8;
+  const pace = answer.deltaDelayMs ?? 0;
+  if (answer.reasoning) {
+    for (const delta of chunks(answer.reasoning, chunk)) {
+      yield { type: 'reasoning_delta', delta };
+      if (pace) await sleep(pace, signal);
+    }
+  }
+  if (answer.text) {
+    for (const delta of chunks(answer.text, chunk)) {
+      yield { type: 'text_delta', delta };
+      if (pace) await sleep(pace, signal);
+      throwIfAborted(signal);
+    }
+  }
+  if (answer.error) throw toModelError(answer.error);
+  const rest: ModelEvent[] = [];
+  state.finish(answer, rest);
+  for (const event of rest) yield event;
+}
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
+function toModelError(error: ModelError | ModelErrorInit): ModelError {
+  return error instanceof ModelError ? error : new ModelError(error);
+}
+
+/** The deltas of a text: `size` characters each, the whole text at once for a size of 0, none for an empty text. */
+function chunks(text: string, size: number): string[] {
+  if (size <= 0 || text.length <= size) return text.length > 0 ? [text] : [];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function aborted(): ModelError {
+  return new ModelError({ code: 'aborted', message: 'The model call was aborted', provider: 'scripted' });
 }
 
 function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted)
-    throw new ModelError({ code: 'aborted', message: 'The model call was aborted', provider: 'scripted' });
+  if (signal.aborted) throw aborted();
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
-      reject(new ModelError({ code: 'aborted', message: 'The model call was aborted', provider: 'scripted' }));
+      reject(aborted());
       return;
     }
     const timer = setTimeout(() => {
@@ -165,7 +269,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(new ModelError({ code: 'aborted', message: 'The model call was aborted', provider: 'scripted' }));
+      reject(aborted());
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });

@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { type ModelEvent, type ScriptedAnswer, scriptedModel } from '../../src/index.js';
+
+/** Every event of one answer, and what ended the stream: its end, or the error it threw. */
+async function play(
+  answer: ScriptedAnswer | (() => Promise<ScriptedAnswer>),
+  abortAfter?: number,
+): Promise<{ events: ModelEvent[]; thrown?: unknown }> {
+  const model = scriptedModel(typeof answer === 'function' ? () => answer() : [answer]);
+  const controller = new AbortController();
+  const events: ModelEvent[] = [];
+  try {
+    for await (const event of model.stream({ messages: [], tools: [] }, controller.signal)) {
+      events.push(event);
+      if (events.length === abortAfter) controller.abort();
+    }
+    return { events };
+  } catch (thrown) {
+    return { events, thrown };
+  }
+}
+
+const answers: Record<string, ScriptedAnswer> = {
+  everything: {
+    reasoning: 'thinking hard',
+    text: 'Hello there',
+    toolCalls: [
+      { name: 'echo', args: { text: 'x' }, id: 'a' },
+      { name: 'echo', args: '{broken', id: 'b' },
+    ],
+    usage: { input: 3, output: 5 },
+    chunkSize: 3,
+  },
+  'whole deltas': { text: 'one delta', toolCalls: [{ name: 'echo', id: 'c' }], chunkSize: 0 },
+  'an error after text': { text: 'half an answer', error: { code: 'overloaded', message: 'busy', status: 529 } },
+  empty: {},
+};
+
+describe('scriptedModel', () => {
+  // An answer that is ready at once is served from a list; one that waits (latency, a promised answer) by a
+  // generator. Both must play the same stream.
+  for (const [name, answer] of Object.entries(answers)) {
+    it(`plays the same events whether the answer waits or not: ${name}`, async () => {
+      const now = await play(answer);
+      const late = await play({ ...answer, latencyMs: 1 });
+      const promised = await play(async () => answer);
+      expect(late).toEqual(now);
+      expect(promised).toEqual(now);
+      if (answer.error) {
+        expect(now.thrown).toMatchObject({ code: 'overloaded' });
+        expect(now.events.map((e) => e.type)).toEqual(['text_delta', 'text_delta']);
+      } else {
+        expect(now.thrown).toBeUndefined();
+        expect(now.events.at(-1)?.type).toBe('done');
+      }
+    });
+  }
+
+  it('streams the answer in chunks, then the whole message', async () => {
+    const { events } = await play(answers.everything as ScriptedAnswer);
+    expect(events.map((e) => ('delta' in e ? e.delta : e.type))).toEqual([
+      'thi',
+      'nki',
+      'ng ',
+      'har',
+      'd',
+      'Hel',
+      'lo ',
+      'the',
+      're',
+      'tool_call_start',
+      '{"t',
+      'ext',
+      '":"',
+      'x"}',
+      'tool_call_end',
+      'tool_call_start',
+      '{br',
+      'oke',
+      'n',
+      'tool_call_end',
+      'usage',
+      'done',
+    ]);
+    const done = events.at(-1);
+    expect(done).toMatchObject({
+      type: 'done',
+      stopReason: 'tool_calls',
+      message: {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'thinking hard' },
+          { type: 'text', text: 'Hello there' },
+          { type: 'tool_call', id: 'a', name: 'echo', arguments: { text: 'x' } },
+          { type: 'tool_call', id: 'b', name: 'echo', arguments: {}, invalidArguments: { text: '{broken' } },
+        ],
+        usage: { input: 3, output: 5, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+      },
+    });
+  });
+
+  it('stops after the text delta during which its signal aborted, in both ways of playing', async () => {
+    for (const answer of [
+      { text: 'abcdef', chunkSize: 2 },
+      { text: 'abcdef', chunkSize: 2, latencyMs: 1 },
+    ]) {
+      const { events, thrown } = await play(answer, 1);
+      expect(events.map((e) => e.type)).toEqual(['text_delta']);
+      expect(thrown).toMatchObject({ code: 'aborted' });
+    }
+  });
+
+  it('fails the request past the end of its script, naming the last user message', async () => {
+    const model = scriptedModel([]);
+    const stream = model.stream(
+      { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], tools: [] },
+      new AbortController().signal,
+    );
+    await expect(stream[Symbol.asyncIterator]().next()).rejects.toThrow(/0 answer\(s\).*"hi"/);
+  });
+});
