@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import type { ActorSystem } from 'xstate';
 import type { PolicyDecision } from '../../machines/agent/index.js';
 import {
@@ -77,27 +78,24 @@ export interface ModelCall {
   /** Closed calls publish nothing more and reply nothing. */
   closed: boolean;
   streaming: boolean;
-  partial: PartialMessage;
+  /** The attempt's streamed answer so far, kept to report what an interrupt or retry throws away. */
+  text: string;
+  reasoning: string;
 }
 
-/** A streamed answer so far, kept to report what an interrupt or retry throws away. */
-export class PartialMessage {
-  text = '';
-  reasoning = '';
-
-  toMessage(model: Model): AssistantMessage {
-    const content: AssistantContent[] = [];
-    if (this.reasoning) content.push({ type: 'reasoning', text: this.reasoning });
-    if (this.text) content.push({ type: 'text', text: this.text });
-    return {
-      role: 'assistant',
-      content,
-      provider: model.provider,
-      model: model.id,
-      stopReason: 'stop',
-      usage: emptyUsage(),
-    };
-  }
+/** What a model call has streamed so far, as the message a discarded attempt's `message_end` carries. */
+export function partialMessage(call: ModelCall, model: Model): AssistantMessage {
+  const content: AssistantContent[] = [];
+  if (call.reasoning) content.push({ type: 'reasoning', text: call.reasoning });
+  if (call.text) content.push({ type: 'text', text: call.text });
+  return {
+    role: 'assistant',
+    content,
+    provider: model.provider,
+    model: model.id,
+    stopReason: 'stop',
+    usage: emptyUsage(),
+  };
 }
 
 /**
@@ -113,6 +111,9 @@ export class AgentEnv implements EventOrigin {
   readonly pending = new Map<string, PendingTurn>();
   currentInputId = '';
   modelCall?: ModelCall;
+  // Shared by the model calls until one is aborted: making an AbortSignal costs several µs on Node 20 (more than
+  // the rest of a scripted step outside XState), and a call that ends normally leaves its signal as it found it.
+  private modelController?: AbortController;
   /** Aborts every tool of the batch in flight; replaced per batch. */
   toolsController = new AbortController();
   /** Arguments as the tools' schemas parsed them, for the batch in flight. */
@@ -188,15 +189,41 @@ export class AgentEnv implements EventOrigin {
       if (call.streaming && this.bus.wants('message_end')) {
         this.emit({
           type: 'message_end',
-          message: call.partial.toMessage(this.settings.model),
+          message: partialMessage(call, this.settings.model),
           discarded: 'interrupted',
         });
       }
     }
+    if (call && call.controller === this.modelController) this.modelController = undefined;
     this.modelCall = undefined;
     this.toolsController.abort();
     this.toolsController = new AbortController();
     this.parsedArgs.clear();
+  }
+
+  /** Starts a model call: the shared controller, or a new one when the last was aborted or is still listened to. */
+  openModelCall(): ModelCall {
+    this.modelController ??= new AbortController();
+    const call: ModelCall = {
+      controller: this.modelController,
+      closed: false,
+      streaming: false,
+      text: '',
+      reasoning: '',
+    };
+    this.modelCall = call;
+    return call;
+  }
+
+  /**
+   * A model call is over. Its controller serves the next call only if nothing still listens to its signal: a
+   * provider that leaves a listener behind (some SDKs add one per request and never remove it) would otherwise
+   * collect one per step, and an abort meant for a later call would reach it.
+   */
+  closeModelCall(call: ModelCall): void {
+    if (call.controller === this.modelController && getEventListeners(call.controller.signal, 'abort').length > 0) {
+      this.modelController = undefined;
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { fromCallback } from 'xstate';
 import type { ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
-import { type AssistantMessage, ModelError, toModelError } from '../protocol/index.js';
-import { type AgentEnv, envOf, type ModelCall, PartialMessage } from './env.js';
+import { type AssistantMessage, ModelError, type ModelEvent, toModelError } from '../protocol/index.js';
+import { type AgentEnv, envOf, type ModelCall, partialMessage } from './env.js';
 import { retryDelay } from './retry.js';
 import { sleep } from './sleep.js';
 
@@ -12,107 +12,117 @@ import { sleep } from './sleep.js';
 export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
   const env = envOf(system, input.agentId);
   receive((request) => {
-    void callModel(env, request).then((reply) => {
-      if (reply && !env.stopped) sendBack(reply);
-    });
+    void callModel(env, request, sendBack);
   });
   return () => env.abortInFlight();
 });
 
-async function callModel(env: AgentEnv, request: ModelWorkerRequest): Promise<WorkerReply | undefined> {
-  const call: ModelCall = {
-    controller: new AbortController(),
-    closed: false,
-    streaming: false,
-    partial: new PartialMessage(),
-  };
-  env.modelCall = call;
+/**
+ * One request, answered once after retries. Each attempt is streamed here rather than in a function of its own,
+ * and the reply is sent from here rather than from a `.then`: every async function awaited and every `.then` is
+ * a promise and a microtask hop per step, on the path every step takes.
+ */
+async function callModel(
+  env: AgentEnv,
+  request: ModelWorkerRequest,
+  sendBack: (reply: WorkerReply) => void,
+): Promise<void> {
+  const call = env.openModelCall();
   const { turn, step } = request;
+  const { bus } = env;
+  const model = env.settings.model;
   const modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
-
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const message = await streamAttempt(env, call, modelRequest, attempt);
-      if (call.closed) return undefined;
-      call.closed = true;
-      return { type: 'MODEL_DONE', turn, step, message };
-    } catch (thrown) {
-      if (call.closed) return undefined; // interrupted: the interrupt already reported the discarded attempt
-      const error = toModelError(thrown, env.settings.model.provider);
-      const delayMs = retryDelay(error, attempt, env.settings.retry);
-      if (delayMs === undefined) return fail(env, call, turn, step, error);
-      discardAttempt(env, call, 'retry');
-      env.emit({ type: 'model_retry', attempt, delayMs, error: error.toJSON() });
+  try {
+    for (let attempt = 1; ; attempt++) {
+      let message: AssistantMessage | undefined;
       try {
-        await sleep(delayMs, call.controller.signal);
-      } catch {
-        return undefined; // interrupted while waiting
+        call.text = '';
+        call.reasoning = '';
+        call.streaming = true;
+        if (bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt });
+        for await (const event of model.stream(modelRequest, call.controller.signal)) {
+          if (call.closed) break;
+          if (event.type === 'done') {
+            call.streaming = false;
+            message = event.message;
+            break;
+          }
+          onDelta(env, call, event);
+        }
+        if (message === undefined) {
+          if (call.closed) throw new ModelError({ code: 'aborted', message: 'The model call was aborted' });
+          throw new ModelError({
+            code: 'bad_response',
+            message: 'The model stream ended without a final message',
+            provider: model.provider,
+          });
+        }
+      } catch (thrown) {
+        if (call.closed) return; // interrupted: the interrupt already reported the discarded attempt
+        const error = toModelError(thrown, model.provider);
+        const delayMs = retryDelay(error, attempt, env.settings.retry);
+        if (delayMs === undefined) {
+          const reply = fail(env, call, turn, step, error);
+          if (!env.stopped) sendBack(reply);
+          return;
+        }
+        discardAttempt(env, call, 'retry');
+        env.emit({ type: 'model_retry', attempt, delayMs, error: error.toJSON() });
+        try {
+          await sleep(delayMs, call.controller.signal);
+        } catch {
+          return; // interrupted while waiting
+        }
+        continue;
       }
+      if (call.closed) return;
+      call.closed = true;
+      if (!env.stopped) sendBack({ type: 'MODEL_DONE', turn, step, message });
+      return;
     }
+  } finally {
+    env.closeModelCall(call);
   }
 }
 
-async function streamAttempt(
-  env: AgentEnv,
-  call: ModelCall,
-  request: ReturnType<AgentEnv['buildRequest']>,
-  attempt: number,
-): Promise<AssistantMessage> {
-  const { bus } = env;
-  const partial = new PartialMessage();
-  call.partial = partial;
-  call.streaming = true;
-  if (bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt });
-  for await (const event of env.settings.model.stream(request, call.controller.signal)) {
-    if (call.closed) break;
-    switch (event.type) {
-      case 'text_delta':
-        partial.text += event.delta;
-        if (bus.wants('message_update'))
-          env.emit({ type: 'message_update', delta: { type: 'text', delta: event.delta } });
-        break;
-      case 'reasoning_delta':
-        partial.reasoning += event.delta;
-        if (bus.wants('message_update')) {
-          env.emit({ type: 'message_update', delta: { type: 'reasoning', delta: event.delta } });
-        }
-        break;
-      case 'tool_call_start':
-        if (bus.wants('message_update')) {
-          env.emit({
-            type: 'message_update',
-            delta: { type: 'tool_call_start', toolCallId: event.id, toolName: event.name },
-          });
-        }
-        break;
-      case 'tool_call_delta':
-        if (bus.wants('message_update'))
-          env.emit({ type: 'message_update', delta: { type: 'tool_call', toolCallId: event.id, delta: event.delta } });
-        break;
-      case 'tool_call_end':
-        if (bus.wants('message_update'))
-          env.emit({ type: 'message_update', delta: { type: 'tool_call_end', toolCallId: event.id } });
-        break;
-      case 'usage':
-        break;
-      case 'done':
-        call.streaming = false;
-        return event.message;
-    }
+/** A streamed event before `done`: kept in the partial answer, and published when somebody listens. */
+function onDelta(env: AgentEnv, call: ModelCall, event: Exclude<ModelEvent, { type: 'done' }>): void {
+  const wanted = env.bus.wants('message_update');
+  switch (event.type) {
+    case 'text_delta':
+      call.text += event.delta;
+      if (wanted) env.emit({ type: 'message_update', delta: { type: 'text', delta: event.delta } });
+      break;
+    case 'reasoning_delta':
+      call.reasoning += event.delta;
+      if (wanted) env.emit({ type: 'message_update', delta: { type: 'reasoning', delta: event.delta } });
+      break;
+    case 'tool_call_start':
+      if (wanted) {
+        env.emit({
+          type: 'message_update',
+          delta: { type: 'tool_call_start', toolCallId: event.id, toolName: event.name },
+        });
+      }
+      break;
+    case 'tool_call_delta':
+      if (wanted) {
+        env.emit({ type: 'message_update', delta: { type: 'tool_call', toolCallId: event.id, delta: event.delta } });
+      }
+      break;
+    case 'tool_call_end':
+      if (wanted) env.emit({ type: 'message_update', delta: { type: 'tool_call_end', toolCallId: event.id } });
+      break;
+    case 'usage':
+      break;
   }
-  if (call.closed) throw new ModelError({ code: 'aborted', message: 'The model call was aborted' });
-  throw new ModelError({
-    code: 'bad_response',
-    message: 'The model stream ended without a final message',
-    provider: env.settings.model.provider,
-  });
 }
 
 function discardAttempt(env: AgentEnv, call: ModelCall, why: 'retry' | 'error'): void {
   if (!call.streaming) return;
   call.streaming = false;
   if (env.bus.wants('message_end')) {
-    env.emit({ type: 'message_end', message: call.partial.toMessage(env.settings.model), discarded: why });
+    env.emit({ type: 'message_end', message: partialMessage(call, env.settings.model), discarded: why });
   }
 }
 

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createAgent,
+  defineTool,
+  type Model,
+  ModelError,
+  type ModelEvent,
+  type ModelRequest,
+  scriptedModel,
+} from '../../src/index.js';
+import { latch } from './helpers.js';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'echoes',
+  schema: z.object({ text: z.string() }),
+  execute: ({ text }) => text,
+});
+
+/**
+ * A model whose every call is recorded with its signal. Call 1 asks for a tool, and, like some SDKs, may leave an
+ * abort listener on its signal; call 2 streams nothing until it is aborted; later calls answer at once.
+ */
+function probe(options: { leaveListener: boolean }) {
+  const signals: AbortSignal[] = [];
+  let staleAbort = false;
+  const streaming = latch();
+  const inner = scriptedModel((_request, index) =>
+    index === 0 ? { toolCalls: [{ name: 'echo', args: { text: 'a' } }] } : { text: 'after the interrupt' },
+  );
+  const model: Model = {
+    id: 'probe',
+    provider: 'scripted',
+    stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+      signals.push(signal);
+      const n = signals.length;
+      if (n === 1 && options.leaveListener) signal.addEventListener('abort', () => (staleAbort = true));
+      if (n !== 2) return inner.stream(request, signal);
+      return (async function* () {
+        streaming.resolve();
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        yield* [];
+        throw new ModelError({ code: 'aborted', message: 'aborted' });
+      })();
+    },
+  };
+  return { model, signals, streaming: streaming.promise, staleAbort: () => staleAbort };
+}
+
+describe("the model call's abort signal", () => {
+  for (const leaveListener of [false, true]) {
+    it(`is live for every call, aborted by an interrupt only for the call in flight (${leaveListener ? 'a provider that leaves a listener behind' : 'a tidy provider'})`, async () => {
+      const { model, signals, streaming, staleAbort } = probe({ leaveListener });
+      const agent = createAgent({ model, tools: [echo] });
+
+      const running = agent.prompt('go');
+      await streaming;
+      expect(signals.map((s) => s.aborted)).toEqual([false, false]);
+      agent.interrupt();
+      expect((await running).stopReason).toBe('interrupted');
+      expect(signals[1]?.aborted).toBe(true);
+      // A listener the first call left behind belongs to a call that had finished: the interrupt of a later call
+      // must not reach it.
+      expect(staleAbort()).toBe(false);
+
+      const next = await agent.prompt('again');
+      expect(next.text).toBe('after the interrupt');
+      expect(signals).toHaveLength(3);
+      expect(signals[2]?.aborted).toBe(false);
+      await agent.stop();
+    });
+  }
+});
