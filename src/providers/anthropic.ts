@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   MessageCreateParamsStreaming,
@@ -431,9 +431,10 @@ export function anthropic(options: AnthropicOptions): Model {
     extraBody: options.extraBody,
   };
   const maxContinuations = options.maxPauseContinuations ?? 8;
-  let client = options.client;
-
-  const getClient = (): Anthropic => {
+  // The SDK is loaded on the first request: an application that never calls this model (or uses only another
+  // provider) does not pay its import (~26 MB of memory, tens of ms of start-up).
+  let client: Promise<Anthropic> | undefined = options.client ? Promise.resolve(options.client) : undefined;
+  const getClient = (): Promise<Anthropic> => {
     if (client) return client;
     const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     if (!apiKey) {
@@ -443,19 +444,22 @@ export function anthropic(options: AnthropicOptions): Model {
         provider,
       });
     }
-    client = new Anthropic({
-      apiKey,
-      maxRetries: 0,
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      ...(options.defaultHeaders ? { defaultHeaders: options.defaultHeaders } : {}),
-      ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
-    });
+    client = import('@anthropic-ai/sdk').then(
+      ({ default: Anthropic }) =>
+        new Anthropic({
+          apiKey,
+          maxRetries: 0,
+          ...(options.baseURL ? { baseURL: options.baseURL } : {}),
+          ...(options.defaultHeaders ? { defaultHeaders: options.defaultHeaders } : {}),
+          ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
+        }),
+    );
     return client;
   };
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
     try {
-      const sdk = getClient();
+      const sdk = await getClient();
       const content: AssistantContent[] = [];
       const usage = emptyUsage();
       let responseId: string | undefined;
