@@ -375,6 +375,40 @@ describe('supervisor machine: pure transitions', () => {
     expect(actions).toEqual(['stop subagent.a0', 'release a0']);
   });
 
+  it('never changes the snapshot it transitions from: the same event from the same snapshot gives the same result', () => {
+    // The context's records are copied only when an event changes them: a bug there would leak into the old one.
+    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2), task(3)]) });
+    [snapshot] = step(snapshot, { type: 'SPAWN', batch: batch('c', [task(4)], 1, true) });
+    const frozen = JSON.stringify(snapshot.context);
+    const events: SupervisorEvent[] = [
+      done('a0', 't0'),
+      done('a1', 't1', 'failed'),
+      { type: 'CANCEL', taskId: 't3' },
+      { type: 'CANCEL', taskId: 't4' },
+      { type: 'CANCEL_BATCH', batchId: 'b' },
+      { type: 'SPAWN', batch: batch('d', [task(5)]) },
+      { type: 'STOP' },
+    ];
+    for (const event of events) {
+      const [first, firstActions] = step(snapshot, event);
+      const [second, secondActions] = step(snapshot, event);
+      expect(JSON.stringify(snapshot.context)).toBe(frozen);
+      expect(second.context).toEqual(first.context);
+      expect(secondActions).toEqual(firstActions);
+    }
+  });
+
+  it('an event that changes no task keeps the running and batch records as they were', () => {
+    const [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)]) });
+    const [after, actions] = step(snapshot, { type: 'RELEASE', agentId: 'a0' });
+    expect(actions).toEqual([]);
+    expect(after.context.running).toBe(snapshot.context.running);
+    expect(after.context.batches).toBe(snapshot.context.batches);
+    const [late] = step(snapshot, { type: 'CANCEL', taskId: 'nope' });
+    expect(late.context.running).toBe(snapshot.context.running);
+    expect(late.context.batches).toBe(snapshot.context.batches);
+  });
+
   // Every event in every state: where it leads, and that nothing ever puts the supervisor in `error`.
   const events: Array<SupervisorEvent | { type: string; error?: unknown }> = [
     { type: 'SPAWN', batch: batch('bx', [task(9)]) },
