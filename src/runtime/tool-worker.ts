@@ -1,8 +1,22 @@
 import pLimit from 'p-limit';
 import { fromCallback } from 'xstate';
-import type { PolicyDecision, ToolWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
-import { errorResult, type ToolCallPart, type ToolResultPart, textOf } from '../protocol/index.js';
-import { type AnyTool, describeIssues, describeThrown, groupCalls, toToolResult } from '../tools/index.js';
+import type {
+  PolicyDecision,
+  ToolResultEntry,
+  ToolWorkerRequest,
+  WorkerInput,
+  WorkerReply,
+} from '../../machines/agent/index.js';
+import { errorResult, type JsonValue, type ToolCallPart, textOf } from '../protocol/index.js';
+import {
+  type AnyTool,
+  describeIssues,
+  describeThrown,
+  groupCalls,
+  type NormalizedOutput,
+  type ToolContext,
+  toToolResult,
+} from '../tools/index.js';
 import type { AgentEnv, PolicyAnswer } from './env.js';
 import { envOf } from './env.js';
 
@@ -18,6 +32,7 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
   const reply: Reply = (message) => {
     if (!env.stopped) sendBack(message);
   };
+  const outbox = new Outbox(env, reply);
   receive((request) => {
     switch (request.type) {
       case 'VALIDATE':
@@ -29,7 +44,7 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
         else void authorize(env, request.batch, request.calls).then(reply);
         break;
       case 'EXECUTE':
-        void execute(env, request.batch, request.calls, reply);
+        void execute(env, request.batch, request.calls, outbox);
         break;
       case 'CHECK_OUTPUT':
         reply(checkOutput(env, request.turn, request.inputId));
@@ -81,83 +96,69 @@ function normalizeAnswer(answer: PolicyAnswer): { decision: PolicyDecision; reas
   return normalized;
 }
 
-async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], reply: Reply): Promise<void> {
+async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: Outbox): Promise<void> {
   if (calls.length === 0) return;
   const signal = env.toolsController.signal;
+  // The usual batch, one call: no grouping.
+  if (calls.length === 1) return runIfOpen(env, batch, calls[0] as ToolCallPart, signal, outbox);
   const { tools, toolConcurrency } = env.settings;
   const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
-  const run = async (call: ToolCallPart) => {
-    if (!signal.aborted) await runTool(env, batch, call, signal, reply);
-  };
   // A limiter only where a group is larger than the cap: a lone call or a group within it runs as it is.
   let limit: ReturnType<typeof pLimit> | undefined;
   for (const group of groups) {
     if (signal.aborted) return;
-    if (group.length === 1) await run(group[0] as ToolCallPart);
-    else if (group.length <= toolConcurrency) await Promise.all(group.map(run));
-    else {
+    if (group.length === 1) await runIfOpen(env, batch, group[0] as ToolCallPart, signal, outbox);
+    else if (group.length <= toolConcurrency) {
+      await Promise.all(group.map((call) => runIfOpen(env, batch, call, signal, outbox)));
+    } else {
       limit ??= pLimit(toolConcurrency);
       const capped = limit;
-      await Promise.all(group.map((call) => capped(() => run(call))));
+      await Promise.all(group.map((call) => capped(() => runIfOpen(env, batch, call, signal, outbox))));
     }
   }
 }
 
+function runIfOpen(
+  env: AgentEnv,
+  batch: number,
+  call: ToolCallPart,
+  batchSignal: AbortSignal,
+  outbox: Outbox,
+): Promise<void> | undefined {
+  return batchSignal.aborted ? undefined : runTool(env, batch, call, batchSignal, outbox);
+}
+
 /**
- * Runs one call and replies with its result, unless the batch was closed (interrupt) before it finished. The
- * `tool_execution_end` event and the reply happen in one synchronous block, so an observer never sees a tool end
- * whose result the history then replaces with "interrupted".
+ * Runs one call and hands its result to the outbox, unless the batch was closed (interrupt) before it finished.
+ * A tool that answers synchronously is not awaited: its result is delivered on the outbox's microtask like any
+ * other, one promise hop sooner.
  */
 async function runTool(
   env: AgentEnv,
   batch: number,
   call: ToolCallPart,
   batchSignal: AbortSignal,
-  reply: Reply,
+  outbox: Outbox,
 ): Promise<void> {
   // Validation found the tool and parsed the arguments in this batch; a missing entry means the batch closed.
+  const parsedArgs = env.parsedArgs;
+  if (!parsedArgs.has(call.id)) return;
+  const args = parsedArgs.get(call.id);
   const tool = env.settings.tools.get(call.name) as AnyTool;
-  if (!env.parsedArgs.has(call.id)) return;
-  const args = env.parsedArgs.get(call.id);
-  // The call's own controller (aborted with the batch, or by its timeout) costs several µs to make with its
-  // signal, more than the rest of a quick call: it is made only when the tool reads `ctx.signal` or has a timeout.
-  let controller: AbortController | undefined;
-  let onBatchAbort: (() => void) | undefined;
-  let settled = false;
-  const callController = (): AbortController => {
-    if (controller) return controller;
-    const own = new AbortController();
-    controller = own;
-    if (batchSignal.aborted) own.abort(batchSignal.reason);
-    else if (!settled) {
-      onBatchAbort = () => own.abort(batchSignal.reason);
-      batchSignal.addEventListener('abort', onBatchAbort, { once: true });
-    }
-    return own;
-  };
   const { bus } = env;
   const startedAt = performance.now();
   if (bus.wants('tool_execution_start')) {
     env.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
   }
-  const ctx = {
-    toolCallId: call.id,
-    agentId: env.agentId,
-    get signal() {
-      return callController().signal;
-    },
-    update: (partial: unknown) => {
-      if (batchSignal.aborted || controller?.signal.aborted || !bus.wants('tool_execution_update')) return;
-      env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial: partial as never });
-    },
-  };
-
-  let outcome: { result: ToolResultPart; terminate: boolean };
+  const ctx = new CallContext(env, call, batchSignal);
+  let outcome: NormalizedOutput;
   try {
-    const running = Promise.resolve(tool.execute(args, ctx));
-    const output =
-      tool.timeoutMs === undefined ? await running : await withTimeout(running, tool.timeoutMs, callController());
-    outcome = toToolResult(call, output);
+    const output = tool.execute(args, ctx);
+    if (tool.timeoutMs !== undefined) {
+      outcome = toToolResult(call, await withTimeout(Promise.resolve(output), tool.timeoutMs, ctx.controller()));
+    } else {
+      outcome = toToolResult(call, isThenable(output) ? await output : output);
+    }
   } catch (error) {
     const text =
       error instanceof ToolTimeout
@@ -165,24 +166,137 @@ async function runTool(
         : `Tool ${call.name} failed: ${describeThrown(error)}`;
     outcome = { result: errorResult(call, text), terminate: false };
   } finally {
-    settled = true;
-    if (onBatchAbort) batchSignal.removeEventListener('abort', onBatchAbort);
+    ctx.settle();
   }
   if (batchSignal.aborted) return; // closed by an interrupt: its "interrupted" result already stands
-  if (bus.wants('tool_execution_end')) {
-    env.emit({
-      type: 'tool_execution_end',
-      toolCallId: call.id,
-      toolName: call.name,
-      result: outcome.result,
-      durationMs: performance.now() - startedAt,
-    });
+  outbox.add({ batch, call, outcome, startedAt, batchSignal });
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * What a tool gets as `ctx`. A class rather than an object literal with a getter and closures: on this V8 a
+ * literal with an accessor takes a slow path (~1.5 µs a call here, more than the rest of a quick call), and every
+ * closure was one more allocation per call. `update` stays an own function, so `const { update } = ctx` works;
+ * `signal` is a getter on the prototype, read as `ctx.signal` or destructured.
+ */
+class CallContext implements ToolContext {
+  readonly toolCallId: string;
+  readonly agentId: string;
+  readonly update: (partial: JsonValue) => void;
+  // The call's own controller (aborted with the batch, or by its timeout) costs several µs to make with its
+  // signal, more than the rest of a quick call: it is made only when the tool reads `ctx.signal` or has a timeout.
+  private own?: AbortController;
+  private onBatchAbort?: () => void;
+  private settled = false;
+
+  constructor(
+    private readonly env: AgentEnv,
+    private readonly call: ToolCallPart,
+    private readonly batchSignal: AbortSignal,
+  ) {
+    this.toolCallId = call.id;
+    this.agentId = env.agentId;
+    this.update = updater(this);
   }
-  reply({
-    type: 'TOOL_RESULTS',
-    batch,
-    results: [{ toolCallId: call.id, result: outcome.result, terminate: outcome.terminate }],
-  });
+
+  get signal(): AbortSignal {
+    return this.controller().signal;
+  }
+
+  controller(): AbortController {
+    if (this.own) return this.own;
+    const own = new AbortController();
+    this.own = own;
+    const batchSignal = this.batchSignal;
+    if (batchSignal.aborted) own.abort(batchSignal.reason);
+    else if (!this.settled) {
+      this.onBatchAbort = () => own.abort(batchSignal.reason);
+      batchSignal.addEventListener('abort', this.onBatchAbort, { once: true });
+    }
+    return own;
+  }
+
+  publishUpdate(partial: JsonValue): void {
+    const { env, call } = this;
+    if (this.batchSignal.aborted || this.own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
+    env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial });
+  }
+
+  /** The call is over: a later abort of the batch no longer reaches its signal. */
+  settle(): void {
+    this.settled = true;
+    if (this.onBatchAbort) this.batchSignal.removeEventListener('abort', this.onBatchAbort);
+  }
+}
+
+// Made by a function so that the closure is anonymous: a named one costs a `__name` call under tsx.
+function updater(ctx: CallContext): (partial: JsonValue) => void {
+  return (partial) => ctx.publishUpdate(partial);
+}
+
+interface Finished {
+  batch: number;
+  call: ToolCallPart;
+  outcome: NormalizedOutput;
+  startedAt: number;
+  batchSignal: AbortSignal;
+}
+
+/**
+ * Delivers finished calls to the machine: those that finish in the same tick go as one TOOL_RESULTS (each machine
+ * event costs a snapshot and its garbage), flushed on a microtask, so a lone result is never held back by a
+ * macrotask. The `tool_execution_end` events of a flush are published right before its TOOL_RESULTS, in the same
+ * synchronous block, so an interrupt can never close a call whose end an observer has already seen: a call whose
+ * batch was closed before the flush publishes nothing and is not sent.
+ */
+class Outbox {
+  private finished: Finished[] = [];
+  private scheduled = false;
+  private readonly flushNow = () => this.flush();
+
+  constructor(
+    private readonly env: AgentEnv,
+    private readonly reply: Reply,
+  ) {}
+
+  add(finished: Finished): void {
+    this.finished.push(finished);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(this.flushNow);
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const finished = this.finished;
+    this.finished = [];
+    const { env } = this;
+    let batch = -1;
+    let results: ToolResultEntry[] = [];
+    for (const { batch: its, call, outcome, startedAt, batchSignal } of finished) {
+      if (batchSignal.aborted) continue;
+      // Batches follow each other, so a flush holds one; a stale one would still go alone, in order.
+      if (its !== batch) {
+        if (results.length > 0) this.reply({ type: 'TOOL_RESULTS', batch, results });
+        batch = its;
+        results = [];
+      }
+      if (env.bus.wants('tool_execution_end')) {
+        env.emit({
+          type: 'tool_execution_end',
+          toolCallId: call.id,
+          toolName: call.name,
+          result: outcome.result,
+          durationMs: performance.now() - startedAt,
+        });
+      }
+      results.push({ toolCallId: call.id, result: outcome.result, terminate: outcome.terminate });
+    }
+    if (results.length > 0) this.reply({ type: 'TOOL_RESULTS', batch, results });
+  }
 }
 
 class ToolTimeout extends Error {}

@@ -6,21 +6,36 @@ export interface NormalizedOutput {
   terminate: boolean;
 }
 
-/** Turns whatever a tool returned into a tool result part. */
+/**
+ * Turns whatever a tool returned into a tool result part. Each result is built as one literal: on this V8 a
+ * spread of a shared base takes a slow path, and this runs for every call.
+ */
 export function toToolResult(call: ToolCallPart, output: ToolOutput | unknown): NormalizedOutput {
-  const base = { type: 'tool_result' as const, toolCallId: call.id, toolName: call.name };
-  if (typeof output === 'string') {
-    return { result: { ...base, content: [{ type: 'text', text: output }], isError: false }, terminate: false };
-  }
+  if (typeof output === 'string') return { result: textResult(call, output), terminate: false };
   if (isStructured(output)) {
     const content: ToolResultContent[] =
       typeof output.content === 'string' ? [{ type: 'text', text: output.content }] : output.content;
-    const result: ToolResultPart = { ...base, content, isError: output.isError === true };
+    const result: ToolResultPart = {
+      type: 'tool_result',
+      toolCallId: call.id,
+      toolName: call.name,
+      content,
+      isError: output.isError === true,
+    };
     if (output.details !== undefined) result.details = output.details as JsonValue;
     return { result, terminate: output.terminate === true };
   }
-  const text = output === undefined ? '' : JSON.stringify(output);
-  return { result: { ...base, content: [{ type: 'text', text }], isError: false }, terminate: false };
+  return { result: textResult(call, output === undefined ? '' : JSON.stringify(output)), terminate: false };
+}
+
+function textResult(call: ToolCallPart, text: string): ToolResultPart {
+  return {
+    type: 'tool_result',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: 'text', text }],
+    isError: false,
+  };
 }
 
 function isStructured(output: unknown): output is Exclude<ToolOutput, string> {
