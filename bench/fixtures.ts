@@ -13,12 +13,17 @@ export class ToolCounter {
   calls = 0;
 }
 
+// Schemas are made once, as a program's tools are: zod compiles a parser per schema object on its first parse,
+// which a schema made per run would pay again in every run of every implementation.
+const echoSchema = z.object({ text: z.string() });
+const waitSchema = z.object({ n: z.number() });
+
 /** W1's tool: synchronous, returns its argument. */
 export function echoTool(counter: ToolCounter): AnyTool {
   return defineTool({
     name: 'echo',
     description: 'Returns its text.',
-    schema: z.object({ text: z.string() }),
+    schema: echoSchema,
     execute: ({ text }) => {
       counter.calls++;
       return text;
@@ -31,7 +36,7 @@ export function waitTool(counter: ToolCounter, ms: number): AnyTool {
   return defineTool({
     name: 'wait',
     description: 'Waits, then answers.',
-    schema: z.object({ n: z.number() }),
+    schema: waitSchema,
     execute: ({ n }) =>
       new Promise<string>((resolve) =>
         setTimeout(() => {
@@ -97,11 +102,14 @@ export function streamingModel(text: string, size: number): ScriptedModel {
   return scriptedModel([{ text, chunkSize: size }], { record: false });
 }
 
+// One signal for every drained request: making an AbortSignal costs several µs on Node 20, as much as the answer.
+const neverAborted = new AbortController().signal;
+
 /** The scripted model alone: a request, every event read, nothing done with them. */
 export async function drainModel(model: ScriptedModel, messages: Message[] = []): Promise<number> {
   const request: ModelRequest = { messages, tools: [] };
   let events = 0;
-  const signal = new AbortController().signal;
+  const signal = neverAborted;
   for await (const _event of model.stream(request, signal) as AsyncIterable<ModelEvent>) events++;
   return events;
 }
