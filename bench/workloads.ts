@@ -209,7 +209,7 @@ export const W1: Workload<ToolLoopSize> = {
     },
     /** The agent statechart alone, its workers answering synchronously: the floor of W1 on this statechart. */
     async statechart({ steps }) {
-      const { ms, cpuMs, value } = await timed(async () => runStatechartAlone(steps));
+      const { ms, cpuMs, value } = await timed(() => runStatechartAlone(steps));
       check(value.idle, 'expected the statechart back in idle');
       check(value.modelCalls === steps + 1, `expected ${steps + 1} model requests, got ${value.modelCalls}`);
       check(value.toolResults === steps, `expected ${steps} tool results, got ${value.toolResults}`);

@@ -2,68 +2,84 @@ import { createActor, fromCallback } from 'xstate';
 import { agentMachine, type ModelWorkerRequest, type ToolWorkerRequest } from '../../machines/agent/index.js';
 import { type AssistantMessage, emptyUsage, type ToolResultPart } from '../../src/protocol/index.js';
 
+/** The run in progress: the fake workers are provided once, as the runtime's are, and read it from here. */
+const run = { steps: 0, modelCalls: 0, toolResults: 0 };
+
+function answer(index: number): AssistantMessage {
+  const toolStep = index < run.steps;
+  return {
+    role: 'assistant',
+    content: toolStep
+      ? [{ type: 'tool_call', id: `call_${index}`, name: 'echo', arguments: { text: `step ${index}` } }]
+      : [{ type: 'text', text: 'done' }],
+    provider: 'fake',
+    model: 'fake',
+    stopReason: toolStep ? 'tool_calls' : 'stop',
+    usage: emptyUsage(),
+  };
+}
+
+function okResult(id: string, name: string): ToolResultPart {
+  return {
+    type: 'tool_result',
+    toolCallId: id,
+    toolName: name,
+    content: [{ type: 'text', text: 'ok' }],
+    isError: false,
+  };
+}
+
+// Replies go out on a microtask, as the runtime's do when a promise settles: each is its own macrostep.
+const machine = agentMachine.provide({
+  actors: {
+    modelWorker: fromCallback<ModelWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
+      receive(({ turn, step }) => {
+        const message = answer(run.modelCalls++);
+        queueMicrotask(() => sendBack({ type: 'MODEL_DONE', turn, step, message }));
+      });
+    }),
+    toolWorker: fromCallback<ToolWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
+      receive((request) => {
+        if (request.type === 'VALIDATE') {
+          const outcomes = request.calls.map((c) => ({ toolCallId: c.id }));
+          queueMicrotask(() => sendBack({ type: 'VALIDATED', batch: request.batch, outcomes }));
+        } else if (request.type === 'AUTHORIZE') {
+          const decisions = request.calls.map((c) => ({ toolCallId: c.id, decision: 'allow' as const }));
+          queueMicrotask(() => sendBack({ type: 'AUTHORIZED', batch: request.batch, decisions }));
+        } else if (request.type === 'EXECUTE') {
+          const results = request.calls.map((c) => ({
+            toolCallId: c.id,
+            result: okResult(c.id, c.name),
+            terminate: false,
+          }));
+          run.toolResults += results.length;
+          queueMicrotask(() => sendBack({ type: 'TOOL_RESULTS', batch: request.batch, results }));
+        }
+      });
+    }),
+  },
+});
+
 /**
- * Troupe's agent statechart alone: the real machine, with workers that answer every request synchronously (no
+ * Troupe's agent statechart alone: the real machine, with fake workers that answer every request at once (no
  * model, no tools, no event bus, no transcript). What is left is XState running the turn / step / tool-phase
  * states, so its figure is the floor of what W1 costs with this statechart on this XState.
  */
-export function runStatechartAlone(steps: number): { modelCalls: number; toolResults: number; idle: boolean } {
-  let modelCalls = 0;
-  let toolResults = 0;
-  const answer = (index: number): AssistantMessage => ({
-    role: 'assistant',
-    content:
-      index < steps
-        ? [{ type: 'tool_call', id: `call_${index}`, name: 'echo', arguments: { text: `step ${index}` } }]
-        : [{ type: 'text', text: 'done' }],
-    provider: 'fake',
-    model: 'fake',
-    stopReason: index < steps ? 'tool_calls' : 'stop',
-    usage: emptyUsage(),
-  });
-  const machine = agentMachine.provide({
-    actors: {
-      modelWorker: fromCallback<ModelWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
-        receive((request) => {
-          sendBack({ type: 'MODEL_DONE', turn: request.turn, step: request.step, message: answer(modelCalls++) });
-        });
-      }),
-      toolWorker: fromCallback<ToolWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
-        receive((request) => {
-          if (request.type === 'VALIDATE') {
-            sendBack({
-              type: 'VALIDATED',
-              batch: request.batch,
-              outcomes: request.calls.map((c) => ({ toolCallId: c.id })),
-            });
-          } else if (request.type === 'AUTHORIZE') {
-            const decisions = request.calls.map((c) => ({ toolCallId: c.id, decision: 'allow' as const }));
-            sendBack({ type: 'AUTHORIZED', batch: request.batch, decisions });
-          } else if (request.type === 'EXECUTE') {
-            for (const call of request.calls) {
-              const result: ToolResultPart = {
-                type: 'tool_result',
-                toolCallId: call.id,
-                toolName: call.name,
-                content: [{ type: 'text', text: 'ok' }],
-                isError: false,
-              };
-              toolResults++;
-              sendBack({
-                type: 'TOOL_RESULTS',
-                batch: request.batch,
-                results: [{ toolCallId: call.id, result, terminate: false }],
-              });
-            }
-          }
-        });
-      }),
-    },
-  });
+export function runStatechartAlone(steps: number): Promise<{ modelCalls: number; toolResults: number; idle: boolean }> {
+  run.steps = steps;
+  run.modelCalls = 0;
+  run.toolResults = 0;
   const actor = createActor(machine, { input: { agentId: 'statechart', maxSteps: steps + 1 } });
-  actor.start();
-  actor.send({ type: 'PROMPT', input: { inputId: 'in', messages: [], expectsOutput: false } });
-  const idle = actor.getSnapshot().matches('idle');
-  actor.stop();
-  return { modelCalls, toolResults, idle };
+  return new Promise((resolve, reject) => {
+    actor.subscribe({
+      next: (snapshot) => {
+        if (!snapshot.matches('idle') || run.modelCalls === 0) return;
+        actor.stop();
+        resolve({ modelCalls: run.modelCalls, toolResults: run.toolResults, idle: true });
+      },
+      error: reject,
+    });
+    actor.start();
+    actor.send({ type: 'PROMPT', input: { inputId: 'in', messages: [], expectsOutput: false } });
+  });
 }
