@@ -17,7 +17,7 @@ import {
   type ToolContext,
   toToolResult,
 } from '../tools/index.js';
-import type { AgentEnv, PolicyAnswer } from './env.js';
+import type { AgentEnv, PolicyAnswer, ToolBatch } from './env.js';
 import { envOf } from './env.js';
 
 type Reply = (reply: WorkerReply) => void;
@@ -98,22 +98,22 @@ function normalizeAnswer(answer: PolicyAnswer): { decision: PolicyDecision; reas
 
 async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: Outbox): Promise<void> {
   if (calls.length === 0) return;
-  const signal = env.toolsController.signal;
+  const toolBatch = env.toolBatch;
   // The usual batch, one call: no grouping.
-  if (calls.length === 1) return runIfOpen(env, batch, calls[0] as ToolCallPart, signal, outbox);
+  if (calls.length === 1) return runIfOpen(env, batch, calls[0] as ToolCallPart, toolBatch, outbox);
   const { tools, toolConcurrency } = env.settings;
   const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
   // A limiter only where a group is larger than the cap: a lone call or a group within it runs as it is.
   let limit: ReturnType<typeof pLimit> | undefined;
   for (const group of groups) {
-    if (signal.aborted) return;
-    if (group.length === 1) await runIfOpen(env, batch, group[0] as ToolCallPart, signal, outbox);
+    if (toolBatch.aborted) return;
+    if (group.length === 1) await runIfOpen(env, batch, group[0] as ToolCallPart, toolBatch, outbox);
     else if (group.length <= toolConcurrency) {
-      await Promise.all(group.map((call) => runIfOpen(env, batch, call, signal, outbox)));
+      await Promise.all(group.map((call) => runIfOpen(env, batch, call, toolBatch, outbox)));
     } else {
       limit ??= pLimit(toolConcurrency);
       const capped = limit;
-      await Promise.all(group.map((call) => capped(() => runIfOpen(env, batch, call, signal, outbox))));
+      await Promise.all(group.map((call) => capped(() => runIfOpen(env, batch, call, toolBatch, outbox))));
     }
   }
 }
@@ -122,10 +122,10 @@ function runIfOpen(
   env: AgentEnv,
   batch: number,
   call: ToolCallPart,
-  batchSignal: AbortSignal,
+  toolBatch: ToolBatch,
   outbox: Outbox,
 ): Promise<void> | undefined {
-  return batchSignal.aborted ? undefined : runTool(env, batch, call, batchSignal, outbox);
+  return toolBatch.aborted ? undefined : runTool(env, batch, call, toolBatch, outbox);
 }
 
 /**
@@ -137,7 +137,7 @@ async function runTool(
   env: AgentEnv,
   batch: number,
   call: ToolCallPart,
-  batchSignal: AbortSignal,
+  toolBatch: ToolBatch,
   outbox: Outbox,
 ): Promise<void> {
   // Validation found the tool and parsed the arguments in this batch; a missing entry means the batch closed.
@@ -150,7 +150,7 @@ async function runTool(
   if (bus.wants('tool_execution_start')) {
     env.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
   }
-  const ctx = new CallContext(env, call, batchSignal);
+  const ctx = new CallContext(env, call, toolBatch);
   let outcome: NormalizedOutput;
   try {
     const output = tool.execute(args, ctx);
@@ -168,8 +168,8 @@ async function runTool(
   } finally {
     ctx.settle();
   }
-  if (batchSignal.aborted) return; // closed by an interrupt: its "interrupted" result already stands
-  outbox.add({ batch, call, outcome, startedAt, batchSignal });
+  if (toolBatch.aborted) return; // closed by an interrupt: its "interrupted" result already stands
+  outbox.add({ batch, call, outcome, startedAt, toolBatch });
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -189,13 +189,12 @@ class CallContext implements ToolContext {
   // The call's own controller (aborted with the batch, or by its timeout) costs several µs to make with its
   // signal, more than the rest of a quick call: it is made only when the tool reads `ctx.signal` or has a timeout.
   private own?: AbortController;
-  private onBatchAbort?: () => void;
   private settled = false;
 
   constructor(
     private readonly env: AgentEnv,
     private readonly call: ToolCallPart,
-    private readonly batchSignal: AbortSignal,
+    private readonly batch: ToolBatch,
   ) {
     this.toolCallId = call.id;
     this.agentId = env.agentId;
@@ -210,25 +209,21 @@ class CallContext implements ToolContext {
     if (this.own) return this.own;
     const own = new AbortController();
     this.own = own;
-    const batchSignal = this.batchSignal;
-    if (batchSignal.aborted) own.abort(batchSignal.reason);
-    else if (!this.settled) {
-      this.onBatchAbort = () => own.abort(batchSignal.reason);
-      batchSignal.addEventListener('abort', this.onBatchAbort, { once: true });
-    }
+    if (this.batch.aborted) own.abort();
+    else if (!this.settled) this.batch.link(own);
     return own;
   }
 
   publishUpdate(partial: JsonValue): void {
     const { env, call } = this;
-    if (this.batchSignal.aborted || this.own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
+    if (this.batch.aborted || this.own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
     env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial });
   }
 
   /** The call is over: a later abort of the batch no longer reaches its signal. */
   settle(): void {
     this.settled = true;
-    if (this.onBatchAbort) this.batchSignal.removeEventListener('abort', this.onBatchAbort);
+    if (this.own) this.batch.unlink(this.own);
   }
 }
 
@@ -242,7 +237,7 @@ interface Finished {
   call: ToolCallPart;
   outcome: NormalizedOutput;
   startedAt: number;
-  batchSignal: AbortSignal;
+  toolBatch: ToolBatch;
 }
 
 /**
@@ -276,8 +271,8 @@ class Outbox {
     const { env } = this;
     let batch = -1;
     let results: ToolResultEntry[] = [];
-    for (const { batch: its, call, outcome, startedAt, batchSignal } of finished) {
-      if (batchSignal.aborted) continue;
+    for (const { batch: its, call, outcome, startedAt, toolBatch } of finished) {
+      if (toolBatch.aborted) continue;
       // Batches follow each other, so a flush holds one; a stale one would still go alone, in order.
       if (its !== batch) {
         if (results.length > 0) this.reply({ type: 'TOOL_RESULTS', batch, results });

@@ -113,4 +113,53 @@ describe('tool results reach the machine', () => {
     expect(updates).toEqual([{ step: 1 }]);
     await agent.stop();
   });
+
+  it("abort a running call's signal on interrupt, never that of a call that already finished", async () => {
+    const signals = new Map<string, AbortSignal>();
+    const slow = latch();
+    const tools = [
+      defineTool({
+        name: 'quick',
+        description: 'quick',
+        schema: z.object({}),
+        execute: (_args, ctx) => {
+          signals.set('quick', ctx.signal);
+          return 'quick';
+        },
+      }),
+      defineTool({
+        name: 'slow',
+        description: 'slow',
+        schema: z.object({}),
+        execute: async (_args, ctx) => {
+          signals.set('slow', ctx.signal);
+          await slow.promise;
+          return 'slow';
+        },
+      }),
+    ];
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: 'quick', id: 'q' },
+          { name: 'slow', id: 's' },
+        ],
+      },
+    ]);
+    const agent = createAgent({ model, tools });
+    const quickEnded = latch();
+    agent.on('tool_execution_end', (e) => {
+      if (e.toolCallId === 'q') quickEnded.resolve();
+    });
+    const done = agent.prompt('go');
+    await quickEnded.promise;
+    agent.interrupt();
+    const result = await done;
+    expect(result.stopReason).toBe('interrupted');
+    expect(signals.get('slow')?.aborted).toBe(true);
+    expect(signals.get('quick')?.aborted).toBe(false);
+    expect(toolResults(result.messages).map(resultText)).toEqual(['quick', expect.stringContaining('interrupted')]);
+    slow.resolve();
+    await agent.stop();
+  });
 });
