@@ -180,25 +180,28 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
  * What a tool gets as `ctx`. A class rather than an object literal with a getter and closures: on this V8 a
  * literal with an accessor takes a slow path (~1.5 µs a call here, more than the rest of a quick call), and every
  * closure was one more allocation per call. `update` stays an own function, so `const { update } = ctx` works;
- * `signal` is a getter on the prototype, read as `ctx.signal` or destructured.
+ * `signal` is a getter on the prototype, read as `ctx.signal` or destructured. The runtime's side is in `#`
+ * fields, so a tool that logs or serialises its ctx shows the ids, never the agent's runtime (its model client).
  */
 class CallContext implements ToolContext {
   readonly toolCallId: string;
   readonly agentId: string;
   readonly update: (partial: JsonValue) => void;
+  readonly #env: AgentEnv;
+  readonly #call: ToolCallPart;
+  readonly #batch: ToolBatch;
   // The call's own controller (aborted with the batch, or by its timeout) costs several µs to make with its
   // signal, more than the rest of a quick call: it is made only when the tool reads `ctx.signal` or has a timeout.
-  private own?: AbortController;
-  private settled = false;
+  #own: AbortController | undefined = undefined;
+  #settled = false;
 
-  constructor(
-    private readonly env: AgentEnv,
-    private readonly call: ToolCallPart,
-    private readonly batch: ToolBatch,
-  ) {
+  constructor(env: AgentEnv, call: ToolCallPart, batch: ToolBatch) {
     this.toolCallId = call.id;
     this.agentId = env.agentId;
     this.update = updater(this);
+    this.#env = env;
+    this.#call = call;
+    this.#batch = batch;
   }
 
   get signal(): AbortSignal {
@@ -206,24 +209,25 @@ class CallContext implements ToolContext {
   }
 
   controller(): AbortController {
-    if (this.own) return this.own;
+    if (this.#own) return this.#own;
     const own = new AbortController();
-    this.own = own;
-    if (this.batch.aborted) own.abort();
-    else if (!this.settled) this.batch.link(own);
+    this.#own = own;
+    if (this.#batch.aborted) own.abort();
+    else if (!this.#settled) this.#batch.link(own);
     return own;
   }
 
   publishUpdate(partial: JsonValue): void {
-    const { env, call } = this;
-    if (this.batch.aborted || this.own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
+    const env = this.#env;
+    const call = this.#call;
+    if (this.#batch.aborted || this.#own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
     env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial });
   }
 
   /** The call is over: a later abort of the batch no longer reaches its signal. */
   settle(): void {
-    this.settled = true;
-    if (this.own) this.batch.unlink(this.own);
+    this.#settled = true;
+    if (this.#own) this.#batch.unlink(this.#own);
   }
 }
 

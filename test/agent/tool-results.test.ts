@@ -89,15 +89,18 @@ describe('tool results reach the machine', () => {
     await agent.stop();
   });
 
-  it('give tools a context they can destructure: signal and update work off the object', async () => {
+  it('give tools a context they can destructure, whose own keys are only what the tool was given', async () => {
     let seen: { aborted: boolean; id: string; agent: string } | undefined;
+    let keys: string[] = [];
     const probe = defineTool({
       name: 'probe',
       description: 'reads its context',
       schema: z.object({}),
-      execute: (_args, { signal, update, toolCallId, agentId }) => {
+      execute: (_args, ctx) => {
+        const { signal, update, toolCallId, agentId } = ctx;
         update({ step: 1 });
         seen = { aborted: signal.aborted, id: toolCallId, agent: agentId };
+        keys = Object.keys(ctx);
         return 'ok';
       },
     });
@@ -111,6 +114,8 @@ describe('tool results reach the machine', () => {
     await agent.prompt('go');
     expect(seen).toEqual({ aborted: false, id: 'p1', agent: 'probe_agent' });
     expect(updates).toEqual([{ step: 1 }]);
+    // Logging or serialising a ctx shows what the tool was given, never the agent's runtime.
+    for (const key of keys) expect(['toolCallId', 'agentId', 'signal', 'update']).toContain(key);
     await agent.stop();
   });
 
