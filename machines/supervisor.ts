@@ -197,7 +197,7 @@ function copyRecord<T>(record: Record<string, T>): Record<string, T> {
   const copy: Record<string, T | undefined> = { dictionary: undefined, mode: undefined };
   delete copy.dictionary;
   delete copy.mode;
-  for (const key in record) copy[key] = record[key];
+  for (const key of Object.keys(record)) copy[key] = record[key];
   return copy as Record<string, T>;
 }
 
