@@ -219,6 +219,8 @@ export class AgentEnv implements EventOrigin {
     if (call && !call.closed) {
       call.closed = true;
       call.controller.abort();
+      // An aborted controller serves no later call; one whose call had ended (a run's end) still does.
+      if (call.controller === this.modelController) this.modelController = undefined;
       if (call.streaming && this.bus.wants('message_end')) {
         this.emit({
           type: 'message_end',
@@ -227,7 +229,6 @@ export class AgentEnv implements EventOrigin {
         });
       }
     }
-    if (call && call.controller === this.modelController) this.modelController = undefined;
     this.modelCall = undefined;
     this.toolBatch.abort();
     this.toolBatch = new ToolBatch();
