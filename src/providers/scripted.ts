@@ -112,7 +112,13 @@ class ScriptState {
         const callId = call.id ?? `call_${++this.nextCallId}`;
         const text = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
         events.push({ type: 'tool_call_start', id: callId, name: call.name });
-        for (const delta of chunks(text, chunk)) events.push({ type: 'tool_call_delta', id: callId, delta });
+        if (chunk <= 0 || text.length <= chunk) {
+          if (text.length > 0) events.push({ type: 'tool_call_delta', id: callId, delta: text });
+        } else {
+          for (let i = 0; i < text.length; i += chunk) {
+            events.push({ type: 'tool_call_delta', id: callId, delta: text.slice(i, i + chunk) });
+          }
+        }
         events.push({ type: 'tool_call_end', id: callId });
         content.push(toolCallPart(callId, call.name, text));
       }
@@ -135,16 +141,22 @@ class ScriptState {
 
 /**
  * One answer played back. An answer the script has at once, without latency or pacing (what tests and benchmarks
- * mostly play), is laid out as an event list when the first event is asked for and served from it, one resolved
- * promise per event: an async generator costs several promise hops per event, which was most of this model's cost.
- * Anything that waits (a promised answer, latency, pacing) is played by the generator {@link paced}. Both give the
- * same events in the same order, and check the signal at the same points: before the first event and after each
- * text delta.
+ * mostly play), is served straight from the answer, one resolved promise per event: an async generator costs
+ * several promise hops per event, which was most of this model's cost. Deltas are cut as they are asked for, so
+ * a long answer is never held as a list of events; the short tail (tool calls, usage, `done`) is made when the
+ * text is over, as the generator did. Anything that waits (a promised answer, latency, pacing) is played by the
+ * generator {@link paced}. Both give the same events in the same order, and check the signal at the same points:
+ * before the first event and after each text delta.
  */
 class Playback implements AsyncIterableIterator<ModelEvent> {
-  private events?: ModelEvent[];
+  private answer?: ScriptedAnswer;
+  private chunk = 8;
+  /** Where the next delta starts: in the reasoning, then in the text. */
+  private phase: 'reasoning' | 'text' | 'tail' = 'reasoning';
+  private offset = 0;
+  private afterText = false;
+  private tail?: ModelEvent[];
   private index = 0;
-  private error?: ModelError;
   private slow?: AsyncGenerator<ModelEvent>;
   private finished = false;
 
@@ -157,32 +169,45 @@ class Playback implements AsyncIterableIterator<ModelEvent> {
   next(): Promise<IteratorResult<ModelEvent>> {
     if (this.slow) return this.slow.next();
     if (this.finished) return Promise.resolve({ value: undefined, done: true });
-    let events = this.events;
-    if (events === undefined) {
-      let answer: ScriptedAnswer | Promise<ScriptedAnswer>;
+    let answer = this.answer;
+    if (answer === undefined) {
+      let next: ScriptedAnswer | Promise<ScriptedAnswer>;
       try {
-        answer = this.state.begin(this.request);
+        next = this.state.begin(this.request);
       } catch (error) {
         return this.fail(error);
       }
-      if (isPromise(answer) || answer.latencyMs || answer.deltaDelayMs) {
-        this.slow = paced(this.state, answer, this.signal);
+      if (isPromise(next) || next.latencyMs || next.deltaDelayMs) {
+        this.slow = paced(this.state, next, this.signal);
         return this.slow.next();
       }
       if (this.signal.aborted) return this.fail(aborted());
-      events = [];
-      const chunk = answer.chunkSize ?? 8;
-      if (answer.reasoning)
-        for (const delta of chunks(answer.reasoning, chunk)) events.push({ type: 'reasoning_delta', delta });
-      if (answer.text) for (const delta of chunks(answer.text, chunk)) events.push({ type: 'text_delta', delta });
-      if (answer.error) this.error = toModelError(answer.error);
-      else this.state.finish(answer, events);
-      this.events = events;
-    } else if (this.signal.aborted && events[this.index - 1]?.type === 'text_delta') {
+      answer = next;
+      this.answer = answer;
+      this.chunk = answer.chunkSize ?? 8;
+    } else if (this.afterText && this.signal.aborted) {
       return this.fail(aborted());
     }
-    if (this.index < events.length) return Promise.resolve({ value: events[this.index++] as ModelEvent, done: false });
-    if (this.error) return this.fail(this.error);
+    if (this.phase === 'reasoning') {
+      const delta = this.cut(answer.reasoning);
+      if (delta !== undefined) return Promise.resolve({ value: { type: 'reasoning_delta', delta }, done: false });
+      this.phase = 'text';
+      this.offset = 0;
+    }
+    if (this.phase === 'text') {
+      const delta = this.cut(answer.text);
+      if (delta !== undefined) {
+        this.afterText = true;
+        return Promise.resolve({ value: { type: 'text_delta', delta }, done: false });
+      }
+      this.phase = 'tail';
+      this.afterText = false;
+      if (answer.error) return this.fail(toModelError(answer.error));
+      this.tail = [];
+      this.state.finish(answer, this.tail);
+    }
+    const tail = this.tail as ModelEvent[];
+    if (this.index < tail.length) return Promise.resolve({ value: tail[this.index++] as ModelEvent, done: false });
     this.finished = true;
     return Promise.resolve({ value: undefined, done: true });
   }
@@ -195,6 +220,14 @@ class Playback implements AsyncIterableIterator<ModelEvent> {
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  /** The next delta of `text` (`chunk` characters, or all of it for a chunk of 0), or undefined at its end. */
+  private cut(text: string | undefined): string | undefined {
+    if (!text || this.offset >= text.length) return undefined;
+    const start = this.offset;
+    this.offset = this.chunk <= 0 ? text.length : start + this.chunk;
+    return start === 0 && this.offset >= text.length ? text : text.slice(start, this.offset);
   }
 
   private fail(error: unknown): Promise<never> {
@@ -242,11 +275,12 @@ function toModelError(error: ModelError | ModelErrorInit): ModelError {
 }
 
 /** The deltas of a text: `size` characters each, the whole text at once for a size of 0, none for an empty text. */
-function chunks(text: string, size: number): string[] {
-  if (size <= 0 || text.length <= size) return text.length > 0 ? [text] : [];
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
+function* chunks(text: string, size: number): Generator<string> {
+  if (size <= 0 || text.length <= size) {
+    if (text.length > 0) yield text;
+    return;
+  }
+  for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
 }
 
 function aborted(): ModelError {
