@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentEventBody, AgentEventOf, AgentEventType } from '../protocol/index.js';
+import type { AgentEvent, AgentEventBody, AgentEventOf, AgentEventType, MessageDelta } from '../protocol/index.js';
 
 export type Listener<E = AgentEvent> = (event: E) => void;
 
@@ -42,9 +42,27 @@ export class EventBus {
         ? { seq, time, agentId, turn, step, ...body }
         : { seq, time, agentId, parentId, turn, step, ...body }
     ) as AgentEvent;
-    if (typed) for (const listener of typed) this.deliver(listener, event);
-    if (all) for (const listener of all) this.deliver(listener, event);
+    this.dispatch(typed, all, event);
     return event;
+  }
+
+  /**
+   * `message_update`, published once per streamed delta: the same event as `publish` makes (same fields, same
+   * order), written out. The spread in `publish` sees every kind of body, so V8 gives up on it and copies through
+   * its generic path; this site only ever sees deltas, and skips the body object too.
+   */
+  publishDelta(origin: EventOrigin, delta: MessageDelta): void {
+    const typed = this.byType?.get('message_update');
+    const all = this.all !== undefined && this.all.size > 0 ? this.all : undefined;
+    if (all === undefined && (typed === undefined || typed.size === 0)) return;
+    const seq = ++this.seq;
+    const time = Date.now();
+    const { agentId, parentId, turn, step } = origin;
+    const event: AgentEvent =
+      parentId === undefined
+        ? { seq, time, agentId, turn, step, type: 'message_update', delta }
+        : { seq, time, agentId, parentId, turn, step, type: 'message_update', delta };
+    this.dispatch(typed, all, event);
   }
 
   on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
@@ -66,6 +84,11 @@ export class EventBus {
     }
     set.add(fn);
     return () => set.delete(fn);
+  }
+
+  private dispatch(typed: Set<Listener> | undefined, all: Set<Listener> | undefined, event: AgentEvent): void {
+    if (typed) for (const listener of typed) this.deliver(listener, event);
+    if (all) for (const listener of all) this.deliver(listener, event);
   }
 
   private deliver(listener: Listener, event: AgentEvent): void {

@@ -9,6 +9,7 @@ import {
   emptyUsage,
   type JsonObject,
   type Message,
+  type MessageDelta,
   type Model,
   type ModelError,
   type ModelRequest,
@@ -172,6 +173,11 @@ export class AgentEnv implements EventOrigin {
 
   emit(body: AgentEventBody): void {
     this.bus.publish(this, body);
+  }
+
+  /** A streamed delta, as `message_update`: see {@link EventBus.publishDelta}. */
+  emitDelta(delta: MessageDelta): void {
+    this.bus.publishDelta(this, delta);
   }
 
   /** Appends a message to the history and announces it. */

@@ -91,27 +91,20 @@ function onDelta(env: AgentEnv, call: ModelCall, event: Exclude<ModelEvent, { ty
   switch (event.type) {
     case 'text_delta':
       call.text += event.delta;
-      if (wanted) env.emit({ type: 'message_update', delta: { type: 'text', delta: event.delta } });
+      if (wanted) env.emitDelta({ type: 'text', delta: event.delta });
       break;
     case 'reasoning_delta':
       call.reasoning += event.delta;
-      if (wanted) env.emit({ type: 'message_update', delta: { type: 'reasoning', delta: event.delta } });
+      if (wanted) env.emitDelta({ type: 'reasoning', delta: event.delta });
       break;
     case 'tool_call_start':
-      if (wanted) {
-        env.emit({
-          type: 'message_update',
-          delta: { type: 'tool_call_start', toolCallId: event.id, toolName: event.name },
-        });
-      }
+      if (wanted) env.emitDelta({ type: 'tool_call_start', toolCallId: event.id, toolName: event.name });
       break;
     case 'tool_call_delta':
-      if (wanted) {
-        env.emit({ type: 'message_update', delta: { type: 'tool_call', toolCallId: event.id, delta: event.delta } });
-      }
+      if (wanted) env.emitDelta({ type: 'tool_call', toolCallId: event.id, delta: event.delta });
       break;
     case 'tool_call_end':
-      if (wanted) env.emit({ type: 'message_update', delta: { type: 'tool_call_end', toolCallId: event.id } });
+      if (wanted) env.emitDelta({ type: 'tool_call_end', toolCallId: event.id });
       break;
     case 'usage':
       break;
