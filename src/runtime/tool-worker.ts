@@ -152,6 +152,7 @@ async function runTool(
   }
   const ctx = new CallContext(env, call, toolBatch);
   let outcome: NormalizedOutput;
+  outbox.running++;
   try {
     const output = tool.execute(args, ctx);
     if (tool.timeoutMs !== undefined) {
@@ -166,6 +167,7 @@ async function runTool(
         : `Tool ${call.name} failed: ${describeThrown(error)}`;
     outcome = { result: errorResult(call, text), terminate: false };
   } finally {
+    outbox.running--;
     ctx.settle();
   }
   if (toolBatch.aborted) return; // closed by an interrupt: its "interrupted" result already stands
@@ -245,9 +247,10 @@ interface Finished {
 }
 
 /**
- * Delivers finished calls to the machine: those that finish in the same tick go as one TOOL_RESULTS (each machine
- * event costs a snapshot and its garbage), flushed on a microtask, so a lone result is never held back by a
- * macrotask. The `tool_execution_end` events of a flush are published right before its TOOL_RESULTS, in the same
+ * Delivers finished calls to the machine: those that finish together go as one TOOL_RESULTS (each machine event
+ * costs a snapshot and its garbage). The result that leaves no call running is flushed on a microtask, so a lone
+ * result or a batch's last is never held back by a macrotask; one whose siblings still run waits at most for the
+ * end of the event-loop phase (the machine cannot leave `executing` before the siblings end anyway). The `tool_execution_end` events of a flush are published right before its TOOL_RESULTS, in the same
  * synchronous block, so an interrupt can never close a call whose end an observer has already seen: a call whose
  * batch was closed before the flush publishes nothing and is not sent.
  */
@@ -261,15 +264,30 @@ class Outbox {
     private readonly reply: Reply,
   ) {}
 
+  /** Calls of this worker still running (their results may come in a later timer callback of this phase). */
+  running = 0;
+  private immediate?: ReturnType<typeof setImmediate>;
+
   add(finished: Finished): void {
     this.finished.push(finished);
     if (this.scheduled) return;
+    // Node drains microtasks between timer callbacks, so results of calls that wait on separate timers can only be
+    // gathered after the timers phase: a result that others of the batch may soon join waits for setImmediate;
+    // the one that leaves nothing running goes on a microtask, taking everything gathered with it.
+    if (this.running > 0) {
+      this.immediate ??= setImmediate(this.flushNow);
+      return;
+    }
     this.scheduled = true;
     queueMicrotask(this.flushNow);
   }
 
   private flush(): void {
     this.scheduled = false;
+    if (this.immediate !== undefined) {
+      clearImmediate(this.immediate);
+      this.immediate = undefined;
+    }
     const finished = this.finished;
     this.finished = [];
     const { env } = this;

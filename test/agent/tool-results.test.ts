@@ -50,6 +50,31 @@ describe('tool results reach the machine', () => {
     await agent.stop();
   });
 
+  it('together when they finish in separate callbacks of one event-loop phase (timers firing together)', async () => {
+    // Node runs microtasks between two timer (or immediate) callbacks, so a microtask flush alone would send one
+    // event per call here; a result that leaves siblings running waits for the end of the phase instead.
+    const wait = defineTool({
+      name: 'wait',
+      description: 'waits for its own macrotask',
+      schema: z.object({ n: z.number() }),
+      execute: async ({ n }) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return `done ${n}`;
+      },
+    });
+    const calls = [1, 2, 3, 4].map((n) => ({ name: 'wait', args: { n }, id: `w${n}` }));
+    const { inspect, lists } = toolResultEvents();
+    const agent = createAgent({
+      model: scriptedModel([{ toolCalls: calls }, { text: 'ok' }]),
+      tools: [wait],
+      inspect,
+    });
+    const result = await agent.prompt('go');
+    expect(lists).toEqual([['w1', 'w2', 'w3', 'w4']]);
+    expect(toolResults(result.messages).map(resultText)).toEqual(['done 1', 'done 2', 'done 3', 'done 4']);
+    await agent.stop();
+  });
+
   it('one by one when they finish apart, a lone result without waiting for the others', async () => {
     const slow = latch();
     const tools = [
