@@ -16,7 +16,7 @@ const NAMES: Record<ImplId, string> = {
   plain: 'plain while loop',
   naive: 'naive XState loop',
   model: 'scripted model alone',
-  statechart: 'agent statechart alone (sync fake workers)',
+  statechart: 'agent statechart alone (fake workers that answer at once)',
 };
 
 const BASELINES = { plain: 'plain loop', naive: 'naive XState loop', ideal: 'ideal', absolute: '' } as const;
