@@ -209,13 +209,9 @@ export const agentMachine = setup({
     applyValidation: assign({
       calls: ({ context, event }) => {
         const { outcomes } = reply<'VALIDATED'>(event);
-        return context.calls.map((state, i): ToolCallState => {
+        return context.calls.map((state): ToolCallState => {
           if (state.status !== 'open') return state;
-          // The worker answers in call order; the lookup is for any other order.
-          const outcome =
-            outcomes[i]?.toolCallId === state.call.id
-              ? outcomes[i]
-              : outcomes.find((o) => o.toolCallId === state.call.id);
+          const outcome = outcomes.find((o) => o.toolCallId === state.call.id);
           return outcome?.error ? { call: state.call, status: 'done', result: outcome.error } : state;
         });
       },
