@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { type AgentEvent, createAgent, defineTool, type Message, scriptedModel } from '../../src/index.js';
-import { expectValidHistory } from './helpers.js';
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'echoes',
-  schema: z.object({ text: z.string() }),
-  execute: ({ text }) => text,
-});
+import { type AgentEvent, createAgent, type Message, scriptedModel } from '../../src/index.js';
+import { echo, expectValidHistory } from './helpers.js';
 
 describe('agent.stream()', () => {
   it('yields exactly this turn’s events, from turn_start to turn_end, and settles result', async () => {

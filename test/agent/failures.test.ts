@@ -9,14 +9,8 @@ import {
   ToolDefinitionError,
   textOf,
 } from '../../src/index.js';
-import { expectValidHistory, record, resultText, toolResults } from './helpers.js';
+import { echo, expectValidHistory, record, resultText, toolResults } from './helpers.js';
 
-const echo = defineTool({
-  name: 'echo',
-  description: 'echoes',
-  schema: z.object({ text: z.string() }),
-  execute: ({ text }) => text,
-});
 const fastRetry = { initialDelayMs: 1, maxDelayMs: 2 };
 
 describe('model failures', () => {

@@ -1,4 +1,13 @@
-import type { AgentEvent, Message, ToolCallPart, ToolResultPart } from '../../src/index.js';
+import { z } from 'zod';
+import { type AgentEvent, defineTool, type Message, type ToolCallPart, type ToolResultPart } from '../../src/index.js';
+
+/** A tool that answers with its `text` argument. */
+export const echo = defineTool({
+  name: 'echo',
+  description: 'echoes',
+  schema: z.object({ text: z.string() }),
+  execute: ({ text }) => text,
+});
 
 /** Checks the history invariant every provider relies on: each tool call answered exactly once, right after. */
 export function expectValidHistory(messages: readonly Message[]): void {

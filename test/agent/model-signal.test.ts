@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   createAgent,
-  defineTool,
   type Model,
   ModelError,
   type ModelEvent,
   type ModelRequest,
   scriptedModel,
 } from '../../src/index.js';
-import { latch } from './helpers.js';
-
-const echo = defineTool({
-  name: 'echo',
-  description: 'echoes',
-  schema: z.object({ text: z.string() }),
-  execute: ({ text }) => text,
-});
+import { echo, latch } from './helpers.js';
 
 /**
  * A model whose every call is recorded with its signal. Call 1 asks for a tool, and, like some SDKs, may leave an
