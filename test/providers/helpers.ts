@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { Agent, AgentEvent } from '../../src/index.js';
-import { defineTool } from '../../src/index.js';
+import type { Agent, AgentEvent, Model, RunResult } from '../../src/index.js';
+import { createAgent, defineTool } from '../../src/index.js';
+import type { SseEvent, WirePath, WireServer } from '../wire/server.js';
 
 /** Two parallel-safe tools and one that fails, with the calls they saw. */
 export function makeTools() {
@@ -45,3 +46,29 @@ export function record(agent: Agent): AgentEvent[] {
 }
 
 export const fastRetry = { initialDelayMs: 5, maxDelayMs: 20, maxRetries: 3 };
+
+/**
+ * Streams `events` (the first of an answer) and then stalls: no later event wakes the consumer, so only the signal
+ * handed to the SDK can close the request. The prompt is aborted after the first delta; resolves once the server
+ * saw the client close, with the run's result and every event it published.
+ */
+export async function abortMidStream(
+  server: WireServer,
+  path: WirePath,
+  events: SseEvent[],
+  model: Model,
+): Promise<{ result: RunResult; events: AgentEvent[] }> {
+  server.reply(path, { kind: 'sse', events, hang: true });
+  const agent = createAgent({ model });
+  const published = record(agent);
+  const controller = new AbortController();
+  const started = new Promise<void>((resolve) => agent.on('message_update', () => resolve()));
+  const closed = server.clientClosed();
+  const pending = agent.prompt('x', { signal: controller.signal });
+  await started;
+  controller.abort();
+  await closed;
+  const result = await pending;
+  await agent.stop();
+  return { result, events: published };
+}

@@ -3,7 +3,7 @@ import { type AssistantMessage, createAgent, ModelError, type ToolMessage } from
 import { openai } from '../../src/providers/index.js';
 import { chatEvents, chatReply, openaiError } from '../wire/builders.js';
 import { WireServer } from '../wire/server.js';
-import { fastRetry, makeTools, record } from './helpers.js';
+import { abortMidStream, fastRetry, makeTools, record } from './helpers.js';
 
 let server: WireServer;
 beforeAll(async () => {
@@ -411,28 +411,10 @@ describe('Chat Completions failures, classified', () => {
   });
 
   it('abort mid-stream closes the HTTP request at once', async () => {
-    // The stream stalls right after its first delta: no later event wakes the consumer, so only the signal
-    // handed to the SDK can close the request.
-    server.reply(PATH, {
-      kind: 'sse',
-      events: chatEvents({ text: 'slow slow slow', finish: null }).slice(0, 2),
-      hang: true,
-    });
-    const agent = createAgent({ model: model() });
-    const events = record(agent);
-    const controller = new AbortController();
-    const firstDelta = new Promise<void>((resolve) => {
-      agent.on('message_update', () => resolve());
-    });
-    const closed = server.clientClosed();
-    const pending = agent.prompt('hi', { signal: controller.signal });
-    await firstDelta;
-    controller.abort();
-    await closed;
-    const result = await pending;
+    const stalled = chatEvents({ text: 'slow slow slow', finish: null }).slice(0, 2);
+    const { result, events } = await abortMidStream(server, PATH, stalled, model());
     expect(result.stopReason).toBe('interrupted');
     expect(server.requests[0]?.clientClosedAfterMs).toBeDefined();
     expect(events.some((e) => e.type === 'message_end' && e.discarded === 'interrupted')).toBe(true);
-    await agent.stop();
   });
 });

@@ -3,7 +3,7 @@ import { type AssistantMessage, createAgent, type Message, type ModelRequest } f
 import { openai } from '../../src/providers/index.js';
 import { openaiError, responsesEvents, responsesReply } from '../wire/builders.js';
 import { WireServer } from '../wire/server.js';
-import { fastRetry, makeTools, record } from './helpers.js';
+import { abortMidStream, fastRetry, makeTools, record } from './helpers.js';
 
 let server: WireServer;
 beforeAll(async () => {
@@ -272,18 +272,13 @@ describe('Responses failures', () => {
   });
 
   it('abort mid-stream closes the request', async () => {
-    // The stream stalls right after its first delta: no later event wakes the consumer, so only the signal
-    // handed to the SDK can close the request.
-    server.reply(PATH, { kind: 'sse', events: responsesEvents({ text: 'a long answer' }).slice(0, 5), hang: true });
-    const agent = createAgent({ model: model() });
-    const controller = new AbortController();
-    const started = new Promise<void>((resolve) => agent.on('message_update', () => resolve()));
-    const closed = server.clientClosed();
-    const pending = agent.prompt('x', { signal: controller.signal });
-    await started;
-    controller.abort();
-    await closed;
-    expect((await pending).stopReason).toBe('interrupted');
-    await agent.stop();
+    const { result, events } = await abortMidStream(
+      server,
+      PATH,
+      responsesEvents({ text: 'a long answer' }).slice(0, 5),
+      model(),
+    );
+    expect(result.stopReason).toBe('interrupted');
+    expect(events.some((e) => e.type === 'message_end' && e.discarded === 'interrupted')).toBe(true);
   });
 });
