@@ -138,12 +138,11 @@ export function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
   return message.content.filter((part): part is ToolCallPart => part.type === 'tool_call');
 }
 
+/** A tool result that is one text (built as one literal: tool results are made on every call). */
+export function textResult(call: { id: string; name: string }, text: string, isError = false): ToolResultPart {
+  return { type: 'tool_result', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text }], isError };
+}
+
 export function errorResult(call: { id: string; name: string }, text: string): ToolResultPart {
-  return {
-    type: 'tool_result',
-    toolCallId: call.id,
-    toolName: call.name,
-    content: [{ type: 'text', text }],
-    isError: true,
-  };
+  return textResult(call, text, true);
 }

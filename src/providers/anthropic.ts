@@ -14,7 +14,6 @@ import {
   emptyUsage,
   type JsonValue,
   type Model,
-  ModelError,
   type ModelEvent,
   type ModelRequest,
   type ModelStopReason,
@@ -22,7 +21,7 @@ import {
   type Usage,
 } from '../protocol/index.js';
 import { badResponse, type ClassifyContext, classifyError, truncatedStream } from './http-errors.js';
-import { abortedError, sameOrigin, strictSchema, toolSchema, usageOf } from './shared.js';
+import { abortedError, apiKeyFrom, lazyClient, sameOrigin, strictSchema, toolSchema, usageOf } from './shared.js';
 import { toolCallPart } from './tool-call.js';
 
 export interface AnthropicOptions {
@@ -431,20 +430,10 @@ export function anthropic(options: AnthropicOptions): Model {
     extraBody: options.extraBody,
   };
   const maxContinuations = options.maxPauseContinuations ?? 8;
-  // The SDK is loaded on the first request: an application that never calls this model (or uses only another
-  // provider) does not pay its import (~26 MB of memory, tens of ms of start-up).
-  let client: Promise<Anthropic> | undefined = options.client ? Promise.resolve(options.client) : undefined;
-  const getClient = (): Promise<Anthropic> => {
-    if (client) return client;
-    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
-    if (!apiKey) {
-      throw new ModelError({
-        code: 'auth_error',
-        message: 'Anthropic: no API key (pass apiKey or set ANTHROPIC_API_KEY)',
-        provider,
-      });
-    }
-    client = import('@anthropic-ai/sdk').then(
+  // The SDK is imported on the first request (~26 MB of memory, tens of ms of start-up, otherwise paid by every user).
+  const getClient = lazyClient(options.client, () => {
+    const apiKey = apiKeyFrom(options.apiKey, 'ANTHROPIC_API_KEY', ctx);
+    return import('@anthropic-ai/sdk').then(
       ({ default: Anthropic }) =>
         new Anthropic({
           apiKey,
@@ -454,8 +443,7 @@ export function anthropic(options: AnthropicOptions): Model {
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
         }),
     );
-    return client;
-  };
+  });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
     try {

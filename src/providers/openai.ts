@@ -1,8 +1,9 @@
 import type OpenAI from 'openai';
-import { type Model, ModelError, type ModelEvent, type ModelRequest, type ReasoningEffort } from '../protocol/index.js';
+import type { Model, ModelEvent, ModelRequest, ReasoningEffort } from '../protocol/index.js';
 import { type ClassifyContext, classifyError } from './http-errors.js';
 import { chatEvents, chatRequestBody } from './openai-chat.js';
 import { responsesEvents, responsesRequestBody } from './openai-responses.js';
+import { apiKeyFrom, lazyClient } from './shared.js';
 
 export interface OpenAIOptions {
   /** The model id sent to the API, e.g. `gpt-5` or `deepseek-chat`. */
@@ -56,20 +57,10 @@ export function openai(options: OpenAIOptions): Model {
   const provider = options.provider ?? (api === 'responses' ? 'openai' : 'openai-chat');
   const ctx: ClassifyContext = { provider, label: api === 'responses' ? 'OpenAI Responses' : 'Chat Completions' };
   const own = !baseURL;
-  // The SDK is loaded on the first request: an application that never calls this model (or uses only another
-  // provider) does not pay its import (~17 MB of memory, tens of ms of start-up).
-  let client: Promise<OpenAI> | undefined = options.client ? Promise.resolve(options.client) : undefined;
-  const getClient = (): Promise<OpenAI> => {
-    if (client) return client;
-    const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-    if (!apiKey) {
-      throw new ModelError({
-        code: 'auth_error',
-        message: `${ctx.label}: no API key (pass apiKey or set OPENAI_API_KEY)`,
-        provider,
-      });
-    }
-    client = import('openai').then(
+  // The SDK is imported on the first request (~17 MB of memory, tens of ms of start-up, otherwise paid by every user).
+  const getClient = lazyClient(options.client, () => {
+    const apiKey = apiKeyFrom(options.apiKey, 'OPENAI_API_KEY', ctx);
+    return import('openai').then(
       ({ default: OpenAI }) =>
         new OpenAI({
           apiKey,
@@ -81,8 +72,7 @@ export function openai(options: OpenAIOptions): Model {
           ...(options.timeoutMs ? { timeout: options.timeoutMs } : {}),
         }),
     );
-    return client;
-  };
+  });
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
     try {

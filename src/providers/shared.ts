@@ -1,5 +1,6 @@
 import type { ImagePart, JsonObject, JsonValue, ProviderData, ToolResultPart, Usage } from '../protocol/index.js';
 import { emptyUsage, ModelError } from '../protocol/index.js';
+import type { ClassifyContext } from './http-errors.js';
 
 /**
  * Usage is normalised the same way for every provider:
@@ -136,4 +137,25 @@ function toStrict(node: JsonValue, depth: number): JsonValue | undefined {
     if (!('required' in out)) out.required = [];
   }
   return out;
+}
+
+/**
+ * The SDK client, made on the model's first request and then shared: an application that never calls the model
+ * (or uses only another provider) does not pay the SDK's import. `given` is used as it is. `make` looks up the
+ * API key when it runs; a missing key throws there and then, so it fails that request and is asked again next time.
+ */
+export function lazyClient<C>(given: C | undefined, make: () => Promise<C>): () => Promise<C> {
+  let client: Promise<C> | undefined = given === undefined ? undefined : Promise.resolve(given);
+  return () => {
+    client ??= make();
+    return client;
+  };
+}
+
+/** The API key from the options or the environment, or the `auth_error` that names both. */
+export function apiKeyFrom(explicit: string | undefined, env: string, ctx: ClassifyContext): string {
+  const key = explicit ?? process.env[env];
+  if (key) return key;
+  const message = `${ctx.label ?? ctx.provider}: no API key (pass apiKey or set ${env})`;
+  throw new ModelError({ code: 'auth_error', message, provider: ctx.provider });
 }

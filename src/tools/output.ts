@@ -1,4 +1,10 @@
-import type { JsonValue, ToolCallPart, ToolResultContent, ToolResultPart } from '../protocol/index.js';
+import {
+  type JsonValue,
+  type ToolCallPart,
+  type ToolResultContent,
+  type ToolResultPart,
+  textResult,
+} from '../protocol/index.js';
 import type { ToolOutput } from './define-tool.js';
 
 export interface NormalizedOutput {
@@ -26,16 +32,6 @@ export function toToolResult(call: ToolCallPart, output: ToolOutput | unknown): 
     return { result, terminate: output.terminate === true };
   }
   return { result: textResult(call, output === undefined ? '' : JSON.stringify(output)), terminate: false };
-}
-
-function textResult(call: ToolCallPart, text: string): ToolResultPart {
-  return {
-    type: 'tool_result',
-    toolCallId: call.id,
-    toolName: call.name,
-    content: [{ type: 'text', text }],
-    isError: false,
-  };
 }
 
 function isStructured(output: unknown): output is Exclude<ToolOutput, string> {

@@ -389,15 +389,24 @@ describe('Anthropic failures', () => {
     expect(events.some((e) => e.type === 'message_end' && e.discarded === 'interrupted')).toBe(true);
   });
 
-  it('a missing API key is auth_error before any request', async () => {
+  it('a missing API key is auth_error before any request, and a key set later is used', async () => {
     const saved = process.env.ANTHROPIC_API_KEY;
     delete process.env.ANTHROPIC_API_KEY;
     try {
       const m = anthropic({ model: 'claude-test', baseURL: server.url });
-      await expect(run(m, ask('x'))).rejects.toMatchObject({ code: 'auth_error' });
+      await expect(run(m, ask('x'))).rejects.toMatchObject({
+        code: 'auth_error',
+        message: 'Anthropic: no API key (pass apiKey or set ANTHROPIC_API_KEY)',
+      });
       expect(server.requests).toHaveLength(0);
+      // The failed lookup is not remembered: the same model makes its client once a key exists.
+      process.env.ANTHROPIC_API_KEY = 'sk-later';
+      server.reply(PATH, anthropicReply({ text: 'ok' }));
+      await run(m, ask('x'));
+      expect(server.requests).toHaveLength(1);
     } finally {
-      if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+      if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
+      else process.env.ANTHROPIC_API_KEY = saved;
     }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ModelError } from '../../src/index.js';
 import { classifyError } from '../../src/providers/index.js';
-import { strictSchema } from '../../src/providers/shared.js';
+import { lazyClient, strictSchema } from '../../src/providers/shared.js';
 
 describe('strictSchema (OpenAI strict mode)', () => {
   it('closes objects whose properties are all required, nested ones and $defs included', () => {
@@ -81,5 +81,30 @@ describe('classifyError', () => {
     });
     expect(classifyError(ctx, new Error('odd'))).toMatchObject({ code: 'unknown', message: 'P: odd' });
     expect(classifyError(ctx, 'a string')).toMatchObject({ code: 'unknown', message: 'P: a string' });
+  });
+});
+
+describe('lazyClient', () => {
+  it('makes the client on the first call and shares it; a given client is used as it is', async () => {
+    let made = 0;
+    const get = lazyClient<{ n: number }>(undefined, async () => ({ n: ++made }));
+    expect(made).toBe(0);
+    const [a, b] = await Promise.all([get(), get()]);
+    expect(a).toBe(b);
+    expect(made).toBe(1);
+    const given = { n: 0 };
+    const none = lazyClient(given, async () => ({ n: -1 }));
+    expect(await none()).toBe(given);
+  });
+
+  it('a make that throws at once (no API key) fails that call only', async () => {
+    let key: string | undefined;
+    const get = lazyClient(undefined, () => {
+      if (!key) throw new Error('no key');
+      return Promise.resolve({ key });
+    });
+    expect(() => get()).toThrow('no key');
+    key = 'k';
+    expect(await get()).toEqual({ key: 'k' });
   });
 });
