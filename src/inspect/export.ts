@@ -76,28 +76,41 @@ function transitionsOf(node: NodeLike): TransitionLike[] {
   return [...[...node.transitions.values()].flat(), ...(node.always ?? [])];
 }
 
-/** Every transition of the machine, each guarded branch on its own. */
-export function transitionList(machine: AnyStateMachine): TransitionInfo[] {
-  const out: TransitionInfo[] = [];
+/**
+ * Visits every transition of the machine, depth first, with its key: `<source id>|<event>|<index>`, the index
+ * counting the guarded branches of one event on one state node.
+ */
+function eachTransition(
+  machine: AnyStateMachine,
+  visit: (t: ReturnType<typeof transitionsOf>[number], node: NodeLike, event: string, key: string) => void,
+): void {
   const walk = (node: NodeLike) => {
     const counters = new Map<string, number>();
     for (const t of transitionsOf(node)) {
       const event = t.eventType === '' || t.eventType === undefined ? 'always' : t.eventType;
       const index = counters.get(event) ?? 0;
       counters.set(event, index + 1);
-      const guard = nameOf(t.guard);
-      out.push({
-        key: `${node.id}|${event}|${index}`,
-        source: node.id,
-        targets: (t.target ?? []).map((target) => target.id),
-        event,
-        ...(guard === undefined ? {} : { guard }),
-        actions: t.actions.map((a) => nameOf(a) ?? 'inline'),
-      });
+      visit(t, node, event, `${node.id}|${event}|${index}`);
     }
     for (const child of children(node)) walk(child);
   };
   walk(rootOf(machine));
+}
+
+/** Every transition of the machine, each guarded branch on its own. */
+export function transitionList(machine: AnyStateMachine): TransitionInfo[] {
+  const out: TransitionInfo[] = [];
+  eachTransition(machine, (t, node, event, key) => {
+    const guard = nameOf(t.guard);
+    out.push({
+      key,
+      source: node.id,
+      targets: (t.target ?? []).map((target) => target.id),
+      event,
+      ...(guard === undefined ? {} : { guard }),
+      actions: t.actions.map((a) => nameOf(a) ?? 'inline'),
+    });
+  });
   return out;
 }
 
@@ -107,17 +120,7 @@ export function transitionList(machine: AnyStateMachine): TransitionInfo[] {
  */
 export function transitionKeys(machine: AnyStateMachine): Map<unknown, string> {
   const keys = new Map<unknown, string>();
-  const walk = (node: NodeLike) => {
-    const counters = new Map<string, number>();
-    for (const t of transitionsOf(node)) {
-      const event = t.eventType === '' || t.eventType === undefined ? 'always' : t.eventType;
-      const index = counters.get(event) ?? 0;
-      counters.set(event, index + 1);
-      keys.set(t, `${node.id}|${event}|${index}`);
-    }
-    for (const child of children(node)) walk(child);
-  };
-  walk(rootOf(machine));
+  eachTransition(machine, (t, _node, _event, key) => keys.set(t, key));
   return keys;
 }
 
