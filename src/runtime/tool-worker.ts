@@ -17,7 +17,7 @@ import {
   type ToolContext,
   toToolResult,
 } from '../tools/index.js';
-import type { AgentEnv, PolicyAnswer, ToolBatch } from './env.js';
+import type { AgentEnv, Policy, PolicyAnswer, ToolBatch } from './env.js';
 import { envOf } from './env.js';
 
 type Reply = (reply: WorkerReply) => void;
@@ -41,7 +41,7 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
       case 'AUTHORIZE':
         // Without a policy every call is allowed: answer at once rather than a promise tick later.
         if (!env.settings.policy) reply(allowAll(request.batch, request.calls));
-        else void authorize(env, request.batch, request.calls).then(reply);
+        else void authorize(env, env.settings.policy, request.batch, request.calls).then(reply);
         break;
       case 'EXECUTE':
         void execute(env, request.batch, request.calls, outbox);
@@ -68,9 +68,7 @@ function allowAll(batch: number, calls: ToolCallPart[]): WorkerReply {
   return { type: 'AUTHORIZED', batch, decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'allow' })) };
 }
 
-async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
-  const policy = env.settings.policy;
-  if (!policy) return allowAll(batch, calls);
+async function authorize(env: AgentEnv, policy: Policy, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
   const decisions = await Promise.all(
     calls.map(async (call) => {
       try {
@@ -250,23 +248,23 @@ interface Finished {
  * Delivers finished calls to the machine: those that finish together go as one TOOL_RESULTS (each machine event
  * costs a snapshot and its garbage). The result that leaves no call running is flushed on a microtask, so a lone
  * result or a batch's last is never held back by a macrotask; one whose siblings still run waits at most for the
- * end of the event-loop phase (the machine cannot leave `executing` before the siblings end anyway). The `tool_execution_end` events of a flush are published right before its TOOL_RESULTS, in the same
- * synchronous block, so an interrupt can never close a call whose end an observer has already seen: a call whose
- * batch was closed before the flush publishes nothing and is not sent.
+ * end of the event-loop phase (the machine cannot leave `executing` before the siblings end anyway). The
+ * `tool_execution_end` events of a flush are published right before its TOOL_RESULTS, in the same synchronous
+ * block, so an interrupt can never close a call whose end an observer has already seen: a call whose batch was
+ * closed before the flush publishes nothing and is not sent.
  */
 class Outbox {
+  /** Calls of this worker still running (their results may come in a later timer callback of this phase). */
+  running = 0;
   private finished: Finished[] = [];
   private scheduled = false;
+  private immediate?: ReturnType<typeof setImmediate>;
   private readonly flushNow = () => this.flush();
 
   constructor(
     private readonly env: AgentEnv,
     private readonly reply: Reply,
   ) {}
-
-  /** Calls of this worker still running (their results may come in a later timer callback of this phase). */
-  running = 0;
-  private immediate?: ReturnType<typeof setImmediate>;
 
   add(finished: Finished): void {
     this.finished.push(finished);
