@@ -112,13 +112,7 @@ class ScriptState {
         const callId = call.id ?? `call_${++this.nextCallId}`;
         const text = typeof call.args === 'string' ? call.args : JSON.stringify(call.args ?? {});
         events.push({ type: 'tool_call_start', id: callId, name: call.name });
-        if (chunk <= 0 || text.length <= chunk) {
-          if (text.length > 0) events.push({ type: 'tool_call_delta', id: callId, delta: text });
-        } else {
-          for (let i = 0; i < text.length; i += chunk) {
-            events.push({ type: 'tool_call_delta', id: callId, delta: text.slice(i, i + chunk) });
-          }
-        }
+        for (const delta of chunks(text, chunk)) events.push({ type: 'tool_call_delta', id: callId, delta });
         events.push({ type: 'tool_call_end', id: callId });
         content.push(toolCallPart(callId, call.name, text));
       }
