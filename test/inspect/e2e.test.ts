@@ -84,6 +84,10 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
       await page.locator('[data-testid="actor"][data-name="lead"][data-state="idle"]').waitFor();
       await page.locator('[data-testid="approvals"] .empty').waitFor();
       await page.locator('[data-testid="usage-row"][data-agent="lead"] td:nth-child(4):text-is("400")').waitFor();
+      // The log names the calls a TOOL_RESULTS event answered.
+      const results = page.locator('[data-testid="log-entry"][data-type="TOOL_RESULTS"] .detail');
+      await results.first().waitFor();
+      expect(await results.allTextContents()).toEqual(expect.arrayContaining([expect.stringMatching(/^call_\S+/)]));
       await page.screenshot({ path: join(mkdtempSync(join(tmpdir(), 'troupe-inspector-')), 'end.png') });
 
       // Nothing but the inspector itself was asked for anything.

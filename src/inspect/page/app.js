@@ -134,8 +134,8 @@ function detailOf(event) {
       return short((event.decisions ?? []).map((d) => `${d.toolCallId}:${d.decision}`).join(' '));
     case 'VALIDATED':
       return short((event.outcomes ?? []).map((o) => `${o.toolCallId}:${o.error ? 'invalid' : 'ok'}`).join(' '));
-    case 'TOOL_RESULT':
-      return short(`${event.toolCallId}${event.result?.isError ? ' (error)' : ''}`);
+    case 'TOOL_RESULTS':
+      return short((event.results ?? []).map((r) => `${r.toolCallId}${r.result?.isError ? ' (error)' : ''}`).join(' '));
     case 'APPROVE':
     case 'DENY':
       return event.toolCallId ?? '';
