@@ -8,6 +8,14 @@ export {
 } from './agent.js';
 export type { Listener } from './bus.js';
 export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env.js';
+export {
+  type GenerateEvent,
+  type GenerateRequest,
+  type GenerateResult,
+  generate,
+  streamText,
+  type TextStream,
+} from './generate.js';
 export type { RetryOptions } from './retry.js';
 export type { TaskResult } from './subagent-tools.js';
 export {
