@@ -15,4 +15,4 @@ export {
   ToolDefinitionError,
   ToolRegistry,
 } from './registry.js';
-export { parseStructuredAnswer, type StructuredAnswer } from './structured.js';
+export { parseStructuredAnswer } from './structured.js';
