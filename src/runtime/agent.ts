@@ -27,6 +27,7 @@ import {
 } from './env.js';
 import { EventQueue } from './event-stream.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
+import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
 import { type ApprovalTarget, type SupervisionOptions, Tree, type TreeNode } from './supervisor-tree.js';
 import { Transcript } from './transcript.js';
 
@@ -140,6 +141,7 @@ export class Agent<Output = unknown> {
   private readonly tree?: Tree;
   private readonly node?: TreeNode;
   private readonly detach?: () => void;
+  private readonly schedules = new Set<Schedule>();
 
   /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
   constructor(config: AgentConfig<Output>, attached?: AttachedAgent) {
@@ -221,6 +223,17 @@ export class Agent<Output = unknown> {
     return this.bus.on(type as '*', listener as Listener);
   }
 
+  /**
+   * Prompts this agent at every time a cron expression names (`'0 9 * * 1-5'`: weekdays at nine), for recurring
+   * background work. A run that falls due while the previous one still runs is skipped unless `overlap: 'queue'`.
+   */
+  schedule(cron: string, input: PromptInput, options?: ScheduleOptions): Schedule {
+    if (this.stopping) throw new Error(`Agent ${this.id} is stopped`);
+    const schedule = startSchedule(cron, () => this.prompt(input), options);
+    this.schedules.add(schedule);
+    return schedule;
+  }
+
   /** Adds a user message to the running turn at the next step boundary; starts no turn. */
   steer(input: PromptInput): void {
     this.actor.send({ type: 'STEER', message: userMessage(input, 'steer') });
@@ -278,6 +291,7 @@ export class Agent<Output = unknown> {
   /** Interrupts the running turn (so the history stays valid), then stops the actor and its workers. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      for (const schedule of this.schedules) schedule.stop();
       if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
       // Subagents first: their running tasks are interrupted and settled, so every history stays valid.
       if (!this.detach) this.node?.supervisor?.send({ type: 'STOP' });

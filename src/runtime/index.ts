@@ -17,6 +17,7 @@ export {
   type TextStream,
 } from './generate.js';
 export type { RetryOptions } from './retry.js';
+export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
 export type { TaskResult } from './subagent-tools.js';
 export {
   createSupervisor,
