@@ -28,6 +28,7 @@ export {
   type AgentConfig,
   type AgentInfo,
   type ApprovalTarget,
+  type ConversationInput,
   createAgent,
   createSupervisor,
   describeTree,

@@ -125,6 +125,15 @@ export interface PromptOptions<Output> {
 
 export type PromptInput = string | UserContent[];
 
+/** A turn of a conversation whose history the caller keeps (see `agent.run`). */
+export interface ConversationInput<Output> extends PromptOptions<Output> {
+  /** The history so far; validated like `createAgent({ messages })`, and never modified. */
+  messages: readonly Message[];
+  input: PromptInput;
+  /** Every event of this conversation's turn (the agent's own listeners do not hear it). */
+  on?: Listener;
+}
+
 /** A stream of one turn's events, ending with its `turn_end`; `result` settles with the turn. */
 export interface TurnStream<Output> extends AsyncIterable<AgentEvent> {
   readonly result: Promise<RunResult<Output>>;
@@ -142,6 +151,8 @@ export class Agent<Output = unknown> {
   private readonly node?: TreeNode;
   private readonly detach?: () => void;
   private readonly schedules = new Set<Schedule>();
+  /** What `run()` builds its conversations from; absent on a handle bound to a spawned subagent. */
+  private readonly config?: AgentConfig<Output>;
 
   /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
   constructor(config: AgentConfig<Output>, attached?: AttachedAgent) {
@@ -157,6 +168,7 @@ export class Agent<Output = unknown> {
       return;
     }
     if (!config.model) throw new TypeError('createAgent: `model` is required');
+    this.config = config;
     this.id = config.id ?? `agent_${nanoid(10)}`;
     this.bus = new EventBus();
     if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
@@ -186,6 +198,25 @@ export class Agent<Output = unknown> {
   /** Runs one turn (queued behind any running one) and settles on its `turn_end`. */
   prompt<O = Output>(input: PromptInput, options: PromptOptions<O> = {}): Promise<RunResult<O>> {
     return this.submit(input, options, newInputId());
+  }
+
+  /**
+   * Runs one turn against a history the caller owns, in a conversation actor of its own, and returns the turn's
+   * result: its `messages` (input first) are what to append to the caller's history. The agent's own history is
+   * untouched, and any number of conversations may run on one agent definition at once.
+   */
+  async run<O = Output>(conversation: ConversationInput<O>): Promise<RunResult<O>> {
+    if (!this.config) throw new TypeError(`run() needs an agent made by createAgent; ${this.id} is a subagent handle`);
+    if (this.stopping) throw new Error(`Agent ${this.id} is stopped`);
+    const { messages, input, on, ...options } = conversation;
+    const actor = new Agent<Output>({ ...this.config, id: undefined, messages });
+    const off = on ? actor.on('*', on) : undefined;
+    try {
+      return await actor.prompt(input, options);
+    } finally {
+      off?.();
+      await actor.stop();
+    }
   }
 
   /** The events of one turn as they happen, ending with its `turn_end`. */

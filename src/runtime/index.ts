@@ -1,6 +1,7 @@
 export {
   Agent,
   type AgentConfig,
+  type ConversationInput,
   createAgent,
   type PromptInput,
   type PromptOptions,
