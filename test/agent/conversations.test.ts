@@ -1,6 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { type AgentEvent, createAgent, type Message, scriptedModel, textOf } from '../../src/index.js';
+import {
+  type AgentEvent,
+  type AssistantMessage,
+  createAgent,
+  emptyUsage,
+  type Message,
+  scriptedModel,
+  textOf,
+} from '../../src/index.js';
 import { echo } from './helpers.js';
+
+const reply = (text: string): AssistantMessage => ({
+  role: 'assistant',
+  content: [{ type: 'text', text }],
+  provider: 'scripted',
+  model: 'scripted',
+  stopReason: 'stop',
+  usage: emptyUsage(),
+});
 
 describe('agent.run({ messages, input }): conversations owned by the caller', () => {
   it('runs a turn against the given history, returns the new messages and leaves the agent and the history alone', async () => {
@@ -8,7 +25,7 @@ describe('agent.run({ messages, input }): conversations owned by the caller', ()
     const agent = createAgent({ model, tools: [echo], system: 'Be brief.' });
     const history: Message[] = [
       { role: 'user', content: [{ type: 'text', text: 'Remember: the code is 42.' }] },
-      { role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
+      reply('Noted.'),
     ];
     const frozen = structuredClone(history);
 
@@ -30,9 +47,9 @@ describe('agent.run({ messages, input }): conversations owned by the caller', ()
     // Each answer names the conversation it saw, so crossed histories would show.
     const model = scriptedModel((request) => ({ text: `seen: ${textOf(request.messages[0])}`, latencyMs: 5 }));
     const agent = createAgent({ model });
-    const conversations = ['alice', 'bob', 'carol'].map((who) => [
-      { role: 'user' as const, content: [{ type: 'text' as const, text: who }] },
-      { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'hi' }] },
+    const conversations = ['alice', 'bob', 'carol'].map((who): Message[] => [
+      { role: 'user', content: [{ type: 'text', text: who }] },
+      reply('hi'),
     ]);
 
     const results = await Promise.all(conversations.map((messages) => agent.run({ messages, input: 'who am I?' })));
