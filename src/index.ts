@@ -9,6 +9,18 @@ export {
 export { toMermaid, toStudioJSON } from './inspect/export.js';
 export { type SanitizeOptions, sanitizeInspection } from './inspect/sanitize.js';
 export { type InspectorServer, type InspectorServerOptions, startInspectorServer } from './inspect/server.js';
+export {
+  type ParsedShell,
+  type PermissionMode,
+  PermissionRuleError,
+  Permissions,
+  type PermissionsConfig,
+  parseRule,
+  parseShell,
+  type RuleArgument,
+  type SimpleCommand,
+  type ToolTraits,
+} from './permissions/index.js';
 export * from './protocol/index.js';
 export {
   type AnthropicOptions,

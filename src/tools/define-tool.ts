@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ToolTraits } from '../permissions/types.js';
 import type { JsonValue, ToolResultContent } from '../protocol/index.js';
 
 export type ExecutionMode = 'parallel' | 'sequential';
@@ -24,7 +25,12 @@ export type ToolOutput =
       terminate?: boolean;
     };
 
-export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> {
+/**
+ * A tool. Its {@link ToolTraits} (`readOnly`, `destructive`, `ruleArgument`) tell permission modes and rules what
+ * it does: `readOnly` tools run without asking in `default` mode, `destructive` ones ask in `auto` mode, and
+ * `ruleArgument` names the argument a rule such as `read_file(/etc/**)` or `bash(git *)` is matched against.
+ */
+export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> extends ToolTraits {
   name: string;
   description: string;
   schema: Schema;
