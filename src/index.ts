@@ -39,6 +39,7 @@ export {
   Agent,
   type AgentConfig,
   type AgentInfo,
+  type AgentState,
   type ApprovalTarget,
   type ConversationInput,
   createAgent,

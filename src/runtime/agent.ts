@@ -15,6 +15,7 @@ import type {
 import { userMessage } from '../protocol/index.js';
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
 import { runtimeAgentMachine } from './agent-machine.js';
+import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
 import { EventBus, type Listener } from './bus.js';
 import {
   AgentEnv,
@@ -151,6 +152,8 @@ export class Agent<Output = unknown> {
   private readonly node?: TreeNode;
   private readonly detach?: () => void;
   private readonly schedules = new Set<Schedule>();
+  /** This agent's running subagents, for `getState()`; only agents that can have subagents keep one. */
+  private readonly children?: ChildrenWatch;
   /** What `run()` builds its conversations from; absent on a handle bound to a spawned subagent. */
   private readonly config?: AgentConfig<Output>;
 
@@ -165,6 +168,7 @@ export class Agent<Output = unknown> {
       this.node = attached.tree.nodes.get(this.id);
       this.detach = attached.detach;
       this.env.requestInterrupt = () => this.interrupt();
+      this.children = new ChildrenWatch(this.bus, this.id);
       return;
     }
     if (!config.model) throw new TypeError('createAgent: `model` is required');
@@ -188,6 +192,7 @@ export class Agent<Output = unknown> {
     });
     registerEnv(this.actor.system, this.env);
     if (this.tree) {
+      this.children = new ChildrenWatch(this.bus, this.id);
       this.tree.attach(this.actor.system);
       this.node = this.tree.addRoot(this.env, this.actor as AnyActorRef);
     }
@@ -265,6 +270,20 @@ export class Agent<Output = unknown> {
     return schedule;
   }
 
+  /**
+   * The agent at a glance: idle or running, its turn and step, queued prompts, calls waiting for approval, running
+   * subagents, history length and usage. Cheap (read from the actor's snapshot) and a plain copy.
+   */
+  getState(): AgentState {
+    return agentStateOf(this.actor, {
+      id: this.id,
+      stopped: this.stopping !== undefined,
+      messages: this.env.transcript.length,
+      usage: this.env.totalUsage,
+      children: this.children,
+    });
+  }
+
   /** Adds a user message to the running turn at the next step boundary; starts no turn. */
   steer(input: PromptInput): void {
     this.actor.send({ type: 'STEER', message: userMessage(input, 'steer') });
@@ -323,6 +342,7 @@ export class Agent<Output = unknown> {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       for (const schedule of this.schedules) schedule.stop();
+      this.children?.stop();
       if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
       // Subagents first: their running tasks are interrupted and settled, so every history stays valid.
       if (!this.detach) this.node?.supervisor?.send({ type: 'STOP' });

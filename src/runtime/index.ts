@@ -7,6 +7,7 @@ export {
   type PromptOptions,
   type TurnStream,
 } from './agent.js';
+export type { AgentState } from './agent-state.js';
 export type { Listener } from './bus.js';
 export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env.js';
 export {

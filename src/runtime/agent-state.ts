@@ -1,0 +1,80 @@
+import type { AgentActorRef } from '../../machines/agent/index.js';
+import type { Usage } from '../protocol/index.js';
+import type { EventBus } from './bus.js';
+
+/** An agent at a glance: what `agent.getState()` returns, the same facts the inspector shows. */
+export interface AgentState {
+  id: string;
+  /** `running` from a prompt (or a notification) until the run ends; `failed` when its actor stopped on an error. */
+  status: 'idle' | 'running' | 'stopped' | 'failed';
+  /** The statechart's active state, e.g. `running.turn.step.tools.awaitingApproval`. */
+  state: string;
+  turn: number;
+  step: number;
+  /** Prompts waiting behind the running turn. */
+  queuedPrompts: number;
+  /** Tool calls of the current step waiting for `approve` / `deny`. */
+  pendingApprovals: { toolCallId: string; toolName: string; arguments: unknown }[];
+  /** Subagents of this agent whose task is running, with the task that runs them. */
+  runningChildren: { agentId: string; taskId: string; background: boolean }[];
+  messages: number;
+  usage: Usage;
+}
+
+/**
+ * Keeps the running children of one agent from its own subagent events, so a glance at the agent never walks the
+ * supervision tree (whose shape belongs to the supervisor).
+ */
+export class ChildrenWatch {
+  private readonly running = new Map<string, { agentId: string; taskId: string; background: boolean }>();
+  readonly stop: () => void;
+
+  constructor(bus: EventBus, agentId: string) {
+    const offStart = bus.on('subagent_start', (event) => {
+      if (event.agentId !== agentId) return;
+      this.running.set(event.taskId, { agentId: event.childId, taskId: event.taskId, background: event.background });
+    });
+    const offEnd = bus.on('subagent_end', (event) => {
+      if (event.agentId === agentId) this.running.delete(event.taskId);
+    });
+    this.stop = () => {
+      offStart();
+      offEnd();
+    };
+  }
+
+  list(): AgentState['runningChildren'] {
+    return [...this.running.values()];
+  }
+}
+
+export function agentStateOf(
+  actor: AgentActorRef,
+  facts: { id: string; stopped: boolean; messages: number; usage: Usage; children: ChildrenWatch | undefined },
+): AgentState {
+  const snapshot = actor.getSnapshot();
+  const { context } = snapshot;
+  const failed = snapshot.status === 'error';
+  const stopped = facts.stopped || snapshot.status === 'stopped';
+  const idle = snapshot.matches('idle');
+  return {
+    id: facts.id,
+    status: failed ? 'failed' : stopped ? 'stopped' : idle ? 'idle' : 'running',
+    state: stopped || failed ? (failed ? 'failed' : 'stopped') : stateString(snapshot.value),
+    turn: context.turn,
+    step: context.step,
+    queuedPrompts: context.queue.length,
+    pendingApprovals: context.calls
+      .filter((call) => call.status === 'awaiting')
+      .map(({ call }) => ({ toolCallId: call.id, toolName: call.name, arguments: structuredClone(call.arguments) })),
+    runningChildren: facts.children?.list() ?? [],
+    messages: facts.messages,
+    usage: { ...facts.usage },
+  };
+}
+
+function stateString(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const [key, inner] = Object.entries(value as Record<string, unknown>)[0] ?? [];
+  return key === undefined ? '' : `${key}.${stateString(inner)}`.replace(/\.$/, '');
+}
