@@ -34,6 +34,15 @@ module.exports = {
       to: { path: ['(^|/)node_modules/zod/', '^src/tools/', '^machines/'] },
     },
     {
+      name: 'session-below-runtime',
+      comment:
+        'src/session (journal records, stores) is a layer below src/runtime: it may import src/protocol and ' +
+        'nothing else of ours, so a store can be used, tested and replaced without the agent runtime.',
+      severity: 'error',
+      from: { path: '^src/session/' },
+      to: { path: OURS, pathNot: ['^src/session/', '^src/protocol/'] },
+    },
+    {
       name: 'runtime-only-from-entry-points',
       comment:
         "src/runtime joins machines to effects; only src/index.ts, src/testing, src/cli, src/inspect's server " +

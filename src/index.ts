@@ -74,6 +74,17 @@ export {
   type TurnStream,
 } from './runtime/index.js';
 export {
+  CorruptJournalError,
+  type Durability,
+  JournalError,
+  JournalVersionError,
+  JsonlStore,
+  SessionLockedError,
+  SqliteStore,
+  type Store,
+  type StoreWriter,
+} from './session/index.js';
+export {
   type AnyTool,
   defineTool,
   type ExecutionMode,

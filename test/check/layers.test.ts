@@ -45,6 +45,9 @@ describe('layer rules (.dependency-cruiser.cjs) against test/check/fixtures/laye
           'runtime-only-from-entry-points: machines/bad-imports-runtime-type.ts → src/runtime/agent.ts',
           'runtime-only-from-entry-points: src/inspect/bad-panel-imports-runtime.ts → src/runtime/agent.ts',
           'runtime-only-from-entry-points: src/protocol/bad-imports-runtime.ts → src/runtime/agent.ts',
+          // src/session sits below the runtime: it imports src/protocol only
+          'session-below-runtime: src/session/bad-imports-runtime.ts → src/runtime/agent.ts',
+          'runtime-only-from-entry-points: src/session/bad-imports-runtime.ts → src/runtime/agent.ts',
           // no cycles, type-only edges included
           'no-cycles: src/tools/cycle-a.ts → src/tools/cycle-b.ts',
         ].sort(),
@@ -63,12 +66,13 @@ describe('layer rules (.dependency-cruiser.cjs) against test/check/fixtures/laye
         fixture('layers'),
       );
       // The err reporter exits with the number of errors.
-      expect(code).toBe(10);
+      expect(code).toBe(12);
       for (const rule of [
         'machines-only-xstate-and-protocol',
         'protocol-imports-nothing-of-ours',
         'providers-no-zod-tools-machines',
         'runtime-only-from-entry-points',
+        'session-below-runtime',
         'no-cycles',
       ]) {
         expect(stdout).toContain(`error ${rule}:`);

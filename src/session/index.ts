@@ -1,0 +1,5 @@
+export { type Durability, JournalWriter, readJournal } from './journal.js';
+export { JsonlStore } from './jsonl-store.js';
+export * from './records.js';
+export { SqliteStore } from './sqlite-store.js';
+export { SessionLockedError, type Store, type StoreWriter } from './store.js';

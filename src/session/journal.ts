@@ -1,0 +1,127 @@
+import {
+  CorruptJournalError,
+  decodeRecord,
+  encodeRecord,
+  type HeaderRecord,
+  JOURNAL_VERSION,
+  type JournalRecord,
+  JournalVersionError,
+} from './records.js';
+import type { Store, StoreWriter } from './store.js';
+
+/**
+ * When journal records reach the store (the OS, for files; a commit, for SQLite):
+ * - `fact`: each record as it happens, one write each;
+ * - `step` (default): the records of one synchronous block together, on a microtask, and at once a record that
+ *   announces an effect (a tool about to run), so a kill at any point loses at most the step in flight;
+ * - `never`: only when the buffer fills or the session closes (tests, throwaway runs).
+ */
+export type Durability = 'fact' | 'step' | 'never';
+
+export type WarningHandler = (message: string) => void;
+
+const warnToConsole: WarningHandler = (message) => console.warn(`[troupe] ${message}`);
+
+/** A journal read back: its records, in order, after dropping a torn last one. */
+export interface ReadJournal {
+  header: HeaderRecord;
+  records: JournalRecord[];
+  /** How many stored records were read (the torn one excluded): what a writer keeps. */
+  count: number;
+  /** A torn or corrupt last record was dropped. */
+  dropped: boolean;
+}
+
+/**
+ * Reads and checks a session's journal. A damaged last record is what a crash mid-write leaves: it is dropped with
+ * a warning. A damaged record before it is not a crash's doing and is refused, never skipped, so nothing after it
+ * is silently lost; so is a journal written by a newer version.
+ */
+export function readJournal(
+  store: Store,
+  id: string,
+  onWarning: WarningHandler = warnToConsole,
+): ReadJournal | undefined {
+  const texts = store.read(id);
+  const records: JournalRecord[] = [];
+  let dropped = false;
+  for (let i = 0; i < texts.length; i++) {
+    const record = decodeRecord(texts[i] as string);
+    if (record && (i > 0 || record.k === 'session')) {
+      records.push(record);
+      continue;
+    }
+    const why = record ? 'the first record is not the session header' : 'not a whole JSON record';
+    if (i < texts.length - 1) throw new CorruptJournalError(id, i, why);
+    dropped = true;
+    onWarning(`session "${id}": the last record was cut short by a crash and is dropped (${why})`);
+  }
+  const header = records[0];
+  if (header === undefined) return undefined;
+  if (header.k !== 'session') throw new CorruptJournalError(id, 0, 'the first record is not the session header');
+  if (typeof header.v !== 'number' || header.v > JOURNAL_VERSION) throw new JournalVersionError(id, Number(header.v));
+  return { header, records, count: records.length, dropped };
+}
+
+/** Write counts, for benchmarks and tests. */
+export interface JournalStats {
+  records: number;
+  writes: number;
+  bytes: number;
+}
+
+/** The one writer of a session's journal: buffers records and hands them to the store as `durability` says. */
+export class JournalWriter {
+  readonly stats: JournalStats = { records: 0, writes: 0, bytes: 0 };
+  private buffer: string[] = [];
+  private scheduled = false;
+  private closed = false;
+  private readonly flushSoon = () => {
+    this.scheduled = false;
+    this.flush();
+  };
+
+  constructor(
+    private readonly writer: StoreWriter,
+    readonly durability: Durability = 'step',
+  ) {}
+
+  /** Adds a record; `beforeEffect` marks one that must be stored before the effect it announces starts. */
+  add(record: JournalRecord, beforeEffect = false): void {
+    if (this.closed) return;
+    this.buffer.push(encodeRecord(record));
+    this.stats.records++;
+    switch (this.durability) {
+      case 'fact':
+        this.flush();
+        break;
+      case 'step':
+        if (beforeEffect) this.flush();
+        else if (!this.scheduled) {
+          this.scheduled = true;
+          queueMicrotask(this.flushSoon);
+        }
+        break;
+      case 'never':
+        if (this.buffer.length >= 1024) this.flush();
+        break;
+    }
+  }
+
+  flush(): void {
+    if (this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    this.writer.append(batch);
+    this.stats.writes++;
+    for (const text of batch) this.stats.bytes += text.length + 1;
+  }
+
+  /** Writes what is buffered and releases the session for another writer. */
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    this.writer.release();
+  }
+}

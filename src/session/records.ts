@@ -1,0 +1,211 @@
+import type { Message, ToolResultPart, TurnStopReason, Usage, UserMessage } from '../protocol/index.js';
+
+/**
+ * The version of the journal format this build writes and the newest it reads. A journal's first record says
+ * which version wrote it; a newer one is refused (its records may mean something this build cannot honour), an
+ * older one would be migrated here when version 2 exists.
+ */
+export const JOURNAL_VERSION = 1;
+
+/**
+ * One fact of a session, as one JSON line (or row). Records are the durable form of the event bus's events: each
+ * is written when its event is published, and carries the event's `seq`. Messages are stored once: a tool
+ * message refers to results its `tool_end` records already hold, a turn's input message to its `input` record.
+ * Keys are short because a long session writes many of them.
+ */
+export type JournalRecord =
+  | HeaderRecord
+  | InputRecord
+  | MessageRecord
+  | ToolStartRecord
+  | ToolEndRecord
+  | ApprovalAskedRecord
+  | ApprovalRecord
+  | TurnStartRecord
+  | TurnEndRecord
+  | RunRecord
+  | SnapshotRecord;
+
+/** The first record of every journal. */
+export interface HeaderRecord {
+  k: 'session';
+  /** {@link JOURNAL_VERSION} of the build that created the journal. */
+  v: number;
+  id: string;
+  /** The root agent's id: a resumed agent keeps it. */
+  agentId: string;
+  title?: string;
+  /** Milliseconds since the epoch. */
+  t: number;
+  /** The session this one was forked from, and the last `seq` it kept. */
+  forkOf?: { id: string; atSeq: number };
+}
+
+/** An input submitted to an agent (a prompt), before its turn starts: queued prompts survive a crash. */
+export interface InputRecord {
+  k: 'input';
+  s: number;
+  a: string;
+  inputId: string;
+  messages: UserMessage[];
+  expectsOutput: boolean;
+}
+
+/** A stored message part that refers to a result held by a `tool_end` record. */
+export interface ResultRef {
+  ref: string;
+}
+
+/** A message joined agent `a`'s history at index `i`, during turn `turn`, step `step`. */
+export interface MessageRecord {
+  k: 'msg';
+  s: number;
+  a: string;
+  i: number;
+  turn: number;
+  step: number;
+  /** The message, or `{ input }` for a turn's opening message held by that input's record (`n`-th of it). */
+  m: StoredMessage | { input: string; n: number };
+}
+
+/** A message as stored: a tool message's results may be references to `tool_end` records. */
+export type StoredMessage =
+  | Exclude<Message, { role: 'tool' }>
+  | { role: 'tool'; content: Array<ToolResultPart | ResultRef> };
+
+/** A tool began executing: if no `tool_end` follows, it was running when the process stopped. */
+export interface ToolStartRecord {
+  k: 'tool_start';
+  s: number;
+  a: string;
+  id: string;
+  name: string;
+}
+
+/** A tool's result, by call id: a journaled result is never produced again. */
+export interface ToolEndRecord {
+  k: 'tool_end';
+  s: number;
+  a: string;
+  id: string;
+  result: ToolResultPart;
+}
+
+export interface ApprovalAskedRecord {
+  k: 'asked';
+  s: number;
+  a: string;
+  id: string;
+}
+
+/** A person's answer to a call that waited for approval. */
+export interface ApprovalRecord {
+  k: 'approval';
+  a: string;
+  id: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export interface TurnStartRecord {
+  k: 'turn_start';
+  s: number;
+  a: string;
+  turn: number;
+  inputId: string;
+  t: number;
+}
+
+export interface TurnEndRecord {
+  k: 'turn_end';
+  s: number;
+  a: string;
+  turn: number;
+  inputId: string;
+  stopReason: TurnStopReason;
+  usage: Usage;
+  t: number;
+}
+
+/** A run began (`running`) or the agent went back to idle: a journal whose last run record says `running` crashed. */
+export interface RunRecord {
+  k: 'run';
+  s: number;
+  a: string;
+  running: boolean;
+  t: number;
+}
+
+/**
+ * The agent machine's persisted snapshot (XState's `getPersistedSnapshot`) at the start of a step, when the
+ * history held `n` messages. Inputs in its context are stored as references to their `input` records.
+ */
+export interface SnapshotRecord {
+  k: 'snapshot';
+  a: string;
+  /** The version of the agent machine's persisted snapshot. */
+  v: number;
+  n: number;
+  snapshot: unknown;
+}
+
+const KINDS = new Set<JournalRecord['k']>([
+  'session',
+  'input',
+  'msg',
+  'tool_start',
+  'tool_end',
+  'asked',
+  'approval',
+  'turn_start',
+  'turn_end',
+  'run',
+  'snapshot',
+]);
+
+export class JournalError extends Error {
+  override name = 'JournalError';
+}
+
+/** The journal was written by a newer Troupe: its records may mean something this build cannot honour. */
+export class JournalVersionError extends JournalError {
+  override name = 'JournalVersionError';
+  constructor(
+    readonly sessionId: string,
+    readonly version: number,
+  ) {
+    super(
+      `Session "${sessionId}" was written with journal version ${version}, but this Troupe reads versions up to ` +
+        `${JOURNAL_VERSION}: upgrade Troupe to open it`,
+    );
+  }
+}
+
+/** A record before the last one is damaged: refusing is better than silently losing what follows it. */
+export class CorruptJournalError extends JournalError {
+  override name = 'CorruptJournalError';
+  constructor(
+    readonly sessionId: string,
+    readonly index: number,
+    why: string,
+  ) {
+    super(`Session "${sessionId}": record ${index + 1} is corrupt (${why}); the records after it were not read`);
+  }
+}
+
+/** Parses one record's text; undefined when it is not a whole, well-formed record. */
+export function decodeRecord(text: string): JournalRecord | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const kind = (value as { k?: unknown }).k;
+  return KINDS.has(kind as JournalRecord['k']) ? (value as JournalRecord) : undefined;
+}
+
+export function encodeRecord(record: JournalRecord): string {
+  return JSON.stringify(record);
+}

@@ -1,0 +1,95 @@
+import Database from 'better-sqlite3';
+import { checkSessionId, processAlive, SessionLockedError, type Store, type StoreWriter } from './store.js';
+
+type Db = InstanceType<typeof Database>;
+
+/**
+ * Sessions in one SQLite database (better-sqlite3, WAL): one row per record, keyed by session and position. A
+ * committed row survives a crash of the process (`synchronous = NORMAL` under WAL); a writer holds a row of the
+ * `locks` table with its pid, taken in a transaction so two processes cannot both take it.
+ */
+export class SqliteStore implements Store {
+  private readonly db: Db;
+  private readonly insert;
+  private readonly selectAll;
+  private readonly countRows;
+
+  constructor(readonly path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(
+      `CREATE TABLE IF NOT EXISTS records (session TEXT NOT NULL, n INTEGER NOT NULL, body TEXT NOT NULL,
+         PRIMARY KEY (session, n)) WITHOUT ROWID;
+       CREATE TABLE IF NOT EXISTS locks (session TEXT PRIMARY KEY, pid INTEGER NOT NULL);`,
+    );
+    this.insert = this.db.prepare('INSERT INTO records (session, n, body) VALUES (?, ?, ?)');
+    this.selectAll = this.db.prepare('SELECT body FROM records WHERE session = ? ORDER BY n').pluck();
+    this.countRows = this.db.prepare('SELECT count(*) FROM records WHERE session = ?').pluck();
+  }
+
+  list(): string[] {
+    return this.db.prepare('SELECT DISTINCT session FROM records').pluck().all() as string[];
+  }
+
+  read(id: string): string[] {
+    return this.selectAll.all(checkSessionId(id)) as string[];
+  }
+
+  acquire(id: string): StoreWriter {
+    checkSessionId(id);
+    const take = this.db.transaction(() => {
+      const holder = this.holder(id);
+      if (holder !== undefined && processAlive(holder)) throw new SessionLockedError(id, `process ${holder}`);
+      this.db.prepare('INSERT OR REPLACE INTO locks (session, pid) VALUES (?, ?)').run(id, process.pid);
+    });
+    take.immediate();
+    let next = this.countRows.get(id) as number;
+    const append = this.db.transaction((records: readonly string[]) => {
+      for (const body of records) this.insert.run(id, next++, body);
+    });
+    let released = false;
+    const live = () => {
+      if (released) throw new Error('This session writer was released');
+    };
+    return {
+      append: (records) => {
+        live();
+        if (records.length > 0) append(records);
+      },
+      truncate: (count) => {
+        live();
+        this.db.prepare('DELETE FROM records WHERE session = ? AND n >= ?').run(id, count);
+        next = Math.min(next, count);
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        this.db.prepare('DELETE FROM locks WHERE session = ? AND pid = ?').run(id, process.pid);
+      },
+    };
+  }
+
+  isLocked(id: string): boolean {
+    const holder = this.holder(checkSessionId(id));
+    return holder !== undefined && processAlive(holder);
+  }
+
+  remove(id: string): void {
+    if (this.isLocked(id)) throw new SessionLockedError(id, `process ${this.holder(id)}`);
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM records WHERE session = ?').run(id);
+      this.db.prepare('DELETE FROM locks WHERE session = ?').run(id);
+    })();
+  }
+
+  /** Closes the database; writers taken from it stop working. */
+  close(): void {
+    this.db.close();
+  }
+
+  private holder(id: string): number | undefined {
+    return this.db.prepare('SELECT pid FROM locks WHERE session = ?').pluck().get(id) as number | undefined;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Where sessions are kept. Small on purpose, so that a third party can put sessions in their own database: a
+ * store keeps, per session id, an ordered list of records (opaque JSON texts; the journal encodes, decodes and
+ * validates them), refuses a second writer, and lists and removes sessions. It is synchronous because a record
+ * must reach the store before the effect it announces starts (a tool's start before the tool runs); a store over
+ * the network would keep a local write-ahead file and ship it.
+ */
+export interface Store {
+  /** The ids of the sessions it holds, in no particular order. */
+  list(): string[];
+  /**
+   * Every record of a session, in the order written. A record torn by a crash mid-write is returned as it is
+   * (the journal detects it); an unknown id gives an empty list.
+   */
+  read(id: string): string[];
+  /** Takes a session for writing, creating it if new. Throws {@link SessionLockedError} if a live writer holds it. */
+  acquire(id: string): StoreWriter;
+  /** Whether a live writer (this process or another) holds the session. */
+  isLocked(id: string): boolean;
+  /** Deletes a session and its records; refused while a writer holds it. */
+  remove(id: string): void;
+}
+
+/** The one writer of a session. */
+export interface StoreWriter {
+  /** Appends records, each one JSON text without a line break, and hands them to the OS before returning. */
+  append(records: readonly string[]): void;
+  /** Keeps the first `count` records and drops the rest: a torn last record found on opening. */
+  truncate(count: number): void;
+  /** Lets another writer take the session. */
+  release(): void;
+}
+
+/** Another writer holds the session: two writers would interleave one journal. */
+export class SessionLockedError extends Error {
+  override name = 'SessionLockedError';
+  constructor(
+    readonly sessionId: string,
+    readonly holder: string,
+  ) {
+    super(`Session "${sessionId}" is open for writing by ${holder}; close it there first`);
+  }
+}
+
+/** Whether process `pid` of this machine is alive: a lock left by a process killed with SIGKILL is stale. */
+export function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, we may just not signal it.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Session ids become file names and keys: letters, digits, `_`, `-` and `.` only, no leading dot. */
+export function checkSessionId(id: string): string {
+  if (!/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/.test(id)) {
+    throw new TypeError(`Invalid session id ${JSON.stringify(id)}: use letters, digits, "_", "-" and "."`);
+  }
+  return id;
+}
