@@ -1,0 +1,125 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/**
+ * Every group still alive, so that none outlives this process: on exit they get SIGKILL (the only thing an
+ * `exit` handler can still do, synchronously).
+ */
+const live = new Set<ProcessGroup>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const group of live) group.signal('SIGKILL');
+  });
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+const DEFAULT_SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+
+/**
+ * A shell command in its own process group (its own session: `detached`), so that everything it starts — pipes,
+ * `&` jobs, `nohup` — can be signalled at once with `kill(-pgid)`. The command is over when the shell exits, not
+ * when its output pipes close: a descendant left behind keeps them open forever.
+ */
+export class ProcessGroup {
+  readonly pid: number;
+  readonly exited: Promise<Exit>;
+  private readonly child: ChildProcess;
+  private exit: Exit | undefined;
+
+  constructor(
+    command: string,
+    options: { cwd: string; env: NodeJS.ProcessEnv; shell?: string; onOutput: (chunk: string) => void },
+  ) {
+    this.child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', command], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    if (this.child.pid === undefined) throw new Error(`Could not start ${options.shell ?? DEFAULT_SHELL}`);
+    this.pid = this.child.pid;
+    this.child.stdout?.setEncoding('utf8').on('data', options.onOutput);
+    this.child.stderr?.setEncoding('utf8').on('data', options.onOutput);
+    live.add(this);
+    installExitHook();
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      });
+      this.child.once('error', () => {
+        this.exit ??= { code: null, signal: null };
+        resolve(this.exit);
+      });
+    });
+  }
+
+  get hasExited(): boolean {
+    return this.exit !== undefined;
+  }
+
+  /** Whether any process of the group is still there (the shell, or anything it left behind). */
+  isAlive(): boolean {
+    try {
+      process.kill(-this.pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    try {
+      process.kill(-this.pid, signal);
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  }
+
+  /**
+   * Ends the whole group: SIGTERM, then SIGKILL for whatever ignored it after `graceMs`. Resolves when the group
+   * is gone (or, if a process cannot be reaped, after a bounded wait), with its output pipes closed.
+   */
+  async terminate(graceMs: number): Promise<void> {
+    if (this.isAlive()) {
+      this.signal('SIGTERM');
+      if (!(await this.gone(graceMs))) {
+        this.signal('SIGKILL');
+        await this.gone(2000);
+      }
+    }
+    await this.drain();
+  }
+
+  /**
+   * Lets the output already in the pipes arrive, then closes them: once the group is dead nobody writes, but a
+   * process that left the group (setsid) could hold them open, so the wait is bounded.
+   */
+  async drain(): Promise<void> {
+    const streams = [this.child.stdout, this.child.stderr].filter((s) => s !== null);
+    const closed = streams.map((s) =>
+      s.closed ? Promise.resolve() : new Promise<void>((resolve) => s.once('close', () => resolve())),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(closed), new Promise<void>((r) => (timer = setTimeout(r, 250)))]);
+    clearTimeout(timer);
+    for (const stream of streams) stream.destroy();
+    live.delete(this);
+  }
+
+  private async gone(withinMs: number): Promise<boolean> {
+    const deadline = Date.now() + withinMs;
+    while (this.isAlive()) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return true;
+  }
+}
