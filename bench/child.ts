@@ -3,7 +3,8 @@
  * [--runs N] [--warmup N]`. Prints one JSON line (a Measurement); a failed check exits non-zero.
  */
 import { measure } from './measure.js';
-import { type ImplId, WORKLOADS, type WorkloadId } from './workloads.js';
+import type { ImplId, WorkloadId } from './workload.js';
+import { WORKLOADS } from './workloads.js';
 
 const args = process.argv.slice(2);
 const [workloadId, impl] = args as [WorkloadId, ImplId];

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { ImplId, Scale, Timed, Workload } from './workloads.js';
+import type { ImplId, Scale, Timed, Workload } from './workload.js';
 
 /** What one child process reports for one workload × implementation. */
 export interface Measurement {
@@ -66,6 +66,19 @@ export interface MeasureOptions {
   production?: boolean;
 }
 
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/**
+ * A full collection before every measured run, outside the timed span, as the peer harness does: each run then
+ * starts from the same heap instead of paying for the garbage of the runs before it, and the two harnesses
+ * measure the same thing. (It costs Troupe's W1 more than the baselines: code that V8 optimized for objects the
+ * collection found dead is thrown away and warmed up again; see the peer harness's README, "A forced GC and
+ * Troupe".)
+ */
+function collectGarbage(): void {
+  gc?.();
+}
+
 /** Runs one implementation of one workload: verification (untimed), warm-up, then the measured runs. */
 export async function measure<S>(
   workload: Workload<S>,
@@ -87,6 +100,7 @@ export async function measure<S>(
   const cpuFigures: number[] = [];
   let facts: Timed['facts'];
   for (let i = 0; i < runs; i++) {
+    collectGarbage();
     const timed = await run(size);
     figures.push(workload.figure(timed, size));
     times.push(timed.ms);

@@ -1,5 +1,6 @@
 import type { Measurement } from './measure.js';
-import { type ImplId, type Target, WORKLOADS, type WorkloadId } from './workloads.js';
+import { BASELINES, implName, type Target } from './workload.js';
+import { WORKLOADS } from './workloads.js';
 
 export interface ReportInput {
   date: string;
@@ -9,17 +10,19 @@ export interface ReportInput {
   measurements: Measurement[];
 }
 
-const NAMES: Record<ImplId, string> = {
-  troupe: 'Troupe',
-  'troupe.on': "Troupe, agent.on('message_update')",
-  'troupe.stream': 'Troupe, agent.stream()',
-  plain: 'plain while loop',
+const AGAINST = {
+  plain: 'plain loop',
   naive: 'naive XState loop',
-  model: 'scripted model alone',
-  statechart: 'agent statechart alone (fake workers that answer at once)',
-};
+  pi: 'pi-agent-core row',
+  ideal: 'ideal',
+  absolute: '',
+} as const;
 
-const BASELINES = { plain: 'plain loop', naive: 'naive XState loop', ideal: 'ideal', absolute: '' } as const;
+/** A row's name, from its workload. */
+function nameOf(m: Pick<Measurement, 'workload' | 'impl'>): string {
+  const workload = WORKLOADS[m.workload];
+  return workload ? implName(workload, m.impl) : m.impl;
+}
 
 function format(value: number): string {
   if (value >= 100_000) return Math.round(value).toLocaleString('en-US');
@@ -93,30 +96,30 @@ export function renderMarkdown(input: ReportInput): string {
     '',
   );
   lines.push(
-    '| workload | implementation | median | min – max | runs | ÷ plain loop | ÷ naive XState | scripted model share | peak RSS |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| workload | implementation | median | min – max | runs | ÷ plain loop | ÷ naive XState | ÷ pi-agent-core | scripted model share | peak RSS |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const workload of Object.values(WORKLOADS)) {
     const size = workload.sizes[input.scale];
     const label = `${workload.id} ${workload.title}`;
     if (workload.pending) {
-      lines.push(`| ${label} | **pending**: ${workload.pending} | | | | | | | |`);
+      lines.push(`| ${label} | **pending**: ${workload.pending} | | | | | | | | |`);
       continue;
     }
     const rows = input.measurements.filter((m) => m.workload === workload.id);
     if (rows.length === 0) continue;
-    const plain = rows.find((m) => m.impl === 'plain');
-    const naive = rows.find((m) => m.impl === 'naive');
+    const [plain, naive, pi] = BASELINES.map((id) => rows.find((m) => m.impl === id));
     const model = rows.find((m) => m.impl === 'model');
     for (const m of rows) {
       const share =
         model && m !== model && m.impl !== 'statechart' ? `${((100 * model.medianMs) / m.medianMs).toFixed(1)} %` : '';
       lines.push(
-        `| ${label} | ${NAMES[m.impl]} | ${format(m.median)} ${workload.unit} | ${format(m.min)} – ${format(m.max)} | ` +
-          `${m.figures.length} | ${ratio(m, plain)} | ${ratio(m, naive)} | ${share} | ${(m.maxRssKB / 1024).toFixed(0)} MB |`,
+        `| ${label} | ${nameOf(m)} | ${format(m.median)} ${workload.unit} | ${format(m.min)} – ${format(m.max)} | ` +
+          `${m.figures.length} | ${ratio(m, plain)} | ${ratio(m, naive)} | ${ratio(m, pi)} | ${share} | ` +
+          `${(m.maxRssKB / 1024).toFixed(0)} MB |`,
       );
     }
-    lines.push(`| | _${workload.describe(size)}_ | | | | | | | |`);
+    lines.push(`| | _${workload.describe(size)}_ | | | | | | | | |`);
   }
   lines.push(
     '',
@@ -128,15 +131,11 @@ export function renderMarkdown(input: ReportInput): string {
   for (const outcome of targetOutcomes(input.measurements)) {
     const bound = outcome.bound === 'max' ? '≤' : '≥';
     const fact = typeof outcome.metric === 'object' ? outcome.metric : undefined;
-    const unit = fact
-      ? '×'
-      : outcome.baseline === 'absolute'
-        ? ` ${WORKLOADS[outcome.workload as WorkloadId].unit}`
-        : '×';
+    const unit = fact ? '×' : outcome.baseline === 'absolute' ? ` ${WORKLOADS[outcome.workload]?.unit ?? ''}` : '×';
     const what = outcome.metric === 'rss' ? 'peak RSS' : (fact?.label ?? '');
-    const against = outcome.baseline === 'absolute' ? '' : ` ${BASELINES[outcome.baseline]}`;
+    const against = outcome.baseline === 'absolute' ? '' : ` ${AGAINST[outcome.baseline]}`;
     lines.push(
-      `| ${outcome.workload} | ${NAMES[outcome.impl]}${what ? ` ${what}` : ''} ${bound} ${outcome.ratio}${unit}${outcome.metric === 'rss' ? ` ${what} of the` : ''}${against} | ` +
+      `| ${outcome.workload} | ${nameOf(outcome)}${what ? ` ${what}` : ''} ${bound} ${outcome.ratio}${unit}${outcome.metric === 'rss' ? ` ${what} of the` : ''}${against} | ` +
         `${format(outcome.actual)}${unit} | ${outcome.cpu === undefined ? '' : `${outcome.cpu.toFixed(2)}×`} | ` +
         `${outcome.met ? 'yes' : '**no**'} |`,
     );
@@ -151,36 +150,23 @@ export function renderMarkdown(input: ReportInput): string {
     const facts = Object.entries(m.verified ?? {})
       .map(([key, value]) => `\`${key}\` ${value}`)
       .join(', ');
-    lines.push(
-      `- ${m.workload} ${NAMES[m.impl]}, untimed run: state entries counted with the inspect option: ${facts}`,
-    );
+    lines.push(`- ${m.workload} ${nameOf(m)}, untimed run: state entries counted with the inspect option: ${facts}`);
   }
   for (const m of input.measurements) {
-    const ideal = WORKLOADS[m.workload as WorkloadId].ideal?.(WORKLOADS[m.workload as WorkloadId].sizes[m.scale]);
-    if (ideal) lines.push(`- ${m.workload} ${NAMES[m.impl]}: ${(m.median / ideal).toFixed(2)}× the ideal ${ideal} ms.`);
-    if (m.workload === 'W5' && m.facts) {
-      const f = m.facts;
-      lines.push(
-        `- W5 ${NAMES[m.impl]}: ${m.median.toFixed(2)} KB heap per idle agent; ${Number(f.swarmWallMs).toFixed(0)} ms wall ` +
-          `for the subagents; heap ${Number(f.heapStartMB).toFixed(1)} MB before, ${Number(f.heapEndMB).toFixed(1)} MB after ` +
-          `(${Number(f.heapAfterRatio).toFixed(2)}×, last run).`,
-      );
+    const workload = WORKLOADS[m.workload];
+    const ideal = workload?.ideal?.(workload.sizes[m.scale]);
+    if (ideal) lines.push(`- ${m.workload} ${nameOf(m)}: ${(m.median / ideal).toFixed(2)}× the ideal ${ideal} ms.`);
+    for (const note of workload?.notes?.({ impl: m.impl, median: m.median, facts: m.facts ?? {} }) ?? []) {
+      lines.push(`- ${m.workload} ${nameOf(m)}: ${note}`);
     }
   }
   const floor = input.measurements.find((m) => m.impl === 'statechart');
   const floorNaive = input.measurements.find((m) => m.workload === floor?.workload && m.impl === 'naive');
   if (floor && floorNaive) {
     lines.push(
-      `- ${floor.workload} ${NAMES.statechart}: ${format(floor.median)} ${floor.unit}, ` +
+      `- ${floor.workload} ${nameOf(floor)}: ${format(floor.median)} ${floor.unit}, ` +
         `${(floor.median / floorNaive.median).toFixed(2)}× the naive XState loop: what XState alone costs to run the ` +
         'turn, step and tool-phase states of one step, with no model, tools, bus or transcript.',
-    );
-  }
-  const stream = input.measurements.find((m) => m.impl === 'troupe.stream' && m.facts?.events !== undefined);
-  if (stream) {
-    lines.push(
-      `- ${stream.workload} ${NAMES[stream.impl]}: all characters arrived in order in ${stream.facts?.events} ` +
-        'message_update events (the stream merges consecutive deltas only when its reader falls behind).',
     );
   }
   return `${lines.join('\n')}\n`;

@@ -5,6 +5,7 @@
  *
  *   npm run bench                      all workloads, full sizes
  *   npm run bench -- --only W1,W4      some workloads
+ *   npm run bench -- --impls troupe,naive,pi   some rows (of every workload that has them)
  *   npm run bench -- --rounds 5        more rounds (default 3)
  *   npm run bench -- --smoke           tiny sizes, few runs, nothing written (a quick check that it all runs)
  *
@@ -19,7 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Measurement, median } from './measure.js';
 import { type ReportInput, renderMarkdown } from './report.js';
-import { implsOf, WORKLOADS, type WorkloadId } from './workloads.js';
+import type { WorkloadId } from './workload.js';
+import { implsOf, WORKLOADS } from './workloads.js';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
@@ -27,6 +29,8 @@ const smoke = args.includes('--smoke');
 const write = !smoke && !args.includes('--no-write');
 const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',')) : undefined;
+const implsAt = args.indexOf('--impls');
+const onlyImpls = implsAt >= 0 ? new Set((args[implsAt + 1] ?? '').split(',')) : undefined;
 const roundsAt = args.indexOf('--rounds');
 const rounds = smoke ? 1 : roundsAt >= 0 ? Number(args[roundsAt + 1]) : 3;
 
@@ -62,25 +66,18 @@ async function measureInChild(workload: WorkloadId, impl: string): Promise<Measu
   }
 }
 
-async function supervisorAvailable(): Promise<boolean> {
-  const api = (await import('../src/index.js')) as Record<string, unknown>;
-  return typeof api.createSupervisor === 'function';
-}
-
 const measurements: Measurement[] = [];
-const hasSupervisor = await supervisorAvailable();
 for (const workload of Object.values(WORKLOADS)) {
   if (only && !only.has(workload.id)) continue;
   if (workload.pending) {
-    process.stderr.write(
-      `${workload.id} pending: ${workload.pending}${hasSupervisor ? ' (createSupervisor exists now)' : ''}\n`,
-    );
+    process.stderr.write(`${workload.id} pending: ${workload.pending}\n`);
     continue;
   }
   const byImpl = new Map<string, Measurement[]>();
   const workloadRounds = smoke ? 1 : Math.min(rounds, workload.rounds ?? rounds);
   for (let round = 1; round <= workloadRounds; round++) {
     for (const impl of implsOf(workload)) {
+      if (onlyImpls && !onlyImpls.has(impl)) continue;
       process.stderr.write(`${workload.id} round ${round}/${workloadRounds} ${impl} … `);
       const measurement = await measureInChild(workload.id, impl);
       byImpl.set(impl, [...(byImpl.get(impl) ?? []), measurement]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { measure } from '../bench/measure.js';
 import { renderMarkdown, targetOutcomes } from '../bench/report.js';
+import { W1 } from '../bench/workloads/w1.js';
 import { implsOf, WORKLOADS } from '../bench/workloads.js';
 
 // Not timed: only that the benchmark code runs with tiny sizes and that every workload's own checks pass.
@@ -24,8 +25,8 @@ describe('bench smoke run', () => {
   }
 
   it('W1 verification counts every tool phase of every step', async () => {
-    const m = await measure(WORKLOADS.W1, 'troupe', 'smoke', { warmup: 0, runs: 1 });
-    const steps = WORKLOADS.W1.sizes.smoke.steps;
+    const m = await measure(W1, 'troupe', 'smoke', { warmup: 0, runs: 1 });
+    const steps = W1.sizes.smoke.steps;
     expect(m.verified?.['running.turn.step.tools.finalizing']).toBe(steps);
     expect(m.verified?.['running.turn.step.model']).toBe(steps + 1);
   });

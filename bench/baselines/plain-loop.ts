@@ -1,11 +1,16 @@
 import type { AssistantMessage, Message, Model, ToolCallPart, ToolResultPart } from '../../src/protocol/index.js';
 import { toolCallsOf, userMessage } from '../../src/protocol/index.js';
-import { type AnyTool, ToolRegistry, toToolResult } from '../../src/tools/index.js';
+import { type AnyTool, type ToolContext, toToolResult } from '../../src/tools/index.js';
+
+/**
+ * The two baselines are as lean as the peer harness's (`shared/bench-peers`: plain-loop.ts, xstate-loop.ts), so
+ * that the project's table cannot flatter Troupe: they call the tools straight (no argument validation), run a
+ * step's calls with one `Promise.all`, and share one signal and one tool context. What they keep is the scripted
+ * model that every row of a workload shares (its cost is the "scripted model alone" row).
+ */
 
 export interface LoopOptions {
   maxSteps: number;
-  /** How many calls of one batch run at once. */
-  toolConcurrency: number;
   /** Called with every text delta, as a UI would be. */
   onTextDelta?: (delta: string) => void;
 }
@@ -16,59 +21,56 @@ export interface LoopResult {
   text: string;
 }
 
-/**
- * The floor: the loop people write by hand. Model call → run the tools it asked for → repeat, with the same
- * validation (the tools' zod schemas) and result normalisation as Troupe, and nothing else.
- */
+export type ToolTable = ReadonlyMap<string, AnyTool>;
+
+export function toolTable(tools: readonly AnyTool[]): ToolTable {
+  return new Map(tools.map((tool) => [tool.name, tool]));
+}
+
+const neverAborted = new AbortController().signal;
+const NO_TOOL_SPECS: [] = [];
+const context: ToolContext = { toolCallId: '', agentId: 'baseline', signal: neverAborted, update: () => {} };
+
+/** The loop people write by hand: model call → run the tools it asked for → repeat. */
 export async function plainLoop(
   model: Model,
-  tools: readonly AnyTool[],
+  tools: ToolTable,
   prompt: string,
   options: LoopOptions,
 ): Promise<LoopResult> {
-  const registry = new ToolRegistry(tools);
   const messages: Message[] = [userMessage(prompt)];
-  const signal = new AbortController().signal;
   for (let step = 1; step <= options.maxSteps; step++) {
-    let answer: AssistantMessage | undefined;
-    for await (const event of model.stream({ messages, tools: registry.specs }, signal)) {
-      if (event.type === 'text_delta') options.onTextDelta?.(event.delta);
-      else if (event.type === 'done') answer = event.message;
-    }
-    if (!answer) throw new Error('plain loop: the model stream ended without a message');
+    const answer = await answerOf(model, messages, options.onTextDelta);
     messages.push(answer);
     const calls = toolCallsOf(answer);
     if (calls.length === 0) return { messages, steps: step, text: textOfAnswer(answer) };
-    messages.push({ role: 'tool', content: await runBatch(registry, calls, options.toolConcurrency, signal) });
+    messages.push({ role: 'tool', content: await runBatch(tools, calls) });
   }
   return { messages, steps: options.maxSteps, text: '' };
 }
 
-/** Runs a batch with at most `concurrency` calls at once; results in call order. */
-export async function runBatch(
-  registry: ToolRegistry,
-  calls: ToolCallPart[],
-  concurrency: number,
-  signal: AbortSignal,
-): Promise<ToolResultPart[]> {
-  const results: ToolResultPart[] = new Array(calls.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < calls.length) {
-      const index = next++;
-      results[index] = await runCall(registry, calls[index] as ToolCallPart, signal);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, calls.length) }, lane));
-  return results;
+/** One model call: the answer of its stream, every text delta passed on. */
+export async function answerOf(
+  model: Model,
+  messages: Message[],
+  onTextDelta?: (delta: string) => void,
+): Promise<AssistantMessage> {
+  for await (const event of model.stream({ messages, tools: NO_TOOL_SPECS }, neverAborted)) {
+    if (event.type === 'text_delta') onTextDelta?.(event.delta);
+    else if (event.type === 'done') return event.message;
+  }
+  throw new Error('baseline: the model stream ended without a message');
 }
 
-/** One call: validated with its schema, run, its output normalised. Tools share the run's signal. */
-async function runCall(registry: ToolRegistry, call: ToolCallPart, signal: AbortSignal): Promise<ToolResultPart> {
-  const validation = registry.validate(call);
-  if (!validation.ok) return validation.error;
-  const ctx = { toolCallId: call.id, agentId: 'plain', signal, update: () => {} };
-  return toToolResult(call, await validation.tool.execute(validation.args, ctx)).result;
+/** Every call of a step at once; results in call order. */
+export function runBatch(tools: ToolTable, calls: ToolCallPart[]): Promise<ToolResultPart[]> {
+  return Promise.all(calls.map((call) => runCall(tools, call)));
+}
+
+async function runCall(tools: ToolTable, call: ToolCallPart): Promise<ToolResultPart> {
+  const tool = tools.get(call.name);
+  if (!tool) throw new Error(`baseline: no tool ${call.name}`);
+  return toToolResult(call, await tool.execute(call.arguments, context)).result;
 }
 
 export function textOfAnswer(message: AssistantMessage): string {

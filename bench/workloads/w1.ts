@@ -1,0 +1,180 @@
+import type { InspectionEvent } from 'xstate';
+import { naiveLoop } from '../baselines/naive-xstate.js';
+import { plainLoop, toolTable } from '../baselines/plain-loop.js';
+import { drainModel, echoTool, ToolCounter, toolLoopModel } from '../fixtures.js';
+import { piRunner, troupe } from '../impls.js';
+import { check, timed, type Workload } from '../workload.js';
+import { loopCheck, piCheck } from './checks.js';
+
+interface ToolLoopSize {
+  steps: number;
+}
+
+/** The agent statechart's states every tool step must pass through, and every step's. */
+const STEP_STATES = ['running.turn.step', 'running.turn.step.model'];
+const TOOL_PHASES = [
+  'running.turn.step.tools',
+  'running.turn.step.tools.validating',
+  'running.turn.step.tools.authorizing',
+  'running.turn.step.tools.executing',
+  'running.turn.step.tools.finalizing',
+];
+
+/** Every state path a state value is in, ancestors included: `{ a: { b: 'c' } }` → a, a.b, a.b.c. */
+function activePaths(value: unknown, prefix = ''): string[] {
+  if (typeof value === 'string') return [prefix + value];
+  if (typeof value !== 'object' || value === null) return [];
+  const paths: string[] = [];
+  for (const [key, child] of Object.entries(value)) {
+    paths.push(prefix + key);
+    paths.push(...activePaths(child, `${prefix}${key}.`));
+  }
+  return paths;
+}
+
+/** Counts entries into every state of one actor, microstep by microstep (transient states included). */
+class TransitionCounter {
+  readonly entries = new Map<string, number>();
+  microsteps = 0;
+  private active = new Set<string>();
+  private readonly events: InspectionEvent[] = [];
+
+  readonly inspect = (event: InspectionEvent): void => {
+    if (event.type === '@xstate.microstep') this.events.push(event);
+  };
+
+  /** Replays the recorded microsteps of the actor with this session id. */
+  countFor(sessionId: string): this {
+    for (const event of this.events) {
+      if (event.type !== '@xstate.microstep' || event.actorRef.sessionId !== sessionId) continue;
+      this.microsteps++;
+      const value = (event.snapshot as { value?: unknown }).value;
+      const now = activePaths(value);
+      // A state is entered when it was not active before, or when a transition re-enters it (finalizing → the next
+      // step leaves and re-enters `step` in one microstep, so both snapshots show it active).
+      const reentered = event._transitions.flatMap((t) =>
+        t.reenter ? (t.target ?? []).map((node) => node.path.join('.')) : [],
+      );
+      for (const path of now) {
+        const again = reentered.some((root) => path === root || path.startsWith(`${root}.`));
+        if (again || !this.active.has(path)) this.entries.set(path, (this.entries.get(path) ?? 0) + 1);
+      }
+      this.active = new Set(now);
+    }
+    return this;
+  }
+
+  count(path: string): number {
+    return this.entries.get(path) ?? 0;
+  }
+}
+
+// Tools are made once per process, as a program's are (pi's typebox schemas compile on first use too).
+const counter = new ToolCounter();
+const tools = [echoTool(counter)];
+const table = toolTable(tools);
+const pi = piRunner(tools);
+
+export const W1: Workload<ToolLoopSize> = {
+  id: 'W1',
+  title: 'tool loop',
+  unit: 'µs/step',
+  better: 'lower',
+  sizes: { full: { steps: 200 }, smoke: { steps: 5 } },
+  describe: ({ steps }) => `${steps} steps with one synchronous echo call each, then a final text; latency 0`,
+  // A step is one model call plus its batch: `steps` tool steps and the final answer.
+  figure: (run, { steps }) => (run.ms * 1000) / (steps + 1),
+  runs: { warmup: 10, measured: 31 },
+  // Issue 12: at most the naive XState loop's cost per step, on the way to pi-agent-core's.
+  targets: [{ impl: 'troupe', baseline: 'naive', bound: 'max', ratio: 1 }],
+  labels: { statechart: 'agent statechart alone (fake workers that answer at once)' },
+  impls: {
+    async troupe({ steps }) {
+      const { createAgent } = await troupe();
+      counter.calls = 0;
+      const agent = createAgent({ model: toolLoopModel(steps), tools, maxSteps: steps + 1 });
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
+      await agent.stop();
+      check(result.stopReason === 'completed', `expected stopReason completed, got ${result.stopReason}`);
+      loopCheck(result, counter, steps, 2 + 2 * steps);
+      return { ms, cpuMs };
+    },
+    async plain({ steps }) {
+      counter.calls = 0;
+      const model = toolLoopModel(steps);
+      const { ms, cpuMs, value } = await timed(() => plainLoop(model, table, 'go', { maxSteps: steps + 1 }));
+      loopCheck(value, counter, steps, 2 + 2 * steps);
+      return { ms, cpuMs };
+    },
+    async naive({ steps }) {
+      counter.calls = 0;
+      const model = toolLoopModel(steps);
+      const { ms, cpuMs, value } = await timed(() => naiveLoop(model, table, 'go', { maxSteps: steps + 1 }));
+      loopCheck(value, counter, steps, 2 + 2 * steps);
+      return { ms, cpuMs };
+    },
+    async pi({ steps }) {
+      counter.calls = 0;
+      const run = await pi();
+      const model = toolLoopModel(steps);
+      const { ms, cpuMs, value } = await timed(() => run(model, 'go'));
+      piCheck(value, counter, steps, steps);
+      return { ms, cpuMs };
+    },
+    async model({ steps }) {
+      const model = toolLoopModel(steps);
+      const {
+        ms,
+        cpuMs,
+        value: events,
+      } = await timed(async () => {
+        let events = 0;
+        for (let i = 0; i <= steps; i++) events += await drainModel(model);
+        return events;
+      });
+      check(model.calls === steps + 1, `expected ${steps + 1} model calls, got ${model.calls}`);
+      return { ms, cpuMs, facts: { events } };
+    },
+    /** The agent statechart alone, its workers answering synchronously: the floor of W1 on this statechart. */
+    async statechart({ steps }) {
+      const { runStatechartAlone } = await import('../baselines/statechart-only.js');
+      const { ms, cpuMs, value } = await timed(() => runStatechartAlone(steps));
+      check(value.idle, 'expected the statechart back in idle');
+      check(value.modelCalls === steps + 1, `expected ${steps + 1} model requests, got ${value.modelCalls}`);
+      check(value.toolResults === steps, `expected ${steps} tool results, got ${value.toolResults}`);
+      return { ms, cpuMs };
+    },
+  },
+  verify: {
+    /** Every step passes through every step state, every tool step through every tool phase, as transitions. */
+    async troupe({ steps }) {
+      const { createAgent } = await troupe();
+      counter.calls = 0;
+      const transitions = new TransitionCounter();
+      const agent = createAgent({
+        model: toolLoopModel(steps),
+        tools,
+        maxSteps: steps + 1,
+        inspect: transitions.inspect,
+      });
+      const result = await agent.prompt('go');
+      await agent.stop();
+      loopCheck(result, counter, steps, 2 + 2 * steps);
+      transitions.countFor(agent.actor.sessionId);
+      for (const path of STEP_STATES) {
+        const n = transitions.count(path);
+        check(n === steps + 1, `expected ${steps + 1} entries into ${path}, got ${n}`);
+      }
+      for (const path of TOOL_PHASES) {
+        const n = transitions.count(path);
+        check(n === steps, `expected ${steps} entries into ${path}, got ${n}`);
+      }
+      const approvals = transitions.count('running.turn.step.tools.awaitingApproval');
+      check(approvals === 0, `no call asks for approval, yet awaitingApproval was entered ${approvals} times`);
+      return {
+        microsteps: transitions.microsteps,
+        ...Object.fromEntries([...STEP_STATES, ...TOOL_PHASES].map((path) => [path, transitions.count(path)])),
+      };
+    },
+  },
+};
