@@ -78,7 +78,20 @@ export class OutputValidationError extends Error {
   }
 }
 
-export type TurnError = ModelError | OutputValidationError;
+/**
+ * The agent's actor stopped on an error it could not turn into a turn's end (a bug, or a machine driven with a
+ * malformed event): every turn still waiting settles with it, and the agent takes no more prompts.
+ */
+export class AgentFailedError extends Error {
+  override readonly name = 'AgentFailedError';
+  readonly code = 'agent_failed' as const;
+
+  toJSON(): SerializedError {
+    return { name: this.name, code: this.code, message: this.message };
+  }
+}
+
+export type TurnError = ModelError | OutputValidationError | AgentFailedError;
 
 /** The JSON shape of an error as it travels in events and machine context. */
 export interface SerializedError {
@@ -92,13 +105,46 @@ export interface SerializedError {
 
 /** Classifies anything thrown by a model into a ModelError, keeping a ModelError as it is. */
 export function toModelError(error: unknown, provider?: string): ModelError {
-  if (error instanceof ModelError) return error;
+  try {
+    if (error instanceof ModelError) return error;
+  } catch {
+    // `instanceof` on a revoked proxy throws: it is no ModelError.
+  }
   if (isAbortError(error))
     return new ModelError({ code: 'aborted', message: 'The model call was aborted', provider, cause: error });
-  const message = error instanceof Error ? error.message : String(error);
-  return new ModelError({ code: 'unknown', message, provider, cause: error });
+  return new ModelError({ code: 'unknown', message: describeThrown(error), provider, cause: error });
 }
 
 export function isAbortError(error: unknown): boolean {
-  return error instanceof Error && (error.name === 'AbortError' || error.name === 'APIUserAbortError');
+  try {
+    return error instanceof Error && (error.name === 'AbortError' || error.name === 'APIUserAbortError');
+  } catch {
+    return false; // a getter that throws: whatever it is, it is not an abort
+  }
+}
+
+/**
+ * A one-line description of anything thrown, which never throws itself. Code may throw any value: one without a
+ * `toString` (`Object.create(null)`), one whose `toString` or `message` getter throws, a revoked proxy. Every
+ * catch that builds a message from what it caught goes through here, or its own failure escapes the catch.
+ */
+export function describeThrown(error: unknown): string {
+  try {
+    if (error instanceof Error) {
+      const message = error.message;
+      if (typeof message === 'string' && message !== '') return message;
+      return typeof error.name === 'string' && error.name !== '' ? error.name : 'Error';
+    }
+    if (typeof error === 'string') return error;
+    return String(error);
+  } catch {
+    // Falls through to the descriptions that call nothing on the value.
+  }
+  try {
+    const json = JSON.stringify(error);
+    if (typeof json === 'string') return json.length > 200 ? `${json.slice(0, 200)}…` : json;
+  } catch {
+    // Not JSON either.
+  }
+  return `a thrown ${error === null ? 'null' : typeof error} that cannot be turned into text`;
 }

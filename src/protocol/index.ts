@@ -3,3 +3,4 @@ export * from './events.js';
 export * from './json.js';
 export * from './messages.js';
 export * from './model.js';
+export * from './validate.js';

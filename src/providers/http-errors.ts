@@ -1,4 +1,4 @@
-import { isAbortError, ModelError, type ModelErrorCode } from '../protocol/index.js';
+import { describeThrown, isAbortError, ModelError, type ModelErrorCode } from '../protocol/index.js';
 
 /**
  * Classification of provider failures into {@link ModelError}, shared by the OpenAI and Anthropic adapters.
@@ -221,7 +221,7 @@ export function classifyError(ctx: ClassifyContext, error: unknown, signal?: Abo
   }
   return new ModelError({
     code: 'unknown',
-    message: `${label}: ${String(error)}`,
+    message: `${label}: ${describeThrown(error)}`,
     provider: ctx.provider,
     cause: error,
   });

@@ -12,7 +12,7 @@ import type {
   Usage,
   UserContent,
 } from '../protocol/index.js';
-import { userMessage } from '../protocol/index.js';
+import { AgentFailedError, describeThrown, userMessage } from '../protocol/index.js';
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
 import { runtimeAgentMachine } from './agent-machine.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
@@ -24,6 +24,7 @@ import {
   type Policy,
   type RunResult,
   registerEnv,
+  reportInternalError,
   unregisterEnv,
 } from './env.js';
 import { EventQueue } from './event-stream.js';
@@ -196,7 +197,7 @@ export class Agent<Output = unknown> {
       this.tree.attach(this.actor.system);
       this.node = this.tree.addRoot(this.env, this.actor as AnyActorRef);
     }
-    this.actor.subscribe({ error: (error) => console.error(`[troupe] agent ${this.id} failed:`, error) });
+    this.actor.subscribe({ error: (error) => this.failed(error) });
     this.actor.start();
   }
 
@@ -245,10 +246,12 @@ export class Agent<Output = unknown> {
     const result = this.submit(input, options, inputId);
     // A prompt refused up front (a stopped agent, an outputSchema JSON Schema cannot express) starts no turn: the
     // iteration ends at once instead of waiting for a turn_end that never comes, and `result` carries the error.
-    result.catch(() => {
+    // The same for a turn that settles without its turn_end (the actor failed): the iteration ends with it.
+    const close = () => {
       off();
       queue.end();
-    });
+    };
+    result.then(close, close);
     return { result, [Symbol.asyncIterator]: () => queue };
   }
 
@@ -353,16 +356,34 @@ export class Agent<Output = unknown> {
         this.tree?.shutdown();
         unregisterEnv(this.actor.system, this.id);
       }
-      for (const [inputId, pending] of this.env.pending) {
-        this.env.pending.delete(inputId);
-        pending.resolve({ stopReason: 'interrupted', messages: [], text: '', usage: { ...this.env.turnUsage } });
-      }
+      this.env.settleAll({ stopReason: 'interrupted' });
     })();
     return this.stopping;
   }
 
+  /**
+   * The actor stopped on an error (a bug, or an event sent to `agent.actor` that the machine cannot take): it will
+   * never end another turn, so every turn waiting on it settles now, with the error.
+   */
+  private failed(thrown: unknown): void {
+    reportInternalError(`agent ${this.id} failed`, thrown);
+    const error = new AgentFailedError(`Agent ${this.id} stopped on an error: ${describeThrown(thrown)}`, {
+      cause: thrown,
+    });
+    this.env.settleAll({ stopReason: 'error', error });
+  }
+
   private submit<O>(input: PromptInput, options: PromptOptions<O>, inputId: string): Promise<RunResult<O>> {
     if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
+    const status = this.actor.getSnapshot().status;
+    if (status !== 'active') {
+      const error = this.actor.getSnapshot().error;
+      return Promise.reject(
+        new AgentFailedError(
+          `Agent ${this.id} takes no prompts: its actor is ${status === 'error' ? `failed (${describeThrown(error)})` : status}`,
+        ),
+      );
+    }
     let turnOutput: OutputSpec | undefined;
     try {
       turnOutput = options.outputSchema ? outputSpec(options.outputSchema) : undefined;

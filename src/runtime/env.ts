@@ -6,6 +6,7 @@ import {
   type AssistantContent,
   type AssistantMessage,
   addUsage,
+  describeThrown,
   emptyUsage,
   type JsonObject,
   type Message,
@@ -194,6 +195,18 @@ export class AgentEnv implements EventOrigin {
     }
   }
 
+  /** Settles every turn still waiting (the agent stopped, or its actor failed): nothing waits forever. */
+  settleAll(end: { stopReason: TurnStopReason; error?: TurnError }): void {
+    for (const [inputId, pending] of this.pending) {
+      this.pending.delete(inputId);
+      // The turn in progress keeps what it added; a queued one added nothing.
+      const messages = inputId === this.currentInputId ? this.transcript.since(pending.startIndex) : [];
+      const result: RunResult = { stopReason: end.stopReason, messages, text: '', usage: { ...this.turnUsage } };
+      if (end.error) result.error = end.error;
+      pending.resolve(result);
+    }
+  }
+
   outputSpecFor(inputId: string): OutputSpec | undefined {
     return this.pending.get(inputId)?.outputSpec ?? this.settings.output;
   }
@@ -264,6 +277,18 @@ export class AgentEnv implements EventOrigin {
     if (call.controller === this.modelController && getEventListeners(call.controller.signal, 'abort').length > 0) {
       this.modelController = undefined;
     }
+  }
+}
+
+/**
+ * The runtime's last resort for a failure it has no better answer for (its own bug): say so on stderr, and never
+ * throw from here, whatever was thrown (a value util.inspect cannot print is described instead).
+ */
+export function reportInternalError(where: string, error: unknown): void {
+  try {
+    console.error(`[troupe] ${where}:`, error);
+  } catch {
+    console.error(`[troupe] ${where}: ${describeThrown(error)}`);
   }
 }
 

@@ -1,7 +1,14 @@
 import { fromCallback } from 'xstate';
 import type { ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
-import { type AssistantMessage, ModelError, type ModelEvent, toModelError } from '../protocol/index.js';
-import { type AgentEnv, envOf, type ModelCall, partialMessage } from './env.js';
+import {
+  type AssistantMessage,
+  checkModelAnswer,
+  describeThrown,
+  ModelError,
+  type ModelEvent,
+  toModelError,
+} from '../protocol/index.js';
+import { type AgentEnv, envOf, type ModelCall, partialMessage, reportInternalError } from './env.js';
 import { retryDelay } from './retry.js';
 import { sleep } from './sleep.js';
 
@@ -12,7 +19,7 @@ import { sleep } from './sleep.js';
 export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
   const env = envOf(system, input.agentId);
   receive((request) => {
-    void callModel(env, request, sendBack);
+    callModel(env, request, sendBack).catch((error: unknown) => lastResort(env, request, sendBack, error));
   });
   return () => env.abortInFlight();
 });
@@ -44,7 +51,13 @@ async function callModel(
           if (call.closed) break;
           if (event.type === 'done') {
             call.streaming = false;
-            message = event.message;
+            // A custom model's answer is checked here, at the boundary: a malformed one would otherwise throw
+            // inside the machine's guards and take the actor down with every prompt waiting on it.
+            const checked = checkModelAnswer(event.message, model);
+            if ('problem' in checked) {
+              throw new ModelError({ code: 'bad_response', message: checked.problem, provider: model.provider });
+            }
+            message = checked.message;
             break;
           }
           onDelta(env, call, event);
@@ -109,6 +122,22 @@ function onDelta(env: AgentEnv, call: ModelCall, event: Exclude<ModelEvent, { ty
     case 'usage':
       break;
   }
+}
+
+/**
+ * `callModel` catches everything a model can throw; this is for a bug of our own (or a listener of the bus that
+ * throws past its guard). The call must still be answered, or the turn would wait for it forever; a reply for a
+ * call that is no longer current is dropped by the machine.
+ */
+function lastResort(
+  env: AgentEnv,
+  request: ModelWorkerRequest,
+  sendBack: (reply: WorkerReply) => void,
+  thrown: unknown,
+): void {
+  reportInternalError(`the model worker of agent ${env.agentId} failed`, thrown);
+  const error = new ModelError({ code: 'unknown', message: `The model call failed: ${describeThrown(thrown)}` });
+  if (!env.stopped) sendBack({ type: 'MODEL_ERROR', turn: request.turn, step: request.step, error: error.toJSON() });
 }
 
 function discardAttempt(env: AgentEnv, call: ModelCall, why: 'retry' | 'error'): void {

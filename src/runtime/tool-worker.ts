@@ -7,18 +7,17 @@ import type {
   WorkerInput,
   WorkerReply,
 } from '../../machines/agent/index.js';
-import { errorResult, type JsonValue, type ToolCallPart, textOf } from '../protocol/index.js';
+import { describeThrown, errorResult, type JsonValue, type ToolCallPart, textOf } from '../protocol/index.js';
 import {
   type AnyTool,
   describeIssues,
-  describeThrown,
   groupCalls,
   type NormalizedOutput,
   type ToolContext,
   toToolResult,
 } from '../tools/index.js';
 import type { AgentEnv, Policy, PolicyAnswer, ToolBatch } from './env.js';
-import { envOf } from './env.js';
+import { envOf, reportInternalError } from './env.js';
 
 type Reply = (reply: WorkerReply) => void;
 
@@ -41,10 +40,20 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
       case 'AUTHORIZE':
         // Without a policy every call is allowed: answer at once rather than a promise tick later.
         if (!env.settings.policy) reply(allowAll(request.batch, request.calls));
-        else void authorize(env, env.settings.policy, request.batch, request.calls).then(reply);
+        else {
+          authorize(env, env.settings.policy, request.batch, request.calls).then(reply, (error: unknown) => {
+            reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
+            reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
+          });
+        }
         break;
       case 'EXECUTE':
-        void execute(env, request.batch, request.calls, outbox);
+        execute(env, request.batch, request.calls, outbox).catch((error: unknown) => {
+          // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
+          // still get an answer (the machine takes it only for calls still open), or the batch would never end.
+          reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
+          reply(failAll(request.batch, request.calls, `the runtime failed to run it: ${describeThrown(error)}`));
+        });
         break;
       case 'CHECK_OUTPUT':
         reply(checkOutput(env, request.turn, request.inputId));
@@ -66,6 +75,23 @@ function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerRe
 
 function allowAll(batch: number, calls: ToolCallPart[]): WorkerReply {
   return { type: 'AUTHORIZED', batch, decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'allow' })) };
+}
+
+function denyAll(batch: number, calls: ToolCallPart[], reason: string): WorkerReply {
+  return {
+    type: 'AUTHORIZED',
+    batch,
+    decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'deny', reason })),
+  };
+}
+
+function failAll(batch: number, calls: ToolCallPart[], why: string): WorkerReply {
+  const results = calls.map((call) => ({
+    toolCallId: call.id,
+    result: errorResult(call, `Tool ${call.name} failed: ${why}`),
+    terminate: false,
+  }));
+  return { type: 'TOOL_RESULTS', batch, results };
 }
 
 async function authorize(env: AgentEnv, policy: Policy, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
@@ -159,10 +185,9 @@ async function runTool(
       outcome = toToolResult(call, isThenable(output) ? await output : output);
     }
   } catch (error) {
-    const text =
-      error instanceof ToolTimeout
-        ? `Tool ${call.name} timed out after ${tool.timeoutMs} ms and was cancelled.`
-        : `Tool ${call.name} failed: ${describeThrown(error)}`;
+    const text = isToolTimeout(error)
+      ? `Tool ${call.name} timed out after ${tool.timeoutMs} ms and was cancelled.`
+      : `Tool ${call.name} failed: ${describeThrown(error)}`;
     outcome = { result: errorResult(call, text), terminate: false };
   } finally {
     outbox.running--;
@@ -315,6 +340,14 @@ class Outbox {
 }
 
 class ToolTimeout extends Error {}
+
+function isToolTimeout(error: unknown): boolean {
+  try {
+    return error instanceof ToolTimeout;
+  } catch {
+    return false; // `instanceof` on a revoked proxy throws: a tool threw it, so it is no timeout of ours
+  }
+}
 
 function withTimeout<T>(running: Promise<T>, ms: number, controller: AbortController): Promise<T> {
   return new Promise<T>((resolve, reject) => {

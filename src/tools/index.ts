@@ -7,7 +7,7 @@ export {
   type ToolDefinition,
   type ToolOutput,
 } from './define-tool.js';
-export { describeThrown, type NormalizedOutput, toToolResult } from './output.js';
+export { type NormalizedOutput, toToolResult } from './output.js';
 export {
   describeIssues,
   type OutputSpec,

@@ -39,8 +39,3 @@ function isStructured(output: unknown): output is Exclude<ToolOutput, string> {
   const content = (output as { content: unknown }).content;
   return typeof content === 'string' || Array.isArray(content);
 }
-
-export function describeThrown(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return String(error);
-}

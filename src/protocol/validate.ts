@@ -1,0 +1,262 @@
+import type {
+  AssistantContent,
+  AssistantMessage,
+  Message,
+  ModelStopReason,
+  ToolCallPart,
+  ToolMessage,
+  ToolResultPart,
+  Usage,
+} from './messages.js';
+
+/**
+ * Shape checks for messages that come from outside the runtime: a custom `Model`'s answer and a history handed to
+ * `createAgent({ messages })`. Plain checks rather than a schema library: the model's answer is checked on every
+ * step. Each returns a sentence saying what is wrong, or undefined.
+ */
+
+const STOP_REASONS: ReadonlySet<string> = new Set<ModelStopReason>([
+  'stop',
+  'tool_calls',
+  'length',
+  'content_filter',
+  'refusal',
+  'pause_turn',
+]);
+const USAGE_KEYS = ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning'] as const;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function nonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function describe(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function imageProblem(part: Record<string, unknown>): string | undefined {
+  const source = part.source;
+  if (!isRecord(source)) return 'an image part without a source';
+  if (source.kind === 'url') return nonEmptyString(source.url) ? undefined : 'an image url that is not a string';
+  if (source.kind === 'base64') {
+    return typeof source.data === 'string' && nonEmptyString(source.mediaType)
+      ? undefined
+      : 'a base64 image without string data and mediaType';
+  }
+  return `an image source of kind ${JSON.stringify(source.kind)} (expected "url" or "base64")`;
+}
+
+/** What is wrong with a part of user or tool-result content (text or image), if anything. */
+export function contentPartProblem(part: unknown): string | undefined {
+  if (!isRecord(part)) return `a content part that is ${describe(part)}`;
+  if (part.type === 'text') return typeof part.text === 'string' ? undefined : 'a text part whose text is not a string';
+  if (part.type === 'image') return imageProblem(part);
+  return `a content part of type ${JSON.stringify(part.type)} (expected "text" or "image")`;
+}
+
+function toolCallProblem(part: Record<string, unknown>): string | undefined {
+  if (!nonEmptyString(part.id)) return 'a tool call without an id';
+  if (!nonEmptyString(part.name)) return `tool call ${part.id} without a name`;
+  if (!isRecord(part.arguments)) return `tool call ${part.id} whose arguments are ${describe(part.arguments)}`;
+  return undefined;
+}
+
+function assistantPartProblem(part: unknown): string | undefined {
+  if (!isRecord(part)) return `a part that is ${describe(part)}`;
+  switch (part.type) {
+    case 'text':
+    case 'reasoning':
+      return typeof part.text === 'string' ? undefined : `a ${part.type} part whose text is not a string`;
+    case 'tool_call':
+      return toolCallProblem(part);
+    case 'opaque':
+      return nonEmptyString(part.provider) && nonEmptyString(part.kind)
+        ? undefined
+        : 'an opaque part without provider and kind';
+    default:
+      return `a part of unknown type ${JSON.stringify(part.type)}`;
+  }
+}
+
+function usageOk(usage: unknown): usage is Usage {
+  if (!isRecord(usage)) return false;
+  for (const key of USAGE_KEYS) {
+    const value = usage[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return false;
+  }
+  return true;
+}
+
+function assistantProblem(message: Record<string, unknown>): string | undefined {
+  if (!Array.isArray(message.content)) return `its content is ${describe(message.content)}, not an array`;
+  for (let i = 0; i < message.content.length; i++) {
+    const problem = assistantPartProblem(message.content[i]);
+    if (problem) return `content[${i}] is ${problem}`;
+  }
+  if (message.stopReason !== undefined && !STOP_REASONS.has(message.stopReason as string)) {
+    return `its stopReason ${JSON.stringify(message.stopReason)} is not one of ${[...STOP_REASONS].join(', ')}`;
+  }
+  return undefined;
+}
+
+/** An id for a repeated tool-call id, unique among `taken`: the provider's id with a suffix. */
+function uniqueId(id: string, taken: Set<string>): string {
+  for (let n = 2; ; n++) {
+    const candidate = `${id}_${n}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+/**
+ * A model's final message as the history can hold it, or a sentence saying why it cannot be. Besides the shape
+ * check: a missing `provider` / `model` / `stopReason` / `usage` is filled in (a custom model that reports no
+ * usage used none we know of), and a tool-call id repeated within the message is made unique (the second call
+ * would otherwise take the first one's result). The model's object is never changed: a repaired message is a copy.
+ */
+export function checkModelAnswer(
+  raw: unknown,
+  model: { id: string; provider: string },
+): { message: AssistantMessage } | { problem: string } {
+  if (!isRecord(raw)) return { problem: `the model's final message is ${describe(raw)}` };
+  if (raw.role !== 'assistant') return { problem: `the model's final message has role ${JSON.stringify(raw.role)}` };
+  const problem = assistantProblem(raw);
+  if (problem) return { problem: `the model's final message: ${problem}` };
+  const message = raw as unknown as AssistantMessage;
+  let repaired: AssistantMessage | undefined;
+  const copy = () => {
+    repaired ??= { ...message, content: [...message.content] };
+    return repaired;
+  };
+  let calls = 0;
+  let ids: Set<string> | undefined;
+  for (let i = 0; i < message.content.length; i++) {
+    const part = message.content[i] as AssistantContent;
+    if (part.type !== 'tool_call') continue;
+    calls++;
+    ids ??= new Set();
+    if (ids.has(part.id)) {
+      const id = uniqueId(part.id, new Set([...ids, ...idsOf(message.content)]));
+      copy().content[i] = { ...part, id } satisfies ToolCallPart;
+      ids.add(id);
+    } else ids.add(part.id);
+  }
+  if (!nonEmptyString(message.provider)) copy().provider = model.provider;
+  if (!nonEmptyString(message.model)) copy().model = model.id;
+  if (message.stopReason === undefined) copy().stopReason = calls > 0 ? 'tool_calls' : 'stop';
+  if (!usageOk(message.usage)) {
+    const given: Record<string, unknown> = isRecord(message.usage) ? message.usage : {};
+    const usage = {} as Usage;
+    for (const key of USAGE_KEYS) {
+      const value = given[key];
+      usage[key] = typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
+    }
+    copy().usage = usage;
+  }
+  return { message: repaired ?? message };
+}
+
+function idsOf(content: readonly AssistantContent[]): string[] {
+  return content.flatMap((part) => (part.type === 'tool_call' ? [part.id] : []));
+}
+
+/** A history given to `createAgent({ messages })` that cannot be resumed: says which message, and why. */
+export class HistoryError extends TypeError {
+  override readonly name = 'HistoryError';
+  constructor(
+    readonly index: number,
+    problem: string,
+  ) {
+    super(`messages[${index}]: ${problem}`);
+  }
+}
+
+const INTERRUPTED_CALL =
+  'This tool call was interrupted before it finished (the history was saved during it); it has no result.';
+
+/**
+ * Checks a saved history and returns it ready to resume: every message is of a known shape, every tool result
+ * answers a call of the assistant message right before it, and a tool call left without a result (a history saved
+ * during a tool call) gets an "interrupted" error result, so that strict providers accept the history. Throws a
+ * {@link HistoryError} naming the first bad message. The messages themselves are kept; only a closing tool
+ * message is added or completed.
+ */
+export function resumableHistory(messages: unknown): Message[] {
+  if (!Array.isArray(messages)) throw new HistoryError(-1, `the history is ${describe(messages)}, not an array`);
+  const out: Message[] = [];
+  let open: ToolCallPart[] = [];
+  const closeOpen = (answered: ToolResultPart[]) => {
+    const missing = open.filter((call) => !answered.some((result) => result.toolCallId === call.id));
+    open = [];
+    return missing.map(
+      (call): ToolResultPart => ({
+        type: 'tool_result',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: [{ type: 'text', text: INTERRUPTED_CALL }],
+        isError: true,
+      }),
+    );
+  };
+  for (let index = 0; index < messages.length; index++) {
+    const message: unknown = messages[index];
+    if (!isRecord(message)) throw new HistoryError(index, `a message is an object, not ${describe(message)}`);
+    if (message.role === 'tool') {
+      if (open.length === 0) throw new HistoryError(index, 'tool results without the assistant tool calls before them');
+      const tool = message as unknown as ToolMessage;
+      if (!Array.isArray(tool.content)) throw new HistoryError(index, 'a tool message whose content is not an array');
+      for (let i = 0; i < tool.content.length; i++) {
+        const result = tool.content[i] as unknown;
+        const problem = toolResultProblem(result, open);
+        if (problem) throw new HistoryError(index, `content[${i}] is ${problem}`);
+      }
+      const missing = closeOpen(tool.content);
+      out.push(missing.length === 0 ? tool : { role: 'tool', content: [...tool.content, ...missing] });
+      continue;
+    }
+    // Any other message after open tool calls: the calls were interrupted.
+    if (open.length > 0) out.push({ role: 'tool', content: closeOpen([]) });
+    if (message.role === 'user') {
+      if (!Array.isArray(message.content))
+        throw new HistoryError(index, 'a user message whose content is not an array');
+      for (let i = 0; i < message.content.length; i++) {
+        const problem = contentPartProblem(message.content[i]);
+        if (problem) throw new HistoryError(index, `content[${i}] is ${problem}`);
+      }
+      out.push(message as unknown as Message);
+      continue;
+    }
+    if (message.role !== 'assistant') {
+      throw new HistoryError(index, `role ${JSON.stringify(message.role)} (expected "user", "assistant" or "tool")`);
+    }
+    const problem = assistantProblem(message);
+    if (problem) throw new HistoryError(index, problem);
+    const assistant = message as unknown as AssistantMessage;
+    open = assistant.content.filter((part): part is ToolCallPart => part.type === 'tool_call');
+    const seen = new Set<string>();
+    for (const call of open) {
+      if (seen.has(call.id)) throw new HistoryError(index, `two tool calls share the id ${call.id}`);
+      seen.add(call.id);
+    }
+    out.push(assistant);
+  }
+  if (open.length > 0) out.push({ role: 'tool', content: closeOpen([]) });
+  return out;
+}
+
+function toolResultProblem(result: unknown, open: readonly ToolCallPart[]): string | undefined {
+  if (!isRecord(result) || result.type !== 'tool_result') return `${describe(result)} that is not a tool_result part`;
+  if (!open.some((call) => call.id === result.toolCallId)) {
+    return `a result for ${JSON.stringify(result.toolCallId)}, which the assistant message before it did not call`;
+  }
+  if (!Array.isArray(result.content)) return `the result for ${result.toolCallId}, whose content is not an array`;
+  for (const part of result.content) {
+    const problem = contentPartProblem(part);
+    if (problem) return `the result for ${result.toolCallId}, with ${problem}`;
+  }
+  return undefined;
+}
