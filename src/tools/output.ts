@@ -39,3 +39,5 @@ function isStructured(output: unknown): output is Exclude<ToolOutput, string> {
   const content = (output as { content: unknown }).content;
   return typeof content === 'string' || Array.isArray(content);
 }
+
+export { describeThrown } from '../protocol/index.js';
