@@ -1,5 +1,12 @@
 import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, raise, setup } from 'xstate';
-import type { TaskStatus, UserMessage } from '../src/protocol/index.js';
+import {
+  type BatchSpec,
+  notificationMessage,
+  type SupervisorCommand,
+  type TaskSpec,
+  type TaskStatus,
+  type UserMessage,
+} from '../src/protocol/index.js';
 
 /**
  * The supervisor: one per agent that starts subagents (created when first needed), and one at the root of a
@@ -9,24 +16,6 @@ import type { TaskStatus, UserMessage } from '../src/protocol/index.js';
  * batches as an array plus a cursor, the running children, the finished ones kept alive. The task records,
  * histories and results live in the runtime, which provides the named effect actions.
  */
-
-/** One task as the supervisor sees it: plain data. */
-export interface TaskSpec {
-  taskId: string;
-  agentId: string;
-  prompt: string;
-  /** The child's profile has an output schema: its answer is checked before the turn ends. */
-  expectsOutput: boolean;
-  /** Agent machine settings of the child, when its profile changes the defaults. */
-  agent?: { maxSteps?: number; maxOutputAttempts?: number; wakeOnNotification?: boolean };
-}
-
-export interface BatchSpec {
-  batchId: string;
-  background: boolean;
-  concurrency: number;
-  tasks: TaskSpec[];
-}
 
 export interface BatchState extends BatchSpec {
   /** Index of the next task to start; tasks before it are started, settled or skipped. */
@@ -77,14 +66,9 @@ export interface SupervisorContext {
 }
 
 export type SupervisorEvent =
-  | { type: 'SPAWN'; batch: BatchSpec }
+  | SupervisorCommand
   | { type: 'CHILD.DONE'; agentId: string; taskId: string; outcome: ChildOutcome; text: string }
-  | { type: 'RESTART'; agentId: string; attempt: number }
-  | { type: 'CANCEL'; taskId: string }
-  | { type: 'CANCEL_BATCH'; batchId: string }
-  | { type: 'ADOPT'; agentId: string; agent?: TaskSpec['agent'] }
-  | { type: 'RELEASE'; agentId: string }
-  | { type: 'STOP' };
+  | { type: 'RESTART'; agentId: string; attempt: number };
 
 /** What the runtime hears about a settled task. */
 export interface SettleParams {
@@ -118,29 +102,8 @@ export const childId = (agentId: string): string => `${CHILD_PREFIX}${agentId}`;
 const CANCELLED_TEXT = 'The task was cancelled before it finished.';
 const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
 
-/** Escapes text for the notification envelope, so that a child cannot close or forge it. */
-export function escapeEnvelope(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-function escapeAttribute(text: string): string {
-  return escapeEnvelope(text).replace(/"/g, '&quot;');
-}
-
-/** `<notification task_id="…" agent_id="…" status="…">escaped text</notification>` */
-export function notificationText(taskId: string, agentId: string, status: string, text: string): string {
-  return (
-    `<notification task_id="${escapeAttribute(taskId)}" agent_id="${escapeAttribute(agentId)}" ` +
-    `status="${escapeAttribute(status)}">${escapeEnvelope(text)}</notification>`
-  );
-}
-
-function notificationMessage(params: SettleParams): UserMessage {
-  return {
-    role: 'user',
-    source: 'notification',
-    content: [{ type: 'text', text: notificationText(params.taskId, params.agentId, params.status, params.text) }],
-  };
+function notificationOf(params: SettleParams): UserMessage {
+  return notificationMessage(params.taskId, params.agentId, params.status, params.text);
 }
 
 function promptEvent(task: TaskSpec): ChildCommand {
@@ -416,7 +379,7 @@ function enact(p: Plan, enqueue: Enqueue) {
         if (effect.notify) {
           const notify: OwnerNotify = {
             type: 'NOTIFY',
-            message: notificationMessage(effect.params),
+            message: notificationOf(effect.params),
             inputId: `notify.${effect.params.taskId}`,
           };
           enqueue({ type: 'notifyOwner', params: notify });

@@ -1,6 +1,6 @@
 import { type ActorRefFrom, assign, fromCallback, sendTo, setup, spawnChild } from 'xstate';
+import type { SupervisorCommand } from '../../src/protocol/index.js';
 import { errorResult, toolCallsOf } from '../../src/protocol/index.js';
-import { supervisorMachine } from '../supervisor.js';
 import type {
   AgentCommand,
   AgentContext,
@@ -94,8 +94,11 @@ export const agentMachine = setup({
     modelWorker: fromCallback<ModelWorkerRequest, WorkerInput>(() => {}),
     /** Validates, authorizes and runs tool calls: takes VALIDATE / AUTHORIZE / EXECUTE / CHECK_OUTPUT. */
     toolWorker: fromCallback<ToolWorkerRequest, WorkerInput>(() => {}),
-    /** The agent's supervisor for its subagents: a child created when first needed (SUPERVISE). */
-    supervisor: supervisorMachine,
+    /**
+     * The agent's supervisor: here a stand-in that takes commands and does nothing, so the machine runs alone in
+     * tests. The runtime's composition (src/runtime/machines.ts) provides `spawnSupervisor` with the real one.
+     */
+    supervisor: fromCallback<SupervisorCommand>(() => {}),
   },
   actions: {
     // Effects, given by the runtime with machine.provide(). They read the context; they never change it.
@@ -119,10 +122,14 @@ export const agentMachine = setup({
     /** The supervisor failed inside the runtime; the agent carries on without it (the runtime reports it). */
     supervisorFailed: () => {},
 
-    spawnSupervisor: spawnChild('supervisor', {
-      id: 'supervisor',
-      input: ({ event }) => command<'SUPERVISE'>(event).input,
-    }),
+    /**
+     * Spawns the agent's supervisor as its child `supervisor`. The runtime's composition provides it (the
+     * supervisor machine spawns agents in turn, so the two are joined in one place: src/runtime/machines.ts).
+     */
+    spawnSupervisor: spawnChild('supervisor', { id: 'supervisor' }),
+    markSupervising: assign({ supervising: true }),
+    /** Hands a command about subagents to the agent's supervisor. */
+    delegate: sendTo('supervisor', ({ event }) => command<'DELEGATE'>(event).command),
 
     requestModel: sendTo(
       'worker.model',
@@ -349,6 +356,7 @@ export const agentMachine = setup({
     stepLimitReached: ({ context }) => context.step >= context.maxSteps,
     hasQueuedInput: ({ context }) => context.queue.length > 0,
     wakesOnNotification: ({ context }) => context.wakeOnNotification,
+    isSupervising: ({ context }) => context.supervising,
   },
 }).createMachine({
   id: 'agent',
@@ -365,10 +373,15 @@ export const agentMachine = setup({
     injections: [],
     calls: [],
     outputAttempts: 0,
+    supervising: false,
   }),
 
   on: {
-    SUPERVISE: { actions: 'spawnSupervisor' },
+    // Subagents are commanded through their owner: its supervisor is created with the first command.
+    DELEGATE: [
+      { guard: 'isSupervising', actions: 'delegate' },
+      { actions: ['spawnSupervisor', 'markSupervising', 'delegate'] },
+    ],
     // A supervisor that fails must not take its agent down: an unhandled child error would put it in `error`.
     'xstate.error.actor.supervisor': { actions: 'supervisorFailed' },
   },

@@ -1,12 +1,12 @@
 import type {
   AssistantMessage,
   SerializedError,
+  SupervisorCommand,
   ToolCallPart,
   ToolResultPart,
   TurnStopReason,
   UserMessage,
 } from '../../src/protocol/index.js';
-import type { SupervisorInput } from '../supervisor.js';
 
 /** Where one tool call of the current batch stands. */
 /**
@@ -65,6 +65,8 @@ export interface AgentContext {
   outputAttempts: number;
   stopReason?: TurnStopReason;
   error?: SerializedError;
+  /** Its supervisor (the child `supervisor`) exists. */
+  supervising: boolean;
 }
 
 /** Events the outside world sends to an agent. */
@@ -75,8 +77,8 @@ export type AgentCommand =
   | { type: 'INTERRUPT' }
   | { type: 'APPROVE'; toolCallId: string }
   | { type: 'DENY'; toolCallId: string; reason?: string }
-  /** Starts the agent's supervisor (its child `supervisor`) for subagents; the runtime sends it once. */
-  | { type: 'SUPERVISE'; input: SupervisorInput };
+  /** A command for the agent's subagents, forwarded to its supervisor (created by the first one). */
+  | { type: 'DELEGATE'; command: SupervisorCommand };
 
 /** Replies from the agent's workers. `turn`/`step`/`batch` let the machine drop replies to closed requests. */
 export type WorkerReply =

@@ -3,4 +3,5 @@ export * from './events.js';
 export * from './json.js';
 export * from './messages.js';
 export * from './model.js';
+export * from './supervision.js';
 export * from './validate.js';

@@ -14,7 +14,6 @@ import type {
 } from '../protocol/index.js';
 import { AgentFailedError, describeThrown, userMessage } from '../protocol/index.js';
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
-import { runtimeAgentMachine } from './agent-machine.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
 import { EventBus, type Listener } from './bus.js';
 import {
@@ -28,6 +27,7 @@ import {
   unregisterEnv,
 } from './env.js';
 import { EventQueue } from './event-stream.js';
+import { runtimeAgentMachine } from './machines.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
 import { type ApprovalTarget, type SupervisionOptions, Tree, type TreeNode } from './supervisor-tree.js';
@@ -166,7 +166,7 @@ export class Agent<Output = unknown> {
       this.bus = attached.env.bus;
       this.actor = attached.actor;
       this.tree = attached.tree;
-      this.node = attached.tree.nodes.get(this.id);
+      this.node = attached.tree.node(this.id);
       this.detach = attached.detach;
       this.env.requestInterrupt = () => this.interrupt();
       this.children = new ChildrenWatch(this.bus, this.id);
@@ -348,7 +348,7 @@ export class Agent<Output = unknown> {
       this.children?.stop();
       if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
       // Subagents first: their running tasks are interrupted and settled, so every history stays valid.
-      if (!this.detach) this.node?.supervisor?.send({ type: 'STOP' });
+      if (!this.detach) this.node?.stopSubagents();
       this.env.stopped = true;
       if (this.detach) this.detach();
       else {
@@ -415,9 +415,9 @@ export class Agent<Output = unknown> {
 
 /** An Agent handle on an agent a supervisor spawned. */
 export function attachTo(tree: Tree, agentId: string): Agent | undefined {
-  const node = tree.nodes.get(agentId);
+  const node = tree.node(agentId);
   const actor = node?.ref as AgentActorRef | undefined;
-  if (!node || node.released || !actor || actor.getSnapshot().status !== 'active') return undefined;
+  if (!node || !actor || actor.getSnapshot().status !== 'active') return undefined;
   const supervisor = node.parentSupervisor;
   return new Agent(
     { model: node.env.settings.model },

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { escapeEnvelope } from '../../machines/supervisor.js';
-import type { TaskStatus } from '../protocol/index.js';
+import { escapeEnvelope, type TaskStatus } from '../protocol/index.js';
 import { type AnyTool, defineTool, type ToolOutput } from '../tools/index.js';
 
 /** A request for one subagent: a fresh one from a profile, or a finished one resumed by id. */

@@ -1,22 +1,17 @@
 import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { AgentActorRef } from '../../machines/agent/index.js';
-import { childId, type SupervisorActorRef, type TaskSpec } from '../../machines/supervisor.js';
-import type { AgentEventOf, AgentEventType, Message, Model, TaskStatus, Usage } from '../protocol/index.js';
+import { childId, type SupervisorActorRef } from '../../machines/supervisor.js';
+import type { AgentEventOf, AgentEventType, Message, Model, TaskSpec, TaskStatus, Usage } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
 import { EventBus, type Listener } from './bus.js';
 import type { Policy } from './env.js';
+import { runtimeSupervisorMachine } from './machines.js';
 import type { RetryOptions } from './retry.js';
 import { SpawnRefused, type TaskResult } from './subagent-tools.js';
-import {
-  type ApprovalTarget,
-  missingModel,
-  RootOwner,
-  runtimeSupervisorMachine,
-  type SupervisionOptions,
-  Tree,
-} from './supervisor-tree.js';
+import { type ApprovalTarget, missingModel, type SupervisionOptions, Tree } from './supervisor-tree.js';
+import { RootOwner } from './tree-nodes.js';
 
 export interface SupervisorConfig extends SupervisionOptions {
   /** Defaults to a fresh unique id. */
@@ -80,7 +75,6 @@ export class Supervisor {
       { model: config.model ?? missingModel, tools: config.tools ?? [], policy: config.policy, retry: config.retry },
       this.runtime.tools,
     );
-    this.owner = new RootOwner(this.id, settings);
     const inspect = config.inspect;
     this.actor = createActor(runtimeSupervisorMachine, {
       id: this.id,
@@ -88,9 +82,8 @@ export class Supervisor {
       ...(inspect ? { inspect } : {}),
     }) as SupervisorActorRef;
     this.runtime.attach(this.actor.system);
-    this.runtime.rootOwnerId = this.id;
-    this.runtime.addOwner(this.owner);
-    this.owner.supervisor = this.actor as AnyActorRef;
+    this.owner = new RootOwner(this.id, settings, this.actor as AnyActorRef);
+    this.runtime.setRootOwner(this.owner);
     this.actor.subscribe({ error: (error) => console.error(`[troupe] supervisor ${this.id} failed:`, error) });
     this.actor.start();
   }
@@ -101,20 +94,19 @@ export class Supervisor {
   ): Agent<Output> {
     this.assertRunning();
     const id = config.id ?? `agent_${nanoid(10)}`;
-    if (this.runtime.nodes.has(id)) throw new Error(`An agent with id "${id}" already exists in this tree`);
     const full: AgentConfig<Output> = {
       ...config,
       model: config.model ?? this.owner.settings.model,
       policy: config.policy ?? this.owner.settings.policy,
     };
     const settings = agentSettings(full as AgentConfig<unknown>, this.runtime.tools);
-    this.runtime.pendingMembers.set(id, { settings, ...(config.messages ? { messages: config.messages } : {}) });
+    this.runtime.addMember(id, settings, config.messages);
     const agent: NonNullable<TaskSpec['agent']> = {};
     if (config.maxSteps !== undefined) agent.maxSteps = config.maxSteps;
     if (config.maxOutputAttempts !== undefined) agent.maxOutputAttempts = config.maxOutputAttempts;
     if (config.wakeOnNotification !== undefined) agent.wakeOnNotification = config.wakeOnNotification;
     this.actor.send({ type: 'ADOPT', agentId: id, agent });
-    const node = this.runtime.nodes.get(id);
+    const node = this.runtime.node(id);
     const actor = this.actor.getSnapshot().children[childId(id)] as AgentActorRef | undefined;
     if (!node || !actor) throw new Error(`Agent ${id} could not be started`);
     return new Agent<Output>(full, {
@@ -156,13 +148,13 @@ export class Supervisor {
 
   /** The result of a task, when it settles (at once if it has). */
   result(taskId: string): Promise<TaskResult> {
-    const record = this.runtime.tasks.get(taskId);
+    const record = this.runtime.task(taskId);
     if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
     if (record.result) return Promise.resolve(record.result);
     return new Promise((resolve) => {
       const off = this.bus.on('subagent_end', (event) => {
         if (event.taskId !== taskId) return;
-        const settled = this.runtime.tasks.get(taskId)?.result;
+        const settled = this.runtime.task(taskId)?.result;
         if (!settled) return;
         off();
         resolve(settled);
@@ -171,7 +163,7 @@ export class Supervisor {
   }
 
   status(taskId: string): TaskInfo | undefined {
-    const record = this.runtime.tasks.get(taskId);
+    const record = this.runtime.task(taskId);
     if (!record) return undefined;
     return {
       taskId,
@@ -183,10 +175,7 @@ export class Supervisor {
 
   /** Cancels a task by id (any task of the tree): queued ones never start, running ones are stopped. */
   cancel(taskId: string): boolean {
-    const record = this.runtime.tasks.get(taskId);
-    if (record?.status !== 'running') return false;
-    this.runtime.owners.get(record.ownerId)?.supervisor?.send({ type: 'CANCEL', taskId });
-    return true;
+    return this.runtime.cancelTask(taskId);
   }
 
   /** Every event of the tree, from every agent (each carries `agentId` and `parentId`). */
@@ -229,16 +218,12 @@ export class Supervisor {
 
   /** The history of an agent of the tree: alive, or archived after it was stopped. */
   messagesOf(agentId: string): Message[] | undefined {
-    const node = this.runtime.nodes.get(agentId);
-    if (node) return [...node.env.transcript.messages];
-    const archived = this.runtime.archive.get(agentId);
-    return archived ? [...archived.messages] : undefined;
+    return this.runtime.messagesOf(agentId);
   }
 
   /** Whether an agent is alive (running or kept), archived (stopped, resumable) or unknown. */
   whereIs(agentId: string): 'alive' | 'archived' | 'unknown' {
-    if (this.runtime.nodes.has(agentId)) return 'alive';
-    return this.runtime.archive.has(agentId) ? 'archived' : 'unknown';
+    return this.runtime.whereIs(agentId);
   }
 
   /** The live tree of actors: supervisors and agents with their states and usage. */

@@ -89,7 +89,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   if (is(snapshot, 'idle')) {
     events.push(prompt(false), prompt(true), notify, { type: 'INTERRUPT' });
     if (c.injections.length === 0) events.push(steer);
-    if (!snapshot.children.supervisor) events.push({ type: 'SUPERVISE', input: { ownerId: c.agentId } });
+    events.push({ type: 'DELEGATE', command: { type: 'CANCEL', taskId: 't.1' } });
     events.push({ type: 'xstate.error.actor.supervisor', error: new Error('supervisor broke') } as never);
     return events;
   }
@@ -188,6 +188,7 @@ function serializeState(snapshot: Snapshot): string {
     attempts: c.outputAttempts,
     stop: c.stopReason ?? null,
     error: c.error?.code ?? null,
+    supervising: c.supervising,
   });
 }
 

@@ -13,13 +13,13 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import {
-  type BatchSpec,
   type ChildCommand,
   type SupervisorContext,
   type SupervisorEvent,
   supervisorMachine,
 } from '../../machines/supervisor.js';
 import { stateIds, transitionKeys, transitionList } from '../../src/inspect/export.js';
+import type { BatchSpec } from '../../src/protocol/index.js';
 import { coveringPaths } from './paths.js';
 
 type Snapshot = SnapshotFrom<typeof supervisorMachine>;

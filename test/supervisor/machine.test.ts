@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
-import {
-  type BatchSpec,
-  notificationText,
-  type SupervisorEvent,
-  type SupervisorInput,
-  supervisorMachine,
-  type TaskSpec,
-} from '../../machines/supervisor.js';
+import { type SupervisorEvent, type SupervisorInput, supervisorMachine } from '../../machines/supervisor.js';
+import { type BatchSpec, notificationText, type TaskSpec } from '../../src/protocol/index.js';
 
 type Snapshot = ReturnType<typeof initialTransition<typeof supervisorMachine>>[0];
 

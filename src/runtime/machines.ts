@@ -1,4 +1,6 @@
+import { enqueueActions, sendParent } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
+import { type OwnerNotify, type SupervisorInput, supervisorMachine } from '../../machines/supervisor.js';
 import {
   emptyUsage,
   lastAssistant,
@@ -9,14 +11,30 @@ import {
 } from '../protocol/index.js';
 import { type AgentEnv, envOf, type RunResult } from './env.js';
 import { modelWorker } from './model-worker.js';
+import { treeOf } from './supervisor-tree.js';
 import { toolWorker } from './tool-worker.js';
 
 type Context = import('../../machines/agent/index.js').AgentContext;
 
 /**
- * The agent machine joined to the runtime: workers and effect actions, provided once for every agent (a
- * `provide` per agent would rebuild the machine each time). Each implementation finds its agent's runtime
- * through the actor system and the agent id in context.
+ * The agent machine declares no supervisor actor (it does not import the supervisor machine), so XState cannot
+ * type this spawn against its actors; the logic and the input are checked here instead.
+ */
+type SpawnSupervisor = (
+  logic: typeof runtimeSupervisorMachine,
+  options: { id: 'supervisor'; input: SupervisorInput },
+) => void;
+
+/**
+ * The one composition of the runtime: the agent machine and the supervisor machine joined to their effects,
+ * each provided once for every actor of its kind (a `provide` per agent would rebuild the machine each time).
+ * Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree) through the actor system.
+ *
+ * The two machines are mutually recursive: an agent spawns its supervisor, a supervisor spawns agents. Neither
+ * machine file imports the other; the knot is tied here, as a fixed point: the agent's `spawnSupervisor` is an
+ * action whose body refers to `runtimeSupervisorMachine` (defined below, read when the action runs), and the
+ * supervisor's `subagent` actor is `runtimeAgentMachine`. Nothing is changed after `provide`, and importing any
+ * public entry point gives both machines, whole.
  */
 export const runtimeAgentMachine = agentMachine.provide({
   actors: { modelWorker, toolWorker },
@@ -74,6 +92,13 @@ export const runtimeAgentMachine = agentMachine.provide({
       }
     },
     abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(),
+    spawnSupervisor: enqueueActions(({ context, system, enqueue }) => {
+      const spawn = enqueue.spawnChild as unknown as SpawnSupervisor;
+      spawn(runtimeSupervisorMachine, {
+        id: 'supervisor',
+        input: treeOf(system).supervisorInput(context.agentId, true),
+      });
+    }),
     supervisorFailed: ({ context, event }) =>
       console.error(
         `[troupe] the supervisor of agent ${context.agentId} failed:`,
@@ -81,6 +106,29 @@ export const runtimeAgentMachine = agentMachine.provide({
       ),
   },
 });
+
+/** The supervisor machine joined to its tree's runtime; its children are `runtimeAgentMachine` agents. */
+export const runtimeSupervisorMachine = supervisorMachine.provide({
+  actors: { subagent: runtimeAgentMachine },
+  // Each effect is guarded: a bug here must fail one task, never put the supervisor (and its subtree) in error.
+  actions: {
+    prepareTask: ({ context, system, self }, params) =>
+      guarded(() => treeOf(system).prepareTask(context.ownerId, self, params)),
+    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
+    releaseChild: ({ system }, params) => guarded(() => treeOf(system).releaseChild(params.agentId)),
+    prepareMember: ({ system, self }, params) => guarded(() => treeOf(system).prepareMember(params.agentId, self)),
+    notifyOwner: sendParent((_, params: OwnerNotify) => params),
+    announceRestart: () => {},
+  },
+});
+
+function guarded(effect: () => void): void {
+  try {
+    effect();
+  } catch (error) {
+    console.error('[troupe] a supervisor effect failed:', error);
+  }
+}
 
 function endTurn(env: AgentEnv, context: Context): void {
   const input = context.current;

@@ -1,0 +1,77 @@
+import type { TaskSpec } from '../protocol/index.js';
+import { type AnyTool, outputSpec, ToolRegistry } from '../tools/index.js';
+import type { AgentSettings } from './env.js';
+import { SpawnRefused, SUBAGENT_TOOL_NAMES } from './subagent-tools.js';
+import { positive, type SubagentProfile } from './supervision-options.js';
+
+/** A tree's named profiles, and the settings a child gets from its parent's and its profile's. */
+export class SubagentProfiles {
+  private readonly derived = new WeakMap<AgentSettings, Map<string, AgentSettings>>();
+
+  constructor(
+    private readonly profiles: Record<string, SubagentProfile>,
+    /** The tree's `agent` / `swarm` / `task_status` / `task_cancel`, which a profile may name. */
+    private readonly subagentTools: () => readonly AnyTool[],
+  ) {}
+
+  get names(): string[] {
+    return Object.keys(this.profiles);
+  }
+
+  description(name: string): string | undefined {
+    return this.profiles[name]?.description;
+  }
+
+  /** The agent machine settings a profile changes, or undefined when it changes none. */
+  machineSettings(name: string): TaskSpec['agent'] {
+    const profile = this.profiles[name];
+    const agent: NonNullable<TaskSpec['agent']> = {};
+    if (profile?.maxSteps !== undefined) agent.maxSteps = positive(profile.maxSteps, 'maxSteps');
+    if (profile?.wakeOnNotification !== undefined) agent.wakeOnNotification = profile.wakeOnNotification;
+    return Object.keys(agent).length > 0 ? agent : undefined;
+  }
+
+  /** A child's settings: its profile over its parent's, built once per (parent settings, profile). */
+  childSettings(parent: AgentSettings, name: string): AgentSettings {
+    let byProfile = this.derived.get(parent);
+    if (!byProfile) {
+      byProfile = new Map();
+      this.derived.set(parent, byProfile);
+    }
+    const cached = byProfile.get(name);
+    if (cached) return cached;
+    const profile = this.profiles[name];
+    if (!profile && name !== 'default') {
+      const known = ['default', ...this.names.filter((n) => n !== 'default')].join(', ');
+      throw new SpawnRefused(`Unknown profile "${name}". Profiles: ${known}.`);
+    }
+    let tools: ToolRegistry = parent.tools;
+    if (profile?.tools) {
+      const list: AnyTool[] = [];
+      for (const entry of profile.tools) {
+        if (typeof entry !== 'string') list.push(entry);
+        else {
+          const tool = parent.tools.get(entry) ?? this.subagentTool(entry);
+          if (!tool) throw new SpawnRefused(`Profile "${name}" names an unknown tool "${entry}"`);
+          list.push(tool);
+        }
+      }
+      tools = new ToolRegistry(list);
+    }
+    const settings: AgentSettings = {
+      ...parent,
+      tools,
+      system: profile?.system,
+      model: profile?.model ?? parent.model,
+      policy: profile?.policy ?? parent.policy,
+      output: profile?.outputSchema ? outputSpec(profile.outputSchema) : undefined,
+    };
+    byProfile.set(name, settings);
+    return settings;
+  }
+
+  private subagentTool(name: string): AnyTool | undefined {
+    if (!SUBAGENT_TOOL_NAMES.includes(name)) return undefined;
+    return this.subagentTools().find((tool) => tool.name === name);
+  }
+}
