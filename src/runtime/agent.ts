@@ -12,7 +12,7 @@ import type {
   Usage,
   UserContent,
 } from '../protocol/index.js';
-import { AgentFailedError, describeThrown, userMessage } from '../protocol/index.js';
+import { AgentFailedError, describeThrown, resumableHistory, userMessage } from '../protocol/index.js';
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
 import { EventBus, type Listener } from './bus.js';
@@ -56,7 +56,10 @@ export interface AgentConfig<Output = unknown> {
   maxTokens?: number;
   temperature?: number;
   reasoning?: ReasoningEffort;
-  /** History to start from (e.g. a saved session's `agent.messages`). */
+  /**
+   * History to start from (e.g. a saved session's `agent.messages`). It is checked: a malformed one throws a
+   * `HistoryError` naming the message and the problem; a tool call left without a result gets an "interrupted" one.
+   */
   messages?: readonly Message[];
   /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -178,7 +181,9 @@ export class Agent<Output = unknown> {
     this.bus = new EventBus();
     if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
     const settings = agentSettings(config, this.tree?.tools);
-    this.env = new AgentEnv(this.id, undefined, settings, new Transcript(config.messages), this.bus);
+    // A saved history is checked and its open tool calls closed, so that strict providers take it on resume.
+    const history = config.messages === undefined ? [] : resumableHistory(config.messages);
+    this.env = new AgentEnv(this.id, undefined, settings, new Transcript(history), this.bus);
     this.env.requestInterrupt = () => this.interrupt();
     const inspect = config.inspect;
     this.actor = createActor(runtimeAgentMachine, {
@@ -331,9 +336,9 @@ export class Agent<Output = unknown> {
     return this.tree?.usageOf(this.id, 'subtree') ?? this.usage;
   }
 
-  /** A copy of the whole history. */
+  /** A deep, JSON-safe copy of the whole history: editing it changes nothing the agent holds. */
   get messages(): Message[] {
-    return [...this.env.transcript.messages];
+    return this.env.transcript.since(0);
   }
 
   /** Tokens used by every turn so far. */

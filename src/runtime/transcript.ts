@@ -1,4 +1,4 @@
-import type { Message } from '../protocol/index.js';
+import { jsonCopy, type Message } from '../protocol/index.js';
 
 /** An agent's history: append-only, owned by the runtime, never copied per transition. */
 export class Transcript {
@@ -21,7 +21,13 @@ export class Transcript {
     this.log.push(message);
   }
 
-  since(index: number): Message[] {
-    return this.log.slice(index);
+  /**
+   * A deep, JSON-safe copy of the messages from `index` on: what callers get (`agent.messages`, a turn's result),
+   * so that editing it never edits the history the model sees next.
+   */
+  since(index = 0): Message[] {
+    const out: Message[] = [];
+    for (let i = Math.max(0, index); i < this.log.length; i++) out.push(jsonCopy(this.log[i]) as unknown as Message);
+    return out;
   }
 }
