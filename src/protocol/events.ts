@@ -23,6 +23,17 @@ export type MessageDelta =
   | { type: 'tool_call'; toolCallId: string; delta: string }
   | { type: 'tool_call_end'; toolCallId: string };
 
+/** A tool call as events describe it. `args` are what the model sent (its `_intent` included, when it gave one). */
+export interface ToolCallFacts {
+  toolCallId: string;
+  toolName: string;
+  args: JsonValue;
+  /** The tool's human-readable `label`, when it declares one. */
+  label?: string;
+  /** Why the model made the call, in its words (agents with `toolIntent`). */
+  intent?: string;
+}
+
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
 export type AgentEventBody =
@@ -48,10 +59,10 @@ export type AgentEventBody =
   | { type: 'message_end'; message: Message; discarded?: 'retry' | 'interrupted' | 'error' }
   | { type: 'model_retry'; attempt: number; delayMs: number; error: SerializedError }
   | { type: 'usage'; usage: Usage; turnUsage: Usage; totalUsage: Usage }
-  | { type: 'tool_execution_start'; toolCallId: string; toolName: string; args: JsonValue }
+  | ({ type: 'tool_execution_start' } & ToolCallFacts)
   | { type: 'tool_execution_update'; toolCallId: string; toolName: string; partial: JsonValue }
   | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolResultPart; durationMs: number }
-  | { type: 'approval_requested'; toolCallId: string; toolName: string; args: JsonValue }
+  | ({ type: 'approval_requested' } & ToolCallFacts)
   | {
       type: 'notification';
       taskId: string;

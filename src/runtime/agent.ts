@@ -61,6 +61,12 @@ export interface AgentConfig<Output = unknown> {
    * `HistoryError` naming the message and the problem; a tool call left without a result gets an "interrupted" one.
    */
   messages?: readonly Message[];
+  /**
+   * Adds an `_intent` argument to every tool ("why you are calling this tool, in one sentence"): stripped before the
+   * tool's schema and `execute` see the arguments, and carried as `intent` on `tool_execution_start` and
+   * `approval_requested`, for UIs and logs. Off by default: it costs the model a few tokens per call.
+   */
+  toolIntent?: boolean;
   /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /**
@@ -118,6 +124,7 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     maxTokens: config.maxTokens,
     temperature: config.temperature,
     reasoning: config.reasoning,
+    toolIntent: config.toolIntent ?? false,
   };
 }
 

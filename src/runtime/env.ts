@@ -16,12 +16,13 @@ import {
   type ModelRequest,
   type ReasoningEffort,
   type SerializedError,
+  type ToolCallFacts,
   type ToolCallPart,
   type TurnError,
   type TurnStopReason,
   type Usage,
 } from '../protocol/index.js';
-import type { OutputSpec, ToolRegistry } from '../tools/index.js';
+import { intentOf, type OutputSpec, type ToolRegistry } from '../tools/index.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
@@ -48,6 +49,8 @@ export interface AgentSettings {
   maxTokens?: number;
   temperature?: number;
   reasoning?: ReasoningEffort;
+  /** Every tool gets an `_intent` argument: why the model calls it, carried on the call's events. */
+  toolIntent: boolean;
 }
 
 export interface RunResult<Output = unknown> {
@@ -211,9 +214,22 @@ export class AgentEnv implements EventOrigin {
     return this.pending.get(inputId)?.outputSpec ?? this.settings.output;
   }
 
+  /** What `tool_execution_start` and `approval_requested` say of a call: its tool's label and the model's intent. */
+  describeCall(call: ToolCallPart): ToolCallFacts {
+    const facts: ToolCallFacts = { toolCallId: call.id, toolName: call.name, args: call.arguments };
+    const label = this.settings.tools.get(call.name)?.label;
+    if (label !== undefined) facts.label = label;
+    if (this.settings.toolIntent) {
+      const intent = intentOf(call.arguments);
+      if (intent !== undefined) facts.intent = intent;
+    }
+    return facts;
+  }
+
   buildRequest(outputJsonSchema: JsonObject | undefined): ModelRequest {
     const { settings } = this;
-    const request: ModelRequest = { messages: this.transcript.messages, tools: settings.tools.specs };
+    const tools = settings.toolIntent ? settings.tools.specsWithIntent : settings.tools.specs;
+    const request: ModelRequest = { messages: this.transcript.messages, tools };
     let system = settings.system;
     if (outputJsonSchema) {
       request.outputSchema = { name: 'final_answer', schema: outputJsonSchema };

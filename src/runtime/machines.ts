@@ -83,12 +83,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       const env = envOf(system, context.agentId);
       for (const state of context.calls) {
         if (state.status !== 'awaiting') continue;
-        env.emit({
-          type: 'approval_requested',
-          toolCallId: state.call.id,
-          toolName: state.call.name,
-          args: state.call.arguments,
-        });
+        env.emit({ type: 'approval_requested', ...env.describeCall(state.call) });
       }
     },
     abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(),

@@ -65,7 +65,7 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
 function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerReply {
   env.parsedArgs.clear();
   const outcomes = calls.map((call) => {
-    const validation = env.settings.tools.validate(call);
+    const validation = env.settings.tools.validate(call, env.settings.toolIntent);
     if (!validation.ok) return { toolCallId: call.id, error: validation.error };
     env.parsedArgs.set(call.id, validation.args);
     return { toolCallId: call.id };
@@ -172,7 +172,7 @@ async function runTool(
   const { bus } = env;
   const startedAt = performance.now();
   if (bus.wants('tool_execution_start')) {
-    env.emit({ type: 'tool_execution_start', toolCallId: call.id, toolName: call.name, args: call.arguments });
+    env.emit({ type: 'tool_execution_start', ...env.describeCall(call) });
   }
   const ctx = new CallContext(env, call, toolBatch);
   let outcome: NormalizedOutput;

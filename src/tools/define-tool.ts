@@ -32,6 +32,8 @@ export type ToolOutput =
  */
 export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> extends ToolTraits {
   name: string;
+  /** A human-readable name for UIs, logs and events (`Read file` for `read_file`); the model never sees it. */
+  label?: string;
   description: string;
   schema: Schema;
   execute(args: z.output<Schema>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;

@@ -7,6 +7,7 @@ export {
   type ToolDefinition,
   type ToolOutput,
 } from './define-tool.js';
+export { intentOf } from './intent.js';
 export { type NormalizedOutput, toToolResult } from './output.js';
 export {
   describeIssues,

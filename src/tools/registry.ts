@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { JsonObject, ToolCallPart, ToolResultPart, ToolSpec } from '../protocol/index.js';
 import { errorResult } from '../protocol/index.js';
 import type { AnyTool } from './define-tool.js';
+import { withIntent, withoutIntent } from './intent.js';
 
 /** Thrown at registration: the tool list cannot be sent to a model as it is. */
 export class ToolDefinitionError extends Error {
@@ -17,6 +18,7 @@ export type Validation = { ok: true; tool: AnyTool; args: unknown } | { ok: fals
 export class ToolRegistry {
   readonly specs: readonly ToolSpec[];
   private readonly byName = new Map<string, AnyTool>();
+  private intentSpecs?: readonly ToolSpec[];
 
   constructor(tools: readonly AnyTool[] = []) {
     const specs: ToolSpec[] = [];
@@ -30,12 +32,21 @@ export class ToolRegistry {
     return this.byName.get(name);
   }
 
+  /** The specs with the `_intent` argument added to each (see `toolIntent`), made on first use. */
+  get specsWithIntent(): readonly ToolSpec[] {
+    this.intentSpecs ??= this.specs.map(withIntent);
+    return this.intentSpecs;
+  }
+
   get names(): string[] {
     return [...this.byName.keys()];
   }
 
-  /** Parses a call's arguments with its tool's schema; every failure is a result the model can act on. */
-  validate(call: ToolCallPart): Validation {
+  /**
+   * Parses a call's arguments with its tool's schema; every failure is a result the model can act on. With
+   * `stripIntent`, the model's `_intent` is taken out first: the tool's schema never sees it.
+   */
+  validate(call: ToolCallPart, stripIntent = false): Validation {
     const tool = this.byName.get(call.name);
     if (!tool) {
       const known = this.names.length > 0 ? this.names.join(', ') : 'none';
@@ -50,7 +61,7 @@ export class ToolRegistry {
         ),
       };
     }
-    const parsed = tool.schema.safeParse(call.arguments);
+    const parsed = tool.schema.safeParse(stripIntent ? withoutIntent(call.arguments) : call.arguments);
     if (parsed.success) return { ok: true, tool, args: parsed.data };
     return {
       ok: false,
