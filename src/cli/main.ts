@@ -1,9 +1,20 @@
-/** The `troupe` command. `troupe inspect` serves the offline inspector on a loopback address. */
+/** The `troupe` command: `run` drives an agent on a folder; `inspect` serves the offline inspector. */
 import { parseArgs } from 'node:util';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
 import { runDemo } from './demo.js';
+import { UsageError } from './model-choice.js';
+import { RUN_USAGE, type RunIO, runCommand } from './run.js';
 
-const USAGE = `Usage: troupe inspect [--port <n>] [--host 127.0.0.1|localhost] [--demo]
+const USAGE = `Usage: troupe <command> [options]
+
+Commands:
+  run "<task>"   run an agent with the built-in workspace tools on a folder (troupe run --help)
+  inspect        serve the offline inspector (troupe inspect --help)
+  help           this text
+
+Try it without a key: npx troupe run --offline -C examples/sample-project "Tell me about this project"`;
+
+const INSPECT_USAGE = `Usage: troupe inspect [--port <n>] [--host 127.0.0.1|localhost] [--demo]
 
 Serves the offline inspector on a loopback address and prints two lines: the page to open in a browser, and the
 TROUPE_INSPECT value a program gives connectInspector() to stream its agents there and take approvals from it.
@@ -20,7 +31,7 @@ async function inspect(args: string[], out: (line: string) => void): Promise<Ins
     },
   });
   if (values.help) {
-    out(USAGE);
+    out(INSPECT_USAGE);
     return undefined;
   }
   const port = values.port === undefined ? 0 : Number(values.port);
@@ -42,11 +53,15 @@ async function inspect(args: string[], out: (line: string) => void): Promise<Ins
 export async function main(
   argv: string[],
   out: (line: string) => void = console.log,
+  io: RunIO = processIO(),
 ): Promise<InspectorServer | undefined> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'inspect':
       return inspect(rest, out);
+    case 'run':
+      process.exitCode = await run(rest, io);
+      return undefined;
     case undefined:
     case 'help':
     case '--help':
@@ -59,3 +74,37 @@ export async function main(
       return undefined;
   }
 }
+
+/** `troupe run`, with a usage error as one line on stderr and exit code 2. */
+async function run(args: string[], io: RunIO): Promise<number> {
+  try {
+    return await runCommand(args, io);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`troupe run: ${error.message}`);
+    return 2;
+  }
+}
+
+export function processIO(): RunIO {
+  return {
+    stdout: {
+      write: (text) => process.stdout.write(text),
+      get columns() {
+        return process.stdout.columns;
+      },
+      isTTY: process.stdout.isTTY === true,
+    },
+    stderr: (line) => process.stderr.write(`${line}\n`),
+    stdin: process.stdin,
+    env: process.env,
+    cwd: process.cwd(),
+    onSigint(handler) {
+      process.on('SIGINT', handler);
+      return () => process.off('SIGINT', handler);
+    },
+    exit: (code) => process.exit(code),
+  };
+}
+
+export { RUN_USAGE };

@@ -205,6 +205,6 @@ describe('closed doors', () => {
       process.argv = saved;
       console.log = log;
     }
-    expect(lines[0]).toMatch(/^Usage: troupe inspect/);
+    expect(lines[0]).toMatch(/^Usage: troupe <command>/);
   });
 });

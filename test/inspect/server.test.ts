@@ -160,7 +160,7 @@ describe('inspector server', () => {
     await started?.close();
     const usage: string[] = [];
     expect(await main([], (line) => usage.push(line))).toBeUndefined();
-    expect(usage[0]).toMatch(/^Usage: troupe inspect/);
+    expect(usage[0]).toMatch(/^Usage: troupe <command>/);
     expect(await main(['inspect', '--help'], (line) => usage.push(line))).toBeUndefined();
     await expect(main(['inspect', '--port', 'x'])).rejects.toThrow(/not a port/);
     const saved = process.exitCode;

@@ -1,0 +1,111 @@
+/** What the live view knows of each agent of the tree, folded from the event stream. */
+import type { AgentEvent, JsonValue, Usage } from '../protocol/index.js';
+
+export type RowStatus = 'thinking' | 'tool' | 'waiting' | 'done' | 'failed' | 'interrupted' | 'idle';
+
+export interface AgentRow {
+  id: string;
+  parentId?: string;
+  depth: number;
+  status: RowStatus;
+  /** The tool running now, with its main argument. */
+  tool?: string;
+  tokens: number;
+  usage: Usage;
+  startedAt: number;
+  endedAt?: number;
+}
+
+/** The argument that says what a call is about: a path, a command, a pattern, a prompt. */
+export function mainArgument(args: JsonValue | undefined): string {
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
+  for (const key of ['command', 'path', 'pattern', 'prompt', 'id']) {
+    const value = args[key];
+    if (typeof value === 'string') return value.replace(/\s+/g, ' ');
+  }
+  if (Array.isArray(args.tasks)) return `${args.tasks.length} tasks`;
+  return '';
+}
+
+export class AgentRows {
+  private readonly rows = new Map<string, AgentRow>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private row(id: string, parentId: string | undefined): AgentRow {
+    let row = this.rows.get(id);
+    if (!row) {
+      const parent = parentId ? this.rows.get(parentId) : undefined;
+      row = {
+        id,
+        ...(parentId ? { parentId } : {}),
+        depth: parent ? parent.depth + 1 : 0,
+        status: 'idle',
+        tokens: 0,
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+        startedAt: this.now(),
+      };
+      this.rows.set(id, row);
+    }
+    return row;
+  }
+
+  apply(event: AgentEvent): void {
+    const row = this.row(event.agentId, event.parentId);
+    switch (event.type) {
+      case 'turn_start':
+        row.status = 'thinking';
+        row.endedAt = undefined;
+        break;
+      case 'message_start':
+        row.status = 'thinking';
+        row.tool = undefined;
+        break;
+      case 'tool_execution_start': {
+        row.status = 'tool';
+        const arg = mainArgument(event.args);
+        row.tool = arg ? `${event.toolName} ${arg}` : event.toolName;
+        break;
+      }
+      case 'tool_execution_end':
+        row.tool = undefined;
+        row.status = 'thinking';
+        break;
+      case 'approval_requested':
+        row.status = 'waiting';
+        row.tool = `${event.toolName} ${mainArgument(event.args)}`.trim();
+        break;
+      case 'usage': {
+        const u = event.usage;
+        row.tokens += u.input + u.output + u.cacheRead + u.cacheWrite;
+        for (const key of ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning'] as const)
+          row.usage[key] += u[key];
+        break;
+      }
+      case 'subagent_start':
+        this.row(event.childId, event.agentId);
+        break;
+      case 'turn_end':
+        row.status =
+          event.stopReason === 'error' ? 'failed' : event.stopReason === 'interrupted' ? 'interrupted' : 'done';
+        row.tool = undefined;
+        row.endedAt = this.now();
+        break;
+    }
+  }
+
+  /** Depth first, children after their parent in the order they started. */
+  ordered(): AgentRow[] {
+    const all = [...this.rows.values()];
+    const out: AgentRow[] = [];
+    const visit = (parentId: string | undefined) => {
+      for (const row of all) {
+        if (row.parentId !== parentId) continue;
+        out.push(row);
+        visit(row.id);
+      }
+    };
+    visit(undefined);
+    return out;
+  }
+}

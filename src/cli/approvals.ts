@@ -1,0 +1,105 @@
+/**
+ * Asking a person about a tool call: one key on a terminal (y / n / a), one line on a pipe. Questions are asked one
+ * at a time, in the order they came; a closed input answers "no".
+ */
+import { createInterface } from 'node:readline';
+
+export type Answer = 'yes' | 'no' | 'always';
+
+export interface Input extends NodeJS.EventEmitter {
+  isTTY?: boolean;
+  setRawMode?(mode: boolean): unknown;
+  resume(): unknown;
+  pause(): unknown;
+}
+
+function parse(text: string): Answer | undefined {
+  const t = text.trim().toLowerCase();
+  if (t === 'y' || t === 'yes') return 'yes';
+  if (t === 'n' || t === 'no') return 'no';
+  if (t === 'a' || t === 'always') return 'always';
+  return undefined;
+}
+
+export class Approvals {
+  private queue: Promise<unknown> = Promise.resolve();
+  private lines: string[] = [];
+  private waiting: ((line: string | undefined) => void) | undefined;
+  private ended = false;
+  private readonly reader: ReturnType<typeof createInterface> | undefined;
+
+  constructor(
+    private readonly input: Input,
+    /** Ctrl-C typed while a terminal question is in raw mode. */
+    private readonly onInterrupt: () => void,
+  ) {
+    if (!input.isTTY) {
+      this.reader = createInterface({ input: input as NodeJS.ReadableStream });
+      this.reader.on('line', (line) => this.push(line));
+      this.reader.on('close', () => {
+        this.ended = true;
+        this.push(undefined);
+      });
+    }
+  }
+
+  /** Asks `question` (already printed by the caller's `show`) and resolves with the answer. */
+  ask(show: () => void): Promise<Answer> {
+    const next = this.queue.then(async () => {
+      show();
+      return this.input.isTTY ? this.key() : this.line();
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  close(): void {
+    this.reader?.close();
+    if (this.input.isTTY) this.input.pause();
+  }
+
+  private push(line: string | undefined): void {
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = undefined;
+      resolve(line);
+    } else if (line !== undefined) this.lines.push(line);
+  }
+
+  private async line(): Promise<Answer> {
+    for (;;) {
+      const line =
+        this.lines.shift() ??
+        (this.ended ? undefined : await new Promise<string | undefined>((resolve) => (this.waiting = resolve)));
+      if (line === undefined) return 'no';
+      const answer = parse(line);
+      if (answer) return answer;
+    }
+  }
+
+  private key(): Promise<Answer> {
+    return new Promise((resolve) => {
+      this.input.setRawMode?.(true);
+      this.input.resume();
+      const onData = (data: Buffer) => {
+        const key = data.toString();
+        if (key === '\u0003') {
+          done();
+          this.onInterrupt();
+          resolve('no');
+          return;
+        }
+        const answer = parse(key);
+        if (!answer) return;
+        done();
+        resolve(answer);
+      };
+      const done = () => {
+        this.input.off('data', onData);
+        this.input.setRawMode?.(false);
+        this.input.pause();
+      };
+      this.input.on('data', onData);
+    });
+  }
+}

@@ -1,0 +1,58 @@
+/** Which model `troupe run` uses: flags first, then TROUPE_MODEL / TROUPE_PROVIDER, then whichever key is set. */
+import type { Model } from '../protocol/index.js';
+import { anthropic, openai } from '../providers/index.js';
+
+export type ProviderName = 'openai' | 'anthropic';
+
+/** A choice that cannot work, said in one line. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export interface ModelChoice {
+  provider?: string;
+  model?: string;
+  env: NodeJS.ProcessEnv;
+}
+
+const DEFAULT_MODELS: Record<ProviderName, string> = { openai: 'gpt-5-mini', anthropic: 'claude-sonnet-4-5' };
+
+/** The provider a model name belongs to, when the name says so. */
+function providerOf(model: string): ProviderName | undefined {
+  if (/^claude-/.test(model)) return 'anthropic';
+  if (/^(gpt-|o\d|chatgpt-|codex-)/.test(model)) return 'openai';
+  return undefined;
+}
+
+export function chooseModel(choice: ModelChoice): Model {
+  const { env } = choice;
+  const requested = choice.provider ?? env.TROUPE_PROVIDER;
+  if (requested !== undefined && requested !== 'openai' && requested !== 'anthropic') {
+    throw new UsageError(`unknown provider "${requested}": use openai or anthropic`);
+  }
+  const modelName = choice.model ?? env.TROUPE_MODEL;
+  // A compatible server (OPENAI_BASE_URL) serves models of any name through the openai adapter.
+  const compatible = Boolean(env.OPENAI_BASE_URL);
+  let provider: ProviderName | undefined = requested;
+  if (!provider && modelName) {
+    provider = providerOf(modelName) ?? (compatible ? 'openai' : undefined);
+    if (!provider) {
+      throw new UsageError(
+        `unknown model "${modelName}": pass --provider openai|anthropic (or set OPENAI_BASE_URL for a compatible server)`,
+      );
+    }
+  }
+  if (!provider) {
+    if (env.ANTHROPIC_API_KEY && !env.OPENAI_API_KEY) provider = 'anthropic';
+    else if (env.OPENAI_API_KEY || compatible) provider = 'openai';
+    else {
+      throw new UsageError('no API key: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or run offline with --offline');
+    }
+  }
+  const keyName = provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY';
+  if (!env[keyName] && !(provider === 'openai' && compatible)) {
+    throw new UsageError(`no API key for ${provider}: set ${keyName}, or run offline with --offline`);
+  }
+  const model = modelName ?? DEFAULT_MODELS[provider];
+  return provider === 'openai' ? openai({ model }) : anthropic({ model });
+}

@@ -1,0 +1,99 @@
+/**
+ * The model `troupe run --offline` uses: a scripted model that does something sensible in any folder, so the
+ * command can be tried (and tested) without a key. It looks at the tree, sends two subagents to find the TODO
+ * notes and read the README, writes their findings to TROUPE_NOTES.md (which asks for approval in the default
+ * mode) and sums up. A task that quotes a command in backticks runs that command instead.
+ */
+import type { Message, ModelRequest } from '../protocol/index.js';
+import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../providers/index.js';
+
+const TODO_TASK = 'Find the TODO and FIXME notes in this folder.';
+const README_TASK = 'Read the README and say what this project is.';
+export const NOTES_FILE = 'TROUPE_NOTES.md';
+
+function textOfMessage(message: Message | undefined): string {
+  if (!message) return '';
+  return message.content.map((part) => ('text' in part ? part.text : '')).join('');
+}
+
+function lastToolText(request: ModelRequest): { text: string; isError: boolean } {
+  const last = request.messages.at(-1);
+  if (last?.role !== 'tool') return { text: '', isError: false };
+  const text = last.content.map((r) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')).join('\n');
+  return { text, isError: last.content.some((r) => r.isError) };
+}
+
+/** Rough token counts, so the live view has numbers to show. */
+function usageFor(request: ModelRequest, text: string) {
+  const chars = request.messages.reduce((sum, m) => sum + textOfMessage(m).length, 0);
+  return { input: 200 + Math.round(chars / 4), output: 20 + Math.round(text.length / 4) };
+}
+
+function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedAnswer {
+  const task = textOfMessage(request.messages.find((m) => m.role === 'user'));
+  const step = request.messages.filter((m) => m.role === 'assistant').length;
+  const tool = lastToolText(request);
+  const reply = (text: string, toolCalls?: ScriptedAnswer['toolCalls']): ScriptedAnswer => ({
+    ...pace,
+    text,
+    ...(toolCalls ? { toolCalls } : {}),
+    usage: usageFor(request, text),
+  });
+
+  if (task === TODO_TASK) {
+    if (step === 0) return reply('Searching for notes.', [{ name: 'grep', args: { pattern: 'TODO|FIXME' } }]);
+    const lines = tool.text.split('\n').filter((line) => /:\d+:/.test(line));
+    if (lines.length === 0) return reply('There are no TODO or FIXME notes.');
+    return reply(
+      `${lines.length} notes:\n${lines
+        .slice(0, 8)
+        .map((l) => `- ${l.trim()}`)
+        .join('\n')}`,
+    );
+  }
+  if (task === README_TASK) {
+    if (step === 0) return reply('Looking for the README.', [{ name: 'glob', args: { pattern: 'README*' } }]);
+    if (step === 1) {
+      const file = tool.text.split('\n')[0] ?? '';
+      if (!file || file.startsWith('No files')) return reply('There is no README here.');
+      return reply(`Reading ${file}.`, [{ name: 'read_file', args: { path: file, limit: 40 } }]);
+    }
+    const lines = tool.text.split('\n').map((line) => line.replace(/^\s*\d+\t/, ''));
+    const title = lines.find((line) => line.startsWith('#'))?.replace(/^#+\s*/, '') ?? 'an untitled project';
+    const summary = lines.find((line) => line.trim() !== '' && !line.startsWith('#') && !line.startsWith('(')) ?? '';
+    return reply(`The README is about "${title}". ${summary.trim()}`);
+  }
+
+  const command = /`([^`]+)`/.exec(task)?.[1];
+  if (command) {
+    if (step === 0) return reply(`Running \`${command}\`.`, [{ name: 'bash', args: { command } }]);
+    return reply(`The command ended:\n${tool.text.trim().split('\n').slice(-5).join('\n')}`);
+  }
+  if (step === 0) return reply('Let me look at the folder first.', [{ name: 'tree', args: { depth: 2 } }]);
+  if (step === 1) {
+    return reply('Two helpers will look closer, in parallel.', [
+      { name: 'swarm', args: { tasks: [{ prompt: TODO_TASK }, { prompt: README_TASK }] } },
+    ]);
+  }
+  if (step === 2) {
+    const notes = `# Notes on this folder\n\nTask: ${task}\n\n${tool.text.trim()}\n`;
+    return reply(`I'll write the findings to ${NOTES_FILE}.`, [
+      { name: 'write_file', args: { path: NOTES_FILE, content: notes } },
+    ]);
+  }
+  return reply(
+    tool.isError
+      ? `I did not write ${NOTES_FILE} (${tool.text.trim()}). The findings are in the subagents' answers above.`
+      : `Done. I looked at the tree, had two subagents search it, and wrote what they found to ${NOTES_FILE}.`,
+  );
+}
+
+export interface OfflineOptions {
+  /** Milliseconds between streamed chunks (default 15: readable, and the live view has something to draw). */
+  deltaDelayMs?: number;
+}
+
+export function offlineModel(options: OfflineOptions = {}): ScriptedModel {
+  const pace = { deltaDelayMs: options.deltaDelayMs ?? 15, chunkSize: 6, latencyMs: 200 };
+  return scriptedModel((request) => answer(request, pace), { id: 'offline', record: false });
+}

@@ -1,0 +1,282 @@
+/**
+ * `troupe run` driven in this process through `main()` with its terminal replaced: every mode of output, every
+ * answer to an approval, every way a run ends. (test/cli/run.test.ts and terminal.test.ts run the real bin.)
+ */
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import type { RunIO } from '../../src/cli/run.js';
+import { ANSI, esc, keylessEnv, sampleCopy } from './helpers.js';
+
+let dir: string;
+
+beforeEach(async () => {
+  dir = await sampleCopy();
+});
+
+afterEach(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+/** A key-at-a-time terminal input, as process.stdin is on a TTY. */
+class FakeTerminalInput extends EventEmitter {
+  readonly isTTY = true;
+  raw = false;
+  setRawMode(mode: boolean) {
+    this.raw = mode;
+    return this;
+  }
+  resume() {
+    return this;
+  }
+  pause() {
+    return this;
+  }
+  /** Types a key once a question has put the terminal in raw mode. */
+  async type(key: string): Promise<void> {
+    while (!this.raw) await new Promise((r) => setTimeout(r, 10));
+    this.emit('data', Buffer.from(key));
+  }
+}
+
+interface Harness {
+  io: RunIO;
+  out: () => string;
+  err: string[];
+  sigint: () => void;
+  exits: number[];
+}
+
+function harness(
+  options: { tty?: boolean; input?: string; stdin?: RunIO['stdin']; env?: NodeJS.ProcessEnv } = {},
+): Harness {
+  let text = '';
+  const err: string[] = [];
+  const exits: number[] = [];
+  let handler: (() => void) | undefined;
+  let stdin = options.stdin;
+  if (!stdin) {
+    const pipe = new PassThrough();
+    pipe.end(options.input ?? '');
+    stdin = pipe;
+  }
+  const io: RunIO = {
+    stdout: {
+      write: (t) => {
+        text += t;
+      },
+      columns: 100,
+      isTTY: options.tty === true,
+    },
+    stderr: (line) => err.push(line),
+    stdin,
+    env: options.env ?? keylessEnv(),
+    cwd: dir,
+    onSigint(fn) {
+      handler = fn;
+      return () => {
+        handler = undefined;
+      };
+    },
+    exit: (code) => exits.push(code),
+  };
+  return { io, out: () => text, err, sigint: () => handler?.(), exits };
+}
+
+async function run(h: Harness, args: string[]): Promise<number | undefined> {
+  const saved = process.exitCode;
+  try {
+    await main(['run', ...args], () => {}, h.io);
+    return process.exitCode as number | undefined;
+  } finally {
+    process.exitCode = saved;
+  }
+}
+
+const TASK = 'Tell me about this project';
+const noAnsi = (s: string) => s.replace(ANSI, '');
+
+describe('plain output', () => {
+  it('asks, and a "no" reaches the model', async () => {
+    const h = harness({ input: 'maybe\nn\n' });
+    expect(await run(h, ['--offline', TASK])).toBe(0);
+    expect(h.out()).toContain('? main wants to run write_file TROUPE_NOTES.md — [y]es / [n]o / [a]lways: no');
+    expect(h.out()).toMatch(/main> I did not write TROUPE_NOTES.md \(The user denied this tool call/);
+    expect(h.out()).toMatch(/^main: default_\S+ completed$/m);
+  });
+
+  it('"always" remembers a rule for the session', async () => {
+    const h = harness({ input: 'always\n' });
+    expect(await run(h, ['--offline', TASK])).toBe(0);
+    expect(h.out()).toMatch(/^allowed from now on: write_file\(.*TROUPE_NOTES\.md\)$/m);
+    expect(await fs.readFile(path.join(dir, 'TROUPE_NOTES.md'), 'utf8')).toContain('3 notes');
+  });
+
+  it('plan mode refuses the write without asking; bypass writes without asking', async () => {
+    const plan = harness();
+    expect(await run(plan, ['--offline', '--mode', 'plan', TASK])).toBe(0);
+    expect(plan.out()).not.toContain('asks to run');
+    expect(plan.out()).toContain('main> I did not write TROUPE_NOTES.md (Permission denied: You are in plan mode');
+    const bypass = harness();
+    expect(await run(bypass, ['--offline', '--mode', 'bypass', TASK])).toBe(0);
+    expect(bypass.out()).not.toContain('asks to run');
+    expect(await fs.readFile(path.join(dir, 'TROUPE_NOTES.md'), 'utf8')).toMatch(/^# Notes on this folder/);
+  });
+
+  it('reports a failed tool with its first line', async () => {
+    const h = harness();
+    expect(await run(h, ['--offline', '--mode', 'bypass', 'Run `cat missing.txt; exit 1` please'])).toBe(0);
+    expect(h.out()).toMatch(/^main: bash cat missing.txt; exit 1$/m);
+    expect(h.out()).toMatch(
+      /^main> The command ended:\ncat: missing.txt: No such file or directory\n\[exit code 1\]$/m,
+    );
+  });
+
+  it('exits 3 at the step limit and 130 when interrupted', async () => {
+    const limited = harness();
+    expect(await run(limited, ['--offline', '--max-steps', '1', TASK])).toBe(3);
+    expect(limited.out()).toMatch(/^done: max_steps/m);
+    const h = harness();
+    const running = run(h, ['--offline', '--mode', 'bypass', 'Run `sleep 300`']);
+    while (!h.out().includes('main: bash sleep 300')) await new Promise((r) => setTimeout(r, 10));
+    h.sigint();
+    expect(await running).toBe(130);
+    expect(h.out()).toContain('Interrupting… (Ctrl-C again to exit at once)');
+    expect(h.out()).toMatch(/^done: interrupted/m);
+  });
+
+  it('a second Ctrl-C leaves at once with 130', async () => {
+    const h = harness();
+    const running = run(h, ['--offline', '--mode', 'bypass', 'Run `sleep 300`']);
+    while (!h.out().includes('main: bash sleep 300')) await new Promise((r) => setTimeout(r, 10));
+    h.sigint();
+    h.sigint();
+    while (h.exits.length === 0) await new Promise((r) => setTimeout(r, 10));
+    expect(h.exits).toEqual([130]);
+    await running;
+  });
+});
+
+describe('JSON lines', () => {
+  it('prints every event, the question, and the result last', async () => {
+    const h = harness({ input: 'y\n' });
+    expect(await run(h, ['--offline', '--json', TASK])).toBe(0);
+    const events = h
+      .out()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; agentId?: string });
+    const types = new Set(events.map((e) => e.type));
+    for (const type of [
+      'agent_start',
+      'message_update',
+      'tool_execution_end',
+      'subagent_end',
+      'approval_requested',
+      'question',
+      'turn_end',
+    ]) {
+      expect(types.has(type)).toBe(true);
+    }
+    expect(events.at(-1)).toMatchObject({ type: 'result', stopReason: 'completed' });
+  });
+});
+
+describe('the live view', () => {
+  it('draws the tree in place, streams the answer and asks inline', async () => {
+    const input = new FakeTerminalInput();
+    const h = harness({ tty: true, stdin: input });
+    const running = run(h, ['--offline', TASK]);
+    await input.type('x'); // not an answer: ignored
+    await input.type('y');
+    expect(await running).toBe(0);
+    const out = h.out();
+    expect(out).toContain(esc('[?25l'));
+    expect(out).toMatch(new RegExp(`${esc('\\[')}\\d+F${esc('\\[0J')}`)); // redrawn in place
+    const screen = noAnsi(out);
+    expect(screen).toContain('? main wants to run write_file TROUPE_NOTES.md — [y]es / [n]o / [a]lways: yes');
+    expect(screen).toMatch(/⠋|⠙|⠹|⠸|⠼|⠴|⠦|⠧|⠇|⠏/);
+    expect(screen).toMatch(
+      / {2}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✓] default_\S+ {2}(thinking|grep TODO\|FIXME|glob README\*|read_file README.md|done)/,
+    );
+    expect(screen).toMatch(/✓ main {2}done +[\d.]+k? tok \$0\.0000 [\d.]+s/);
+    expect(screen).toContain('Done. I looked at the tree, had two subagents search it');
+    expect(screen).toMatch(/completed · [\d.]+k? in \/ \d+ out · \$0\.0000 · [\d.]+s\n$/);
+  });
+
+  it('takes Ctrl-C typed during a question as an interrupt', async () => {
+    const input = new FakeTerminalInput();
+    const h = harness({ tty: true, stdin: input });
+    const running = run(h, ['--offline', TASK]);
+    await input.type('\u0003');
+    expect(await running).toBe(130);
+    expect(noAnsi(h.out())).toContain('Interrupting…');
+  });
+});
+
+describe('usage errors', () => {
+  it.each([
+    ['no API key', ['do it'], {}, 'no API key: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or run offline with --offline'],
+    [
+      'an unknown model',
+      ['--model', 'mystery-9', 'x'],
+      {},
+      'unknown model "mystery-9": pass --provider openai|anthropic (or set OPENAI_BASE_URL for a compatible server)',
+    ],
+    ['an unknown provider', ['--provider', 'acme', 'x'], {}, 'unknown provider "acme": use openai or anthropic'],
+    [
+      'the chosen provider has no key',
+      ['--model', 'claude-sonnet-4-5', 'x'],
+      { OPENAI_API_KEY: 'k' },
+      'no API key for anthropic: set ANTHROPIC_API_KEY, or run offline with --offline',
+    ],
+    ['a missing folder', ['--offline', '-C', '/nonexistent/folder', 'x'], {}, 'folder not found: /nonexistent/folder'],
+    ['a file as the folder', ['--offline', '-C', 'README.md', 'x'], {}, 'not a folder: README.md'],
+    ['no task', ['--offline'], {}, 'no task: troupe run "<what to do>" (see troupe run --help)'],
+    [
+      'an unknown mode',
+      ['--offline', '--mode', 'yolo', 'x'],
+      {},
+      'unknown mode "yolo": use default, plan, auto, bypass',
+    ],
+    ['a bad step limit', ['--offline', '--max-steps', '0', 'x'], {}, '--max-steps: not a positive whole number'],
+    ['an unknown option', ['--frobnicate', 'x'], {}, "Unknown option '--frobnicate'"],
+  ])('%s', async (_name, args, env, message) => {
+    const h = harness({ env: keylessEnv(env) });
+    expect(await run(h, args)).toBe(2);
+    expect(h.err.map((line) => line.replace(dir, ''))).toEqual([
+      `troupe run: ${message.replace('README.md', '/README.md')}`,
+    ]);
+  });
+
+  it('accepts a real model choice without calling it (the key is only read)', async () => {
+    const { chooseModel } = await import('../../src/cli/model-choice.js');
+    expect(chooseModel({ env: { OPENAI_API_KEY: 'k' } }).id).toBe('gpt-5-mini');
+    expect(chooseModel({ env: { ANTHROPIC_API_KEY: 'k' } }).id).toBe('claude-sonnet-4-5');
+    expect(chooseModel({ env: { OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' }, model: 'qwen3' }).id).toBe('qwen3');
+    expect(chooseModel({ env: { ANTHROPIC_API_KEY: 'k', TROUPE_MODEL: 'claude-haiku-4-5' } }).provider).toBe(
+      'anthropic',
+    );
+  });
+
+  it('prints complete help', async () => {
+    const h = harness();
+    expect(await run(h, ['--help'])).toBe(0);
+    for (const flag of [
+      '--cwd',
+      '--offline',
+      '--provider',
+      '--model',
+      '--mode',
+      '--max-steps',
+      '--json',
+      'Exit codes',
+      'Ctrl-C',
+    ]) {
+      expect(h.out()).toContain(flag);
+    }
+  });
+});
