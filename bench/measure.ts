@@ -64,6 +64,8 @@ export interface MeasureOptions {
   runs?: number;
   /** Check the production build of XState (children do; the smoke test runs under vitest's development build). */
   production?: boolean;
+  /** Called before the first and after the last measured run (a profiler is started and stopped there). */
+  measuredSpan?: { start(): Promise<void>; stop(): Promise<void> };
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -99,6 +101,7 @@ export async function measure<S>(
   const times: number[] = [];
   const cpuFigures: number[] = [];
   let facts: Timed['facts'];
+  await options.measuredSpan?.start();
   for (let i = 0; i < runs; i++) {
     collectGarbage();
     const timed = await run(size);
@@ -107,6 +110,7 @@ export async function measure<S>(
     if (timed.cpuMs !== undefined) cpuFigures.push(workload.figure({ ms: timed.cpuMs }, size));
     facts = timed.facts ?? facts;
   }
+  await options.measuredSpan?.stop();
   const xstate = options.production ? assertProductionXState() : loadedXStateBuild();
   const result: Measurement = {
     workload: workload.id,
