@@ -63,12 +63,17 @@ export interface SupervisorContext {
   finished: string[];
   /** Long-lived agents adopted by a root supervisor (`supervisor.agent()`): no task, never evicted. */
   members: string[];
+  /** Members in the middle of a run: the supervisor is busy while they work, even with no task of its own. */
+  working: string[];
 }
 
 export type SupervisorEvent =
   | SupervisorCommand
   | { type: 'CHILD.DONE'; agentId: string; taskId: string; outcome: ChildOutcome; text: string }
-  | { type: 'RESTART'; agentId: string; attempt: number };
+  | { type: 'RESTART'; agentId: string; attempt: number }
+  /** A member started a run, or went back to idle (sent by the runtime). */
+  | { type: 'MEMBER.BUSY'; agentId: string }
+  | { type: 'MEMBER.IDLE'; agentId: string };
 
 /** What the runtime hears about a settled task. */
 export interface SettleParams {
@@ -129,7 +134,7 @@ type Effect =
   | { kind: 'restart'; agentId: string; attempt: number; delayMs: number };
 
 type RestartParams = { agentId: string; attempt: number; delayMs: number };
-type PlanState = Pick<SupervisorContext, 'batches' | 'running' | 'finished' | 'members'>;
+type PlanState = Pick<SupervisorContext, 'batches' | 'running' | 'finished' | 'members' | 'working'>;
 
 interface Plan extends PlanState {
   effects: Effect[];
@@ -144,6 +149,7 @@ function plan(context: SupervisorContext): Plan {
     running: context.running,
     finished: context.finished,
     members: context.members,
+    working: context.working,
     effects: [],
     ownRunning: false,
     ownBatches: false,
@@ -307,6 +313,7 @@ function onChildEnded(
     if (crashed) {
       p.finished = p.finished.filter((id) => id !== agentId);
       p.members = p.members.filter((id) => id !== agentId);
+      p.working = p.working.filter((id) => id !== agentId);
       p.effects.push({ kind: 'stop', agentId });
     }
     return;
@@ -351,7 +358,7 @@ function enact(p: Plan, enqueue: Enqueue) {
   // custom action (a nested send) would make XState warn.
   enqueue({
     type: 'applyPlan',
-    params: { batches: p.batches, running: p.running, finished: p.finished, members: p.members },
+    params: { batches: p.batches, running: p.running, finished: p.finished, members: p.members, working: p.working },
   });
   for (const effect of p.effects) {
     switch (effect.kind) {
@@ -434,6 +441,15 @@ export const supervisorMachine = setup({
     notifyOwner: (_, _params: OwnerNotify) => {},
 
     applyPlan: assign((_, params: PlanState) => params),
+    memberBusy: assign({
+      working: ({ context, event }) => {
+        const { agentId } = event as Ev<'MEMBER.BUSY'>;
+        return context.working.includes(agentId) ? context.working : [...context.working, agentId];
+      },
+    }),
+    memberIdle: assign({
+      working: ({ context, event }) => context.working.filter((id) => id !== (event as Ev<'MEMBER.IDLE'>).agentId),
+    }),
     restartLater: raise(
       (_, params: RestartParams) => ({ type: 'RESTART' as const, agentId: params.agentId, attempt: params.attempt }),
       { delay: (_, params: RestartParams) => params.delayMs },
@@ -520,6 +536,7 @@ export const supervisorMachine = setup({
           ...context,
           members: context.members.filter((id) => id !== agentId),
           finished: context.finished.filter((id) => id !== agentId),
+          working: context.working.filter((id) => id !== agentId),
         },
       });
       enqueue.stopChild(childId(agentId));
@@ -534,6 +551,7 @@ export const supervisorMachine = setup({
       p.batches = {};
       p.finished = [];
       p.members = [];
+      p.working = [];
       enact(p, enqueue as unknown as Enqueue);
     }),
   },
@@ -546,7 +564,8 @@ export const supervisorMachine = setup({
       const entry = context.running[params.agentId];
       return entry?.phase === 'restarting' && entry.attempt === params.attempt;
     },
-    isQuiet: ({ context }) => isEmpty(context.batches) && isEmpty(context.running),
+    isQuiet: ({ context }) => isEmpty(context.batches) && isEmpty(context.running) && context.working.length === 0,
+    isMember: ({ context, event }) => context.members.includes((event as Ev<'MEMBER.BUSY'>).agentId),
   },
 }).createMachine({
   id: 'supervisor',
@@ -560,6 +579,7 @@ export const supervisorMachine = setup({
     running: {},
     finished: [],
     members: [],
+    working: [],
   }),
   initial: 'idle',
   on: {
@@ -567,6 +587,10 @@ export const supervisorMachine = setup({
     RELEASE: { actions: 'releaseIdle' },
     CANCEL: { actions: 'cancel' },
     CANCEL_BATCH: { actions: 'cancelBatch' },
+    // A member at work makes the supervisor busy, so the inspector and the tree never show an idle root over
+    // working agents.
+    'MEMBER.BUSY': { guard: 'isMember', target: '.busy', actions: 'memberBusy' },
+    'MEMBER.IDLE': { actions: 'memberIdle' },
     // A child's failure is a task outcome, never the supervisor's own: these handlers keep it out of `error`.
     'xstate.error.actor.subagent.*': { actions: 'childCrashed' },
     'xstate.done.actor.subagent.*': { actions: 'childCrashed' },

@@ -97,6 +97,10 @@ export class Tree implements SubagentHost {
     this.archive = new HistoryArchive(this.limits.keepHistory);
     this.approvals = new ApprovalRouting(bus);
     this.usageAccounts = new TreeUsage(bus, this.nodes);
+    bus.on('agent_start', (event) => {
+      const node = this.nodes.node(event.agentId);
+      if (node?.profile === 'member') this.tellSupervisor(node, 'MEMBER.BUSY');
+    });
   }
 
   get profileNames(): string[] {
@@ -145,8 +149,17 @@ export class Tree implements SubagentHost {
     this.nodes.add(node);
     node.env.onIdle = (stopReason, error) => {
       node.lastStop = { stopReason, error };
-      this.checkFinished(node);
+      if (node.profile === 'member') this.tellSupervisor(node, 'MEMBER.IDLE');
+      else this.checkFinished(node);
     };
+  }
+
+  /** A member's run starts or ends: its supervisor hears it after the member's transition has settled. */
+  private tellSupervisor(node: TreeNode, type: 'MEMBER.BUSY' | 'MEMBER.IDLE'): void {
+    queueMicrotask(() => {
+      const supervisor = node.parentSupervisor;
+      if (!node.released && supervisor?.getSnapshot().status === 'active') supervisor.send({ type, agentId: node.id });
+    });
   }
 
   // ---- SubagentHost: what the tools ask ----

@@ -79,8 +79,12 @@ function eventsFor(snapshot: Snapshot): Event[] {
   for (const agentId of c.finished) {
     events.push({ type: 'RELEASE', agentId }, { type: `xstate.error.actor.subagent.${agentId}`, error: 'crashed' });
   }
-  if (c.members.includes('m1')) events.push({ type: 'RELEASE', agentId: 'm1' });
-  else events.push({ type: 'ADOPT', agentId: 'm1' });
+  if (c.members.includes('m1')) {
+    events.push({ type: 'RELEASE', agentId: 'm1' });
+    events.push(
+      c.working.includes('m1') ? { type: 'MEMBER.IDLE', agentId: 'm1' } : { type: 'MEMBER.BUSY', agentId: 'm1' },
+    );
+  } else events.push({ type: 'ADOPT', agentId: 'm1' });
   events.push({ type: 'STOP' });
   return events;
 }
@@ -94,6 +98,7 @@ function serializeState(snapshot: Snapshot): string {
     running: Object.entries(c.running).map(([id, r]) => [id, r.phase, r.attempt]),
     finished: c.finished,
     members: c.members,
+    working: c.working,
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { type AnyActorRef, type InspectionEvent, waitFor as xstateWaitFor } from 'xstate';
 import { z } from 'zod';
 import {
   type AgentEvent,
@@ -414,6 +414,7 @@ describe('createSupervisor(): reading the tree', () => {
     await waitFor(supervisor.on.bind(supervisor), (e) => e.type === 'subagent_start');
     gate.open();
     await turn;
+    await xstateWaitFor(supervisor.actor, (snapshot) => snapshot.matches('idle'));
 
     const nodes = flatten(during as TreeView);
     expect(nodes.map((n) => `${n.kind}:${n.id}`)).toEqual([
@@ -423,7 +424,7 @@ describe('createSupervisor(): reading the tree', () => {
       `agent:${nodes[3]?.id}`,
     ]);
     const [root, leadView, leadSupervisor, child] = nodes;
-    expect(root?.state).toBe('idle'); // members are adopted, not tasks: the root supervisor has no batch
+    expect(root?.state).toBe('busy'); // its member is working (issue 11: it said idle)
     expect(leadView?.state).toMatch(/^running\..*tools\.executing/);
     expect(leadView?.usage?.input).toBe(7);
     expect(leadSupervisor?.state).toBe('busy');
@@ -483,6 +484,34 @@ describe('createSupervisor(): reading the tree', () => {
     expect(actors.has('seen')).toBe(true);
     expect(actors.has('subagent.lead')).toBe(true);
     expect(actors.has('worker.model')).toBe(true);
+    await supervisor.stop();
+  });
+});
+
+describe('createSupervisor(): the root tells the truth about its members', () => {
+  it('is busy while a member works, and idle again when it is done', async () => {
+    const gate = latch();
+    const model = scriptedModel(async () => {
+      await gate.promise;
+      return { text: 'done' };
+    });
+    const supervisor = createSupervisor({ model });
+    const lead = supervisor.agent({ id: 'lead' });
+    expect(supervisor.actor.getSnapshot().value).toBe('idle');
+    const started = waitFor(
+      (type, listener) => supervisor.on(type, listener),
+      (event) => event.type === 'turn_start',
+    );
+    const answer = lead.prompt('work');
+    await started;
+    await Promise.resolve();
+    expect(supervisor.actor.getSnapshot().value).toBe('busy');
+    expect(supervisor.tree().state).toBe('busy');
+    gate.open();
+    await answer;
+    // The member's end reaches the supervisor once the member's own transition has settled.
+    await xstateWaitFor(supervisor.actor, (snapshot) => snapshot.matches('idle'));
+    expect(supervisor.tree().state).toBe('idle');
     await supervisor.stop();
   });
 });

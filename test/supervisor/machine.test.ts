@@ -474,3 +474,22 @@ describe('notification envelope', () => {
     );
   });
 });
+
+describe('supervisor machine: members at work', () => {
+  it('MEMBER.BUSY of a member makes it busy until every working member is idle again; unknown ids do nothing', () => {
+    let [s] = step(start({ notifyOwner: false }), { type: 'ADOPT', agentId: 'm1' });
+    [s] = step(s, { type: 'ADOPT', agentId: 'm2' });
+    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'stranger' });
+    expect(s.value).toBe('idle');
+    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'm1' });
+    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
+    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
+    expect(s.value).toBe('busy');
+    expect(s.context.working).toEqual(['m1', 'm2']);
+    [s] = step(s, { type: 'MEMBER.IDLE', agentId: 'm1' });
+    expect(s.value).toBe('busy');
+    [s] = step(s, { type: 'RELEASE', agentId: 'm2' });
+    expect(s.value).toBe('idle');
+    expect(s.context.working).toEqual([]);
+  });
+});
