@@ -1,10 +1,15 @@
 import type { AnyStateMachine } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
+import { goalMachine } from '../../machines/goal.js';
 import { supervisorMachine } from '../../machines/supervisor.js';
 import { toMermaid, toStudioJSON, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
-const documentedMachines: Record<string, AnyStateMachine> = { agent: agentMachine, supervisor: supervisorMachine };
+const documentedMachines: Record<string, AnyStateMachine> = {
+  agent: agentMachine,
+  supervisor: supervisorMachine,
+  goal: goalMachine,
+};
 
 /**
  * Every generated file under docs/, by path relative to the repository root. `npm run docs` writes them; a test

@@ -1,6 +1,7 @@
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import type { Usage } from '../protocol/index.js';
 import type { EventBus } from './bus.js';
+import type { GoalView } from './goal.js';
 
 /** An agent at a glance: what `agent.getState()` returns, the same facts the inspector shows. */
 export interface AgentState {
@@ -19,6 +20,8 @@ export interface AgentState {
   runningChildren: { agentId: string; taskId: string; background: boolean }[];
   messages: number;
   usage: Usage;
+  /** The goal being pursued (`agent.pursue`), and where its statechart stands. */
+  goal?: GoalView;
 }
 
 /**
@@ -50,14 +53,21 @@ export class ChildrenWatch {
 
 export function agentStateOf(
   actor: AgentActorRef,
-  facts: { id: string; stopped: boolean; messages: number; usage: Usage; children: ChildrenWatch | undefined },
+  facts: {
+    id: string;
+    stopped: boolean;
+    messages: number;
+    usage: Usage;
+    children: ChildrenWatch | undefined;
+    goal: GoalView | undefined;
+  },
 ): AgentState {
   const snapshot = actor.getSnapshot();
   const { context } = snapshot;
   const failed = snapshot.status === 'error';
   const stopped = facts.stopped || snapshot.status === 'stopped';
   const idle = snapshot.matches('idle');
-  return {
+  const state: AgentState = {
     id: facts.id,
     status: failed ? 'failed' : stopped ? 'stopped' : idle ? 'idle' : 'running',
     state: stopped || failed ? (failed ? 'failed' : 'stopped') : stateString(snapshot.value),
@@ -71,6 +81,8 @@ export function agentStateOf(
     messages: facts.messages,
     usage: { ...facts.usage },
   };
+  if (facts.goal) state.goal = facts.goal;
+  return state;
 }
 
 function stateString(value: unknown): string {

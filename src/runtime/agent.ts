@@ -27,6 +27,7 @@ import {
   unregisterEnv,
 } from './env.js';
 import { EventQueue } from './event-stream.js';
+import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { runtimeAgentMachine } from './machines.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
@@ -67,6 +68,8 @@ export interface AgentConfig<Output = unknown> {
    * `approval_requested`, for UIs and logs. Off by default: it costs the model a few tokens per call.
    */
   toolIntent?: boolean;
+  /** Lets the agent pursue goals (`agent.pursue`): it gets the `goal_done` tool, by which the model says a goal is met. */
+  goals?: boolean;
   /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /**
@@ -167,6 +170,7 @@ export class Agent<Output = unknown> {
   private readonly children?: ChildrenWatch;
   /** What `run()` builds its conversations from; absent on a handle bound to a spawned subagent. */
   private readonly config?: AgentConfig<Output>;
+  private readonly goal?: GoalTracker;
 
   /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
   constructor(config: AgentConfig<Output>, attached?: AttachedAgent) {
@@ -187,7 +191,9 @@ export class Agent<Output = unknown> {
     this.id = config.id ?? `agent_${nanoid(10)}`;
     this.bus = new EventBus();
     if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
-    const settings = agentSettings(config, this.tree?.tools);
+    if (config.goals) this.goal = new GoalTracker();
+    const extraTools = this.goal ? [...(this.tree?.tools ?? []), this.goal.tool] : this.tree?.tools;
+    const settings = agentSettings(config, extraTools);
     // A saved history is checked and its open tool calls closed, so that strict providers take it on resume.
     const history = config.messages === undefined ? [] : resumableHistory(config.messages);
     this.env = new AgentEnv(this.id, undefined, settings, new Transcript(history), this.bus);
@@ -296,7 +302,20 @@ export class Agent<Output = unknown> {
       messages: this.env.transcript.length,
       usage: this.env.totalUsage,
       children: this.children,
+      goal: this.goal?.view(),
     });
+  }
+
+  /**
+   * Goal mode: keeps taking turns towards `goal` until the model calls `goal_done` or the budget (`maxTurns`,
+   * default 10; `maxTokens`) is spent. The pursuit is a statechart of its own (`pursuing.turn` → `checking` →
+   * `achieved` | `budgetExhausted` | `failed` | `interrupted`), shown by the inspector and by `getState().goal`.
+   */
+  pursue(goal: string, options: GoalOptions = {}): Promise<GoalResult> {
+    if (!this.goal)
+      return Promise.reject(new TypeError('pursue() needs an agent made with createAgent({ goals: true })'));
+    if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
+    return pursueGoal(this, this.goal, goal, options, this.config?.inspect);
   }
 
   /** Adds a user message to the running turn at the next step boundary; starts no turn. */

@@ -18,6 +18,7 @@ export {
   streamText,
   type TextStream,
 } from './generate.js';
+export type { GoalOptions, GoalResult, GoalView } from './goal.js';
 export type { RetryOptions } from './retry.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
 export type { TaskResult } from './subagent-tools.js';
