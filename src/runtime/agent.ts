@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid';
-import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { type AnyActorRef, createActor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import type { z } from 'zod';
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import type {
@@ -31,6 +31,7 @@ import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './go
 import { runtimeAgentMachine } from './machines.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
+import type { Session } from './session.js';
 import { type ApprovalTarget, type SupervisionOptions, Tree, type TreeNode } from './supervisor-tree.js';
 import { Transcript } from './transcript.js';
 
@@ -70,6 +71,11 @@ export interface AgentConfig<Output = unknown> {
   toolIntent?: boolean;
   /** Lets the agent pursue goals (`agent.pursue`): it gets the `goal_done` tool, by which the model says a goal is met. */
   goals?: boolean;
+  /**
+   * A durable session (`sessions().create()` / `.open(id)`): the agent journals every fact to it, and an agent
+   * created on a session that holds a history resumes from it (see the README's "Sessions").
+   */
+  session?: Session;
   /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /**
@@ -188,15 +194,16 @@ export class Agent<Output = unknown> {
     }
     if (!config.model) throw new TypeError('createAgent: `model` is required');
     this.config = config;
-    this.id = config.id ?? `agent_${nanoid(10)}`;
+    // A saved history is checked and its open tool calls closed, so that strict providers take it on resume.
+    const given = config.messages === undefined ? [] : resumableHistory(config.messages);
+    const bound = config.session?.bind(config.id, given, config.subagents !== undefined);
+    this.id = bound?.agentId ?? config.id ?? `agent_${nanoid(10)}`;
     this.bus = new EventBus();
     if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
     if (config.goals) this.goal = new GoalTracker();
     const extraTools = this.goal ? [...(this.tree?.tools ?? []), this.goal.tool] : this.tree?.tools;
     const settings = agentSettings(config, extraTools);
-    // A saved history is checked and its open tool calls closed, so that strict providers take it on resume.
-    const history = config.messages === undefined ? [] : resumableHistory(config.messages);
-    this.env = new AgentEnv(this.id, undefined, settings, new Transcript(history), this.bus);
+    this.env = new AgentEnv(this.id, undefined, settings, new Transcript(bound?.messages ?? given), this.bus);
     this.env.requestInterrupt = () => this.interrupt();
     const inspect = config.inspect;
     this.actor = createActor(runtimeAgentMachine, {
@@ -208,6 +215,7 @@ export class Agent<Output = unknown> {
         wakeOnNotification: config.wakeOnNotification ?? true,
       },
       ...(inspect ? { inspect } : {}),
+      ...(bound?.snapshot ? { snapshot: bound.snapshot as Snapshot<unknown> } : {}),
     });
     registerEnv(this.actor.system, this.env);
     if (this.tree) {
@@ -217,6 +225,7 @@ export class Agent<Output = unknown> {
     }
     this.actor.subscribe({ error: (error) => this.failed(error) });
     this.actor.start();
+    config.session?.attach(this.env, this.actor);
   }
 
   /** Runs one turn (queued behind any running one) and settles on its `turn_end`. */
@@ -439,7 +448,9 @@ export class Agent<Output = unknown> {
       }
     });
     const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);
-    this.actor.send({ type: 'PROMPT', input: { inputId, messages: [userMessage(input)], expectsOutput } });
+    const turnInput = { inputId, messages: [userMessage(input)], expectsOutput };
+    this.env.onInput?.(turnInput);
+    this.actor.send({ type: 'PROMPT', input: turnInput });
     return result;
   }
 }

@@ -23,6 +23,11 @@ export class EventBus {
 
   constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
 
+  /** A resumed session's events continue its journal's numbering. */
+  continueAt(seq: number): void {
+    if (seq > this.seq) this.seq = seq;
+  }
+
   wants(type: AgentEventType): boolean {
     return (this.all?.size ?? 0) > 0 || (this.byType?.get(type)?.size ?? 0) > 0;
   }

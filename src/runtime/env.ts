@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import type { ActorSystem } from 'xstate';
-import type { PolicyDecision } from '../../machines/agent/index.js';
+import type { PolicyDecision, TurnInput } from '../../machines/agent/index.js';
 import {
   type AgentEventBody,
   type AssistantContent,
@@ -18,6 +18,7 @@ import {
   type SerializedError,
   type ToolCallFacts,
   type ToolCallPart,
+  type ToolResultPart,
   type TurnError,
   type TurnStopReason,
   type Usage,
@@ -104,6 +105,17 @@ export function partialMessage(call: ModelCall, model: Model): AssistantMessage 
 }
 
 /**
+ * Effects a resumed or replayed agent already has answers for (its session's journal): its workers take these
+ * instead of calling the model or running the tool again. See src/runtime/session-restore.ts.
+ */
+export interface Recording {
+  /** The model's recorded answer to step `step` of turn `turn`. */
+  answer(turn: number, step: number): AssistantMessage | undefined;
+  /** A call's recorded result, or the result a restart gives a call that was running; undefined: run it. */
+  toolResult(call: ToolCallPart, safeToRepeat: boolean): ToolResultPart | undefined;
+}
+
+/**
  * Whether the tool batch in flight has been closed, and the signals of its calls that must abort with it. A flag
  * and a set rather than an AbortController: a signal costs ~12 µs to make and its abort ~10 µs more (a
  * DOMException) on Node 20, which every run paid at its end, and a call's own signal is only made when its tool
@@ -158,6 +170,10 @@ export class AgentEnv implements EventOrigin {
   readonly parsedArgs = new Map<string, unknown>();
   lastModelError?: ModelError;
   stopped = false;
+  /** Set for an agent with a session: journals a prompt before it reaches the actor. */
+  onInput?: (input: TurnInput) => void;
+  /** Set for an agent with a session: answers from its journal, while resuming or replaying. */
+  recording?: Recording;
   /** Set by the agent: sends INTERRUPT to its own actor. */
   requestInterrupt?: () => void;
   /** Set for agents in a supervision tree: called when the agent goes back to idle, with its last turn's end. */

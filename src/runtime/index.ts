@@ -21,6 +21,14 @@ export {
 export type { GoalOptions, GoalResult, GoalView } from './goal.js';
 export type { RetryOptions } from './retry.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
+export type { Session, SessionStatus } from './session.js';
+export {
+  type ReplayResult,
+  type SessionInfo,
+  SessionManager,
+  type SessionsOptions,
+  sessions,
+} from './session-manager.js';
 export type { TaskResult } from './subagent-tools.js';
 export {
   createSupervisor,

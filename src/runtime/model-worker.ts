@@ -34,8 +34,15 @@ async function callModel(
   request: ModelWorkerRequest,
   sendBack: (reply: WorkerReply) => void,
 ): Promise<void> {
-  const call = env.openModelCall();
   const { turn, step } = request;
+  const recorded = env.recording?.answer(turn, step);
+  if (recorded) {
+    // A resumed or replayed step whose answer is in the journal: the model is not asked again.
+    if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
+    if (!env.stopped) sendBack({ type: 'MODEL_DONE', turn, step, message: recorded });
+    return;
+  }
+  const call = env.openModelCall();
   const { bus } = env;
   const model = env.settings.model;
   const modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);

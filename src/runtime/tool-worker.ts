@@ -174,6 +174,12 @@ async function runTool(
   if (bus.wants('tool_execution_start')) {
     env.emit({ type: 'tool_execution_start', ...env.describeCall(call) });
   }
+  const recorded = env.recording?.toolResult(call, tool.safeToRepeat === true);
+  if (recorded) {
+    // Its result is in the session's journal (or it was running when the process died): it does not run again.
+    outbox.add({ batch, call, outcome: { result: recorded, terminate: false }, startedAt, toolBatch });
+    return;
+  }
   const ctx = new CallContext(env, call, toolBatch);
   let outcome: NormalizedOutput;
   outbox.running++;

@@ -1,4 +1,4 @@
-export { type Durability, JournalWriter, readJournal } from './journal.js';
+export { type Durability, type JournalStats, JournalWriter, readJournal, type WarningHandler } from './journal.js';
 export { JsonlStore } from './jsonl-store.js';
 export * from './records.js';
 export { SqliteStore } from './sqlite-store.js';

@@ -6,6 +6,8 @@ import type { Message, ToolResultPart, TurnStopReason, Usage, UserMessage } from
  * older one would be migrated here when version 2 exists.
  */
 export const JOURNAL_VERSION = 1;
+/** The version of the agent machine's persisted snapshots; a snapshot of another version is not restored. */
+export const SNAPSHOT_VERSION = 1;
 
 /**
  * One fact of a session, as one JSON line (or row). Records are the durable form of the event bus's events: each
@@ -44,7 +46,6 @@ export interface HeaderRecord {
 /** An input submitted to an agent (a prompt), before its turn starts: queued prompts survive a crash. */
 export interface InputRecord {
   k: 'input';
-  s: number;
   a: string;
   inputId: string;
   messages: UserMessage[];
@@ -143,7 +144,7 @@ export interface RunRecord {
 export interface SnapshotRecord {
   k: 'snapshot';
   a: string;
-  /** The version of the agent machine's persisted snapshot. */
+  /** {@link SNAPSHOT_VERSION}. */
   v: number;
   n: number;
   snapshot: unknown;

@@ -41,6 +41,12 @@ export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> extend
   executionMode?: ExecutionMode;
   /** The call fails with a timeout result after this long; the tool's signal is aborted. No limit by default. */
   timeoutMs?: number;
+  /**
+   * Running a call twice does no harm (it only reads, or its effect is idempotent). A call that was running when
+   * its process died then runs again when the session resumes, instead of getting an "interrupted by a restart"
+   * result.
+   */
+  safeToRepeat?: boolean;
 }
 
 /** Any tool, whatever its schema: what registries and agents take. */

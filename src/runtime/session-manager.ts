@@ -1,0 +1,174 @@
+import type { AgentEvent, Model, Usage } from '../protocol/index.js';
+import { ModelError } from '../protocol/index.js';
+import {
+  type Durability,
+  type JournalRecord,
+  JournalWriter,
+  JsonlStore,
+  readJournal,
+  type Store,
+  type WarningHandler,
+} from '../session/index.js';
+import { type AgentConfig, createAgent } from './agent.js';
+import { newHeader, ReplaySink, Session, type SessionStatus } from './session.js';
+import { AgentJournal } from './session-restore.js';
+
+export interface SessionsOptions {
+  /** Where sessions are kept; default: a {@link JsonlStore} in `dir`. */
+  store?: Store;
+  /** The JSONL store's directory when no `store` is given (default `.troupe/sessions`). */
+  dir?: string;
+  /** When records reach the store (default `step`: a kill at any point redoes at most the step in flight). */
+  durability?: Durability;
+  /** Where warnings go (a torn last record dropped); default `console.warn`. */
+  onWarning?: WarningHandler;
+}
+
+/** A session as `list()` shows it. */
+export interface SessionInfo {
+  id: string;
+  title?: string;
+  /** `open`: a live process holds it; `interrupted`: its process stopped mid-run (opening it resumes the run). */
+  status: SessionStatus;
+  /** Milliseconds since the epoch of its last turn or run event. */
+  lastActivity: number;
+  usage: Usage;
+  messages: number;
+  forkOf?: { id: string; atSeq: number };
+}
+
+/** What a replay produced: the events it published and the journal it wrote (in memory). */
+export interface ReplayResult {
+  events: AgentEvent[];
+  records: JournalRecord[];
+}
+
+/** Creates, opens, lists, forks, replays and deletes sessions kept in one store. */
+export class SessionManager {
+  readonly store: Store;
+  private readonly durability: Durability;
+  private readonly onWarning?: WarningHandler;
+
+  constructor(options: SessionsOptions = {}) {
+    this.store = options.store ?? new JsonlStore(options.dir ?? '.troupe/sessions');
+    this.durability = options.durability ?? 'step';
+    this.onWarning = options.onWarning;
+  }
+
+  /** A new session, held for writing. `agentId` names its agent (default: a fresh id). */
+  create(options: { id?: string; title?: string; agentId?: string } = {}): Session {
+    const header = newHeader(options.id, options.agentId, options.title);
+    if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
+    const writer = new JournalWriter(this.store.acquire(header.id), this.durability);
+    writer.add(header);
+    writer.flush();
+    return new Session(header, [header], writer);
+  }
+
+  /** Opens a session for writing (refused while another process holds it); a torn last record is dropped. */
+  open(id: string): Session {
+    const journal = readJournal(this.store, id, this.onWarning);
+    if (!journal) throw new Error(`No session "${id}"`);
+    const storeWriter = this.store.acquire(id);
+    if (journal.dropped) storeWriter.truncate(journal.count);
+    return new Session(journal.header, journal.records, new JournalWriter(storeWriter, this.durability));
+  }
+
+  /** The session with the most recent activity, opened; undefined when there is none. */
+  latest(): Session | undefined {
+    const [newest] = this.list().sort((a, b) => b.lastActivity - a.lastActivity);
+    return newest ? this.open(newest.id) : undefined;
+  }
+
+  list(): SessionInfo[] {
+    return this.store.list().flatMap((id): SessionInfo[] => {
+      const journal = readJournal(this.store, id, () => {});
+      if (!journal) return [];
+      const { header } = journal;
+      const agent = new AgentJournal(header.agentId, journal.records);
+      const session = new Session(header, journal.records, { add: () => {} });
+      return [
+        {
+          id,
+          ...(session.title === undefined ? {} : { title: session.title }),
+          status: this.store.isLocked(id) ? 'open' : session.status,
+          lastActivity: Math.max(header.t, agent.lastTime),
+          usage: agent.usage,
+          messages: agent.messages.length,
+          ...(header.forkOf ? { forkOf: header.forkOf } : {}),
+        },
+      ];
+    });
+  }
+
+  delete(id: string): void {
+    this.store.remove(id);
+  }
+
+  /**
+   * A new session holding the source's records up to event `atSeq` (the source is only read, never written).
+   * Opening it continues from there like a resume: what the source did after that point is not in it.
+   */
+  fork(id: string, options: { atSeq: number; id?: string; title?: string }): Session {
+    const source = readJournal(this.store, id, this.onWarning);
+    if (!source) throw new Error(`No session "${id}"`);
+    let cut = 0;
+    source.records.forEach((record, i) => {
+      if ('s' in record && record.s <= options.atSeq) cut = i;
+      else if (!('s' in record) && i === cut + 1 && record.k !== 'session') cut = i;
+    });
+    const header = {
+      ...newHeader(options.id, source.header.agentId, options.title ?? source.header.title),
+      forkOf: { id, atSeq: options.atSeq },
+    };
+    if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
+    const kept = source.records.slice(1, cut + 1);
+    const writer = new JournalWriter(this.store.acquire(header.id), this.durability);
+    writer.add(header);
+    for (const record of kept) writer.add(record);
+    writer.flush();
+    return new Session(header, [header, ...kept], writer);
+  }
+
+  /**
+   * Runs the session's agent again, offline: every model answer and tool result comes from the journal, inputs
+   * and approvals are given as recorded. Give the agent's config (its model is never called). The replay's events
+   * and journal, kept in memory, match the original's: an incident becomes a deterministic test.
+   */
+  async replay(id: string, config: Omit<AgentConfig, 'session' | 'model'> & { model?: Model }): Promise<ReplayResult> {
+    const source = readJournal(this.store, id, this.onWarning);
+    if (!source) throw new Error(`No session "${id}"`);
+    const sink = new ReplaySink();
+    const session = new Session(source.header, source.records, sink, source.records);
+    const events: AgentEvent[] = [];
+    const agent = createAgent({ ...config, model: config.model ?? offlineModel, retry: false, session });
+    agent.on('*', (event) => {
+      if (event.type !== 'message_update') events.push(event);
+    });
+    try {
+      await session.idle();
+    } finally {
+      session.close();
+      await agent.stop();
+    }
+    return { events, records: sink.records };
+  }
+}
+
+/** The model of a replay: asked only when the replay has gone off its recording. */
+const offlineModel: Model = {
+  id: 'replay',
+  provider: 'replay',
+  // biome-ignore lint/correctness/useYield: it fails before its first answer, by design.
+  async *stream() {
+    throw new ModelError({
+      code: 'invalid_request',
+      message: 'Replay: the journal holds no answer for this model call (the replay went off its recording)',
+    });
+  },
+};
+
+/** The sessions of a store: `sessions({ dir })` (JSONL files, the default) or `sessions({ store })`. */
+export function sessions(options: SessionsOptions = {}): SessionManager {
+  return new SessionManager(options);
+}

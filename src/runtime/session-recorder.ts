@@ -1,0 +1,289 @@
+import type { AgentActorRef, AgentContext } from '../../machines/agent/index.js';
+import type { AgentEvent, AgentEventOf, Message, ToolResultPart, UserMessage } from '../protocol/index.js';
+import { type JournalRecord, type ResultRef, SNAPSHOT_VERSION, type StoredMessage } from '../session/index.js';
+import type { AgentEnv } from './env.js';
+
+/** Where records go: the session's journal writer, or a list (a replay). */
+export interface RecordSink {
+  add(record: JournalRecord, beforeEffect?: boolean): void;
+}
+
+/** What a journal already holds for one agent, so that facts re-announced while catching up are not written twice. */
+export interface Journaled {
+  /** Messages 0..messages-1 of the history are journaled. */
+  messages: number;
+  inputs: Set<string>;
+  toolStarts: Set<string>;
+  toolEnds: Map<string, ToolResultPart>;
+  asked: Set<string>;
+  approvals: Set<string>;
+  turnStarts: Set<string>;
+  turnEnds: Set<string>;
+  /** Turn and step of the last snapshot, as `turn.step` (or `idle`). */
+  lastSnapshot?: string;
+}
+
+export function nothingJournaled(): Journaled {
+  return {
+    messages: 0,
+    inputs: new Set(),
+    toolStarts: new Set(),
+    toolEnds: new Map(),
+    asked: new Set(),
+    approvals: new Set(),
+    turnStarts: new Set(),
+    turnEnds: new Set(),
+  };
+}
+
+export function copyJournaled(journaled: Journaled): Journaled {
+  return {
+    ...journaled,
+    inputs: new Set(journaled.inputs),
+    toolStarts: new Set(journaled.toolStarts),
+    toolEnds: new Map(journaled.toolEnds),
+    asked: new Set(journaled.asked),
+    approvals: new Set(journaled.approvals),
+    turnStarts: new Set(journaled.turnStarts),
+    turnEnds: new Set(journaled.turnEnds),
+  };
+}
+
+const DENIED = 'The user denied this tool call';
+
+/**
+ * Turns one agent's events into journal records: the journal is the durable form of the event bus, written by a
+ * listener on it. Deltas are never journaled (the message they build is, whole, at its `message_end`). Besides
+ * events it watches the actor for two facts the bus does not carry: the machine's snapshot at each step start
+ * (what a resume restores) and a person's answers to approvals.
+ */
+export class SessionRecorder {
+  private readonly offs: Array<() => void> = [];
+  /** Each input's messages, so a turn's opening message is stored as a reference to its input. */
+  private readonly inputMessages = new WeakMap<Message, { input: string; n: number }>();
+  private lastCalls?: AgentContext['calls'];
+
+  constructor(
+    private readonly env: AgentEnv,
+    private readonly sink: RecordSink,
+    readonly journaled: Journaled,
+  ) {
+    const { bus } = env;
+    const mine =
+      <T extends AgentEvent>(fn: (event: T) => void) =>
+      (event: T) => {
+        if (event.agentId === env.agentId) fn(event);
+      };
+    this.offs.push(
+      bus.on(
+        'message_end',
+        mine((event) => this.message(event)),
+      ),
+      bus.on(
+        'tool_execution_start',
+        mine((event) => this.toolStart(event)),
+      ),
+      bus.on(
+        'tool_execution_end',
+        mine((event) => this.toolEnd(event)),
+      ),
+      bus.on(
+        'approval_requested',
+        mine((event) => this.asked(event)),
+      ),
+      bus.on(
+        'turn_start',
+        mine((event) => this.turnStart(event)),
+      ),
+      bus.on(
+        'turn_end',
+        mine((event) => this.turnEnd(event)),
+      ),
+      bus.on(
+        'agent_start',
+        mine((event) => this.run(event, true)),
+      ),
+      bus.on(
+        'agent_end',
+        mine((event) => this.run(event, false)),
+      ),
+    );
+  }
+
+  /** Starts watching the actor's snapshots (after it started, so the first one is the restored state). */
+  watch(actor: AgentActorRef): void {
+    this.lastCalls = actor.getSnapshot().context.calls;
+    const subscription = actor.subscribe({
+      next: (snapshot) => this.onSnapshot(actor, snapshot),
+      error: () => {},
+    });
+    this.offs.push(() => subscription.unsubscribe());
+  }
+
+  /** An input was submitted: written before the prompt reaches the actor, so a queued prompt survives a crash. */
+  input(inputId: string, messages: UserMessage[], expectsOutput: boolean): void {
+    messages.forEach((message, n) => {
+      this.inputMessages.set(message, { input: inputId, n });
+    });
+    if (this.journaled.inputs.has(inputId)) return;
+    this.journaled.inputs.add(inputId);
+    this.sink.add({ k: 'input', a: this.env.agentId, inputId, messages, expectsOutput });
+  }
+
+  /** Makes restored input messages known, so that their turn stores references again. */
+  knowInput(inputId: string, messages: readonly UserMessage[]): void {
+    messages.forEach((message, n) => {
+      this.inputMessages.set(message, { input: inputId, n });
+    });
+  }
+
+  /** Writes the snapshot of the actor's current state now (a new session's first state). */
+  snapshotNow(actor: AgentActorRef): void {
+    this.writeSnapshot(actor, 'idle');
+  }
+
+  stop(): void {
+    for (const off of this.offs.splice(0)) off();
+  }
+
+  private message(event: AgentEventOf<'message_end'>): void {
+    if (event.discarded) return;
+    // The bus announces a message right after appending it, so it is the last of the history.
+    const i = this.env.transcript.length - 1;
+    if (i < this.journaled.messages) return;
+    this.journaled.messages = i + 1;
+    const ref = this.inputMessages.get(event.message);
+    this.sink.add({
+      k: 'msg',
+      s: event.seq,
+      a: event.agentId,
+      i,
+      turn: event.turn,
+      step: event.step,
+      m: ref ?? this.stored(event.message),
+    });
+  }
+
+  /** A tool message's results that a `tool_end` record holds are stored as references to it. */
+  private stored(message: Message): StoredMessage {
+    if (message.role !== 'tool') return message;
+    const { toolEnds } = this.journaled;
+    let refs = false;
+    const content = message.content.map((part): ToolResultPart | ResultRef => {
+      if (toolEnds.get(part.toolCallId) !== part) return part;
+      refs = true;
+      return { ref: part.toolCallId };
+    });
+    return refs ? { role: 'tool', content } : message;
+  }
+
+  private toolStart(event: AgentEventOf<'tool_execution_start'>): void {
+    if (this.journaled.toolStarts.has(event.toolCallId)) return;
+    this.journaled.toolStarts.add(event.toolCallId);
+    // Stored before the tool runs: a crash while it runs is then known as one, and the tool is not run blind again.
+    this.sink.add(
+      { k: 'tool_start', s: event.seq, a: event.agentId, id: event.toolCallId, name: event.toolName },
+      true,
+    );
+  }
+
+  private toolEnd(event: AgentEventOf<'tool_execution_end'>): void {
+    const known = this.journaled.toolEnds.get(event.toolCallId);
+    this.journaled.toolEnds.set(event.toolCallId, event.result);
+    if (known) return;
+    this.sink.add({ k: 'tool_end', s: event.seq, a: event.agentId, id: event.toolCallId, result: event.result });
+  }
+
+  private asked(event: AgentEventOf<'approval_requested'>): void {
+    if (this.journaled.asked.has(event.toolCallId)) return;
+    this.journaled.asked.add(event.toolCallId);
+    this.sink.add({ k: 'asked', s: event.seq, a: event.agentId, id: event.toolCallId });
+  }
+
+  private turnStart(event: AgentEventOf<'turn_start'>): void {
+    if (this.journaled.turnStarts.has(event.inputId)) return;
+    this.journaled.turnStarts.add(event.inputId);
+    this.sink.add({
+      k: 'turn_start',
+      s: event.seq,
+      a: event.agentId,
+      turn: event.turn,
+      inputId: event.inputId,
+      t: event.time,
+    });
+  }
+
+  private turnEnd(event: AgentEventOf<'turn_end'>): void {
+    if (this.journaled.turnEnds.has(event.inputId)) return;
+    this.journaled.turnEnds.add(event.inputId);
+    this.sink.add({
+      k: 'turn_end',
+      s: event.seq,
+      a: event.agentId,
+      turn: event.turn,
+      inputId: event.inputId,
+      stopReason: event.stopReason,
+      usage: event.usage,
+      t: event.time,
+    });
+  }
+
+  private run(event: AgentEvent, running: boolean): void {
+    this.sink.add({ k: 'run', s: event.seq, a: event.agentId, running, t: event.time });
+  }
+
+  private onSnapshot(actor: AgentActorRef, snapshot: ReturnType<AgentActorRef['getSnapshot']>): void {
+    const { context } = snapshot;
+    if (context.calls !== this.lastCalls) {
+      this.approvals(this.lastCalls, context.calls);
+      this.lastCalls = context.calls;
+    }
+    if (snapshot.matches('idle')) this.writeSnapshot(actor, 'idle');
+    else if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
+      this.writeSnapshot(actor, `${context.turn}.${context.step}`);
+    }
+  }
+
+  /** Calls that waited for approval and no longer do: a person answered. */
+  private approvals(before: AgentContext['calls'] | undefined, after: AgentContext['calls']): void {
+    if (!before) return;
+    for (const state of after) {
+      const id = state.call.id;
+      if (this.journaled.approvals.has(id)) continue;
+      const was = before.find((b) => b.call.id === id);
+      if (was?.status !== 'awaiting' || state.status === 'awaiting') continue;
+      if (state.status === 'open') this.approval(id, true);
+      else {
+        const text = state.result?.content[0]?.type === 'text' ? state.result.content[0].text : '';
+        if (!text.startsWith(DENIED)) continue; // closed by an interrupt, not answered
+        const reason = text.slice(DENIED.length + 2);
+        this.approval(id, false, reason || undefined);
+      }
+    }
+  }
+
+  private approval(id: string, approved: boolean, reason?: string): void {
+    this.journaled.approvals.add(id);
+    this.sink.add({ k: 'approval', a: this.env.agentId, id, approved, ...(reason === undefined ? {} : { reason }) });
+  }
+
+  private writeSnapshot(actor: AgentActorRef, at: string): void {
+    if (this.journaled.lastSnapshot === at) return;
+    this.journaled.lastSnapshot = at;
+    const persisted = actor.getPersistedSnapshot() as unknown as { context: AgentContext };
+    const { context } = persisted;
+    // Inputs are stored once, in their `input` records: the snapshot keeps their ids.
+    const inputs = this.journaled.inputs;
+    const strip = <T extends { inputId: string; messages: UserMessage[] }>(input: T): T =>
+      inputs.has(input.inputId) ? { ...input, messages: [] } : input;
+    const snapshot = {
+      ...persisted,
+      context: {
+        ...context,
+        queue: context.queue.map(strip),
+        ...(context.current ? { current: strip(context.current) } : {}),
+      },
+    };
+    this.sink.add({ k: 'snapshot', a: this.env.agentId, v: SNAPSHOT_VERSION, n: this.env.transcript.length, snapshot });
+  }
+}

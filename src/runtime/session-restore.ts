@@ -1,0 +1,170 @@
+import type { AgentContext } from '../../machines/agent/index.js';
+import {
+  type AssistantMessage,
+  addUsage,
+  emptyUsage,
+  errorResult,
+  type Message,
+  type ToolCallPart,
+  type ToolResultPart,
+  type Usage,
+} from '../protocol/index.js';
+import {
+  type ApprovalRecord,
+  type InputRecord,
+  JournalError,
+  type JournalRecord,
+  type MessageRecord,
+  SNAPSHOT_VERSION,
+  type SnapshotRecord,
+} from '../session/index.js';
+import type { Recording } from './env.js';
+import { type Journaled, nothingJournaled } from './session-recorder.js';
+
+/** One agent's journal, read back: what a resume restores and what its workers answer from. */
+export class AgentJournal implements Recording {
+  /** The history, message by message, as journaled (references resolved). */
+  readonly messages: Message[] = [];
+  private readonly turnOf: number[] = [];
+  readonly inputs = new Map<string, InputRecord>();
+  readonly answers = new Map<string, AssistantMessage>();
+  readonly approvals = new Map<string, ApprovalRecord>();
+  readonly journaled: Journaled = nothingJournaled();
+  snapshot?: SnapshotRecord;
+  /** The last run record said `running`: the process stopped in the middle of a run. */
+  running = false;
+  lastSeq = 0;
+  lastTime = 0;
+  /** When set (a replay), a step or call the journal has no answer for is an error instead of a live call. */
+  offline = false;
+
+  constructor(
+    readonly agentId: string,
+    records: readonly JournalRecord[],
+  ) {
+    for (const record of records) this.take(record);
+  }
+
+  /** Tokens of every answer in the journal. */
+  get usage(): Usage {
+    const usage = emptyUsage();
+    for (const message of this.messages) if (message.role === 'assistant') addUsage(usage, message.usage);
+    return usage;
+  }
+
+  /** Tokens of the first `count` messages' answers that belong to turn `turn` (all turns when undefined). */
+  usageOf(count: number, turn?: number): Usage {
+    const usage = emptyUsage();
+    for (let i = 0; i < count; i++) {
+      const message = this.messages[i];
+      if (message?.role === 'assistant' && (turn === undefined || this.turnOf[i] === turn)) {
+        addUsage(usage, message.usage);
+      }
+    }
+    return usage;
+  }
+
+  answer(turn: number, step: number): AssistantMessage | undefined {
+    return this.answers.get(`${turn}.${step}`);
+  }
+
+  toolResult(call: ToolCallPart, safeToRepeat: boolean): ToolResultPart | undefined {
+    const result = this.journaled.toolEnds.get(call.id);
+    if (result) return result;
+    if (this.offline) return errorResult(call, `Replay: the journal holds no result for tool call ${call.id}.`);
+    if (!this.journaled.toolStarts.has(call.id) || safeToRepeat) return undefined;
+    return errorResult(
+      call,
+      `Tool ${call.name} was interrupted by a restart before it finished; it may or may not have taken effect, ` +
+        'and it was not run again.',
+    );
+  }
+
+  /** The snapshot to restore, with its inputs' messages put back; undefined for a new agent. */
+  restoredSnapshot(): { snapshot: unknown; context: AgentContext } | undefined {
+    const record = this.snapshot;
+    if (!record) return undefined;
+    if (record.v !== SNAPSHOT_VERSION) {
+      throw new JournalError(
+        `Agent "${this.agentId}": its snapshot has version ${record.v}, this Troupe restores version ${SNAPSHOT_VERSION}`,
+      );
+    }
+    const persisted = record.snapshot as { context: AgentContext };
+    const fill = <T extends { inputId: string; messages: AgentContext['queue'][number]['messages'] }>(input: T): T =>
+      input.messages.length === 0 && this.inputs.has(input.inputId)
+        ? { ...input, messages: this.inputs.get(input.inputId)?.messages ?? [] }
+        : input;
+    const { context } = persisted;
+    const restored: AgentContext = {
+      ...context,
+      queue: context.queue.map(fill),
+      ...(context.current ? { current: fill(context.current) } : {}),
+    };
+    return { snapshot: { ...persisted, context: restored }, context: restored };
+  }
+
+  private take(record: JournalRecord): void {
+    if ('a' in record && record.a !== this.agentId) return;
+    if ('s' in record && record.s > this.lastSeq) this.lastSeq = record.s;
+    if ('t' in record && record.t > this.lastTime) this.lastTime = record.t;
+    const { journaled } = this;
+    switch (record.k) {
+      case 'input':
+        this.inputs.set(record.inputId, record);
+        journaled.inputs.add(record.inputId);
+        break;
+      case 'msg':
+        this.message(record);
+        break;
+      case 'tool_start':
+        journaled.toolStarts.add(record.id);
+        break;
+      case 'tool_end':
+        journaled.toolEnds.set(record.id, record.result);
+        break;
+      case 'asked':
+        journaled.asked.add(record.id);
+        break;
+      case 'approval':
+        this.approvals.set(record.id, record);
+        journaled.approvals.add(record.id);
+        break;
+      case 'turn_start':
+        journaled.turnStarts.add(record.inputId);
+        break;
+      case 'turn_end':
+        journaled.turnEnds.add(record.inputId);
+        break;
+      case 'run':
+        this.running = record.running;
+        break;
+      case 'snapshot':
+        this.snapshot = record;
+        break;
+      case 'session':
+        break;
+    }
+  }
+
+  private message(record: MessageRecord): void {
+    const stored = record.m;
+    let message: Message;
+    if ('input' in stored) {
+      const input = this.inputs.get(stored.input)?.messages[stored.n];
+      if (!input) throw new JournalError(`Agent "${this.agentId}": message ${record.i} refers to a missing input`);
+      message = input;
+    } else if (stored.role === 'tool') {
+      const content = stored.content.map((part) => {
+        if (!('ref' in part)) return part;
+        const result = this.journaled.toolEnds.get(part.ref);
+        if (!result) throw new JournalError(`Agent "${this.agentId}": message ${record.i} refers to a missing result`);
+        return result;
+      });
+      message = { role: 'tool', content };
+    } else message = stored;
+    this.messages[record.i] = message;
+    this.turnOf[record.i] = record.turn;
+    this.journaled.messages = Math.max(this.journaled.messages, record.i + 1);
+    if (message.role === 'assistant') this.answers.set(`${record.turn}.${record.step}`, message);
+  }
+}

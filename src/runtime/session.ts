@@ -1,0 +1,281 @@
+import { nanoid } from 'nanoid';
+import type { AgentActorRef, AgentContext, TurnInput } from '../../machines/agent/index.js';
+import { addUsage, type Message, type UserMessage } from '../protocol/index.js';
+import { type HeaderRecord, JOURNAL_VERSION, type JournalRecord, type JournalStats } from '../session/index.js';
+import type { AgentEnv } from './env.js';
+import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { AgentJournal } from './session-restore.js';
+
+/** What an agent built on a session starts from. */
+export interface BoundAgent {
+  agentId: string;
+  messages: readonly Message[];
+  /** The machine's persisted snapshot to restore; absent for a new session. */
+  snapshot?: unknown;
+}
+
+/** Where a session stands, as `list()` shows it. */
+export type SessionStatus = 'new' | 'idle' | 'interrupted' | 'open';
+
+/**
+ * One session: a journal of one agent's facts, held open for writing (its store refuses a second writer). Give it
+ * to `createAgent({ session })`: a new session records the agent from its first message; an existing one rebuilds
+ * the agent where the journal stops (its history, its queued prompts, the step in flight) and records on.
+ */
+export class Session {
+  private recorder?: SessionRecorder;
+  private actor?: AgentActorRef;
+  private env?: AgentEnv;
+  private kicked?: Promise<void>;
+  private closed = false;
+  /** The journal as it was opened: what the agent resumes from and its workers answer from. */
+  readonly journal: AgentJournal;
+
+  constructor(
+    readonly header: HeaderRecord,
+    records: readonly JournalRecord[],
+    private readonly sink: RecordSink & { close?(): void; stats?: JournalStats },
+    /** Set for a replay: answers come only from the journal, and inputs are fed as recorded. */
+    private readonly replayOf?: readonly JournalRecord[],
+  ) {
+    this.journal = new AgentJournal(header.agentId, records);
+    if (replayOf) this.journal.offline = true;
+  }
+
+  get id(): string {
+    return this.header.id;
+  }
+
+  get title(): string | undefined {
+    return this.header.title ?? firstPromptText(this.journal.messages);
+  }
+
+  /** `interrupted`: the process stopped in the middle of a run, which the agent resumes. */
+  get status(): SessionStatus {
+    if (!this.journal.snapshot) return 'new';
+    return this.journal.running ? 'interrupted' : 'idle';
+  }
+
+  /** Write counts and bytes so far (for a session written to a store). */
+  get stats(): JournalStats | undefined {
+    return this.sink.stats;
+  }
+
+  /** Called by `createAgent`: the agent's id, history and machine snapshot to start from. */
+  bind(configId: string | undefined, messages: readonly Message[] | undefined, subagents: boolean): BoundAgent {
+    if (this.recorder || this.closed) throw new Error(`Session "${this.id}" is already in use by an agent`);
+    if (subagents) throw new Error('Sessions do not cover subagents yet: create the agent without `subagents`');
+    const { agentId } = this.header;
+    if (configId !== undefined && configId !== agentId) {
+      throw new Error(`Session "${this.id}" belongs to agent "${agentId}", not "${configId}"`);
+    }
+    if (this.replayOf) {
+      const first = this.replayOf.find((record) => record.k === 'snapshot' && record.a === agentId);
+      return { agentId, messages: this.journal.messages.slice(0, first?.k === 'snapshot' ? first.n : 0) };
+    }
+    const restored = this.journal.restoredSnapshot();
+    if (!restored) return { agentId, messages: messages ?? [] };
+    return { agentId, messages: this.journal.messages.slice(0, this.journal.snapshot?.n), snapshot: restored.snapshot };
+  }
+
+  /** Called by `createAgent` once the actor has started: records from now on, and resumes what was in flight. */
+  attach(env: AgentEnv, actor: AgentActorRef): void {
+    this.env = env;
+    this.actor = actor;
+    const journal = this.journal;
+    const recorder = new SessionRecorder(
+      env,
+      this.sink,
+      // The recorder's own copy: what it writes from now on must not change what the recording answers.
+      this.replayOf ? new AgentJournal(env.agentId, []).journaled : copyJournaled(journal.journaled),
+    );
+    this.recorder = recorder;
+    env.onInput = (input) => recorder.input(input.inputId, input.messages, input.expectsOutput);
+    for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
+    env.recording = journal;
+    // A person's recorded answer to a call that asks again on resume is given again.
+    const offApprovals = env.bus.on('approval_requested', (event) => {
+      const answer = journal.approvals.get(event.toolCallId);
+      if (event.agentId !== env.agentId || !answer) return;
+      queueMicrotask(() =>
+        actor.send(
+          answer.approved
+            ? { type: 'APPROVE', toolCallId: answer.id }
+            : {
+                type: 'DENY',
+                toolCallId: answer.id,
+                ...(answer.reason === undefined ? {} : { reason: answer.reason }),
+              },
+        ),
+      );
+    });
+    this.closers.push(offApprovals);
+    const snapshot = actor.getSnapshot();
+    if (this.replayOf || !journal.snapshot) {
+      // A new agent: its starting history and state are the journal's first facts.
+      env.transcript.messages.forEach((message, i) => {
+        this.sink.add({ k: 'msg', s: 0, a: env.agentId, i, turn: 0, step: 0, m: message });
+      });
+      recorder.journaled.messages = env.transcript.length;
+      recorder.snapshotNow(actor);
+      recorder.watch(actor);
+      this.kicked = this.replayOf ? this.feedInputs(this.replayOf) : Promise.resolve();
+      return;
+    }
+    recorder.journaled.lastSnapshot = snapshot.matches('idle')
+      ? 'idle'
+      : `${snapshot.context.turn}.${snapshot.context.step}`;
+    this.restoreEnv(env, snapshot.context);
+    recorder.watch(actor);
+    // What was in flight resumes on the next macrotask, after the caller has attached its listeners (a pending
+    // approval is announced again; a model call is asked again or answered from the journal).
+    this.kicked = new Promise((resolve) =>
+      setImmediate(() => {
+        if (!this.closed) this.resume(actor, snapshot.context);
+        resolve();
+      }),
+    );
+  }
+
+  /** Settles when the agent has nothing left to do: idle, with no queued prompt (after a resume, too). */
+  async idle(): Promise<void> {
+    await this.kicked;
+    const actor = this.actor;
+    if (!actor) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        const s = actor.getSnapshot();
+        return s.status !== 'active' || (s.matches('idle') && s.context.queue.length === 0);
+      };
+      if (done()) return resolve();
+      const subscription = actor.subscribe({
+        next: () => {
+          if (!done()) return;
+          subscription.unsubscribe();
+          resolve();
+        },
+        error: () => resolve(),
+        complete: () => resolve(),
+      });
+    });
+  }
+
+  /** Writes what is buffered and lets another writer open the session. The agent stops recording. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.recorder?.stop();
+    for (const close of this.closers.splice(0)) close();
+    if (this.env) {
+      this.env.onInput = undefined;
+      this.env.recording = undefined;
+    }
+    this.sink.close?.();
+  }
+
+  private readonly closers: Array<() => void> = [];
+
+  private restoreEnv(env: AgentEnv, context: AgentContext): void {
+    const journal = this.journal;
+    const count = journal.snapshot?.n ?? 0;
+    env.turn = context.turn;
+    env.step = context.step;
+    env.currentInputId = context.current?.inputId ?? '';
+    addUsage(env.totalUsage, journal.usageOf(count));
+    env.turnUsage = journal.usageOf(count, context.turn);
+    env.bus.continueAt(journal.lastSeq);
+  }
+
+  private resume(actor: AgentActorRef, context: AgentContext): void {
+    const snapshot = actor.getSnapshot();
+    if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
+      snapshot.children['worker.model']?.send({
+        type: 'MODEL_REQUEST',
+        turn: context.turn,
+        step: context.step,
+        inputId: context.current?.inputId ?? '',
+      });
+    }
+    // Prompts submitted but neither finished nor held by the restored state are submitted again, in order.
+    const held = new Set([context.current?.inputId, ...context.queue.map((input) => input.inputId)]);
+    for (const [inputId, input] of this.journal.inputs) {
+      if (held.has(inputId) || this.journal.journaled.turnEnds.has(inputId)) continue;
+      this.prompt({ inputId, messages: input.messages, expectsOutput: input.expectsOutput });
+    }
+  }
+
+  private prompt(input: TurnInput): void {
+    this.actor?.send({ type: 'PROMPT', input });
+  }
+
+  /**
+   * A replay submits each input when the replay has produced as many records as preceded it in the original, so
+   * a prompt queued behind a running turn is queued again, and one sent to an idle agent starts a run again.
+   */
+  private feedInputs(original: readonly JournalRecord[]): Promise<void> {
+    const agentId = this.header.agentId;
+    const due: Array<{ after: number; input: TurnInput }> = [];
+    let before = 0;
+    for (const record of original) {
+      if (record.k === 'session' || ('a' in record && record.a !== agentId)) continue;
+      if (record.k === 'input') {
+        due.push({
+          after: before,
+          input: { inputId: record.inputId, messages: record.messages, expectsOutput: record.expectsOutput },
+        });
+      } else before++;
+    }
+    const sink = this.sink as ReplaySink;
+    const feed = () => {
+      while (due.length > 0 && (due[0]?.after ?? 0) <= sink.produced) {
+        const next = due.shift();
+        if (!next) break;
+        this.recorder?.input(next.input.inputId, next.input.messages, next.input.expectsOutput);
+        this.prompt(next.input);
+      }
+    };
+    sink.onRecord = () => queueMicrotask(feed);
+    return new Promise((resolve) =>
+      setImmediate(() => {
+        feed();
+        resolve();
+      }),
+    );
+  }
+}
+
+/** The records of a replay, kept in memory. */
+export class ReplaySink implements RecordSink {
+  readonly records: JournalRecord[] = [];
+  /** Records other than inputs, which is what the original's input positions count. */
+  produced = 0;
+  onRecord?: () => void;
+
+  add(record: JournalRecord): void {
+    this.records.push(record);
+    if (record.k === 'input') return;
+    this.produced++;
+    this.onRecord?.();
+  }
+}
+
+function firstPromptText(messages: readonly Message[]): string | undefined {
+  const first = messages.find((m): m is UserMessage => m.role === 'user');
+  const text = first?.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  return text ? text.slice(0, 80) : undefined;
+}
+
+export function newHeader(
+  id: string | undefined,
+  agentId: string | undefined,
+  title: string | undefined,
+): HeaderRecord {
+  return {
+    k: 'session',
+    v: JOURNAL_VERSION,
+    id: id ?? `session_${nanoid(10)}`,
+    agentId: agentId ?? `agent_${nanoid(10)}`,
+    t: Date.now(),
+    ...(title === undefined ? {} : { title }),
+  };
+}

@@ -1,0 +1,48 @@
+import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import type { ModelRequest, ScriptedAnswer } from '../../src/index.js';
+
+const dirs: string[] = [];
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-session-'));
+  dirs.push(dir);
+  return dir;
+}
+
+export function cleanTempDirs(): void {
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+/**
+ * What a `kill -9` at this moment would leave: the journals as written so far, without the locks (their process
+ * is gone). Taken in the same process, so the test can go on inspecting the live agent.
+ */
+export function crashCopy(dir: string): string {
+  const copy = tempDir();
+  for (const name of readdirSync(dir)) if (name.endsWith('.jsonl')) cpSync(join(dir, name), join(copy, name));
+  return copy;
+}
+
+/** The number of tool results in a request's history: which step of a scripted conversation this is. */
+function toolMessages(request: ModelRequest): number {
+  return request.messages.filter((m) => m.role === 'tool').length;
+}
+
+/** A model script that decides from the history: `answers[n]` after n tool messages (calls get stable ids). */
+export function byHistory(answers: ScriptedAnswer[]): (request: ModelRequest) => ScriptedAnswer {
+  return (request) => {
+    const n = toolMessages(request);
+    const answer = answers[Math.min(n, answers.length - 1)] as ScriptedAnswer;
+    return {
+      ...answer,
+      ...(answer.toolCalls
+        ? { toolCalls: answer.toolCalls.map((call, i) => ({ ...call, id: call.id ?? `call_${n}_${i}` })) }
+        : {}),
+    };
+  };
+}
