@@ -215,6 +215,19 @@ export class Tree implements SubagentHost {
     return true;
   }
 
+  /** Cancels a batch's open tasks, queued ones first so that none starts only to be stopped; false if none is open. */
+  cancelBatch(batchId: string): boolean {
+    const open = this.tasks.openIn(batchId);
+    for (const record of open.sort((a, b) => b.index - a.index)) this.cancelTask(record.taskId);
+    return open.length > 0;
+  }
+
+  /** Whom a task agent answers to: the owner that started it (alive, or recorded with its archived history). */
+  ownerOf(agentId: string): Owner | undefined {
+    const ownerId = this.node(agentId)?.env.parentId ?? this.archive.get(agentId)?.ownerId;
+    return ownerId === undefined ? undefined : this.nodes.owner(ownerId);
+  }
+
   /** Registers a member (`supervisor.agent()`) that the root supervisor is about to adopt. */
   addMember(agentId: string, settings: AgentSettings, messages: readonly Message[] | undefined): void {
     if (this.nodes.node(agentId)) throw new Error(`An agent with id "${agentId}" already exists in this tree`);

@@ -140,9 +140,19 @@ export class Supervisor {
     return result as TaskResult;
   }
 
-  /** Gives a finished top-level task agent a follow-up: kept alive, or rebuilt from its history. */
-  async resume(agentId: string, prompt: string): Promise<TaskResult> {
-    const [result] = await this.swarm([{ prompt, agentId }]);
+  /**
+   * Gives a finished task agent of the tree a follow-up: kept alive, or rebuilt from its history. It runs as a task
+   * of the agent's own owner, so a subagent's follow-up is its parent's task: in the background (the task id at
+   * once), the result reaches that parent as a notification, as any background result does.
+   */
+  resume(agentId: string, prompt: string, options: { background: true }): Promise<string>;
+  resume(agentId: string, prompt: string, options?: { background?: false }): Promise<TaskResult>;
+  async resume(agentId: string, prompt: string, options: { background?: boolean } = {}): Promise<TaskResult | string> {
+    this.assertRunning();
+    const owner = this.runtime.ownerOf(agentId) ?? this.owner;
+    const batch = this.runtime.startBatch(owner, [{ prompt, agentId }], { background: options.background === true });
+    if (options.background) return batch.taskIds[0] as string;
+    const [result] = await batch.done;
     return result as TaskResult;
   }
 
@@ -176,6 +186,14 @@ export class Supervisor {
   /** Cancels a task by id (any task of the tree): queued ones never start, running ones are stopped. */
   cancel(taskId: string): boolean {
     return this.runtime.cancelTask(taskId);
+  }
+
+  /**
+   * Cancels every unfinished task of a swarm batch (of any agent of the tree), queued ones first so that none
+   * starts only to be stopped. False when the batch has no open task (finished, or unknown).
+   */
+  cancelBatch(batchId: string): boolean {
+    return this.runtime.cancelBatch(batchId);
   }
 
   /** Every event of the tree, from every agent (each carries `agentId` and `parentId`). */

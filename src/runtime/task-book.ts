@@ -43,6 +43,11 @@ export class TaskBook {
     return this.records.get(taskId);
   }
 
+  /** The open (queued or running) tasks of a batch. */
+  openIn(batchId: string): TaskRecord[] {
+    return [...this.records.values()].filter((r) => r.batchId === batchId && r.status === 'running');
+  }
+
   /** Records a batch's tasks as open; `done` settles with their results in task order. */
   openBatch(batchId: string, records: readonly TaskRecord[]): Promise<TaskResult[]> {
     const done = new Promise<TaskResult[]>((resolve) => {
