@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
+import { applyCommand, type InspectorRoot } from './control.js';
 import { type InspectorAck, type InspectorCommand, isLoopbackHost, parseCommand } from './protocol.js';
 import { type SanitizeOptions, sanitizeInspection } from './sanitize.js';
 
@@ -85,30 +86,27 @@ export interface ConnectInspectorOptions {
   runId?: string;
 }
 
-/** What answers approvals by agent id: an `Agent` (for its tree) or a `Supervisor`. */
-export interface ApprovalRouter {
-  approve(call: { agentId: string; toolCallId: string }): void;
-  deny(call: { agentId: string; toolCallId: string }, reason?: string): void;
-}
-
 export interface InspectorConnection extends OpenInspector {
   readonly runId: string;
   /**
-   * Routes the page's approvals through the root agent or supervisor (`agent.approve({ agentId, toolCallId })`),
-   * so the runtime's own bookkeeping sees them. Without it they are sent straight to the inspected agent actor.
+   * Lets the page control the run through the root agent or supervisor's public methods (`approve`, `steer`,
+   * `interrupt`, and a supervisor's `cancel`, `cancelBatch`, `resume`), so the runtime's own bookkeeping sees every
+   * command. Without it only approvals work, sent straight to the inspected agent actor.
    */
-  attach(root: ApprovalRouter): void;
+  attach(root: InspectorRoot): void;
   /** Commands received and applied (or refused), for logs and tests. */
-  readonly commands: ReadonlyArray<{ command: InspectorCommand; ok: boolean; error?: string }>;
+  readonly commands: ReadonlyArray<{ command: InspectorCommand; ok: boolean; error?: string; detail?: string }>;
 }
 
 /**
  * Connects a program to the offline inspector (`troupe inspect`): inspection frames go to its `/inspect`
- * endpoint, and approvals clicked on the page come back on Troupe's own `/control` channel. Pass `inspect` to
- * `createAgent` / `createSupervisor`; every agent in the tree can then be approved or denied from the page.
+ * endpoint, and commands clicked on the page come back on Troupe's own `/control` channel. Pass `inspect` to
+ * `createAgent` / `createSupervisor`, and `attach()` the root: every agent in the tree can then be approved,
+ * denied, steered and interrupted from the page, and a supervisor's tasks cancelled and resumed.
  *
- * Commands are applied to the inspected actors themselves, found through the same inspection stream: an
- * `APPROVE` / `DENY` event is sent to the agent actor, and only for a call that agent is awaiting.
+ * Commands address the inspected actors, found through the same inspection stream, and each is answered with its
+ * outcome (see {@link applyCommand}). Beside Stately's frames the stream carries the transitions each macrostep
+ * took (`@troupe.transitions`), which Stately's adapter drops: the page marks exactly those.
  */
 export async function connectInspector(options: ConnectInspectorOptions = {}): Promise<InspectorConnection> {
   const raw = options.url ?? process.env.TROUPE_INSPECT;
@@ -148,55 +146,32 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
   }
 
   const actors = new Map<string, AnyActorRef>();
-  let router: ApprovalRouter | undefined;
-  const commands: Array<{ command: InspectorCommand; ok: boolean; error?: string }> = [];
+  let router: InspectorRoot | undefined;
+  const commands: Array<{ command: InspectorCommand; ok: boolean; error?: string; detail?: string }> = [];
   const tap: Observer<InspectionEvent> = {
     next(event) {
       const actorRef = event.actorRef as AnyActorRef;
       if (event.type === '@xstate.actor') actors.set(actorRef.sessionId, actorRef);
       else if (event.type === '@xstate.snapshot' && (event.snapshot as { status?: string }).status !== 'active') {
         actors.delete(actorRef.sessionId);
+      } else if (event.type === '@xstate.microstep') {
+        const frame = transitionsFrame(actorRef.sessionId, event._transitions);
+        // After Stately's own frames of the events before it, which it converts in a setTimeout(0) too.
+        if (frame) setTimeout(() => (open.inspector.adapter as unknown as RawAdapter).send(frame), 0);
       }
       open.inspect.next?.(event);
     },
-  };
-
-  const apply = (command: InspectorCommand): string | undefined => {
-    const actor = actors.get(command.sessionId);
-    if (!actor) return 'no such actor in this run';
-    const snapshot = actor.getSnapshot() as { status?: string; context?: { calls?: unknown } };
-    const calls = snapshot.context?.calls;
-    if (snapshot.status !== 'active' || !Array.isArray(calls)) return 'not an agent';
-    const awaiting = calls.some(
-      (c: { call?: { id?: string }; status?: string }) => c.call?.id === command.toolCallId && c.status === 'awaiting',
-    );
-    if (!awaiting) return 'that call is not awaiting approval';
-    const agentId = (snapshot.context as { agentId?: unknown }).agentId;
-    if (router && typeof agentId === 'string') {
-      const call = { agentId, toolCallId: command.toolCallId };
-      if (command.command === 'APPROVE') router.approve(call);
-      else router.deny(call, command.reason);
-      return undefined;
-    }
-    if (command.command === 'APPROVE') actor.send({ type: 'APPROVE', toolCallId: command.toolCallId });
-    else
-      actor.send({
-        type: 'DENY',
-        toolCallId: command.toolCallId,
-        ...(command.reason === undefined ? {} : { reason: command.reason }),
-      });
-    return undefined;
   };
 
   control.on('message', (data, isBinary) => {
     if (isBinary) return;
     const command = parseCommand(data.toString());
     if (!command || command.run !== runId) return;
-    const error = apply(command);
-    commands.push(error === undefined ? { command, ok: true } : { command, ok: false, error });
-    const ack: InspectorAck = { type: 'ack', id: command.id, run: runId, ok: error === undefined };
-    if (error !== undefined) ack.error = error;
-    if (control.readyState === control.OPEN) control.send(JSON.stringify(ack));
+    void applyCommand(command, actors, router).then((outcome) => {
+      commands.push({ command, ...outcome });
+      const ack: InspectorAck = { type: 'ack', id: command.id, run: runId, ...outcome };
+      if (control.readyState === control.OPEN) control.send(JSON.stringify(ack));
+    });
   });
   control.on('error', () => {});
 
@@ -217,4 +192,39 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
       }
     },
   };
+}
+
+/** Stately's adapter sends any JSON object; its type admits only Stately's own frames. */
+interface RawAdapter {
+  send(frame: object): void;
+}
+
+interface TransitionLike {
+  eventType?: string;
+  source?: { path?: readonly string[] };
+  target?: ReadonlyArray<{ path?: readonly string[] }>;
+  guard?: unknown;
+}
+
+/** The taken transitions of one microstep as plain paths: state names and event types, no data of the run. */
+function transitionsFrame(sessionId: string, transitions: readonly unknown[]): TroupeTransitionsFrame | undefined {
+  const taken = (transitions as TransitionLike[])
+    .filter((t) => t.source?.path && t.target?.length)
+    .map((t) => {
+      const guard = typeof t.guard === 'string' ? t.guard : (t.guard as { type?: unknown } | undefined)?.type;
+      return {
+        event: t.eventType ?? '',
+        source: (t.source?.path ?? []).join('.'),
+        targets: (t.target ?? []).map((target) => (target.path ?? []).join('.')),
+        ...(typeof guard === 'string' ? { guard } : {}),
+      };
+    });
+  if (taken.length === 0) return undefined;
+  return { type: '@troupe.transitions', sessionId, transitions: taken };
+}
+
+interface TroupeTransitionsFrame {
+  type: '@troupe.transitions';
+  sessionId: string;
+  transitions: Array<{ event: string; source: string; targets: string[]; guard?: string }>;
 }

@@ -4,7 +4,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { type InspectorAck, isLoopbackHost, isRunId, parseCommand, type UiMessage } from './protocol.js';
+import {
+  type InspectorAck,
+  type InspectorCommand,
+  isLoopbackHost,
+  isRunId,
+  parseCommand,
+  type UiMessage,
+} from './protocol.js';
 
 export interface InspectorServerOptions {
   /** Only loopback addresses are accepted (default 127.0.0.1). */
@@ -29,8 +36,15 @@ export interface InspectorServer {
   close(): Promise<void>;
 }
 
+const SCRIPT = 'text/javascript; charset=utf-8';
+/** The page's own files: a fixed list, never a path taken from the request. */
 const ASSETS: Record<string, { file: string; type: string }> = {
-  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: SCRIPT },
+  '/chart.js': { file: 'chart.js', type: SCRIPT },
+  '/controls.js': { file: 'controls.js', type: SCRIPT },
+  '/dom.js': { file: 'dom.js', type: SCRIPT },
+  '/panels.js': { file: 'panels.js', type: SCRIPT },
+  '/store.js': { file: 'store.js', type: SCRIPT },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 
@@ -83,7 +97,20 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     return data;
   };
 
+  // Every message a page must see to rebuild the view (frames and answered commands), oldest first; `dropped`
+  // counts those evicted, so message i has the sequence number dropped + i.
   const frames: string[] = [];
+  let dropped = 0;
+  const remember = (message: string) => {
+    frames.push(message);
+    if (frames.length > maxFrames) {
+      dropped += frames.length - maxFrames;
+      frames.splice(0, frames.length - maxFrames);
+    }
+  };
+  /** Commands sent on to a program, by the id the server gave them: who sent them, under which id. */
+  const inFlight = new Map<string, { page: WebSocket; command: InspectorCommand }>();
+  let forwarded = 0;
   const runs = new Map<string, Run>();
   const pages = new Set<WebSocket>();
   let anonymous = 0;
@@ -129,6 +156,19 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(read('index', `${dir}index.html`));
       return;
     }
+    if (url.pathname === '/frames') {
+      // The page's first paint: everything so far in one response, before its socket opens (a headless
+      // screenshot waits for requests, not for socket messages).
+      if (!sameSecret(url.searchParams.get('token'), token)) {
+        res.writeHead(403, { 'Content-Type': 'text/plain' }).end('forbidden\n');
+        return;
+      }
+      const hello = JSON.stringify({ type: 'hello', runs: runList() } satisfies UiMessage);
+      res
+        .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' })
+        .end(`{"next":${dropped + frames.length},"messages":[${[hello, ...frames].join(',')}]}`);
+      return;
+    }
     if (url.pathname === '/vendor/elk.bundled.js') {
       res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(read('elk', elkPath()));
       return;
@@ -160,7 +200,8 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     if (path === '/ui') {
       // A page: only our own page, never another site open in the same browser.
       if (origin === undefined || !origins().has(origin)) return refuse(socket, 403, 'Forbidden');
-      wss.handleUpgrade(req, socket, head, (ws) => onPage(ws));
+      const since = Number(url.searchParams.get('since') ?? 0);
+      wss.handleUpgrade(req, socket, head, (ws) => onPage(ws, Number.isSafeInteger(since) ? since : 0));
       return;
     }
     if (path !== '/inspect' && path !== '/control') return refuse(socket, 404, 'Not Found');
@@ -197,8 +238,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
         return;
       }
       const message = `{"type":"frame","run":${JSON.stringify(run)},"frame":${text}}`;
-      frames.push(message);
-      if (frames.length > maxFrames) frames.splice(0, frames.length - maxFrames);
+      remember(message);
       toPages(message);
     });
     ws.on('close', () => {
@@ -215,29 +255,44 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
     announce(run);
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
-      let ack: InspectorAck | undefined;
+      let value: Partial<InspectorAck>;
       try {
-        const value = JSON.parse(data.toString()) as Partial<InspectorAck>;
-        if (value.type === 'ack' && typeof value.id === 'string' && typeof value.ok === 'boolean') {
-          ack = { type: 'ack', id: value.id, run, ok: value.ok };
-          if (typeof value.error === 'string') ack.error = value.error.slice(0, 500);
-        }
+        value = JSON.parse(data.toString()) as Partial<InspectorAck>;
       } catch {
         return;
       }
-      if (ack) toPages(ack);
+      if (value.type !== 'ack' || typeof value.id !== 'string' || typeof value.ok !== 'boolean') return;
+      const sent = inFlight.get(value.id);
+      if (!sent || sent.command.run !== run) return;
+      inFlight.delete(value.id);
+      const ack: InspectorAck = { type: 'ack', id: sent.command.id, run, ok: value.ok, command: sent.command };
+      if (typeof value.error === 'string') ack.error = value.error.slice(0, 500);
+      if (typeof value.detail === 'string') ack.detail = value.detail.slice(0, 500);
+      // Every page shows what was done to the run, and by whom: the sender knows the ack by its id.
+      const text = JSON.stringify(ack);
+      remember(text);
+      for (const page of pages) {
+        if (page.readyState !== page.OPEN) continue;
+        page.send(page === sent.page ? JSON.stringify({ ...ack, mine: true } satisfies InspectorAck) : text);
+      }
     });
     ws.on('close', () => {
+      for (const [id, sent] of inFlight) {
+        if (sent.command.run !== run) continue;
+        inFlight.delete(id);
+        const ack: InspectorAck = { type: 'ack', id: sent.command.id, run, ok: false, error: 'the run disconnected' };
+        if (sent.page.readyState === sent.page.OPEN) sent.page.send(JSON.stringify({ ...ack, command: sent.command }));
+      }
       if (r.control === ws) r.control = undefined;
       announce(run);
     });
     ws.on('error', () => {});
   }
 
-  function onPage(ws: WebSocket) {
+  function onPage(ws: WebSocket, since: number) {
     pages.add(ws);
     ws.send(JSON.stringify({ type: 'hello', runs: runList() } satisfies UiMessage));
-    for (const frame of frames) ws.send(frame);
+    for (const frame of frames.slice(Math.max(0, since - dropped))) ws.send(frame);
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
       const command = parseCommand(data.toString());
@@ -254,7 +309,9 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
         ws.send(JSON.stringify(ack));
         return;
       }
-      control.send(JSON.stringify(command));
+      const id = `p${++forwarded}`;
+      inFlight.set(id, { page: ws, command });
+      control.send(JSON.stringify({ ...command, id }));
     });
     ws.on('close', () => pages.delete(ws));
     ws.on('error', () => {});

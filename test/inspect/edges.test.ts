@@ -14,6 +14,29 @@ describe('page commands', () => {
     expect(parseCommand(JSON.stringify(good))).toEqual(good);
     expect(parseCommand(JSON.stringify({ ...good, reason: 'no' }))?.reason).toBe('no');
   });
+  it('accepts the controls, each with the fields it needs', () => {
+    const base = { type: 'command', id: 'c2', run: 'r1', sessionId: 'x:1' };
+    const ok = [
+      { ...base, command: 'STEER', text: 'look again' },
+      { ...base, command: 'INTERRUPT' },
+      { ...base, command: 'CANCEL_TASK', taskId: 'task_1' },
+      { ...base, command: 'CANCEL_BATCH', batchId: 'batch_1' },
+      { ...base, command: 'RESUME', text: 'one more thing', agentId: 'default_1' },
+    ];
+    for (const command of ok) expect(parseCommand(JSON.stringify(command)), command.command).toEqual(command);
+    for (const bad of [
+      { ...base, command: 'STEER' },
+      { ...base, command: 'STEER', text: '   ' },
+      { ...base, command: 'STEER', text: 'x'.repeat(20_001) },
+      { ...base, command: 'CANCEL_TASK' },
+      { ...base, command: 'CANCEL_BATCH', batchId: '' },
+      { ...base, command: 'RESUME', text: 'go', agentId: 3 },
+      { ...base, command: 'APPROVE' },
+    ]) {
+      expect(parseCommand(JSON.stringify(bad)), JSON.stringify(bad)).toBeUndefined();
+    }
+  });
+
   it('refuses anything else', () => {
     for (const bad of [
       'not json',
@@ -105,6 +128,20 @@ describe('statechart export of other shapes', () => {
 });
 
 describe('closed doors', () => {
+  function get(port: number, path: string) {
+    return new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path, headers: { host: `127.0.0.1:${port}` } }, (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   function raw(port: number, method: string, host: string) {
     return new Promise<number>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, method, path: '/', headers: { host } }, (res) => {
@@ -179,12 +216,66 @@ describe('closed doors', () => {
         if (message.type === 'ack') ack.resolve();
       });
       await new Promise((resolve) => page.once('open', resolve));
-      // A second ack after the page is there reaches it.
-      second.send(JSON.stringify({ type: 'ack', id: 'a2', ok: true }));
-      await ack.promise;
       const frames = messages.filter((m) => m.type === 'frame').map((m) => (m.frame as { n: number }).n);
       expect(frames).toEqual([2, 3]);
-      expect(messages.find((m) => m.type === 'ack')).toMatchObject({ id: 'a2', run: 'r1', ok: true });
+      // A program cannot answer a command nobody sent; a page's command reaches the run under the server's own id,
+      // and its answer comes back to every page, to the sender under the sender's id.
+      second.send(JSON.stringify({ type: 'ack', id: 'forged', ok: true }));
+      const received = latch<Record<string, unknown>>();
+      second.once('message', (data) => received.resolve(JSON.parse(data.toString()) as Record<string, unknown>));
+      const command = { type: 'command', id: 'mine-1', run: 'r1', sessionId: 'x:0', command: 'INTERRUPT' };
+      page.send(JSON.stringify(command));
+      const forwarded = await received.promise;
+      expect(forwarded).toMatchObject({ command: 'INTERRUPT', run: 'r1', sessionId: 'x:0' });
+      expect(forwarded.id).not.toBe('mine-1');
+      const earlyAck = latch<Record<string, unknown>>();
+      early.on('message', (data) => {
+        const message = JSON.parse(data.toString()) as Record<string, unknown>;
+        if (message.type === 'ack') earlyAck.resolve(message);
+      });
+      second.send(JSON.stringify({ type: 'ack', id: forwarded.id, ok: false, error: 'agent gone', detail: 7 }));
+      await ack.promise;
+      const acks = messages.filter((m) => m.type === 'ack');
+      expect(acks).toEqual([
+        { type: 'ack', id: 'mine-1', run: 'r1', ok: false, error: 'agent gone', command, mine: true },
+      ]);
+      expect(await earlyAck.promise).toEqual({
+        type: 'ack',
+        id: 'mine-1',
+        run: 'r1',
+        ok: false,
+        error: 'agent gone',
+        command,
+      });
+      // The first paint's replay over HTTP: the kept frames and the answered command, and where the live stream
+      // picks up; a page that opens its socket from there gets nothing twice.
+      const replay = JSON.parse((await get(server.port, '/frames?token=t')).body) as {
+        next: number;
+        messages: Array<Record<string, unknown>>;
+      };
+      expect(replay.messages.map((m) => m.type)).toEqual(['hello', 'frame', 'ack']);
+      expect(replay.next).toBe(4);
+      expect((await get(server.port, '/frames?token=nope')).status).toBe(403);
+      const late: Array<Record<string, unknown>> = [];
+      const latePage = new WebSocket(`${base}/ui?token=t&since=${replay.next - 1}`, { headers: origin });
+      const lateAck = latch();
+      latePage.on('message', (data) => {
+        const message = JSON.parse(data.toString()) as Record<string, unknown>;
+        late.push(message);
+        if (message.type === 'ack') lateAck.resolve();
+      });
+      await lateAck.promise;
+      expect(late.map((m) => m.type)).toEqual(['hello', 'ack']);
+      // A command still in flight when its run disconnects is answered for it.
+      const again = latch<Record<string, unknown>>();
+      second.once('message', () => second.close());
+      page.on('message', (data) => {
+        const message = JSON.parse(data.toString()) as Record<string, unknown>;
+        if (message.type === 'ack' && message.id === 'mine-2') again.resolve(message);
+      });
+      page.send(JSON.stringify({ ...command, id: 'mine-2' }));
+      expect(await again.promise).toMatchObject({ ok: false, error: 'the run disconnected' });
+      latePage.close();
       page.send(Buffer.from([1]));
       for (const ws of [program, second, page, early]) ws.close();
     } finally {

@@ -64,3 +64,59 @@ export function swarmFixture(inspect: Observer<InspectionEvent>) {
   const lead = supervisor.agent({ id: 'lead', tools: [write] });
   return { supervisor, lead, written };
 }
+
+/**
+ * A live swarm to drive from the page: agents prompted `hold <name>` call a `hold` tool that waits until the test
+ * releases it (or the call is aborted); `quick <name>` answers at once. Every later answer repeats the last user
+ * message, so a steer or a follow-up shows in the answer as well as in the history.
+ */
+export function controlFixture(inspect: Observer<InspectionEvent>) {
+  const gates = new Map<string, () => void>();
+  const held = new Map<string, ReturnType<typeof deferred>>();
+  const heldOf = (name: string) => {
+    let d = held.get(name);
+    if (!d) {
+      d = deferred();
+      held.set(name, d);
+    }
+    return d;
+  };
+  const hold = defineTool({
+    name: 'hold',
+    description: 'Waits until released',
+    schema: z.object({ name: z.string() }),
+    execute: ({ name }, ctx) =>
+      new Promise<string>((resolve) => {
+        gates.set(name, () => resolve(`${name} released`));
+        ctx.signal.addEventListener('abort', () => resolve(`${name} aborted`), { once: true });
+        heldOf(name).resolve();
+      }),
+  });
+  const model = scriptedModel((request) => {
+    const { prompt, answers } = conversation(request);
+    const [mode, name = '?'] = prompt.split(' ');
+    const users = request.messages.filter((m) => m.role === 'user');
+    const lastUser = textOf(users[users.length - 1]);
+    if (mode === 'hold' && answers === 0)
+      return { toolCalls: [{ name: 'hold', args: { name } }], usage: { input: 40, output: 8 } };
+    if (answers === 0) return { text: `${name} done`, usage: { input: 30, output: 4 } };
+    return { text: `${name} answers: ${lastUser}`, usage: { input: 60, output: 9 } };
+  });
+  const supervisor = createSupervisor({ id: 'root', model, tools: [hold], inspect });
+  return {
+    supervisor,
+    model,
+    hold,
+    /** Resolves when the named agent's hold call is waiting. */
+    held: (name: string) => heldOf(name).promise,
+    release: (name: string) => gates.get(name)?.(),
+  };
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
