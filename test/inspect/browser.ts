@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 
 /** Debian's chromium, installed by .ci/run. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Whether the browser tests run: always under CI (a missing browser then fails them), else when it is there. */
 const browserAvailable = existsSync(CHROMIUM);

@@ -1,0 +1,359 @@
+// The panels around the chart: the tree of actors, approvals (pending and answered), agents with their usage,
+// cost and task, the supervisors' batches, and the selected actor's event log.
+
+import { $, clock, el, short } from './dom.js';
+import {
+  actors,
+  answered,
+  answeredBy,
+  contextOf,
+  isAgent,
+  isSupervisor,
+  kindOf,
+  labelOf,
+  leafState,
+  runs,
+  showOutcome,
+  statePath,
+  statusOf,
+  taskOf,
+  view,
+} from './store.js';
+
+const byOrder = (a, b) => a.order - b.order;
+
+function stateLabel(actor) {
+  const status = statusOf(actor);
+  if (status !== 'active')
+    return { text: status, title: `${status} (last state: ${statePath(actor.snapshot?.value)})` };
+  const path = statePath(actor.snapshot?.value);
+  return { text: leafState(actor.snapshot?.value) || 'active', title: path || 'active' };
+}
+
+// --- tree --------------------------------------------------------------------------------------------------------
+
+export function renderTree() {
+  const container = $('tree');
+  if (actors.size === 0) return;
+  const children = new Map();
+  const roots = [];
+  for (const actor of actors.values()) {
+    if (actor.parentKey && actors.has(actor.parentKey)) {
+      if (!children.has(actor.parentKey)) children.set(actor.parentKey, []);
+      children.get(actor.parentKey).push(actor);
+    } else roots.push(actor);
+  }
+  const item = (actor) => {
+    const calls = isAgent(actor) ? (contextOf(actor).calls ?? []) : [];
+    const status = statusOf(actor);
+    const state = stateLabel(actor);
+    const task = isAgent(actor) ? taskOf(actor) : undefined;
+    const row = el(
+      'div',
+      {
+        class: `actor${actor.key === view.selectedKey ? ' selected' : ''}${status === 'active' ? '' : ' stopped'}`,
+        'data-testid': 'actor',
+        'data-key': actor.key,
+        'data-name': labelOf(actor),
+        'data-kind': kindOf(actor),
+        'data-status': status,
+        'data-state': statePath(actor.snapshot?.value),
+        title: `${labelOf(actor)} (${kindOf(actor)}): ${state.title}`,
+      },
+      el('span', { class: 'name' }, labelOf(actor)),
+      kindOf(actor) === labelOf(actor) ? null : el('span', { class: 'kind' }, kindOf(actor)),
+      el(
+        'div',
+        { class: 'line' },
+        el('span', { class: 'state', 'data-testid': 'actor-state', title: state.title }, state.text),
+        task
+          ? el('span', { class: `task ${task.state.split(' ')[0]}`, 'data-testid': 'actor-task' }, `task ${task.state}`)
+          : null,
+      ),
+    );
+    if (calls.length) {
+      row.append(
+        el(
+          'ul',
+          { class: 'calls' },
+          calls.map((c) =>
+            el(
+              'li',
+              { class: 'call', 'data-testid': 'tool-call', 'data-status': c.status, 'data-tool-call-id': c.call?.id },
+              `${c.call?.name ?? '?'} `,
+              el('span', { class: 'status' }, c.status),
+            ),
+          ),
+        ),
+      );
+    }
+    const li = el('li', {}, row);
+    const kids = children.get(actor.key);
+    if (kids) li.append(el('ul', { class: 'tree' }, kids.sort(byOrder).map(item)));
+    return li;
+  };
+  container.replaceChildren(el('ul', { class: 'tree' }, roots.sort(byOrder).map(item)));
+}
+
+// --- approvals ---------------------------------------------------------------------------------------------------
+
+export function renderApprovals(send) {
+  const container = $('approvals');
+  const wanted = [];
+  for (const actor of actors.values()) {
+    if (!isAgent(actor) || statusOf(actor) !== 'active') continue;
+    for (const c of contextOf(actor).calls ?? []) if (c.status === 'awaiting') wanted.push({ actor, call: c.call });
+  }
+  const existing = new Map([...container.querySelectorAll('.approval')].map((card) => [card.dataset.id, card]));
+  const keep = new Set();
+  for (const { actor, call } of wanted) {
+    const id = `${actor.key}|${call.id}`;
+    keep.add(id);
+    if (existing.has(id)) continue;
+    const label = labelOf(actor);
+    const button = (action, text) =>
+      el('button', { 'data-action': action, 'data-tool-call-id': call.id, 'data-agent': label }, text);
+    const approve = button('approve', 'Approve');
+    const deny = button('deny', 'Deny');
+    const card = el(
+      'div',
+      { class: 'approval', 'data-testid': 'approval', 'data-agent': label, 'data-tool-call-id': call.id },
+      el('strong', {}, label),
+      ' wants to run ',
+      el('strong', {}, call.name ?? '?'),
+      el('code', {}, short(call.arguments ?? {}, 400)),
+      approve,
+      deny,
+    );
+    card.dataset.id = id;
+    const answer = (command) => {
+      approve.disabled = true;
+      deny.disabled = true;
+      send(
+        actor,
+        command,
+        command === 'DENY' ? { toolCallId: call.id, reason: 'denied from the inspector' } : { toolCallId: call.id },
+      );
+    };
+    approve.addEventListener('click', () => answer('APPROVE'));
+    deny.addEventListener('click', () => answer('DENY'));
+    container.append(card);
+  }
+  for (const [id, card] of existing) if (!keep.has(id)) card.remove();
+  container.querySelector('.empty')?.remove();
+  if (wanted.length === 0) container.append(el('p', { class: 'empty' }, 'None.'));
+  renderAnswered();
+}
+
+function renderAnswered() {
+  const items = answered
+    .slice(-8)
+    .reverse()
+    .map((entry) =>
+      el(
+        'li',
+        {
+          class: `answered ${entry.decision}`,
+          'data-testid': 'answered',
+          'data-decision': entry.decision,
+          'data-agent': entry.agent,
+          'data-tool-call-id': entry.toolCallId,
+          title: short(entry.args, 400),
+        },
+        el('span', { class: 'verdict' }, entry.decision === 'approved' ? '✓ approved' : '✗ denied'),
+        ' ',
+        el('strong', {}, entry.tool),
+        ` for ${entry.agent}`,
+        el('span', { class: 'by', 'data-testid': 'answered-by' }, ` by ${answeredBy(entry)}`),
+        entry.at ? el('span', { class: 'at' }, ` · ${clock(entry.at)}`) : null,
+        entry.reason ? el('div', { class: 'reason' }, `“${short(entry.reason, 120)}”`) : null,
+      ),
+    );
+  $('answered').replaceChildren(...(items.length ? items : [el('li', { class: 'empty' }, 'None yet.')]));
+}
+
+// --- agents, usage and tasks -------------------------------------------------------------------------------------
+
+const number = (n) => (n ?? 0).toLocaleString('en-US');
+const money = (cost) => (cost === null ? '—' : `$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`);
+
+export function renderUsage(selectActor) {
+  const agents = [...actors.values()].filter(isAgent).sort(byOrder);
+  if (agents.length === 0) return;
+  const total = { input: 0, output: 0, cost: null };
+  const rows = agents.map((a) => {
+    const ctx = contextOf(a);
+    const u = a.usage ?? { input: 0, output: 0 };
+    total.input += u.input;
+    total.output += u.output;
+    if (a.cost !== null) total.cost = (total.cost ?? 0) + a.cost;
+    const task = taskOf(a);
+    const name = el('a', { href: '#', 'data-key': a.key }, labelOf(a));
+    name.addEventListener('click', (event) => {
+      event.preventDefault();
+      selectActor(a.key);
+    });
+    return el(
+      'tr',
+      { 'data-testid': 'usage-row', 'data-agent': labelOf(a) },
+      el('td', {}, name),
+      el(
+        'td',
+        { 'data-testid': 'usage-task', class: 'task-cell' },
+        task ? `${task.state}${task.outcome ? ` (${task.outcome})` : ''}` : statusOf(a) === 'active' ? '' : statusOf(a),
+      ),
+      el('td', { class: 'n', 'data-testid': 'usage-turn-step' }, `${ctx.turn ?? 0}/${ctx.step ?? 0}`),
+      el('td', { class: 'n' }, number(u.input)),
+      el('td', { class: 'n' }, number(u.output)),
+      el('td', { class: 'n', 'data-testid': 'usage-cost' }, money(a.cost)),
+    );
+  });
+  const head = el(
+    'tr',
+    {},
+    el('th', {}, 'agent'),
+    el('th', {}, 'task'),
+    el('th', { title: 'turn / step' }, 't/s'),
+    el('th', { class: 'n', title: 'input tokens' }, 'in'),
+    el('th', { class: 'n', title: 'output tokens' }, 'out'),
+    el('th', { title: "Priced where the model's prices are known" }, 'cost'),
+  );
+  const foot = el(
+    'tr',
+    { class: 'total', 'data-testid': 'usage-total' },
+    el('td', {}, 'total'),
+    el('td', {}),
+    el('td', {}),
+    el('td', { class: 'n' }, number(total.input)),
+    el('td', { class: 'n' }, number(total.output)),
+    el('td', { class: 'n' }, money(total.cost)),
+  );
+  $('usage').replaceChildren(el('table', { class: 'usage' }, head, rows, foot));
+}
+
+let batchCommand = null; // the id of the last command sent from the batches panel
+
+export function renderBatches(sendCommand, selectActor) {
+  const send = (...args) => {
+    batchCommand = sendCommand(...args);
+  };
+  showOutcome($('batches-outcome'), batchCommand);
+  const sections = [];
+  for (const supervisor of [...actors.values()].filter(isSupervisor).sort(byOrder)) {
+    for (const batch of supervisor.batches.values()) {
+      const tasks = batch.taskIds.map((id) => supervisor.tasks.get(id)).filter(Boolean);
+      const count = (state) => tasks.filter((t) => t.state.startsWith(state)).length;
+      const summary = ['running', 'restarting', 'queued', 'settled', 'cancelled']
+        .map((state) => [state, count(state)])
+        .filter(([, n]) => n > 0)
+        .map(([state, n]) => `${n} ${state}`)
+        .join(' · ');
+      const owner = contextOf(supervisor).ownerId ?? labelOf(supervisor);
+      const cancel =
+        batch.open && statusOf(supervisor) === 'active'
+          ? el(
+              'button',
+              { class: 'small danger', 'data-action': 'cancel-batch', 'data-batch-id': batch.batchId },
+              'Cancel batch',
+            )
+          : null;
+      cancel?.addEventListener('click', () => send(supervisor, 'CANCEL_BATCH', { batchId: batch.batchId }));
+      const taskRows = tasks.map((task) => {
+        const open = task.state === 'queued' || task.state === 'running' || task.state.startsWith('restarting');
+        const cancelTask = open
+          ? el('button', { class: 'small', 'data-action': 'cancel-task', 'data-task-id': task.taskId }, 'Cancel')
+          : null;
+        cancelTask?.addEventListener('click', () => send(supervisor, 'CANCEL_TASK', { taskId: task.taskId }));
+        const child = [...actors.values()].find(
+          (a) => a.parentKey === supervisor.key && contextOf(a).agentId === task.agentId,
+        );
+        const name = child ? el('a', { href: '#' }, task.agentId) : el('span', {}, task.agentId);
+        if (child) {
+          name.addEventListener('click', (event) => {
+            event.preventDefault();
+            selectActor(child.key);
+          });
+        }
+        return el(
+          'li',
+          { 'data-testid': 'task', 'data-task-id': task.taskId, 'data-agent': task.agentId, 'data-state': task.state },
+          name,
+          el(
+            'span',
+            { class: `task ${task.state.split(' ')[0]}` },
+            `${task.state}${task.outcome ? ` (${task.outcome})` : ''}`,
+          ),
+          cancelTask,
+        );
+      });
+      sections.push(
+        el(
+          'div',
+          {
+            class: `batch${batch.open ? '' : ' settled'}`,
+            'data-testid': 'batch',
+            'data-batch-id': batch.batchId,
+            'data-open': String(batch.open),
+          },
+          el(
+            'div',
+            { class: 'batch-head' },
+            el('strong', {}, `${owner}'s ${batch.background ? 'background ' : ''}batch`),
+            el(
+              'span',
+              { class: 'kind', title: batch.batchId },
+              ` ${tasks.length} task${tasks.length === 1 ? '' : 's'}, ${batch.open ? `at most ${batch.concurrency} at once` : 'settled'}`,
+            ),
+            cancel,
+          ),
+          el('div', { class: 'batch-summary' }, summary),
+          el('ul', { class: 'tasks' }, taskRows),
+        ),
+      );
+    }
+  }
+  $('batches').replaceChildren(
+    ...(sections.length ? sections.slice(-6) : [el('p', { class: 'empty' }, 'No swarm batch yet.')]),
+  );
+}
+
+// --- event log ---------------------------------------------------------------------------------------------------
+
+export function renderLog(actor) {
+  $('log-title').textContent = actor ? `Events — ${labelOf(actor)}` : 'Events';
+  if (!actor) return;
+  const items = actor.log.slice(-200).map((entry) =>
+    el(
+      'li',
+      {
+        'data-testid': 'log-entry',
+        'data-type': entry.type,
+        class: entry.command ? `command ${entry.ok ? 'ok' : 'refused'}` : null,
+      },
+      el(
+        'span',
+        { class: 'coord' },
+        entry.command ? `#${entry.n}` : `#${entry.n} t${entry.turn ?? '-'}.s${entry.step ?? '-'}`,
+      ),
+      el('span', { class: 'type' }, entry.type ?? '?'),
+      entry.source ? el('span', { class: 'detail' }, `from ${entry.source}`) : null,
+      entry.detail ? el('span', { class: 'detail' }, entry.detail) : null,
+    ),
+  );
+  const log = $('log');
+  const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+  log.replaceChildren(...items);
+  if (atEnd) log.scrollTop = log.scrollHeight;
+}
+
+export function renderRuns() {
+  $('runs').replaceChildren(
+    ...[...runs].map(([run, connected]) =>
+      el(
+        'span',
+        { class: `badge${connected ? ' ok' : ''}`, 'data-testid': 'run', 'data-run': run },
+        `${run}${connected ? '' : ' (ended)'}`,
+      ),
+    ),
+  );
+}

@@ -1,0 +1,358 @@
+// What the page knows about the runs it watches, rebuilt from the server's messages: actors with their machines,
+// snapshots and event logs, the transitions each macrostep took, answered approvals and answered commands.
+
+import { short } from './dom.js';
+
+export const actors = new Map(); // `${run}/${sessionId}` -> actor
+export const runs = new Map(); // run -> connected
+/** Approvals answered, newest last: what was asked, the answer, and the command that gave it (if a page did). */
+export const answered = [];
+/** Commands answered by a program, newest last (acks with their command). */
+export const acks = [];
+export const view = { selectedKey: null, seq: 0 };
+/** Commands this page sent, by id, until answered. */
+export const sent = new Map();
+
+export const keyOf = (run, sessionId) => `${run}/${sessionId}`;
+
+function ensureActor(run, sessionId) {
+  const key = keyOf(run, sessionId);
+  let actor = actors.get(key);
+  if (!actor) {
+    actor = {
+      key,
+      run,
+      sessionId,
+      name: sessionId,
+      parentKey: null,
+      definitionText: null,
+      machine: null,
+      snapshot: { status: 'active' },
+      log: [],
+      usage: null,
+      cost: null,
+      /** Transitions of the macrostep in progress, then of the last one that changed anything. */
+      pendingTaken: [],
+      taken: [],
+      /** Supervisors: every task seen, by id, with where it stands. */
+      tasks: new Map(),
+      batches: new Map(),
+      order: actors.size,
+    };
+    actors.set(key, actor);
+  }
+  return actor;
+}
+
+export const contextOf = (actor) => actor?.snapshot?.context ?? {};
+
+export function isAgent(actor) {
+  return actor.machine?.id === 'agent' || Array.isArray(contextOf(actor).calls);
+}
+
+export function isSupervisor(actor) {
+  return actor.machine?.id === 'supervisor';
+}
+
+export const parentOf = (actor) => (actor.parentKey ? actors.get(actor.parentKey) : undefined);
+
+/** Agents by their agent id (their actor id is `subagent.<id>` under a supervisor); a nested supervisor by owner. */
+export function labelOf(actor) {
+  const context = contextOf(actor);
+  if (isAgent(actor) && typeof context.agentId === 'string') return context.agentId;
+  if (isSupervisor(actor) && typeof context.ownerId === 'string' && context.ownerId !== actor.name) {
+    return `supervisor of ${context.ownerId}`;
+  }
+  return actor.name;
+}
+
+export const kindOf = (actor) => actor.machine?.id ?? 'actor';
+export const statusOf = (actor) => actor.snapshot?.status ?? 'active';
+
+/** `running.turn.step.tools.executing`; parallel regions joined by commas. */
+export function statePath(value) {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return Object.entries(value)
+    .map(([key, sub]) => {
+      const rest = statePath(sub);
+      return rest ? `${key}.${rest}` : key;
+    })
+    .join(', ');
+}
+
+/** The innermost state of each region: `executing`. */
+export function leafState(value) {
+  return statePath(value)
+    .split(', ')
+    .map((path) => path.split('.').pop())
+    .join(', ');
+}
+
+export function activePaths(value, prefix = [], out = new Set()) {
+  if (value === undefined || value === null) return out;
+  if (typeof value === 'string') {
+    out.add([...prefix, value].join('.'));
+    return out;
+  }
+  for (const [key, sub] of Object.entries(value)) {
+    const path = [...prefix, key];
+    out.add(path.join('.'));
+    activePaths(sub, path, out);
+  }
+  return out;
+}
+
+function textOfMessage(message) {
+  if (!message || !Array.isArray(message.content)) return '';
+  return message.content
+    .map((part) => (part?.type === 'text' ? part.text : part?.type === 'tool_call' ? `${part.name}()` : ''))
+    .filter(Boolean)
+    .join(' ');
+}
+
+function detailOf(event) {
+  switch (event.type) {
+    case 'PROMPT':
+      return short(textOfMessage(event.input?.messages?.[0]));
+    case 'STEER':
+    case 'NOTIFY':
+      return short(textOfMessage(event.message));
+    case 'MODEL_DONE':
+      return short(`${event.message?.stopReason ?? ''} ${textOfMessage(event.message)}`);
+    case 'MODEL_ERROR':
+      return short(event.error?.message ?? '');
+    case 'AUTHORIZED':
+      return short((event.decisions ?? []).map((d) => `${d.toolCallId}:${d.decision}`).join(' '));
+    case 'VALIDATED':
+      return short((event.outcomes ?? []).map((o) => `${o.toolCallId}:${o.error ? 'invalid' : 'ok'}`).join(' '));
+    case 'TOOL_RESULTS':
+      return short((event.results ?? []).map((r) => `${r.toolCallId}${r.result?.isError ? ' (error)' : ''}`).join(' '));
+    case 'APPROVE':
+      return event.toolCallId ?? '';
+    case 'DENY':
+      return `${event.toolCallId ?? ''}${event.reason ? `: ${short(event.reason, 80)}` : ''}`;
+    case 'CANCEL':
+      return event.taskId ?? '';
+    default: {
+      const { type: _type, ...rest } = event;
+      return Object.keys(rest).length ? short(rest, 80) : '';
+    }
+  }
+}
+
+function addUsage(actor, message) {
+  const usage = message.usage;
+  actor.usage ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+  for (const field of Object.keys(actor.usage)) {
+    if (typeof usage[field] === 'number') actor.usage[field] += usage[field];
+  }
+  // A usage that carries its cost (the runtime prices it where it knows the model's prices).
+  if (typeof usage.cost === 'number') actor.cost = (actor.cost ?? 0) + usage.cost;
+  else if (typeof usage.cost?.total === 'number') actor.cost = (actor.cost ?? 0) + usage.cost.total;
+}
+
+/** An APPROVE / DENY that answered a waiting call: kept for the history, with the call it answered. */
+function recordAnswer(actor, event, createdAt) {
+  const call = (contextOf(actor).calls ?? []).find((c) => c.call?.id === event.toolCallId && c.status === 'awaiting');
+  if (!call) return;
+  answered.push({
+    n: view.seq,
+    run: actor.run,
+    sessionId: actor.sessionId,
+    agent: labelOf(actor),
+    toolCallId: event.toolCallId,
+    tool: call.call?.name ?? '?',
+    args: call.call?.arguments ?? {},
+    decision: event.type === 'APPROVE' ? 'approved' : 'denied',
+    reason: event.reason,
+    at: createdAt,
+  });
+  if (answered.length > 50) answered.shift();
+}
+
+/** Where each task of a supervisor stands, from its context: queued, running, restarting, cancelled or settled. */
+function trackTasks(actor) {
+  const context = contextOf(actor);
+  const seen = new Set();
+  const set = (taskId, fields) => {
+    seen.add(taskId);
+    actor.tasks.set(taskId, { ...(actor.tasks.get(taskId) ?? { taskId }), ...fields });
+  };
+  for (const [batchId, batch] of Object.entries(context.batches ?? {})) {
+    actor.batches.set(batchId, {
+      batchId,
+      background: Boolean(batch.background),
+      concurrency: batch.concurrency,
+      taskIds: (batch.tasks ?? []).map((t) => t.taskId),
+      open: true,
+    });
+    for (const [index, task] of (batch.tasks ?? []).entries()) {
+      const cancelled = (batch.cancelled ?? []).includes(task.taskId);
+      if (cancelled) set(task.taskId, { agentId: task.agentId, batchId, state: 'cancelled' });
+      else if (index >= (batch.next ?? 0)) set(task.taskId, { agentId: task.agentId, batchId, state: 'queued' });
+    }
+  }
+  for (const entry of Object.values(context.running ?? {})) {
+    const taskId = entry?.task?.taskId;
+    if (typeof taskId !== 'string') continue;
+    set(taskId, {
+      agentId: entry.task.agentId,
+      batchId: entry.batchId,
+      state: entry.phase === 'restarting' ? `restarting (${entry.attempt})` : 'running',
+    });
+  }
+  for (const task of actor.tasks.values()) {
+    if (seen.has(task.taskId) || task.state === 'cancelled' || task.state === 'settled') continue;
+    task.state = 'settled';
+    const child = [...actors.values()].find((a) => a.parentKey === actor.key && contextOf(a).agentId === task.agentId);
+    task.outcome = contextOf(child).stopReason ?? (child && statusOf(child) !== 'active' ? 'stopped' : undefined);
+  }
+  for (const batch of actor.batches.values()) if (!(batch.batchId in (context.batches ?? {}))) batch.open = false;
+}
+
+/** The task an agent runs for its supervisor, if any (the last one it was given). */
+export function taskOf(agent) {
+  const supervisor = parentOf(agent);
+  if (!supervisor || !isSupervisor(supervisor)) return undefined;
+  const agentId = contextOf(agent).agentId;
+  let found;
+  for (const task of supervisor.tasks.values()) if (task.agentId === agentId) found = task;
+  return found && { ...found, supervisor };
+}
+
+export function onFrame(run, frame) {
+  if (!frame || typeof frame.sessionId !== 'string') return;
+  const actor = ensureActor(run, frame.sessionId);
+  switch (frame.type) {
+    case '@xstate.actor':
+      actor.name = frame.name ?? frame.sessionId;
+      actor.parentKey = frame.parentId ? keyOf(run, frame.parentId) : null;
+      if (typeof frame.definition === 'string') {
+        actor.definitionText = frame.definition;
+        try {
+          actor.machine = JSON.parse(frame.definition);
+        } catch {
+          actor.machine = null;
+        }
+      }
+      if (frame.snapshot) actor.snapshot = frame.snapshot;
+      if (view.selectedKey === null && isAgent(actor)) view.selectedKey = actor.key;
+      break;
+    case '@xstate.event': {
+      const event = frame.event ?? {};
+      const context = contextOf(actor);
+      view.seq++;
+      actor.log.push({
+        n: view.seq,
+        type: event.type,
+        turn: event.turn ?? context.turn,
+        step: event.step ?? context.step,
+        source: frame.sourceId ? (actors.get(keyOf(run, frame.sourceId))?.name ?? frame.sourceId) : null,
+        detail: detailOf(event),
+      });
+      if (actor.log.length > 500) actor.log.shift();
+      if (event.type === 'MODEL_DONE' && event.message?.usage) addUsage(actor, event.message);
+      if ((event.type === 'APPROVE' || event.type === 'DENY') && isAgent(actor)) {
+        recordAnswer(actor, event, frame.createdAt);
+      }
+      break;
+    }
+    case '@troupe.transitions':
+      if (Array.isArray(frame.transitions)) actor.pendingTaken.push(...frame.transitions);
+      break;
+    case '@xstate.snapshot':
+      actor.snapshot = frame.snapshot ?? actor.snapshot;
+      // The transitions of the macrostep that made this snapshot; one that took none keeps the last marked.
+      if (actor.pendingTaken.length) {
+        actor.taken = actor.pendingTaken;
+        actor.pendingTaken = [];
+      }
+      if (isSupervisor(actor)) trackTasks(actor);
+      break;
+  }
+}
+
+/** A command answered by a program: in the log of the actor it addressed, and in the list of acks. */
+function onAck(message) {
+  // The server refuses a command for a run that is not connected without a copy of it: this page sent it.
+  const own = sent.get(message.id);
+  if (own && (!message.command || message.mine)) {
+    sent.delete(message.id);
+    message.command ??= own;
+    message.mine = true;
+  }
+  const command = message.command;
+  acks.push(message);
+  if (acks.length > 200) acks.shift();
+  if (!command) return;
+  const actor = actors.get(keyOf(message.run, command.sessionId));
+  if (!actor) return;
+  view.seq++;
+  const what = command.text
+    ? `“${short(command.text, 60)}”`
+    : (command.toolCallId ?? command.taskId ?? command.batchId);
+  actor.log.push({
+    n: view.seq,
+    type: `⇢ ${command.command}`,
+    command: true,
+    ok: message.ok,
+    source: message.mine ? 'this page' : 'an inspector page',
+    detail: `${what ?? ''} — ${message.ok ? `applied${message.detail ? `: ${message.detail}` : ''}` : `refused: ${message.error}`}`,
+  });
+}
+
+export function onMessage(message) {
+  switch (message.type) {
+    case 'hello':
+      for (const r of message.runs) runs.set(r.run, r.connected);
+      break;
+    case 'run':
+      runs.set(message.run, message.connected);
+      break;
+    case 'frame':
+      onFrame(message.run, message.frame);
+      break;
+    case 'ack':
+      onAck(message);
+      break;
+  }
+}
+
+/** Who answered an approval: a page's command that did it, else the program itself. */
+export function answeredBy(entry) {
+  const ack = acks.find(
+    (a) =>
+      a.ok &&
+      a.run === entry.run &&
+      a.command?.sessionId === entry.sessionId &&
+      a.command?.toolCallId === entry.toolCallId &&
+      a.command?.command === (entry.decision === 'approved' ? 'APPROVE' : 'DENY'),
+  );
+  if (!ack) return 'the program';
+  return ack.mine ? 'you, on this page' : 'an inspector page';
+}
+
+/** How a command this page sent stands: sent, applied or refused, in words. */
+export function outcomeOf(id) {
+  const ack = acks.find((a) => a.mine && a.id === id);
+  if (!ack) return { state: 'sent', text: 'Sent; waiting for the program…' };
+  const what = ack.command?.command ?? '';
+  return ack.ok
+    ? { state: 'applied', text: `${what} applied${ack.detail ? `: ${ack.detail}` : ''}.` }
+    : { state: 'refused', text: `${what} refused: ${ack.error}.` };
+}
+
+/** Shows `outcomeOf(id)` in a line of the page. */
+export function showOutcome(line, id) {
+  if (!line) return;
+  if (id === null || id === undefined) {
+    line.textContent = '';
+    line.dataset.state = '';
+    return;
+  }
+  const { state, text } = outcomeOf(id);
+  line.className = `outcome ${state}`;
+  line.dataset.state = state;
+  line.textContent = text;
+}
