@@ -92,6 +92,9 @@ function build(actor, mode, send) {
       el('div', { class: 'row' }, resume),
     );
   }
+  if (flags.has('stopped') && !flags.has('resumable')) {
+    node.append(el('p', { class: 'empty' }, `${labelOf(actor)} is stopped: there is nothing left to control.`));
+  }
   node.append(el('p', { class: 'outcome', 'data-testid': 'command-outcome' }));
   return node;
 }
