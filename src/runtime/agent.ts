@@ -24,6 +24,7 @@ import {
   type RunResult,
   registerEnv,
   reportInternalError,
+  takeApproval,
   unregisterEnv,
 } from './env.js';
 import { EventQueue } from './event-stream.js';
@@ -47,6 +48,12 @@ export interface AgentConfig<Output = unknown> {
   toolConcurrency?: number;
   /** Decides per tool call: allow, deny, or ask a person. Default: allow. */
   policy?: Policy;
+  /**
+   * A call waiting for approval longer than this is denied, with the reason "no answer within N ms" (the model
+   * sees it). Unset: it waits as long as it takes, and a process that is about to exit with calls still waiting
+   * says so on stderr.
+   */
+  approvalTimeoutMs?: number;
   /** The final answer of every turn must be JSON matching this schema; `result.output` is then typed. */
   outputSchema?: z.ZodType<Output>;
   /** Tries a structured answer gets before the turn fails (default 3). */
@@ -128,6 +135,9 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     system: config.system,
     toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
     policy: config.policy,
+    ...(config.approvalTimeoutMs === undefined
+      ? {}
+      : { approvalTimeoutMs: positive(config.approvalTimeoutMs, 'approvalTimeoutMs') }),
     ...(config.outputSchema ? { output: outputSpec(config.outputSchema) } : {}),
     retry: retryPolicy(config.retry),
     maxTokens: config.maxTokens,
@@ -327,8 +337,18 @@ export class Agent<Output = unknown> {
     return pursueGoal(this, this.goal, goal, options, this.config?.inspect);
   }
 
-  /** Adds a user message to the running turn at the next step boundary; starts no turn. */
+  /**
+   * Adds a user message to the running turn at the next step boundary (it starts no turn of its own). On an idle
+   * agent there is no turn to steer: the message starts one, as `prompt()` would (listen for its `turn_end`), so
+   * it is answered now and keeps its place before anything sent after it.
+   */
   steer(input: PromptInput): void {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status === 'active' && snapshot.matches('idle') && !this.stopping) {
+      const message = userMessage(input, 'steer');
+      this.actor.send({ type: 'PROMPT', input: { inputId: newInputId(), messages: [message], expectsOutput: false } });
+      return;
+    }
     this.actor.send({ type: 'STEER', message: userMessage(input, 'steer') });
   }
 
@@ -340,22 +360,31 @@ export class Agent<Output = unknown> {
   /**
    * Answers a tool call waiting for approval. A subagent's call is routed by its agent id: pass the
    * `approval_requested` event itself (or `{ agentId, toolCallId }`); a bare id goes to this agent, or to the
-   * one agent of its tree that waits on it.
+   * one agent of its tree that waits on it. Returns whether an open approval was answered: false for an unknown
+   * id, one already answered (or timed out), or one whose turn has ended.
    */
-  approve(call: string | ApprovalTarget): void {
+  approve(call: string | ApprovalTarget): boolean {
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
-    this.routeApproval(call).send({ type: 'APPROVE', toolCallId });
+    const target = this.routeApproval(call);
+    if (!takeApproval(target, toolCallId)) return false;
+    target.send({ type: 'APPROVE', toolCallId });
+    return true;
   }
 
-  deny(call: string | ApprovalTarget, reason?: string): void {
+  /** Refuses a tool call waiting for approval (the model sees the reason); returns as {@link approve} does. */
+  deny(call: string | ApprovalTarget, reason?: string): boolean {
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
-    this.routeApproval(call).send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
+    const target = this.routeApproval(call);
+    if (!takeApproval(target, toolCallId)) return false;
+    target.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
+    return true;
   }
 
-  private routeApproval(call: string | ApprovalTarget): Pick<AnyActorRef, 'send'> {
-    if (!this.tree) return this.actor;
-    if (typeof call !== 'string') return call.agentId === this.id ? this.actor : (this.tree.route(call) ?? this.actor);
-    return this.tree.findAwaiting(call) ?? this.actor;
+  private routeApproval(call: string | ApprovalTarget): AnyActorRef {
+    const own = this.actor as AnyActorRef;
+    if (!this.tree) return own;
+    if (typeof call !== 'string') return call.agentId === this.id ? own : (this.tree.route(call) ?? own);
+    return this.tree.findAwaiting(call) ?? own;
   }
 
   /**
@@ -444,7 +473,14 @@ export class Agent<Output = unknown> {
           else pending.abortRequested = true;
         };
         if (signal.aborted) pending.abortRequested = true;
-        else signal.addEventListener('abort', onAbort, { once: true });
+        else {
+          signal.addEventListener('abort', onAbort, { once: true });
+          // A long-lived signal (one per session, say) would otherwise collect a listener per turn.
+          pending.resolve = (turn) => {
+            signal.removeEventListener('abort', onAbort);
+            resolve(turn as RunResult<O>);
+          };
+        }
       }
     });
     const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);

@@ -76,13 +76,15 @@ export const runtimeAgentMachine = agentMachine.provide({
     recordToolResults: ({ context, system }) => {
       if (context.calls.length === 0) return;
       const env = envOf(system, context.agentId);
+      env.closeApprovals();
       env.parsedArgs.clear();
       env.append({ role: 'tool', content: context.calls.flatMap((state) => (state.result ? [state.result] : [])) });
     },
-    announceApprovals: ({ context, system }) => {
+    announceApprovals: ({ context, system, self }) => {
       const env = envOf(system, context.agentId);
       for (const state of context.calls) {
         if (state.status !== 'awaiting') continue;
+        env.awaitApproval(self, state.call.id);
         env.emit({ type: 'approval_requested', ...env.describeCall(state.call) });
       }
     },
