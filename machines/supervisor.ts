@@ -1,6 +1,7 @@
 import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, raise, setup } from 'xstate';
 import {
   type BatchSpec,
+  joinDecided,
   notificationMessage,
   type SupervisorCommand,
   type TaskSpec,
@@ -24,6 +25,11 @@ export interface BatchState extends BatchSpec {
   running: number;
   /** Queued tasks cancelled before they started: skipped when their turn comes. */
   cancelled: string[];
+  /** Tasks settled so far, and how many of them completed: what the join policy is decided on. */
+  ended: number;
+  completed: number;
+  /** The join policy was decided: the tasks left were cancelled. */
+  joined: boolean;
 }
 
 export interface RunningTask {
@@ -105,6 +111,7 @@ const CHILD_PREFIX = 'subagent.';
 export const childId = (agentId: string): string => `${CHILD_PREFIX}${agentId}`;
 
 const CANCELLED_TEXT = 'The task was cancelled before it finished.';
+const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
 const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
 
 function notificationOf(params: SettleParams): UserMessage {
@@ -208,7 +215,7 @@ function startTask(
 function fill(context: SupervisorContext, p: Plan) {
   for (const batchId of Object.keys(p.batches)) {
     const batch = p.batches[batchId] as BatchState;
-    let { next, running } = batch;
+    let { next, running, ended } = batch;
     while (running < batch.concurrency && next < batch.tasks.length) {
       const task = batch.tasks[next] as TaskSpec;
       next++;
@@ -220,13 +227,15 @@ function fill(context: SupervisorContext, p: Plan) {
           notify: false,
           params: settleOf(task, batchId, batch.background, 'failed', 'That agent is still running a task.'),
         });
+        ended++;
         continue;
       }
       startTask(context, p, task, batchId, batch.background, 0);
       running++;
     }
     if (next >= batch.tasks.length && running === 0) delete batchesOf(p)[batchId];
-    else if (next !== batch.next || running !== batch.running) batchesOf(p)[batchId] = { ...batch, next, running };
+    else if (next !== batch.next || running !== batch.running)
+      batchesOf(p)[batchId] = { ...batch, next, running, ended };
   }
 }
 
@@ -260,43 +269,62 @@ function keepAlive(context: SupervisorContext, p: Plan, agentId: string) {
 
 function settle(context: SupervisorContext, p: Plan, params: SettleParams) {
   p.effects.push({ kind: 'settle', params, notify: params.background && context.notifyOwner });
+  join(context, p, params);
+}
+
+/**
+ * The batch counts a settled task; when that decides its join policy (first k completed, or a quorum met or out of
+ * reach), its other tasks are cancelled: running ones interrupted and stopped (their tools see the abort), queued
+ * ones never start. Each is reported with its own status; finished results stay.
+ */
+function join(context: SupervisorContext, p: Plan, params: SettleParams) {
+  const batch = p.batches[params.batchId];
+  if (!batch) return;
+  const completed = batch.completed + (params.status === 'completed' ? 1 : 0);
+  const ended = batch.ended + 1;
+  const decided = !batch.joined && joinDecided(batch.join, batch.tasks.length, completed, ended);
+  batchesOf(p)[params.batchId] = { ...batch, completed, ended, joined: batch.joined || decided };
+  if (!decided) return;
+  for (const entry of Object.values(p.running)) {
+    if (entry.batchId === params.batchId) abort(context, p, entry.task.agentId, 'cancelled', JOINED_TEXT);
+  }
+  dropQueued(context, p, params.batchId, 'cancelled', JOINED_TEXT);
 }
 
 /** Ends a running task from outside (cancel, interrupt, stop): the child is interrupted, then stopped. */
-function abort(context: SupervisorContext, p: Plan, agentId: string, status: 'cancelled' | 'interrupted') {
+function abort(
+  context: SupervisorContext,
+  p: Plan,
+  agentId: string,
+  status: 'cancelled' | 'interrupted',
+  text = status === 'cancelled' ? CANCELLED_TEXT : INTERRUPTED_TEXT,
+) {
   const entry = p.running[agentId];
   if (!entry) return;
   if (entry.phase === 'running') {
     p.effects.push({ kind: 'interrupt', agentId }, { kind: 'stop', agentId });
   }
   release(p, agentId);
-  settle(
-    context,
-    p,
-    settleOf(
-      entry.task,
-      entry.batchId,
-      entry.background,
-      status,
-      status === 'cancelled' ? CANCELLED_TEXT : INTERRUPTED_TEXT,
-    ),
-  );
+  settle(context, p, settleOf(entry.task, entry.batchId, entry.background, status, text));
 }
 
 /** Settles the queued (never started) tasks of a batch. */
-function dropQueued(context: SupervisorContext, p: Plan, batchId: string, status: 'cancelled' | 'interrupted') {
+function dropQueued(
+  context: SupervisorContext,
+  p: Plan,
+  batchId: string,
+  status: 'cancelled' | 'interrupted',
+  text = status === 'cancelled' ? CANCELLED_TEXT : INTERRUPTED_TEXT,
+) {
   const batch = p.batches[batchId];
   if (!batch) return;
+  // Marked drained first: the settles below count against the batch (and must not drain it again).
+  batchesOf(p)[batchId] = { ...batch, next: batch.tasks.length };
   for (let i = batch.next; i < batch.tasks.length; i++) {
     const task = batch.tasks[i] as TaskSpec;
     if (batch.cancelled.includes(task.taskId)) continue;
-    settle(
-      context,
-      p,
-      settleOf(task, batchId, batch.background, status, status === 'cancelled' ? CANCELLED_TEXT : INTERRUPTED_TEXT),
-    );
+    settle(context, p, settleOf(task, batchId, batch.background, status, text));
   }
-  batchesOf(p)[batchId] = { ...batch, next: batch.tasks.length };
 }
 
 function onChildEnded(
@@ -458,7 +486,15 @@ export const supervisorMachine = setup({
     startBatch: enqueueActions(({ context, event, enqueue }) => {
       const { batch } = event as Ev<'SPAWN'>;
       const p = plan(context);
-      batchesOf(p)[batch.batchId] = { ...batch, next: 0, running: 0, cancelled: [] };
+      batchesOf(p)[batch.batchId] = {
+        ...batch,
+        next: 0,
+        running: 0,
+        cancelled: [],
+        ended: 0,
+        completed: 0,
+        joined: false,
+      };
       fill(context, p);
       enact(p, enqueue as unknown as Enqueue);
     }),

@@ -17,11 +17,39 @@ export interface TaskSpec {
   agent?: { maxSteps?: number; maxOutputAttempts?: number; wakeOnNotification?: boolean };
 }
 
+/**
+ * When a swarm batch is done. `all` and `allSettled` wait for every task (`all` succeeds only if every task
+ * completed); `first` succeeds as soon as `k` tasks completed and cancels the rest (`any` is `first` with k = 1);
+ * `quorum` succeeds at `k` completed and fails as soon as `k` can no longer be reached, cancelling the rest either
+ * way. Finished results are kept under every policy, each with its true status.
+ */
+export type JoinPolicy =
+  | { kind: 'all' }
+  | { kind: 'allSettled' }
+  | { kind: 'first'; k: number }
+  | { kind: 'quorum'; k: number };
+
 export interface BatchSpec {
   batchId: string;
   background: boolean;
   concurrency: number;
   tasks: TaskSpec[];
+  /** Default: `all`. */
+  join?: JoinPolicy;
+}
+
+/** Whether a batch's policy is decided after `ended` of its `size` tasks settled, `completed` of them completed. */
+export function joinDecided(join: JoinPolicy | undefined, size: number, completed: number, ended: number): boolean {
+  if (join?.kind === 'first') return completed >= join.k;
+  if (join?.kind === 'quorum') return completed >= join.k || size - ended + completed < join.k;
+  return false;
+}
+
+/** Whether a settled batch met its policy. */
+export function joinMet(join: JoinPolicy | undefined, size: number, completed: number): boolean {
+  if (join?.kind === 'allSettled') return true;
+  if (join?.kind === 'first' || join?.kind === 'quorum') return completed >= join.k;
+  return completed === size;
 }
 
 /** Commands a supervisor takes from its owner (an agent forwards them as DELEGATE; a root takes them directly). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { escapeEnvelope, type TaskStatus } from '../protocol/index.js';
+import { escapeEnvelope, type JoinPolicy, joinMet, type TaskStatus } from '../protocol/index.js';
 import { type AnyTool, defineTool, type ToolOutput } from '../tools/index.js';
 
 /** A request for one subagent: a fresh one from a profile, or a finished one resumed by id. */
@@ -35,6 +35,7 @@ export interface SubagentHost {
     tasks: SubagentRequest[],
     background: boolean,
     signal: AbortSignal,
+    join?: JoinPolicy,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }>;
   status(callerId: string, taskId: string): { status: TaskStatus; agentId: string; text?: string } | undefined;
   cancel(callerId: string, taskId: string): 'cancelled' | 'finished' | 'unknown';
@@ -63,11 +64,12 @@ async function spawn(
   background: boolean,
   signal: AbortSignal,
   single: boolean,
+  join?: JoinPolicy,
 ): Promise<ToolOutput> {
   // Out of the caller's transition before any actor is touched.
   await null;
   try {
-    const { taskIds, results } = await host.run(agentId, tasks, background, signal);
+    const { taskIds, results } = await host.run(agentId, tasks, background, signal, join);
     if (background) {
       return {
         content:
@@ -85,7 +87,16 @@ async function spawn(
         details: { taskIds, agentId: only.agentId, status: only.status },
       };
     }
-    return { content: list.map(formatResult).join('\n'), details: { taskIds } };
+    const body = list.map(formatResult).join('\n');
+    if (!join || join.kind === 'all') return { content: body, details: { taskIds } };
+    const completed = list.filter((r) => r.status === 'completed').length;
+    const met = joinMet(join, list.length, completed);
+    const name = join.kind === 'allSettled' ? 'allSettled' : `${join.kind}(${join.k})`;
+    return {
+      content: `<join policy="${name}" outcome="${met ? 'met' : 'failed'}" completed="${completed}"/>\n${body}`,
+      isError: !met,
+      details: { taskIds, join: name, met },
+    };
   } catch (error) {
     if (error instanceof SpawnRefused) return { content: error.message, isError: true };
     throw error;
@@ -142,8 +153,17 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
         .array(z.object({ profile, prompt: z.string().min(1).describe('The complete task for this subagent') }))
         .min(1),
       background: z.boolean().optional().describe('Return at once; the results arrive as notifications'),
+      join: z
+        .enum(['all', 'allSettled', 'any', 'first', 'quorum'])
+        .optional()
+        .describe(
+          'When the swarm is done: all (default: every task, succeeds if all completed), allSettled (every task), ' +
+            'any (the first to complete; the rest are cancelled), first (the first k to complete), quorum (k ' +
+            'completed, or failed as soon as k cannot be reached; the rest are cancelled)',
+        ),
+      k: z.number().int().min(1).optional().describe('For first and quorum: how many tasks must complete'),
     }),
-    execute: ({ tasks, background }, ctx) =>
+    execute: ({ tasks, background, join, k }, ctx) =>
       spawn(
         host,
         ctx.agentId,
@@ -151,6 +171,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
         background === true,
         ctx.signal,
         false,
+        joinPolicyOf(join, k ?? 1),
       ),
   });
   const taskStatus = defineTool({
@@ -180,6 +201,24 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     },
   });
   return [agent, swarm, taskStatus, taskCancel];
+}
+
+/** The join policy a swarm call names (`any` is `first` with k = 1). */
+export function joinPolicyOf(
+  name: 'all' | 'allSettled' | 'any' | 'first' | 'quorum' | undefined,
+  k: number,
+): JoinPolicy | undefined {
+  switch (name) {
+    case 'allSettled':
+      return { kind: 'allSettled' };
+    case 'any':
+      return { kind: 'first', k: 1 };
+    case 'first':
+    case 'quorum':
+      return { kind: name, k };
+    default:
+      return undefined;
+  }
 }
 
 export const SUBAGENT_TOOL_NAMES: readonly string[] = ['agent', 'swarm', 'task_status', 'task_cancel'];

@@ -3,7 +3,9 @@ import type { AnyActorRef } from 'xstate';
 import type { PrepareParams, SettleParams, SupervisorInput } from '../../machines/supervisor.js';
 import {
   addUsage,
+  type BatchSpec,
   emptyUsage,
+  type JoinPolicy,
   lastAssistant,
   type Message,
   type Model,
@@ -169,10 +171,11 @@ export class Tree implements SubagentHost {
     requests: SubagentRequest[],
     background: boolean,
     signal: AbortSignal,
+    join?: JoinPolicy,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }> {
     const owner = this.nodes.owner(callerId);
     if (!owner) throw new SpawnRefused(`Agent ${callerId} cannot start subagents here`);
-    const batch = this.startBatch(owner, requests, { background });
+    const batch = this.startBatch(owner, requests, { background, ...(join ? { join } : {}) });
     if (background) return { taskIds: batch.taskIds };
     // The caller was interrupted (its tool call aborted): its foreground children are stopped.
     const cancel = () =>
@@ -253,9 +256,15 @@ export class Tree implements SubagentHost {
   startBatch(
     owner: Owner,
     requests: SubagentRequest[],
-    options: { background: boolean; concurrency?: number },
+    options: { background: boolean; concurrency?: number; join?: JoinPolicy },
   ): { batchId: string; taskIds: string[]; done: Promise<TaskResult[]> } {
     if (requests.length === 0) throw new SpawnRefused('No tasks given');
+    const join = options.join;
+    if (join && (join.kind === 'first' || join.kind === 'quorum')) {
+      if (!Number.isInteger(join.k) || join.k < 1 || join.k > requests.length) {
+        throw new SpawnRefused(`Refused: ${join.kind}(${join.k}) needs k between 1 and the ${requests.length} task(s)`);
+      }
+    }
     // Every refusal comes before anything is recorded: a refused batch must leave no open task behind.
     const concurrency = positive(options.concurrency ?? this.limits.concurrency, 'concurrency');
     const depth = owner.depth + 1;
@@ -312,7 +321,9 @@ export class Tree implements SubagentHost {
     }
     const done = this.tasks.openBatch(batchId, records);
     if (options.background) owner.openBackground += records.length;
-    owner.delegate({ type: 'SPAWN', batch: { batchId, background: options.background, concurrency, tasks: specs } });
+    const batch: BatchSpec = { batchId, background: options.background, concurrency, tasks: specs };
+    if (join && join.kind !== 'all') batch.join = join;
+    owner.delegate({ type: 'SPAWN', batch });
     return { batchId, taskIds: records.map((r) => r.taskId), done };
   }
 

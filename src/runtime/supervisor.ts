@@ -2,7 +2,16 @@ import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import { childId, type SupervisorActorRef } from '../../machines/supervisor.js';
-import type { AgentEventOf, AgentEventType, Message, Model, TaskSpec, TaskStatus, Usage } from '../protocol/index.js';
+import type {
+  AgentEventOf,
+  AgentEventType,
+  JoinPolicy,
+  Message,
+  Model,
+  TaskSpec,
+  TaskStatus,
+  Usage,
+} from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
 import { EventBus, type Listener } from './bus.js';
@@ -40,6 +49,12 @@ export interface SwarmOptions {
   background?: boolean;
   /** Running children for this batch (default: the supervisor's `concurrency`). */
   concurrency?: number;
+  /**
+   * When the batch is done (default `all`): `any` / `{ first: k }` settle once k tasks completed and cancel the
+   * rest; `{ quorum: k }` also fails (and cancels the rest) as soon as k cannot be reached; `allSettled` waits for
+   * every task. Every task's result is returned, each with its true status.
+   */
+  join?: 'all' | 'allSettled' | 'any' | { first: number } | { quorum: number };
 }
 
 export interface TaskInfo {
@@ -129,6 +144,7 @@ export class Supervisor {
     const batch = this.runtime.startBatch(this.owner, requests, {
       background: options.background === true,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.join === undefined ? {} : { join: joinOption(options.join) }),
     });
     if (options.background) return batch.taskIds;
     return batch.done;
@@ -302,6 +318,12 @@ function stateString(value: unknown): string {
       .join(',');
   }
   return '';
+}
+
+function joinOption(join: NonNullable<SwarmOptions['join']>): JoinPolicy {
+  if (join === 'all' || join === 'allSettled') return { kind: join };
+  if (join === 'any') return { kind: 'first', k: 1 };
+  return 'first' in join ? { kind: 'first', k: join.first } : { kind: 'quorum', k: join.quorum };
 }
 
 export function createSupervisor(config: SupervisorConfig = {}): Supervisor {
