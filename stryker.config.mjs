@@ -5,7 +5,8 @@
 export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
-  vitest: { configFile: 'vitest.config.ts', related: true },
+  vitest: { configFile: 'vitest.mutate.config.ts', related: false },
+  dryRunTimeoutMinutes: 20,
   mutate: ['machines/**/*.ts'],
   ignoreStatic: true,
   coverageAnalysis: 'perTest',

@@ -1,0 +1,14 @@
+import { defineConfig, mergeConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+// The suites that pin the machines' behaviour, for `npm run mutate` (Stryker runs them for every mutant): the pure
+// transition tests, the model-based paths, and the agents and trees driven through the real actors.
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      include: ['test/agent/**/*.test.ts', 'test/supervisor/**/*.test.ts', 'test/model-based/**/*.test.ts'],
+      coverage: { enabled: false },
+    },
+  }),
+);
