@@ -204,7 +204,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
 }
 
 /** The join policy a swarm call names (`any` is `first` with k = 1). */
-export function joinPolicyOf(
+function joinPolicyOf(
   name: 'all' | 'allSettled' | 'any' | 'first' | 'quorum' | undefined,
   k: number,
 ): JoinPolicy | undefined {
