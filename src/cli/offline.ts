@@ -2,7 +2,8 @@
  * The model `troupe run --offline` uses: a scripted model that does something sensible in any folder, so the
  * command can be tried (and tested) without a key. It looks at the tree, sends two subagents to find the TODO
  * notes and read the README, writes their findings to TROUPE_NOTES.md (which asks for approval in the default
- * mode) and sums up. A task that quotes a command in backticks runs that command instead.
+ * mode) and sums up. A task that quotes a command in backticks runs that command instead, and one that quotes
+ * a tool with JSON arguments (`mcp__docs__search {"q": "x"}`) calls that tool.
  */
 import type { Message, ModelRequest } from '../protocol/index.js';
 import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../providers/index.js';
@@ -64,7 +65,17 @@ function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedA
     return reply(`The README is about "${title}". ${summary.trim()}`);
   }
 
-  const command = /`([^`]+)`/.exec(task)?.[1];
+  const quoted = /`([^`]+)`/.exec(task)?.[1];
+  // `tool_name {"json": "args"}` calls that tool (an MCP tool, say); anything else quoted is a shell command.
+  const named = quoted ? /^([a-zA-Z0-9_-]+)\s*(\{.*\})$/s.exec(quoted) : null;
+  if (named && request.tools.some((t) => t.name === named[1])) {
+    if (step === 0) {
+      // Arguments that are not JSON go to the tool as text; the tool's validation answers them.
+      return reply(`Calling ${named[1]}.`, [{ name: named[1] as string, args: named[2] as string }]);
+    }
+    return reply(`${named[1]} answered:\n${tool.text.trim()}`);
+  }
+  const command = quoted;
   if (command) {
     if (step === 0) return reply(`Running \`${command}\`.`, [{ name: 'bash', args: { command } }]);
     return reply(`The command ended:\n${tool.text.trim().split('\n').slice(-5).join('\n')}`);

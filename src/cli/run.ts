@@ -3,9 +3,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Agent, type AgentEventOf, createAgent, type JsonObject, type Model, type RunResult } from '../index.js';
+import { connectMcpServers, loadMcpConfig, type McpConnection } from '../mcp/index.js';
 import { Permissions } from '../permissions/index.js';
 import { PERMISSION_MODES, type PermissionMode, type ToolTraits } from '../permissions/types.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../tools/builtin/index.js';
+import type { AnyTool } from '../tools/index.js';
 import { mainArgument } from './agent-rows.js';
 import { type Answer, Approvals, type Input } from './approvals.js';
 import { chooseModel, UsageError } from './model-choice.js';
@@ -26,6 +28,8 @@ Options:
       --model <id>      e.g. gpt-5-mini, claude-sonnet-4-5 (default: TROUPE_MODEL, else the provider's default)
       --mode <mode>     default: ask before anything that is not read-only
                         plan: read-only tools only; auto: ask only before destructive tools; bypass: ask nothing
+      --mcp-config <file>  MCP servers to add tools from ({ "mcpServers": { … } }, as .mcp.json); never read
+                        from the folder on its own, since a config names commands to run
       --max-steps <n>   model calls per turn (default 40)
       --json            print every event as a JSON line (and the result last)
   -h, --help            this text
@@ -64,6 +68,7 @@ function system(folder: string): string {
 
 interface Parsed {
   task: string;
+  mcpConfig?: string;
   folder: string;
   model: Model;
   mode: PermissionMode;
@@ -96,7 +101,15 @@ function parse(args: string[], io: RunIO): Parsed | 'help' {
         ...(values.provider ? { provider: values.provider } : {}),
         ...(values.model ? { model: values.model } : {}),
       });
-  return { task, folder: path.resolve(io.cwd, values.cwd ?? '.'), model, mode, json: values.json === true, maxSteps };
+  return {
+    task,
+    folder: path.resolve(io.cwd, values.cwd ?? '.'),
+    model,
+    mode,
+    json: values.json === true,
+    maxSteps,
+    ...(values['mcp-config'] ? { mcpConfig: path.resolve(io.cwd, values['mcp-config']) } : {}),
+  };
 }
 
 function parseRunArgs(args: string[]) {
@@ -110,6 +123,7 @@ function parseRunArgs(args: string[]) {
       model: { type: 'string' },
       mode: { type: 'string' },
       'max-steps': { type: 'string' },
+      'mcp-config': { type: 'string' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -130,21 +144,31 @@ export async function runCommand(args: string[], io: RunIO): Promise<number> {
     return 0;
   }
   await checkFolder(options.folder);
+  const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
   const workspace = await createWorkspaceTools({ roots: options.folder });
   try {
-    return await runAgent(options, workspace, io);
+    return await runAgent(options, [...workspace.tools, ...(mcp?.tools ?? [])], workspace, io);
   } finally {
     await workspace.close();
+    await mcp?.close();
   }
 }
 
-async function runAgent(options: Parsed, workspace: WorkspaceTools, io: RunIO): Promise<number> {
-  const traits = new Map<string, ToolTraits>(workspace.tools.map((tool) => [tool.name, tool]));
+async function connectMcp(file: string, env: NodeJS.ProcessEnv): Promise<McpConnection> {
+  try {
+    return await connectMcpServers({ servers: await loadMcpConfig(file, env) });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceTools, io: RunIO): Promise<number> {
+  const traits = new Map<string, ToolTraits>(tools.map((tool) => [tool.name, tool]));
   const permissions = new Permissions({ mode: options.mode, cwd: options.folder });
   const agent: Agent = createAgent({
     id: 'main',
     model: options.model,
-    tools: workspace.tools,
+    tools,
     system: system(options.folder),
     maxSteps: options.maxSteps,
     subagents: { concurrency: 4, maxDepth: 2 },

@@ -31,7 +31,7 @@ export class ToolDriver {
   private next: { name: string; args: JsonObject } | undefined;
 
   constructor(
-    readonly tools: WorkspaceTools,
+    readonly tools: Pick<WorkspaceTools, 'tools' | 'close'>,
     id = 'driver',
   ) {
     this.agent = createAgent({

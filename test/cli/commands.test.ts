@@ -217,6 +217,30 @@ describe('the live view', () => {
   });
 });
 
+describe('MCP servers', () => {
+  it('adds the tools of the servers in --mcp-config, and stops them when the run ends', async () => {
+    const config = path.join(dir, 'mcp.json');
+    const server = path.join(import.meta.dirname, '../mcp/fixtures/stdio-server.ts');
+    await fs.writeFile(
+      config,
+      JSON.stringify({ mcpServers: { test: { command: process.execPath, args: ['--import', 'tsx', server] } } }),
+    );
+    const h = harness();
+    expect(await run(h, ['--offline', '--json', '--mcp-config', config, 'Run `true`'])).toBe(0);
+    const start = h
+      .out()
+      .split('\n')
+      .find((line) => line.includes('"agent_start"'));
+    expect(start).toBeDefined();
+  }, 60_000);
+
+  it('refuses a config it cannot use, in one line', async () => {
+    const h = harness();
+    expect(await run(h, ['--offline', '--mcp-config', 'missing.json', 'x'])).toBe(2);
+    expect(h.err).toEqual([`troupe run: MCP config not found: ${path.join(dir, 'missing.json')}`]);
+  });
+});
+
 describe('usage errors', () => {
   it.each([
     ['no API key', ['do it'], {}, 'no API key: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or run offline with --offline'],

@@ -30,35 +30,43 @@ const DEFAULT_SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 export class ProcessGroup {
   readonly pid: number;
   readonly exited: Promise<Exit>;
-  private readonly child: ChildProcess;
   private exit: Exit | undefined;
 
-  constructor(
+  /** Takes over a child spawned with `detached: true` (the leader of its own process group). */
+  constructor(readonly child: ChildProcess) {
+    if (child.pid === undefined) {
+      child.once('error', () => {}); // reported by the throw below, not as an unhandled 'error' event
+      throw new Error('The process could not be started');
+    }
+    this.pid = child.pid;
+    live.add(this);
+    installExitHook();
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exit = { code, signal };
+        resolve(this.exit);
+      });
+      child.once('error', () => {
+        this.exit ??= { code: null, signal: null };
+        resolve(this.exit);
+      });
+    });
+  }
+
+  /** `shell -c command` as a group, its stdout and stderr merged into `onOutput`. */
+  static shell(
     command: string,
     options: { cwd: string; env: NodeJS.ProcessEnv; shell?: string; onOutput: (chunk: string) => void },
-  ) {
-    this.child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', command], {
+  ): ProcessGroup {
+    const child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', command], {
       cwd: options.cwd,
       env: options.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    if (this.child.pid === undefined) throw new Error(`Could not start ${options.shell ?? DEFAULT_SHELL}`);
-    this.pid = this.child.pid;
-    this.child.stdout?.setEncoding('utf8').on('data', options.onOutput);
-    this.child.stderr?.setEncoding('utf8').on('data', options.onOutput);
-    live.add(this);
-    installExitHook();
-    this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-      this.child.once('error', () => {
-        this.exit ??= { code: null, signal: null };
-        resolve(this.exit);
-      });
-    });
+    child.stdout?.setEncoding('utf8').on('data', options.onOutput);
+    child.stderr?.setEncoding('utf8').on('data', options.onOutput);
+    return new ProcessGroup(child);
   }
 
   get hasExited(): boolean {
@@ -104,6 +112,7 @@ export class ProcessGroup {
    */
   async drain(): Promise<void> {
     const streams = [this.child.stdout, this.child.stderr].filter((s) => s !== null);
+    this.child.stdin?.destroy();
     const closed = streams.map((s) =>
       s.closed ? Promise.resolve() : new Promise<void>((resolve) => s.once('close', () => resolve())),
     );

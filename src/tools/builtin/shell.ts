@@ -129,7 +129,7 @@ export class Shell {
 
   private start(command: string, cwd: string, onOutput: (chunk: string) => void): ProcessGroup {
     if (this.closed) throw new Error('The shell is closed: its agent has stopped');
-    return new ProcessGroup(command, {
+    return ProcessGroup.shell(command, {
       cwd,
       env: this.env,
       onOutput,

@@ -1,0 +1,202 @@
+/**
+ * Tools from Model Context Protocol servers, through the official SDK's client: each server's tools become Troupe
+ * tools named `mcp__<server>__<tool>`, validated against their JSON Schema before they are sent, with an inactivity
+ * timeout and the call's abort signal passed to the server as a cancellation.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { JsonValue, ToolResultContent } from '../protocol/index.js';
+import { type AnyTool, defineTool, type ToolOutput } from '../tools/define-tool.js';
+import { GroupStdioTransport, type StdioServer } from './stdio-transport.js';
+
+export interface HttpServer {
+  /** A streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+  url: string;
+  headers?: Record<string, string>;
+}
+
+export type McpServerConfig = StdioServer | HttpServer;
+
+export interface McpOptions {
+  servers: Record<string, McpServerConfig>;
+  /**
+   * A call fails when its server has sent nothing (no result, no progress) for this long. Default 60 s. Progress
+   * notifications restart the clock, so a long call that reports progress is never cut.
+   */
+  inactivityTimeoutMs?: number;
+  /** Connecting and listing a server's tools. Default 30 s. */
+  connectTimeoutMs?: number;
+  /** Between SIGTERM and SIGKILL for stdio servers. Default 2 s. */
+  killGraceMs?: number;
+}
+
+export interface McpConnection {
+  tools: AnyTool[];
+  /** The servers' own names and tool names, for listings. */
+  servers: Array<{ name: string; tools: string[] }>;
+  /** Disconnects every server; stdio servers are stopped with every process they started. */
+  close(): Promise<void>;
+}
+
+/** A server that cannot be used, with its name and, for stdio, what it wrote to stderr. */
+export class McpConnectError extends Error {
+  override readonly name = 'McpConnectError';
+}
+
+const NAME_PART = /[^a-zA-Z0-9_-]/g;
+
+/** `mcp__<server>__<tool>` within the 64 characters providers allow. */
+export function mcpToolName(server: string, tool: string): string {
+  const name = `mcp__${server.replace(NAME_PART, '_')}__${tool.replace(NAME_PART, '_')}`;
+  return name.length <= 64 ? name : name.slice(0, 64);
+}
+
+function isHttp(config: McpServerConfig): config is HttpServer {
+  return 'url' in config;
+}
+
+/** The tool's argument schema as zod, for validation before the call; a schema zod cannot read accepts any object. */
+function schemaOf(tool: McpTool): z.ZodObject {
+  try {
+    const schema = z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
+    if (schema instanceof z.ZodObject) return schema;
+  } catch {}
+  return z.looseObject({});
+}
+
+function toOutput(result: CallToolResult): ToolOutput {
+  const content: ToolResultContent[] = [];
+  for (const part of result.content ?? []) {
+    if (part.type === 'text') content.push({ type: 'text', text: part.text });
+    else if (part.type === 'image') {
+      content.push({ type: 'image', source: { kind: 'base64', mediaType: part.mimeType, data: part.data } });
+    } else if (part.type === 'resource' && 'text' in part.resource) {
+      content.push({ type: 'text', text: String(part.resource.text) });
+    } else if (part.type === 'resource_link') {
+      content.push({ type: 'text', text: `[resource ${part.name}: ${part.uri}]` });
+    } else {
+      content.push({ type: 'text', text: `[${part.type} content]` });
+    }
+  }
+  if (content.length === 0 && result.structuredContent) {
+    content.push({ type: 'text', text: JSON.stringify(result.structuredContent) });
+  }
+  return {
+    content,
+    isError: result.isError === true,
+    ...(result.structuredContent ? { details: result.structuredContent as JsonValue } : {}),
+  };
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new McpConnectError(message)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Connected {
+  name: string;
+  client: Client;
+  transport: Transport;
+  tools: McpTool[];
+}
+
+async function connectOne(name: string, config: McpServerConfig, options: McpOptions): Promise<Connected> {
+  const transport: Transport = isHttp(config)
+    ? new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: config.headers ? { headers: config.headers } : {},
+      })
+    : new GroupStdioTransport(config, options.killGraceMs);
+  const client = new Client({ name: 'troupe', version: '0.1.0' });
+  const connectMs = options.connectTimeoutMs ?? 30_000;
+  try {
+    await withTimeout(
+      client.connect(transport),
+      connectMs,
+      `MCP server "${name}" did not answer within ${connectMs} ms`,
+    );
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {}, { timeout: connectMs });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return { name, client, transport, tools };
+  } catch (error) {
+    await client.close().catch(() => {});
+    await transport.close().catch(() => {});
+    const stderr = transport instanceof GroupStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr})` : '';
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new McpConnectError(`MCP server "${name}" could not be used: ${reason}${stderr}`);
+  }
+}
+
+function toolFor(server: Connected, tool: McpTool, inactivityMs: number): AnyTool {
+  const annotations = tool.annotations ?? {};
+  return defineTool({
+    name: mcpToolName(server.name, tool.name),
+    description: tool.description ?? tool.annotations?.title ?? `${tool.name} (MCP server ${server.name})`,
+    schema: schemaOf(tool),
+    ...(annotations.readOnlyHint === true ? { readOnly: true } : {}),
+    // The MCP default for a tool that is not read-only is "may be destructive".
+    ...(annotations.readOnlyHint !== true && annotations.destructiveHint !== false ? { destructive: true } : {}),
+    async execute(args, ctx) {
+      try {
+        const result = await server.client.callTool({ name: tool.name, arguments: args }, undefined, {
+          signal: ctx.signal,
+          timeout: inactivityMs,
+          resetTimeoutOnProgress: true,
+          onprogress: (progress) => ctx.update(progress as unknown as JsonValue),
+        });
+        return toOutput(result as CallToolResult);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        if (/timed out/i.test(message)) {
+          throw new Error(`MCP server "${server.name}" sent nothing for ${inactivityMs} ms: the call was cancelled`);
+        }
+        throw new Error(`MCP server "${server.name}": ${message}`);
+      }
+    },
+  });
+}
+
+/**
+ * Connects to every server (in parallel), lists their tools and wraps them. If one server fails, the others are
+ * closed and the error names the one that failed.
+ */
+export async function connectMcpServers(options: McpOptions): Promise<McpConnection> {
+  const entries = Object.entries(options.servers);
+  const settled = await Promise.allSettled(entries.map(([name, config]) => connectOne(name, config, options)));
+  const connected = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const close = async () => {
+    await Promise.all(
+      connected.map(async (server) => {
+        await server.client.close().catch(() => {});
+        await server.transport.close().catch(() => {});
+      }),
+    );
+  };
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    await close();
+    throw failed.reason;
+  }
+  const inactivityMs = options.inactivityTimeoutMs ?? 60_000;
+  return {
+    tools: connected.flatMap((server) => server.tools.map((tool) => toolFor(server, tool, inactivityMs))),
+    servers: connected.map((server) => ({ name: server.name, tools: server.tools.map((t) => t.name) })),
+    close,
+  };
+}
