@@ -1,4 +1,5 @@
 import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from 'xstate';
+import { knownSecrets } from '../protocol/secrets.js';
 
 /**
  * What inspectors may see. Every snapshot, event and action parameter is summarised here, synchronously and
@@ -16,7 +17,10 @@ export interface SanitizeOptions {
   maxDepth?: number;
   /** Values under keys matching this are replaced by "[redacted]". */
   redactKeys?: RegExp;
-  /** Exact strings scrubbed wherever they appear (default: every `*_API_KEY` environment variable's value). */
+  /**
+   * Exact strings scrubbed wherever they appear (default: every `*_API_KEY` environment variable's value). The
+   * keys of every `openai()` / `anthropic()` model of the process are scrubbed too, whatever this says.
+   */
   secrets?: readonly string[];
   /** Patterns scrubbed inside every string (default: `sk-…` keys and `Bearer …` credentials). */
   redactPatterns?: readonly RegExp[];
@@ -68,6 +72,8 @@ function resolve(options: SanitizeOptions): Resolved {
 function scrub(text: string, options: Resolved): string {
   let out = text;
   for (const secret of options.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  // Read at every call: a model resolves an environment key on its first request, after the inspector was made.
+  for (const secret of knownSecrets()) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
   for (const pattern of options.patterns) out = out.replace(pattern, REDACTED);
   return out;
 }

@@ -18,6 +18,8 @@ import {
   type ModelRequest,
   type ModelStopReason,
   type ReasoningEffort,
+  redactError,
+  registerSecret,
   type Usage,
 } from '../protocol/index.js';
 import { badResponse, type ClassifyContext, classifyError, truncatedStream } from './http-errors.js';
@@ -430,6 +432,8 @@ export function anthropic(options: AnthropicOptions): Model {
     extraBody: options.extraBody,
   };
   const maxContinuations = options.maxPauseContinuations ?? 8;
+  // Known from now on to every error this process reports and to the inspector's sanitiser.
+  registerSecret(options.apiKey ?? options.client?.apiKey ?? undefined);
   // The SDK is imported on the first request (~26 MB of memory, tens of ms of start-up, otherwise paid by every user).
   const getClient = lazyClient(options.client, () => {
     const apiKey = apiKeyFrom(options.apiKey, 'ANTHROPIC_API_KEY', ctx);
@@ -488,7 +492,7 @@ export function anthropic(options: AnthropicOptions): Model {
       };
       yield { type: 'done', message, stopReason };
     } catch (error) {
-      throw classifyError(ctx, error, signal);
+      throw redactError(classifyError(ctx, error, signal));
     }
   }
 

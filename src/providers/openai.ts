@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { Model, ModelEvent, ModelRequest, ReasoningEffort } from '../protocol/index.js';
+import { redactError, registerSecret } from '../protocol/index.js';
 import { type ClassifyContext, classifyError } from './http-errors.js';
 import { chatEvents, chatRequestBody } from './openai-chat.js';
 import { responsesEvents, responsesRequestBody } from './openai-responses.js';
@@ -57,6 +58,8 @@ export function openai(options: OpenAIOptions): Model {
   const provider = options.provider ?? (api === 'responses' ? 'openai' : 'openai-chat');
   const ctx: ClassifyContext = { provider, label: api === 'responses' ? 'OpenAI Responses' : 'Chat Completions' };
   const own = !baseURL;
+  // Known from now on to every error this process reports and to the inspector's sanitiser.
+  registerSecret(options.apiKey ?? options.client?.apiKey ?? undefined);
   // The SDK is imported on the first request (~17 MB of memory, tens of ms of start-up, otherwise paid by every user).
   const getClient = lazyClient(options.client, () => {
     const apiKey = apiKeyFrom(options.apiKey, 'OPENAI_API_KEY', ctx);
@@ -106,7 +109,7 @@ export function openai(options: OpenAIOptions): Model {
         yield* chatEvents(chunks, { provider, model: options.model }, ctx, signal);
       }
     } catch (error) {
-      throw classifyError(ctx, error, signal);
+      throw redactError(classifyError(ctx, error, signal));
     }
   }
 

@@ -1,5 +1,5 @@
 import type { ImagePart, JsonObject, JsonValue, ProviderData, ToolResultPart, Usage } from '../protocol/index.js';
-import { emptyUsage, ModelError } from '../protocol/index.js';
+import { emptyUsage, ModelError, registerSecret } from '../protocol/index.js';
 import type { ClassifyContext } from './http-errors.js';
 
 /**
@@ -155,6 +155,7 @@ export function lazyClient<C>(given: C | undefined, make: () => Promise<C>): () 
 /** The API key from the options or the environment, or the `auth_error` that names both. */
 export function apiKeyFrom(explicit: string | undefined, env: string, ctx: ClassifyContext): string {
   const key = explicit ?? process.env[env];
+  registerSecret(key);
   if (key) return key;
   const message = `${ctx.label ?? ctx.provider}: no API key (pass apiKey or set ${env})`;
   throw new ModelError({ code: 'auth_error', message, provider: ctx.provider });
