@@ -105,6 +105,15 @@ describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
         'Now summarise it in one line.',
       ]);
       await page.locator('[data-testid="log-entry"][data-type="⇢ RESUME"]').waitFor();
+      // Its answers' usage carried a cost: the agents table adds it up (the others show none).
+      expect(
+        await page
+          .locator(`[data-testid="usage-row"][data-agent="${agentId}"] [data-testid="usage-cost"]`)
+          .textContent(),
+      ).toBe('$0.0012');
+      expect(
+        await page.locator('[data-testid="usage-row"][data-agent="lead"] [data-testid="usage-cost"]').textContent(),
+      ).toBe('—');
 
       // Every command went through the run's own channel, and was answered.
       expect(connection.commands.map((c) => `${c.command.command}:${c.ok}`)).toEqual([

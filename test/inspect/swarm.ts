@@ -1,7 +1,7 @@
 /** The swarm the inspector tests watch: a root supervisor, a lead agent, and two subagents whose tool calls ask. */
 import type { InspectionEvent, Observer } from 'xstate';
 import { z } from 'zod';
-import { createSupervisor, defineTool, type ModelRequest, scriptedModel, textOf } from '../../src/index.js';
+import { createSupervisor, defineTool, type ModelRequest, scriptedModel, textOf, type Usage } from '../../src/index.js';
 
 function conversation(request: ModelRequest) {
   const users = request.messages.filter((m) => m.role === 'user');
@@ -99,7 +99,8 @@ export function controlFixture(inspect: Observer<InspectionEvent>) {
     const lastUser = textOf(users[users.length - 1]);
     if (mode === 'hold' && answers === 0)
       return { toolCalls: [{ name: 'hold', args: { name } }], usage: { input: 40, output: 8 } };
-    if (answers === 0) return { text: `${name} done`, usage: { input: 30, output: 4 } };
+    // A usage that carries its cost, as a priced provider answer would: the page adds it up.
+    if (answers === 0) return { text: `${name} done`, usage: { input: 30, output: 4, cost: 0.0012 } as Partial<Usage> };
     return { text: `${name} answers: ${lastUser}`, usage: { input: 60, output: 9 } };
   });
   const supervisor = createSupervisor({ id: 'root', model, tools: [hold], inspect });
