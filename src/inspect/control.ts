@@ -152,7 +152,8 @@ function drive(
     return applied('interrupted');
   }
   handle.steer(command.text as string);
-  return applied(idle ? 'the agent is idle: the message joins its next turn' : 'joins at the next step boundary');
+  // Agent.steer() starts a turn on an idle agent, so that steers keep the order they were sent in.
+  return applied(idle ? 'the agent was idle: the message starts a turn' : 'joins at the next step boundary');
 }
 
 function toHandle(root: InspectorRoot): SteerableAgent | undefined {

@@ -40,14 +40,14 @@ describe('page commands on a live tree', () => {
     const apply = (c: InspectorCommand) => applyCommand(c, seen.actors, supervisor);
     try {
       const leadSession = seen.sessionOf('lead');
-      // Idle: a steer waits for the next turn; there is nothing to interrupt.
-      expect(await apply(command('STEER', leadSession, { text: 'later' }))).toEqual({
-        ok: true,
-        detail: 'the agent is idle: the message joins its next turn',
-      });
+      // Idle: there is nothing to interrupt, and a steer starts a turn.
       expect(await apply(command('INTERRUPT', leadSession))).toEqual({
         ok: false,
         error: 'already finished: the agent is idle',
+      });
+      expect(await apply(command('STEER', leadSession, { text: 'quick steered' }))).toEqual({
+        ok: true,
+        detail: 'the agent was idle: the message starts a turn',
       });
       expect(await apply(command('STEER', 'x:404', { text: 'hello?' }))).toEqual({ ok: false, error: 'agent gone' });
       expect(await apply(command('STEER', supervisor.actor.sessionId, { text: 'hi' }))).toEqual({
@@ -97,7 +97,11 @@ describe('page commands on a live tree', () => {
 
   it('needs the root attached for controls, and a Supervisor for tasks; an Agent root steers itself', async () => {
     const seen = actorsSeen();
-    const agent = createAgent({ id: 'solo', model: scriptedModel([{ text: 'ok' }]), inspect: seen.inspect });
+    const agent = createAgent({
+      id: 'solo',
+      model: scriptedModel([{ text: 'steered' }, { text: 'ok' }]),
+      inspect: seen.inspect,
+    });
     const session = seen.sessionOf('solo');
     try {
       expect(await applyCommand(command('STEER', session, { text: 'hi' }), seen.actors, undefined)).toMatchObject({
@@ -114,6 +118,7 @@ describe('page commands on a live tree', () => {
       expect(await applyCommand(command('STEER', session, { text: 'first this' }), seen.actors, agent)).toMatchObject({
         ok: true,
       });
+      // The steer started a turn; the prompt queues behind it.
       const result = await agent.prompt('go');
       expect(result.text).toBe('ok');
       expect(agent.messages.some((m) => m.role === 'user' && m.source === 'steer')).toBe(true);

@@ -51,7 +51,9 @@ function build(actor, mode, send) {
   if (!flags.has('stopped')) {
     const steer = textBox(
       'steer',
-      flags.has('running') ? 'A message for the agent: it joins at the next step' : 'A message for its next turn',
+      flags.has('running')
+        ? 'A message for the agent: it joins at the next step'
+        : 'A message for the agent: it starts a turn',
     );
     const steerButton = el('button', { 'data-action': 'steer' }, 'Steer');
     steerButton.addEventListener('click', () => {
