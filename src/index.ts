@@ -9,6 +9,7 @@ export {
 export { toMermaid, toStudioJSON } from './inspect/export.js';
 export { type SanitizeOptions, sanitizeInspection } from './inspect/sanitize.js';
 export { type InspectorServer, type InspectorServerOptions, startInspectorServer } from './inspect/server.js';
+export { type EventSource, type TraceOptions, traceAgents } from './observe/otel.js';
 export {
   type ParsedShell,
   type PermissionMode,
@@ -97,10 +98,22 @@ export {
 } from './session/index.js';
 export {
   type AnyTool,
+  type CacheOptions,
+  cacheByArgs,
   defineTool,
   type ExecutionMode,
+  jsonSchema,
+  logCalls,
+  retryOnError,
   type ToolContext,
   type ToolDefinition,
   ToolDefinitionError,
+  type ToolExecute,
+  type ToolLogEntry,
+  type ToolMiddleware,
   type ToolOutput,
+  type ToolRetryOptions,
+  ToolTimeoutError,
+  timeoutAfter,
+  withMiddleware,
 } from './tools/index.js';

@@ -149,17 +149,12 @@ export class Permissions {
   /**
    * The chain, first decisive answer wins: deny rules (this agent's and its ancestors'), plan mode's refusal of
    * what is not read-only, ask rules, approvals remembered this session, the policies in their order, allow
-   * rules, and finally the mode's default.
+   * rules, and finally the mode's default. Several policies are one {@link chainPolicies}.
    */
-  async decide(
-    call: ToolCallPart,
-    agent: AgentInfo,
-    tool: ToolTraits | undefined,
-    policies: readonly Policy[] = [],
-  ): Promise<Decision> {
+  async decide(call: ToolCallPart, agent: AgentInfo, tool: ToolTraits | undefined, policy?: Policy): Promise<Decision> {
     const ruled = this.decideByRules(call, tool, 'restrictive');
     if (ruled) return ruled;
-    for (const policy of policies) {
+    if (policy) {
       const answer = await policy(call, agent, tool);
       if (answer !== undefined) return fromAnswer(answer);
     }
@@ -252,6 +247,19 @@ export class Permissions {
     const rule = forTool.find((candidate) => permissiveMatch(candidate, subject, this.context));
     return rule ? { rule } : {};
   }
+}
+
+/** Several policies as one, asked in order: the first that answers decides; none answering leaves it open. */
+export function chainPolicies(policies: Policy | readonly Policy[] | undefined): Policy | undefined {
+  if (policies === undefined || typeof policies === 'function') return policies;
+  if (policies.length <= 1) return policies[0];
+  return async (call, agent, tool) => {
+    for (const policy of policies) {
+      const answer = await policy(call, agent, tool);
+      if (answer !== undefined) return answer;
+    }
+    return undefined;
+  };
 }
 
 function fromAnswer(answer: PolicyAnswer): Decision {

@@ -63,6 +63,8 @@ export type AgentEventBody =
   | { type: 'tool_execution_update'; toolCallId: string; toolName: string; partial: JsonValue }
   | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolResultPart; durationMs: number }
   | ({ type: 'approval_requested' } & ToolCallFacts)
+  /** A call was refused before it ran (a deny rule, plan mode, a policy): a parent sees its subagents' too. */
+  | ({ type: 'permission_denied'; reason?: string; rule?: string } & ToolCallFacts)
   | {
       type: 'notification';
       taskId: string;

@@ -2,6 +2,13 @@ import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import type { z } from 'zod';
 import type { AgentActorRef } from '../../machines/agent/index.js';
+import {
+  chainPolicies,
+  type PermissionMode,
+  Permissions,
+  type PermissionsConfig,
+  type Policy,
+} from '../permissions/index.js';
 import type {
   AgentEvent,
   AgentEventOf,
@@ -20,7 +27,6 @@ import {
   AgentEnv,
   type AgentSettings,
   type PendingTurn,
-  type Policy,
   type RunResult,
   registerEnv,
   reportInternalError,
@@ -46,8 +52,17 @@ export interface AgentConfig<Output = unknown> {
   maxSteps?: number;
   /** How many calls of one parallel group run at once (default 8). */
   toolConcurrency?: number;
-  /** Decides per tool call: allow, deny, or ask a person. Default: allow. */
-  policy?: Policy;
+  /**
+   * Decides per tool call: allow, deny, or ask a person; a list is asked in order, and the first that answers
+   * (anything but `undefined`) decides. Deny and ask rules come first, allow rules and the mode after.
+   */
+  policy?: Policy | readonly Policy[];
+  /**
+   * Permission rules (`deny`, `ask`, `allow` as strings: `bash(git *)`, `read_file(/etc/**)`, `mcp__*`) and the
+   * mode (`default`, `plan`, `auto`, `bypass`). Without a mode, calls nothing refuses or holds run. Subagents
+   * inherit them; a `Permissions` object can be shared.
+   */
+  permissions?: PermissionsConfig | Permissions;
   /**
    * A call waiting for approval longer than this is denied, with the reason "no answer within N ms" (the model
    * sees it). Unset: it waits as long as it takes, and a process that is about to exit with calls still waiting
@@ -134,7 +149,8 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     tools: registryFor(config.tools ?? NO_TOOLS, extraTools),
     system: config.system,
     toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
-    policy: config.policy,
+    policy: chainPolicies(config.policy),
+    permissions: config.permissions instanceof Permissions ? config.permissions : new Permissions(config.permissions),
     ...(config.approvalTimeoutMs === undefined
       ? {}
       : { approvalTimeoutMs: positive(config.approvalTimeoutMs, 'approvalTimeoutMs') }),
@@ -361,14 +377,47 @@ export class Agent<Output = unknown> {
    * Answers a tool call waiting for approval. A subagent's call is routed by its agent id: pass the
    * `approval_requested` event itself (or `{ agentId, toolCallId }`); a bare id goes to this agent, or to the
    * one agent of its tree that waits on it. Returns whether an open approval was answered: false for an unknown
-   * id, one already answered (or timed out), or one whose turn has ended.
+   * id, one already answered (or timed out), or one whose turn has ended. `remember: true` approves the same call
+   * (that tool with that path or command) for the rest of the session, in the whole tree; `remember: 'bash(npm test
+   * *)'` remembers a rule.
    */
-  approve(call: string | ApprovalTarget): boolean {
+  approve(call: string | ApprovalTarget, options: { remember?: boolean | string } = {}): boolean {
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
     const target = this.routeApproval(call);
     if (!takeApproval(target, toolCallId)) return false;
+    if (options.remember) this.remember(target, toolCallId, options.remember);
     target.send({ type: 'APPROVE', toolCallId });
     return true;
+  }
+
+  private remember(target: Pick<AnyActorRef, 'send'>, toolCallId: string, remember: true | string): void {
+    const { permissions } = this.env.settings;
+    if (typeof remember === 'string') {
+      permissions.remember(remember);
+      return;
+    }
+    const snapshot = (target as AgentActorRef).getSnapshot?.();
+    const waiting = snapshot?.context.calls.find((state) => state.call.id === toolCallId)?.call;
+    if (!waiting) return;
+    const env = this.tree?.node(snapshot.context.agentId)?.env ?? this.env;
+    env.settings.permissions.rememberCall(waiting, env.settings.tools.get(waiting.name));
+  }
+
+  /**
+   * The permission mode in force (`undefined`: none set, calls nothing refuses run). Setting it applies from the
+   * next authorization on, to this agent and to every subagent that inherits it.
+   */
+  get mode(): PermissionMode | undefined {
+    return this.env.settings.permissions.mode;
+  }
+
+  set mode(mode: PermissionMode | undefined) {
+    this.env.settings.permissions.mode = mode;
+  }
+
+  /** This agent's rules, mode and the approvals remembered in this session. */
+  get permissions(): Permissions {
+    return this.env.settings.permissions;
   }
 
   /** Refuses a tool call waiting for approval (the model sees the reason); returns as {@link approve} does. */

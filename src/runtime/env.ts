@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import type { ActorSystem } from 'xstate';
-import type { PolicyDecision, TurnInput } from '../../machines/agent/index.js';
+import type { TurnInput } from '../../machines/agent/index.js';
+import type { AgentInfo, Permissions, Policy } from '../permissions/index.js';
 import {
   type AgentEventBody,
   type AssistantContent,
@@ -28,15 +29,7 @@ import type { EventBus, EventOrigin } from './bus.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
 
-export interface AgentInfo {
-  id: string;
-  parentId?: string;
-}
-
-export type PolicyAnswer = PolicyDecision | { decision: PolicyDecision; reason?: string };
-
-/** Decides, per tool call, whether it runs, is refused, or waits for a person. Default: allow everything. */
-export type Policy = (call: ToolCallPart, agent: AgentInfo) => PolicyAnswer | Promise<PolicyAnswer>;
+export type { AgentInfo, Policy, PolicyAnswer } from '../permissions/index.js';
 
 /** Everything about an agent's model calls and tools that stays fixed while it lives. */
 export interface AgentSettings {
@@ -44,9 +37,12 @@ export interface AgentSettings {
   tools: ToolRegistry;
   system?: string;
   toolConcurrency: number;
+  /** The agent's policies as one: the first that answers decides (see `Permissions.decide`). */
   policy?: Policy;
   /** How long a call waits for approval before it is denied; unset: no limit. */
   approvalTimeoutMs?: number;
+  /** Rules, mode and remembered approvals; a subagent's is a child of its parent's. */
+  permissions: Permissions;
   output?: OutputSpec;
   retry: RetryPolicy;
   maxTokens?: number;

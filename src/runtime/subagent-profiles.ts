@@ -64,6 +64,7 @@ export class SubagentProfiles {
       system: profile?.system,
       model: profile?.model ?? parent.model,
       policy: profile?.policy ?? parent.policy,
+      permissions: profile?.permissions ? parent.permissions.child(profile.permissions) : parent.permissions,
       output: profile?.outputSchema ? outputSpec(profile.outputSchema) : undefined,
     };
     byProfile.set(name, settings);

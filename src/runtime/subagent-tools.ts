@@ -116,6 +116,8 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     );
   const agent = defineTool({
     name: 'agent',
+    // Delegating changes nothing by itself: the subagent's own calls meet the same rules and mode (inherited).
+    readOnly: true,
     description:
       'Starts a subagent on a task and returns its final answer. It does not see your conversation: give it ' +
       'everything it needs in the prompt. With background: true it returns a task id at once and the result ' +
@@ -144,6 +146,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
   });
   const swarm = defineTool({
     name: 'swarm',
+    readOnly: true,
     description:
       'Starts several subagents at once (a capped number run together, the rest wait) and returns their final ' +
       'answers in task order. With background: true it returns the task ids at once and each result arrives ' +
@@ -176,6 +179,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
   });
   const taskStatus = defineTool({
     name: 'task_status',
+    readOnly: true,
     description: 'Looks up a background task by id: running, completed, failed, interrupted or cancelled.',
     schema: z.object({ task_id: z.string() }),
     execute: ({ task_id }, ctx) => {
@@ -190,6 +194,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
   });
   const taskCancel = defineTool({
     name: 'task_cancel',
+    readOnly: true,
     description: 'Cancels a background task by id; its subagent is stopped.',
     schema: z.object({ task_id: z.string() }),
     execute: async ({ task_id }, ctx) => {

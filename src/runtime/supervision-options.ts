@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { PermissionsConfig } from '../permissions/index.js';
 import type { Model } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import type { Policy } from './env.js';
@@ -18,6 +19,8 @@ export interface SubagentProfile<Output = unknown> {
   /** The child's final answer must match it; the hand-off is then the validated output. */
   outputSchema?: z.ZodType<Output>;
   policy?: Policy;
+  /** More rules, or a mode of its own (`plan` for a planner); the parent's rules still hold. Default: the parent's. */
+  permissions?: PermissionsConfig;
   /** Whether the child wakes for its own children's notifications (default true). */
   wakeOnNotification?: boolean;
 }

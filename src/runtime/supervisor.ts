@@ -2,6 +2,7 @@ import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import { childId, type SupervisorActorRef } from '../../machines/supervisor.js';
+import { Permissions, type PermissionsConfig } from '../permissions/index.js';
 import type {
   AgentEventOf,
   AgentEventType,
@@ -31,6 +32,8 @@ export interface SupervisorConfig extends SupervisionOptions {
   tools?: readonly AnyTool[];
   /** The policy every agent of the tree inherits unless its profile or config says otherwise. */
   policy?: Policy;
+  /** Rules and mode every agent of the tree inherits; an agent's or a profile's own add to them. */
+  permissions?: PermissionsConfig;
   retry?: RetryOptions | false;
   /** XState's inspection observer: it sees the whole tree (root supervisor → agents → supervisors → …). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -87,7 +90,13 @@ export class Supervisor {
     this.id = config.id ?? `supervisor_${nanoid(10)}`;
     this.runtime = new Tree(this.bus, config);
     const settings = agentSettings(
-      { model: config.model ?? missingModel, tools: config.tools ?? [], policy: config.policy, retry: config.retry },
+      {
+        model: config.model ?? missingModel,
+        tools: config.tools ?? [],
+        policy: config.policy,
+        retry: config.retry,
+        ...(config.permissions ? { permissions: config.permissions } : {}),
+      },
       this.runtime.tools,
     );
     const inspect = config.inspect;
@@ -113,6 +122,7 @@ export class Supervisor {
       ...config,
       model: config.model ?? this.owner.settings.model,
       policy: config.policy ?? this.owner.settings.policy,
+      permissions: permissionsUnder(this.owner.settings.permissions, config.permissions),
     };
     const settings = agentSettings(full as AgentConfig<unknown>, this.runtime.tools);
     this.runtime.addMember(id, settings, config.messages);
@@ -331,3 +341,9 @@ export function createSupervisor(config: SupervisorConfig = {}): Supervisor {
 }
 
 export { SpawnRefused };
+
+/** A top-level agent's permissions: the tree's, with the agent's own rules or mode (or its own object) over them. */
+function permissionsUnder(tree: Permissions, own: PermissionsConfig | Permissions | undefined): Permissions {
+  if (own instanceof Permissions) return own;
+  return own ? tree.child(own) : tree;
+}

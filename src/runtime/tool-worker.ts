@@ -1,12 +1,7 @@
 import pLimit from 'p-limit';
 import { fromCallback } from 'xstate';
-import type {
-  PolicyDecision,
-  ToolResultEntry,
-  ToolWorkerRequest,
-  WorkerInput,
-  WorkerReply,
-} from '../../machines/agent/index.js';
+import type { ToolResultEntry, ToolWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
+import type { Decision } from '../permissions/index.js';
 import { describeThrown, errorResult, type JsonValue, type ToolCallPart, textOf } from '../protocol/index.js';
 import {
   type AnyTool,
@@ -16,7 +11,7 @@ import {
   type ToolContext,
   toToolResult,
 } from '../tools/index.js';
-import type { AgentEnv, Policy, PolicyAnswer, ToolBatch } from './env.js';
+import type { AgentEnv, ToolBatch } from './env.js';
 import { envOf, reportInternalError } from './env.js';
 
 type Reply = (reply: WorkerReply) => void;
@@ -38,10 +33,10 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
         reply(validate(env, request.batch, request.calls));
         break;
       case 'AUTHORIZE':
-        // Without a policy every call is allowed: answer at once rather than a promise tick later.
-        if (!env.settings.policy) reply(allowAll(request.batch, request.calls));
+        // Without a policy, rules or a mode every call is allowed: answer at once rather than a promise tick later.
+        if (!env.settings.policy && env.settings.permissions.inert) reply(allowAll(request.batch, request.calls));
         else {
-          authorize(env, env.settings.policy, request.batch, request.calls).then(reply, (error: unknown) => {
+          authorize(env, request.batch, request.calls).then(reply, (error: unknown) => {
             reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
             reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
           });
@@ -94,30 +89,31 @@ function failAll(batch: number, calls: ToolCallPart[], why: string): WorkerReply
   return { type: 'TOOL_RESULTS', batch, results };
 }
 
-async function authorize(env: AgentEnv, policy: Policy, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
+async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
+  const { permissions, policy, tools } = env.settings;
   const decisions = await Promise.all(
     calls.map(async (call) => {
+      let decision: Decision;
       try {
-        return { toolCallId: call.id, ...normalizeAnswer(await policy(call, env.info)) };
+        decision = await permissions.decide(call, env.info, tools.get(call.name), policy);
       } catch (error) {
         // A policy that fails cannot have allowed the call.
-        return {
-          toolCallId: call.id,
-          decision: 'deny' as const,
-          reason: `the policy failed: ${describeThrown(error)}`,
-        };
+        decision = { decision: 'deny', reason: `the policy failed: ${describeThrown(error)}` };
       }
+      if (decision.decision === 'deny' && env.bus.wants('permission_denied')) {
+        env.emit({
+          type: 'permission_denied',
+          ...env.describeCall(call),
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+          ...(decision.rule === undefined ? {} : { rule: decision.rule }),
+        });
+      }
+      return decision.reason === undefined
+        ? { toolCallId: call.id, decision: decision.decision }
+        : { toolCallId: call.id, decision: decision.decision, reason: decision.reason };
     }),
   );
   return { type: 'AUTHORIZED', batch, decisions };
-}
-
-function normalizeAnswer(answer: PolicyAnswer): { decision: PolicyDecision; reason?: string } {
-  const normalized = typeof answer === 'string' ? { decision: answer } : answer;
-  if (normalized.decision !== 'allow' && normalized.decision !== 'deny' && normalized.decision !== 'ask') {
-    return { decision: 'deny', reason: `the policy answered ${JSON.stringify(normalized.decision)}` };
-  }
-  return normalized;
 }
 
 async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: Outbox): Promise<void> {

@@ -8,6 +8,20 @@ export {
   type ToolOutput,
 } from './define-tool.js';
 export { intentOf } from './intent.js';
+export { jsonSchema } from './json-schema.js';
+export {
+  type CacheOptions,
+  cacheByArgs,
+  logCalls,
+  retryOnError,
+  type ToolExecute,
+  type ToolLogEntry,
+  type ToolMiddleware,
+  type ToolRetryOptions,
+  ToolTimeoutError,
+  timeoutAfter,
+  withMiddleware,
+} from './middleware.js';
 export { type NormalizedOutput, toToolResult } from './output.js';
 export {
   describeIssues,

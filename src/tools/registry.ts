@@ -3,6 +3,7 @@ import type { JsonObject, ToolCallPart, ToolResultPart, ToolSpec } from '../prot
 import { errorResult } from '../protocol/index.js';
 import type { AnyTool } from './define-tool.js';
 import { withIntent, withoutIntent } from './intent.js';
+import { originalJsonSchema } from './json-schema.js';
 
 /** Thrown at registration: the tool list cannot be sent to a model as it is. */
 export class ToolDefinitionError extends Error {
@@ -88,7 +89,8 @@ export class ToolRegistry {
     return {
       name,
       description: tool.description ?? '',
-      inputSchema: jsonSchemaOf(tool.schema, `Tool "${name}": its schema`),
+      // A schema written as JSON Schema (`jsonSchema()`) goes to the model as written, not as zod's round trip.
+      inputSchema: originalJsonSchema(tool.schema) ?? jsonSchemaOf(tool.schema, `Tool "${name}": its schema`),
     };
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  chainPolicies,
   PermissionRuleError,
   Permissions,
   type PermissionsConfig,
@@ -31,7 +32,7 @@ async function decide(
     call(name, args),
     agent,
     tool,
-    policies,
+    chainPolicies(policies),
   );
 }
 
