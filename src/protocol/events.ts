@@ -1,3 +1,4 @@
+import type { CompactionReason, ContextRepair, ContextRetryReason } from './context.js';
 import type { SerializedError } from './errors.js';
 import type { JsonValue } from './json.js';
 import type { AssistantMessage, Message, ToolResultPart, Usage } from './messages.js';
@@ -91,7 +92,27 @@ export type AgentEventBody =
       status: TaskStatus;
       usage: Usage;
       error?: SerializedError;
-    };
+    }
+  /** The projection sent something other than the stored history: one event per repair (see ContextRepair). */
+  | { type: 'context_repair'; repair: ContextRepair; strict: boolean }
+  /** The provider refused a request for its history (400) or its size with media (413): sent once more, repaired. */
+  | { type: 'context_retry'; reason: ContextRetryReason; error: SerializedError }
+  | { type: 'compaction_start'; reason: CompactionReason; tokens: number; window: number }
+  /**
+   * Older messages were summarised: `tokens` before and after (estimates), how many stored messages the summary
+   * replaces, how many were dropped unsummarised by a fallback, and the note itself.
+   */
+  | {
+      type: 'compaction_end';
+      reason: CompactionReason;
+      tokensBefore: number;
+      tokensAfter: number;
+      summarized: number;
+      dropped: number;
+      summary: string;
+    }
+  /** The same tool call (name and arguments) was made again: the note the model got, or the stop at the limit. */
+  | { type: 'tool_repetition'; toolName: string; count: number; level: 'note' | 'warn' | 'finish' | 'stop' };
 
 export type AgentEvent = AgentEventBody & EventBase;
 export type AgentEventType = AgentEvent['type'];

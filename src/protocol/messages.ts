@@ -66,8 +66,11 @@ export interface ToolResultPart {
 export type UserContent = TextPart | ImagePart;
 export type AssistantContent = TextPart | ReasoningPart | ToolCallPart | OpaquePart;
 
-/** Where a user-role message came from: the caller, a steer into a running turn, or a child's notification. */
-export type UserMessageSource = 'prompt' | 'steer' | 'notification' | 'feedback';
+/**
+ * Where a user-role message came from: the caller, a steer into a running turn, a child's notification, output
+ * feedback, or the note that stands for compacted messages (only ever in what is sent, never stored).
+ */
+export type UserMessageSource = 'prompt' | 'steer' | 'notification' | 'feedback' | 'compaction';
 
 export interface UserMessage {
   role: 'user';

@@ -35,7 +35,9 @@ export type WireReply =
     }
   | { kind: 'json'; status: number; body: unknown; headers?: Record<string, string> }
   /** A response body sent as it is (recorded SSE bytes). */
-  | { kind: 'raw'; body: string; status?: number; headers?: Record<string, string> };
+  | { kind: 'raw'; body: string; status?: number; headers?: Record<string, string> }
+  /** Decided by the request: a strict provider that accepts or refuses what it is sent. */
+  | { kind: 'check'; reply: (request: WireRequest) => Exclude<WireReply, { kind: 'check' }> };
 
 export interface WireRequest {
   method: string;
@@ -123,7 +125,8 @@ export class WireServer {
       }
     });
 
-    const reply = this.queues.get(path)?.shift();
+    const queued = this.queues.get(path)?.shift();
+    const reply = queued?.kind === 'check' ? queued.reply(record) : queued;
     if (!reply) {
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { type: 'test_error', message: `no scripted reply for ${path}` } }));
