@@ -43,6 +43,15 @@ module.exports = {
       to: { path: OURS, pathNot: ['^src/session/', '^src/protocol/'] },
     },
     {
+      name: 'context-below-runtime',
+      comment:
+        'src/context (projection, token counts, compaction) works on protocol messages and requests: it never imports ' +
+        'machines/ or src/runtime (the runtime calls it; machines only name the compactor actor).',
+      severity: 'error',
+      from: { path: '^src/context/' },
+      to: { path: ['^machines/', '^src/runtime/'] },
+    },
+    {
       name: 'runtime-only-from-entry-points',
       comment:
         "src/runtime joins machines to effects; only src/index.ts, src/testing, src/cli, src/inspect's server " +

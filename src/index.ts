@@ -1,5 +1,6 @@
 export type { AgentContext, AgentMachineEvent, PolicyDecision, ToolCallState } from '../machines/agent/index.js';
 export { agentMachine } from '../machines/agent/index.js';
+export { type ContextOptions, costOf, type ModelInfo, modelInfo, type Prices } from './context/index.js';
 export {
   type ConnectInspectorOptions,
   connectInspector,

@@ -1,11 +1,12 @@
-import { type ActorRefFrom, assign, fromCallback, sendTo, setup, spawnChild } from 'xstate';
+import { type ActorRefFrom, assign, fromCallback, fromPromise, sendTo, setup, spawnChild } from 'xstate';
 import type { SupervisorCommand } from '../../src/protocol/index.js';
-import { errorResult, toolCallsOf } from '../../src/protocol/index.js';
+import { errorResult, ModelError, toolCallsOf } from '../../src/protocol/index.js';
 import type {
   AgentCommand,
   AgentContext,
   AgentMachineEvent,
   AgentMachineInput,
+  CompactorInput,
   ModelWorkerRequest,
   ToolCallState,
   ToolWorkerRequest,
@@ -37,6 +38,10 @@ function updateCall(calls: ToolCallState[], toolCallId: string, patch: Partial<T
 
 function isCurrentModelReply(context: AgentContext, event: { turn: number; step: number }): boolean {
   return event.turn === context.turn && event.step === context.step;
+}
+
+function compactedThisStep(context: AgentContext): boolean {
+  return context.compactedAt?.turn === context.turn && context.compactedAt.step === context.step;
 }
 
 function hasToolCalls(event: Reply<'MODEL_DONE'>): boolean {
@@ -94,6 +99,8 @@ export const agentMachine = setup({
     modelWorker: fromCallback<ModelWorkerRequest, WorkerInput>(() => {}),
     /** Validates, authorizes and runs tool calls: takes VALIDATE / AUTHORIZE / EXECUTE / CHECK_OUTPUT. */
     toolWorker: fromCallback<ToolWorkerRequest, WorkerInput>(() => {}),
+    /** Replaces older messages of what is sent by a continuation note (src/context); resolves when done. */
+    compactor: fromPromise<void, CompactorInput>(async () => {}),
     /**
      * The agent's supervisor: here a stand-in that takes commands and does nothing, so the machine runs alone in
      * tests. The runtime's composition (src/runtime/machines.ts) provides `spawnSupervisor` with the real one.
@@ -138,6 +145,7 @@ export const agentMachine = setup({
         turn: context.turn,
         step: context.step,
         inputId: context.current?.inputId ?? '',
+        mayCompact: !compactedThisStep(context),
       }),
     ),
     requestValidation: sendTo(
@@ -285,6 +293,17 @@ export const agentMachine = setup({
       stopReason: params.reason,
     })),
     failWithModelError: assign({ stopReason: 'error', error: ({ event }) => reply<'MODEL_ERROR'>(event).error }),
+    markCompaction: assign({ compactedAt: ({ context }) => ({ turn: context.turn, step: context.step }) }),
+    failWithCompactionError: assign({
+      stopReason: 'error',
+      error: ({ event }) => {
+        const { error } = event as unknown as { error: unknown };
+        // A model error (the summary call failed, or there was nothing to compact) keeps its classification.
+        if (error instanceof ModelError) return error.toJSON();
+        const message = error instanceof Error ? error.message : String(error);
+        return { name: 'CompactionError', code: 'compaction_failed', message: `Compaction failed: ${message}` };
+      },
+    }),
     failWithInvalidOutput: assign(({ context }) => ({
       stopReason: 'error' as const,
       error: {
@@ -296,6 +315,13 @@ export const agentMachine = setup({
   },
   guards: {
     isCurrentModelReply: ({ context, event }) => isCurrentModelReply(context, reply<'MODEL_DONE'>(event)),
+    /** The provider says the request is too long, and this step has not compacted yet: compact and retry once. */
+    isCurrentOverflow: ({ context, event }) => {
+      const failed = reply<'MODEL_ERROR'>(event);
+      return (
+        failed.error.code === 'context_overflow' && isCurrentModelReply(context, failed) && !compactedThisStep(context)
+      );
+    },
     isCurrentToolAnswer: ({ context, event }) =>
       isCurrentModelReply(context, reply<'MODEL_DONE'>(event)) && hasToolCalls(reply<'MODEL_DONE'>(event)),
     /** Tool calls in an answer cut off by the output limit may be incomplete. */
@@ -442,11 +468,27 @@ export const agentMachine = setup({
                       { guard: 'isCurrentToolAnswer', target: 'tools', actions: ['recordAssistant', 'takeToolCalls'] },
                       { guard: 'isCurrentModelReply', target: 'answered', actions: 'recordAssistant' },
                     ],
-                    MODEL_ERROR: {
-                      guard: 'isCurrentModelReply',
-                      target: '#agent.failed',
-                      actions: 'failWithModelError',
-                    },
+                    CONTEXT_FULL: { guard: 'isCurrentModelReply', target: 'compacting', actions: 'markCompaction' },
+                    MODEL_ERROR: [
+                      { guard: 'isCurrentOverflow', target: 'compacting', actions: 'markCompaction' },
+                      { guard: 'isCurrentModelReply', target: '#agent.failed', actions: 'failWithModelError' },
+                    ],
+                  },
+                },
+                /**
+                 * Older messages are summarised before the model is called (the request would pass the threshold,
+                 * or the provider refused it as too long); then the call is made again, at most once per step.
+                 */
+                compacting: {
+                  invoke: {
+                    id: 'compactor',
+                    src: 'compactor',
+                    input: ({ context, event }) => ({
+                      agentId: context.agentId,
+                      reason: event.type === 'CONTEXT_FULL' ? 'threshold' : 'overflow',
+                    }),
+                    onDone: { target: 'model' },
+                    onError: { target: '#agent.failed', actions: 'failWithCompactionError' },
                   },
                 },
                 /** The model answered without tool calls: the turn ends unless something new arrived meanwhile. */

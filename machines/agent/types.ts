@@ -1,5 +1,6 @@
 import type {
   AssistantMessage,
+  CompactionReason,
   SerializedError,
   SupervisorCommand,
   ToolCallPart,
@@ -63,6 +64,8 @@ export interface AgentContext {
   injections: UserMessage[];
   calls: ToolCallState[];
   outputAttempts: number;
+  /** The step that last compacted the context: one compaction per step, so a history that will not fit never loops. */
+  compactedAt?: { turn: number; step: number };
   stopReason?: TurnStopReason;
   error?: SerializedError;
   /** Its supervisor (the child `supervisor`) exists. */
@@ -84,6 +87,8 @@ export type AgentCommand =
 export type WorkerReply =
   | { type: 'MODEL_DONE'; turn: number; step: number; message: AssistantMessage }
   | { type: 'MODEL_ERROR'; turn: number; step: number; error: SerializedError }
+  /** The request would pass the compaction threshold: compact before calling the model. */
+  | { type: 'CONTEXT_FULL'; turn: number; step: number; tokens: number; window: number }
   | { type: 'VALIDATED'; batch: number; outcomes: Array<{ toolCallId: string; error?: ToolResultPart }> }
   | {
       type: 'AUTHORIZED';
@@ -104,7 +109,20 @@ export interface ToolResultEntry {
 export type AgentMachineEvent = AgentCommand | WorkerReply;
 
 /** Requests the agent sends to its workers. */
-export type ModelWorkerRequest = { type: 'MODEL_REQUEST'; turn: number; step: number; inputId: string };
+export type ModelWorkerRequest = {
+  type: 'MODEL_REQUEST';
+  turn: number;
+  step: number;
+  inputId: string;
+  /** False once this step has compacted: the worker then calls the model whatever the request's size. */
+  mayCompact: boolean;
+};
+
+/** What the compactor is asked: whose context, and why (the threshold, or the provider's overflow error). */
+export interface CompactorInput {
+  agentId: string;
+  reason: CompactionReason;
+}
 export type ToolWorkerRequest =
   | { type: 'VALIDATE'; batch: number; calls: ToolCallPart[] }
   | { type: 'AUTHORIZE'; batch: number; calls: ToolCallPart[] }

@@ -2,6 +2,7 @@ import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import type { z } from 'zod';
 import type { AgentActorRef } from '../../machines/agent/index.js';
+import type { ContextOptions } from '../context/index.js';
 import {
   chainPolicies,
   type PermissionMode,
@@ -105,6 +106,8 @@ export interface AgentConfig<Output = unknown> {
    * supervisor (created when first needed) with these limits and profiles.
    */
   subagents?: SupervisionOptions;
+  /** Context window, compaction threshold, summary model (see src/context and the README's "Context"). */
+  context?: ContextOptions;
 }
 
 /** How an Agent handle is bound to an agent spawned inside a supervision tree (see `supervisor.agent()`). */
@@ -160,6 +163,7 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     temperature: config.temperature,
     reasoning: config.reasoning,
     toolIntent: config.toolIntent ?? false,
+    ...(config.context ? { context: config.context } : {}),
   };
 }
 

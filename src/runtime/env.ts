@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import type { ActorSystem } from 'xstate';
 import type { TurnInput } from '../../machines/agent/index.js';
+import { ContextEngine, type ContextOptions } from '../context/index.js';
 import type { AgentInfo, Permissions, Policy } from '../permissions/index.js';
 import {
   type AgentEventBody,
@@ -50,6 +51,8 @@ export interface AgentSettings {
   reasoning?: ReasoningEffort;
   /** Every tool gets an `_intent` argument: why the model calls it, carried on the call's events. */
   toolIntent: boolean;
+  /** Context windows, compaction and repairs (src/context). */
+  context?: ContextOptions;
 }
 
 export interface RunResult<Output = unknown> {
@@ -179,6 +182,8 @@ export class AgentEnv implements EventOrigin {
   requestInterrupt?: () => void;
   /** Set for agents in a supervision tree: called when the agent goes back to idle, with its last turn's end. */
   onIdle?: (stopReason: TurnStopReason | undefined, error: SerializedError | undefined) => void;
+  /** What is sent of the transcript (projection, compaction): see src/context. */
+  readonly context: ContextEngine;
 
   constructor(
     readonly agentId: string,
@@ -186,7 +191,9 @@ export class AgentEnv implements EventOrigin {
     readonly settings: AgentSettings,
     readonly transcript: Transcript,
     readonly bus: EventBus,
-  ) {}
+  ) {
+    this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
+  }
 
   get info(): AgentInfo {
     return this.parentId === undefined ? { id: this.agentId } : { id: this.agentId, parentId: this.parentId };
@@ -288,7 +295,7 @@ export class AgentEnv implements EventOrigin {
   buildRequest(outputJsonSchema: JsonObject | undefined): ModelRequest {
     const { settings } = this;
     const tools = settings.toolIntent ? settings.tools.specsWithIntent : settings.tools.specs;
-    const request: ModelRequest = { messages: this.transcript.messages, tools };
+    const request: ModelRequest = { messages: this.context.project(this.transcript.messages), tools };
     let system = settings.system;
     if (outputJsonSchema) {
       request.outputSchema = { name: 'final_answer', schema: outputJsonSchema };

@@ -1,5 +1,5 @@
-import { enqueueActions, sendParent } from 'xstate';
-import { agentMachine } from '../../machines/agent/index.js';
+import { enqueueActions, fromPromise, sendParent } from 'xstate';
+import { agentMachine, type CompactorInput } from '../../machines/agent/index.js';
 import { type OwnerNotify, type SupervisorInput, supervisorMachine } from '../../machines/supervisor.js';
 import {
   emptyUsage,
@@ -15,6 +15,14 @@ import { treeOf } from './supervisor-tree.js';
 import { toolWorker } from './tool-worker.js';
 
 type Context = import('../../machines/agent/index.js').AgentContext;
+
+/** Compacts what the agent sends (src/context): a summary call, then a new view of the transcript. */
+const compactor = fromPromise<void, CompactorInput>(async ({ input, system, signal }) => {
+  const env = envOf(system, input.agentId);
+  const request = env.buildRequest(env.outputSpecFor(env.currentInputId)?.jsonSchema);
+  const cause = input.reason === 'overflow' ? env.lastModelError : undefined;
+  await env.context.compact(input.reason, env.transcript.messages, request, signal, cause);
+});
 
 /**
  * The agent machine declares no supervisor actor (it does not import the supervisor machine), so XState cannot
@@ -37,7 +45,7 @@ type SpawnSupervisor = (
  * public entry point gives both machines, whole.
  */
 export const runtimeAgentMachine = agentMachine.provide({
-  actors: { modelWorker, toolWorker },
+  actors: { modelWorker, toolWorker, compactor },
   actions: {
     startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }),
     endRun: ({ context, system }) => {

@@ -42,10 +42,16 @@ async function callModel(
     if (!env.stopped) sendBack({ type: 'MODEL_DONE', turn, step, message: recorded });
     return;
   }
+  let modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
+  // Context (src/context): a request past the compaction threshold goes back to the machine, which compacts.
+  const full = request.mayCompact ? env.context.overThreshold(modelRequest, env.transcript.messages) : undefined;
+  if (full) {
+    if (!env.stopped) sendBack({ type: 'CONTEXT_FULL', turn, step, ...full });
+    return;
+  }
   const call = env.openModelCall();
   const { bus } = env;
   const model = env.settings.model;
-  const modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
   try {
     for (let attempt = 1; ; attempt++) {
       let message: AssistantMessage | undefined;
@@ -80,6 +86,13 @@ async function callModel(
       } catch (thrown) {
         if (call.closed) return; // interrupted: the interrupt already reported the discarded attempt
         const error = toModelError(thrown, model.provider);
+        // A history or media refusal is sent once more, repaired (src/context).
+        const repaired = env.context.retry(error, modelRequest, env.transcript.messages);
+        if (repaired) {
+          discardAttempt(env, call, 'retry');
+          modelRequest = repaired;
+          continue;
+        }
         const delayMs = retryDelay(error, attempt, env.settings.retry);
         if (delayMs === undefined) {
           const reply = fail(env, call, turn, step, error);

@@ -20,6 +20,7 @@ import {
   assign,
   createActor,
   fromCallback,
+  fromPromise,
   type InspectionEvent,
   type SnapshotFrom,
   type StateValue,
@@ -27,6 +28,7 @@ import {
 import {
   type AgentMachineEvent,
   agentMachine,
+  type CompactorInput,
   type ModelWorkerRequest,
   type ToolCallState,
   type ToolWorkerRequest,
@@ -105,8 +107,17 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${next}.1`), call(`b${next}.2`)], 'tool_calls') },
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${next}.1`)], 'length') },
       { type: 'MODEL_ERROR', turn, step, error: { name: 'ModelError', code: 'server_error', message: 'boom' } },
+      { type: 'MODEL_ERROR', turn, step, error: { name: 'ModelError', code: 'context_overflow', message: 'too long' } },
+      { type: 'CONTEXT_FULL', turn, step, tokens: 90, window: 100 },
       // A late reply to an older request: ignored.
       { type: 'MODEL_DONE', turn, step: step - 1, message: message([{ type: 'text', text: 'late' }], 'stop') },
+    );
+  }
+  if (is(snapshot, { running: { turn: { step: 'compacting' } } })) {
+    // The compactor of the harness never settles on its own: the explorer settles it.
+    events.push(
+      { type: 'xstate.done.actor.compactor', output: undefined } as never,
+      { type: 'xstate.error.actor.compactor', error: new Error('summary failed') } as never,
     );
   }
   const ids = c.calls.map((s) => s.call.id);
@@ -189,6 +200,7 @@ function serializeState(snapshot: Snapshot): string {
     stop: c.stopReason ?? null,
     error: c.error?.code ?? null,
     supervising: c.supervising,
+    compacted: c.compactedAt?.turn === c.turn && c.compactedAt.step === c.step,
   });
 }
 
@@ -241,6 +253,7 @@ const violate = (why: string): never => {
 /** Provided once (a `provide` per replay would rebuild the machine 5 000 times). */
 const testMachine = agentMachine.provide({
   actors: {
+    compactor: fromPromise<void, CompactorInput>(() => new Promise<void>(() => {})),
     modelWorker: fromCallback<ModelWorkerRequest, WorkerInput>(({ receive, sendBack }) => {
       const rec = current;
       rec.workers.model = sendBack as (e: AgentMachineEvent) => void;

@@ -1,0 +1,231 @@
+import type { AgentEventBody, CompactionReason, Message, Model, ModelRequest, UserMessage } from '../protocol/index.js';
+import { ModelError } from '../protocol/index.js';
+import { chooseCut, compactionNote, keptFacts, summarize } from './compaction.js';
+import { type ModelInfo, modelInfo } from './models.js';
+import { Projection, type ProjectionOptions, project } from './projection.js';
+import { retryReasonFor } from './retry.js';
+import { estimateMessages, estimatePreamble } from './tokens.js';
+
+export interface ContextOptions {
+  /** Corrections and additions to the table of models (context window, output limit, prices), by id or prefix. */
+  models?: Record<string, Partial<ModelInfo>>;
+  /** The window to keep requests in, overriding the table (a local model, a tighter budget). */
+  contextWindow?: number;
+  /** Compact before a call that would pass this share of the window (default 0.85); `false` never compacts. */
+  compactAt?: number | false;
+  /** Tokens of the latest messages kept verbatim by a compaction (default: a quarter of the window). */
+  keepRecentTokens?: number;
+  /** The model that writes the continuation note (default: the agent's own). */
+  summaryModel?: Model;
+}
+
+/** What a compaction leaves in front of the verbatim tail, and where that tail starts in the stored history. */
+interface View {
+  head: Message[];
+  base: number;
+  /** Stored length when the view was made: usage reported before it measured another request. */
+  since: number;
+}
+
+export interface Compacted {
+  tokensBefore: number;
+  tokensAfter: number;
+  summarized: number;
+  dropped: number;
+}
+
+/**
+ * One agent's context: turns the stored history into what is sent (the projection, repaired and compacted),
+ * estimates its size, and compacts it. It never changes the stored history: a compaction moves the view, the
+ * transcript keeps every message (sessions journal the `compaction_end` event to rebuild the view on resume).
+ */
+export class ContextEngine {
+  private view: View = { head: [], base: 0, since: 0 };
+  private projection?: Projection;
+  private projected = 0;
+  private readonly info: ModelInfo | undefined;
+  /**
+   * The provider's tokens per estimated token, learnt from each answer's usage: the estimate is a character
+   * count, and how many characters a token holds differs by model, language and content.
+   */
+  private scale = 1;
+  private calibratedAt = -1;
+  private readonly options: ProjectionOptions;
+
+  constructor(
+    private readonly model: Model,
+    private readonly settings: ContextOptions,
+    private readonly emit: (body: AgentEventBody) => void,
+  ) {
+    const known = modelInfo(model.id, settings.models);
+    const window = settings.contextWindow ?? known?.contextWindow;
+    this.info = window === undefined ? undefined : { maxOutput: 8_192, ...known, contextWindow: window };
+    this.options = { mergeUserMessages: model.provider === 'anthropic' };
+  }
+
+  /** The context window this agent manages, when its model's is known. */
+  get window(): number | undefined {
+    return this.info?.contextWindow;
+  }
+
+  /** What is sent of `stored`: the compaction's head, then the stored messages from its base, repaired. */
+  project(stored: readonly Message[]): readonly Message[] {
+    let projection = this.projection;
+    if (!projection) {
+      projection = new Projection(this.options, (repair) =>
+        this.emit({ type: 'context_repair', repair, strict: false }),
+      );
+      projection.append(this.view.head);
+      this.projection = projection;
+      this.projected = this.view.base;
+    }
+    const to = stored.length;
+    projection.append(stored, this.projected, to);
+    this.projected = to;
+    return projection.messages;
+  }
+
+  /**
+   * The request's size when it would pass the compaction threshold (or leave no room for the answer), else
+   * undefined. The provider's count of the last request plus an estimate of what was added since; an estimate
+   * of the whole request when there is no count (a new view, a model that reports no usage).
+   */
+  overThreshold(request: ModelRequest, stored: readonly Message[]): { tokens: number; window: number } | undefined {
+    const window = this.info?.contextWindow;
+    const share = this.settings.compactAt ?? 0.85;
+    if (window === undefined || share === false) return undefined;
+    const tokens = this.tokens(request, stored);
+    const limit = Math.min(window * share, window - (request.maxTokens ?? 0));
+    return tokens > limit ? { tokens, window } : undefined;
+  }
+
+  tokens(request: ModelRequest, stored: readonly Message[]): number {
+    for (let i = stored.length - 1; i >= this.view.since; i--) {
+      const message = stored[i] as Message;
+      if (message.role !== 'assistant') continue;
+      const { usage } = message;
+      const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
+      if (prompt === 0) break;
+      if (this.calibratedAt !== i) this.calibrate(prompt, request, stored, i);
+      return prompt + usage.output + Math.ceil(estimateMessages(stored, i + 1) * this.scale);
+    }
+    return Math.ceil((estimatePreamble(request) + estimateMessages(request.messages)) * this.scale);
+  }
+
+  /** Learns the scale from the prompt the provider counted for the request that stored message `at` answered. */
+  private calibrate(counted: number, request: ModelRequest, stored: readonly Message[], at: number): void {
+    this.calibratedAt = at;
+    const { head, base } = this.view;
+    const estimate = estimatePreamble(request) + estimateMessages(head) + estimateMessages(stored, base, at);
+    if (estimate > 0) this.scale = Math.min(4, Math.max(0.5, counted / estimate));
+  }
+
+  /**
+   * A repaired request after the provider refused `request` for its history (strict projection) or its size with
+   * images (images replaced), or undefined when a repair would not help or was already tried for this call.
+   */
+  retry(error: ModelError, request: ModelRequest, stored: readonly Message[]): ModelRequest | undefined {
+    if (retried.has(request)) return undefined;
+    const reason = retryReasonFor(error, request.messages);
+    if (!reason) return undefined;
+    const options: ProjectionOptions =
+      reason === 'media' ? { ...this.options, replaceImages: true } : { mergeUserMessages: true, strict: true };
+    this.emit({ type: 'context_retry', reason, error: error.toJSON() });
+    const { messages, repairs } = project([...this.view.head, ...stored.slice(this.view.base)], options);
+    for (const repair of repairs) this.emit({ type: 'context_repair', repair, strict: reason === 'history' });
+    const repaired = { ...request, messages };
+    retried.add(repaired);
+    return repaired;
+  }
+
+  /**
+   * Replaces older messages by a continuation note: the first user message and the latest ones stay verbatim.
+   * `preamble` is the request without messages, to count what every request carries.
+   */
+  async compact(
+    reason: CompactionReason,
+    stored: readonly Message[],
+    preamble: Omit<ModelRequest, 'messages'>,
+    signal: AbortSignal,
+    /** The provider's overflow error, given back as it was when there is nothing older to compact. */
+    cause?: ModelError,
+  ): Promise<Compacted> {
+    const before = this.tokens({ ...preamble, messages: this.project(stored) }, stored);
+    // A model of unknown window that overflowed: what was sent is the best bound there is.
+    const window = this.info?.contextWindow ?? before;
+    this.emit({ type: 'compaction_start', reason, tokens: before, window });
+    const keepTokens = Math.min(
+      this.settings.keepRecentTokens ?? window / 4,
+      reason === 'overflow' ? before / 4 : window,
+    );
+    const keep = Math.floor(keepTokens / this.scale);
+    const length = stored.length;
+    const { head, base } = this.view;
+    const cut = chooseCut(stored, base, keep) ?? base;
+    if (cut === base && reason === 'overflow') {
+      // Nothing older to summarise: another call would be refused the same way.
+      throw (
+        cause ??
+        new ModelError({
+          code: 'context_overflow',
+          message: 'The request is too long for the context window, and there is nothing older to compact',
+          provider: this.model.provider,
+        })
+      );
+    }
+    const older = [...head.filter((m) => m.role !== 'user' || m.source === 'compaction'), ...stored.slice(base, cut)];
+    const maxTokens = Math.max(256, Math.min(4_096, Math.floor(window * 0.15)));
+    const summary =
+      older.length === 0
+        ? { text: '', dropped: 0 }
+        : await summarize({
+            model: this.settings.summaryModel ?? this.model,
+            messages: older,
+            window,
+            maxTokens,
+            scale: this.scale,
+            signal,
+          });
+    // Race check: messages stored while the summary was written come after the cut, so they stay in the tail; an
+    // interrupt during the call leaves the view as it was.
+    if (stored.length < length) throw new Error('The history shrank during compaction');
+    signal.throwIfAborted();
+    const first = firstPrompt(stored);
+    const note = compactionNote(summary.text, keptFacts(older, textOfTail(stored, cut)), cut - base, summary.dropped);
+    const nextHead: Message[] = first && first.index < cut ? [first.message, note] : [note];
+    this.view = { head: nextHead, base: cut, since: stored.length };
+    this.projection = undefined;
+    const after = Math.ceil((estimatePreamble(preamble) + estimateMessages(this.project(stored))) * this.scale);
+    const done: Compacted = {
+      tokensBefore: before,
+      tokensAfter: after,
+      summarized: cut - base,
+      dropped: summary.dropped,
+    };
+    this.emit({ type: 'compaction_end', reason, ...done, summary: summary.text });
+    return done;
+  }
+}
+
+/** Requests already sent once repaired: a second refusal is final. */
+const retried = new WeakSet<ModelRequest>();
+
+function firstPrompt(stored: readonly Message[]): { message: UserMessage; index: number } | undefined {
+  for (let i = 0; i < stored.length; i++) {
+    const message = stored[i] as Message;
+    if (message.role === 'user') return { message, index: i };
+  }
+  return undefined;
+}
+
+/** Notifications in the verbatim tail: a background task they report is no longer open. */
+function textOfTail(stored: readonly Message[], from: number): string {
+  let text = '';
+  for (let i = from; i < stored.length; i++) {
+    const message = stored[i] as Message;
+    if (message.role === 'user' && message.source === 'notification') {
+      for (const part of message.content) if (part.type === 'text') text += part.text;
+    }
+  }
+  return text;
+}
