@@ -175,51 +175,29 @@ export class HistoryError extends TypeError {
   }
 }
 
-const INTERRUPTED_CALL =
-  'This tool call was interrupted before it finished (the history was saved during it); it has no result.';
-
 /**
- * Checks a saved history and returns it ready to resume: every message is of a known shape, every tool result
- * answers a call of the assistant message right before it, and a tool call left without a result (a history saved
- * during a tool call) gets an "interrupted" error result, so that strict providers accept the history. Throws a
- * {@link HistoryError} naming the first bad message. The messages themselves are kept; only a closing tool
- * message is added or completed.
+ * Checks a saved history and returns it ready to resume: every message is of a known shape (a malformed one throws
+ * a {@link HistoryError} naming it). The order of calls and results is not checked here, and nothing is added:
+ * the stored history stays as it was given, and what is sent of it is repaired for each call by the context
+ * layer's projection (a late result moved to its call, a call without a result closed with an error result, an
+ * orphan result dropped), each repair reported as a `context_repair` event.
  */
 export function resumableHistory(messages: unknown): Message[] {
   if (!Array.isArray(messages)) throw new HistoryError(-1, `the history is ${describe(messages)}, not an array`);
   const out: Message[] = [];
-  let open: ToolCallPart[] = [];
-  const closeOpen = (answered: ToolResultPart[]) => {
-    const missing = open.filter((call) => !answered.some((result) => result.toolCallId === call.id));
-    open = [];
-    return missing.map(
-      (call): ToolResultPart => ({
-        type: 'tool_result',
-        toolCallId: call.id,
-        toolName: call.name,
-        content: [{ type: 'text', text: INTERRUPTED_CALL }],
-        isError: true,
-      }),
-    );
-  };
   for (let index = 0; index < messages.length; index++) {
     const message: unknown = messages[index];
     if (!isRecord(message)) throw new HistoryError(index, `a message is an object, not ${describe(message)}`);
     if (message.role === 'tool') {
-      if (open.length === 0) throw new HistoryError(index, 'tool results without the assistant tool calls before them');
       const tool = message as unknown as ToolMessage;
       if (!Array.isArray(tool.content)) throw new HistoryError(index, 'a tool message whose content is not an array');
       for (let i = 0; i < tool.content.length; i++) {
-        const result = tool.content[i] as unknown;
-        const problem = toolResultProblem(result, open);
+        const problem = toolResultProblem(tool.content[i] as unknown);
         if (problem) throw new HistoryError(index, `content[${i}] is ${problem}`);
       }
-      const missing = closeOpen(tool.content);
-      out.push(missing.length === 0 ? tool : { role: 'tool', content: [...tool.content, ...missing] });
+      out.push(tool);
       continue;
     }
-    // Any other message after open tool calls: the calls were interrupted.
-    if (open.length > 0) out.push({ role: 'tool', content: closeOpen([]) });
     if (message.role === 'user') {
       if (!Array.isArray(message.content))
         throw new HistoryError(index, 'a user message whose content is not an array');
@@ -236,23 +214,20 @@ export function resumableHistory(messages: unknown): Message[] {
     const problem = assistantProblem(message);
     if (problem) throw new HistoryError(index, problem);
     const assistant = message as unknown as AssistantMessage;
-    open = assistant.content.filter((part): part is ToolCallPart => part.type === 'tool_call');
     const seen = new Set<string>();
-    for (const call of open) {
-      if (seen.has(call.id)) throw new HistoryError(index, `two tool calls share the id ${call.id}`);
-      seen.add(call.id);
+    for (const part of assistant.content) {
+      if (part.type !== 'tool_call') continue;
+      if (seen.has(part.id)) throw new HistoryError(index, `two tool calls share the id ${part.id}`);
+      seen.add(part.id);
     }
     out.push(assistant);
   }
-  if (open.length > 0) out.push({ role: 'tool', content: closeOpen([]) });
   return out;
 }
 
-function toolResultProblem(result: unknown, open: readonly ToolCallPart[]): string | undefined {
+function toolResultProblem(result: unknown): string | undefined {
   if (!isRecord(result) || result.type !== 'tool_result') return `${describe(result)} that is not a tool_result part`;
-  if (!open.some((call) => call.id === result.toolCallId)) {
-    return `a result for ${JSON.stringify(result.toolCallId)}, which the assistant message before it did not call`;
-  }
+  if (typeof result.toolCallId !== 'string') return 'a tool result without a toolCallId';
   if (!Array.isArray(result.content)) return `the result for ${result.toolCallId}, whose content is not an array`;
   for (const part of result.content) {
     const problem = contentPartProblem(part);
