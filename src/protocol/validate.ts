@@ -5,7 +5,6 @@ import type {
   ModelStopReason,
   ToolCallPart,
   ToolMessage,
-  ToolResultPart,
   Usage,
 } from './messages.js';
 
