@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { createAgent, defineTool } from '../src/index.js';
 import { modelFromEnv } from './model-from-env.js';
+import { dim } from './style.js';
 
 const weather = defineTool({
   name: 'get_weather',
@@ -65,7 +66,6 @@ const agent = createAgent({
   system: 'You are a travel planner. Use the tools, then answer in two sentences.',
 });
 
-const dim = (s: string) => `\x1b[2m${s}\x1b[0m`;
 console.log(dim(`[${note}]`));
 for await (const event of agent.stream('Where should I go this weekend: Lisbon, Oslo or Kyoto?')) {
   switch (event.type) {

@@ -13,6 +13,7 @@
 import { z } from 'zod';
 import { createAgent, defineTool } from '../src/index.js';
 import { modelFromEnv } from './model-from-env.js';
+import { dim } from './style.js';
 
 const clock = defineTool({
   name: 'current_time',
@@ -35,7 +36,7 @@ const { model, note } = modelFromEnv([
     chunkSize: 4,
   },
 ]);
-console.log(`\x1b[2m[${note}]\x1b[0m`);
+console.log(dim(`[${note}]`));
 const effort = process.env.TROUPE_REASONING;
 const agent = createAgent({
   model,
@@ -51,7 +52,7 @@ const stream = agent.stream(process.argv[2] ?? 'What time is it in Lisbon right 
 for await (const event of stream) {
   if (event.type === 'message_update' && event.delta.type === 'text') process.stdout.write(event.delta.delta);
   if (event.type === 'message_update' && event.delta.type === 'reasoning') {
-    process.stdout.write(`\x1b[2m${event.delta.delta}\x1b[0m`);
+    process.stdout.write(dim(event.delta.delta));
   }
   if (event.type === 'tool_execution_start')
     process.stdout.write(`\n→ ${event.toolName}(${JSON.stringify(event.args)})\n`);
@@ -64,6 +65,6 @@ if (result.error) {
   process.exitCode = 1;
 } else {
   const u = result.usage;
-  console.log(`\n\x1b[2m[${result.stopReason}; tokens: ${u.input} in, ${u.cacheRead} cached, ${u.output} out]\x1b[0m`);
+  console.log(`\n${dim(`[${result.stopReason}; tokens: ${u.input} in, ${u.cacheRead} cached, ${u.output} out]`)}`);
 }
 await agent.stop();

@@ -18,6 +18,7 @@ import {
   type Usage,
 } from '../src/index.js';
 import { modelFromEnv } from './model-from-env.js';
+import { dim, green, yellow } from './style.js';
 
 const TOPICS = ['actor model', 'supervision trees', 'statecharts', 'backpressure', 'tool calling'];
 
@@ -120,12 +121,12 @@ function render(view: TreeView, depth = 0, lines: string[] = []): string[] {
   const pad = '  '.repeat(depth);
   if (view.kind === 'supervisor') {
     if (view.children.length > 0)
-      lines.push(`${pad}\x1b[2m${depth === 0 ? 'supervisor' : '└ supervisor'}: ${view.state}\x1b[0m`);
+      lines.push(`${pad}${dim(`${depth === 0 ? 'supervisor' : '└ supervisor'}: ${view.state}`)}`);
   } else {
     const profile = profiles.get(view.id) ?? '';
     const state = view.state.replace(/^running\.turn\.step\./, 'running › ').replace(/\./g, ' › ');
-    const color = view.state === 'idle' ? '\x1b[32m' : '\x1b[33m';
-    lines.push(`${pad}• ${view.id} ${profile ? `(${profile}) ` : ''}${color}${state}\x1b[0m`);
+    const color = view.state === 'idle' ? green : yellow;
+    lines.push(`${pad}• ${view.id} ${profile ? `(${profile}) ` : ''}${color(state)}`);
   }
   // A root supervisor's agents are the top level; an agent's supervisor and its subagents are indented under it.
   const childDepth = view.kind === 'supervisor' ? (depth === 0 ? 0 : depth + 1) : depth + 1;
