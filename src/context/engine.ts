@@ -1,7 +1,7 @@
 import type { AgentEventBody, CompactionReason, Message, Model, ModelRequest, UserMessage } from '../protocol/index.js';
 import { ModelError } from '../protocol/index.js';
 import { chooseCut, compactionNote, keptFacts, summarize } from './compaction.js';
-import { type ModelInfo, modelInfo } from './models.js';
+import { type ModelInfo, modelInfo, type Prices } from './models.js';
 import { Projection, type ProjectionOptions, project } from './projection.js';
 import { retryReasonFor } from './retry.js';
 import { estimateMessages, estimatePreamble } from './tokens.js';
@@ -61,6 +61,11 @@ export class ContextEngine {
     const window = settings.contextWindow ?? known?.contextWindow;
     this.info = window === undefined ? undefined : { maxOutput: 8_192, ...known, contextWindow: window };
     this.options = { mergeUserMessages: model.provider === 'anthropic' };
+  }
+
+  /** The model's prices per million tokens, when the table (or the agent's `context.models`) knows them. */
+  get prices(): Prices | undefined {
+    return this.info?.prices;
   }
 
   /** The context window this agent manages, when its model's is known. */

@@ -59,7 +59,8 @@ export type AgentEventBody =
    */
   | { type: 'message_end'; message: Message; discarded?: 'retry' | 'interrupted' | 'error' }
   | { type: 'model_retry'; attempt: number; delayMs: number; error: SerializedError }
-  | { type: 'usage'; usage: Usage; turnUsage: Usage; totalUsage: Usage }
+  /** A model answer's tokens; `cost` (US dollars) where the model's prices are known (see src/context's table). */
+  | { type: 'usage'; usage: Usage; turnUsage: Usage; totalUsage: Usage; cost?: number }
   | ({ type: 'tool_execution_start' } & ToolCallFacts)
   | { type: 'tool_execution_update'; toolCallId: string; toolName: string; partial: JsonValue }
   | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolResultPart; durationMs: number }

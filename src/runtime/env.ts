@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import type { ActorSystem } from 'xstate';
 import type { TurnInput } from '../../machines/agent/index.js';
-import { ContextEngine, type ContextOptions } from '../context/index.js';
+import { ContextEngine, type ContextOptions, costOf } from '../context/index.js';
 import type { AgentInfo, Permissions, Policy } from '../permissions/index.js';
 import {
   type AgentEventBody,
@@ -218,7 +218,10 @@ export class AgentEnv implements EventOrigin {
     addUsage(this.turnUsage, usage);
     addUsage(this.totalUsage, usage);
     if (this.bus.wants('usage')) {
-      this.emit({ type: 'usage', usage, turnUsage: { ...this.turnUsage }, totalUsage: { ...this.totalUsage } });
+      const turnUsage = { ...this.turnUsage };
+      const totalUsage = { ...this.totalUsage };
+      const cost = costOf(usage, this.context.prices);
+      this.emit({ type: 'usage', usage, turnUsage, totalUsage, ...(cost === undefined ? {} : { cost }) });
     }
   }
 
