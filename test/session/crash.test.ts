@@ -35,21 +35,28 @@ function runChild(dir: string, side: string, killAfterMs?: number): Promise<bool
 
 describe('sessions: SIGKILL at random moments', () => {
   it('loses nothing: every turn ends once, no journaled tool runs twice, every history stays valid', async () => {
-    const dir = tempDir();
-    const side = join(dir, 'executions.txt');
+    let dir = '';
+    let side = '';
     let kills = 0;
     let finished = false;
-    // Kill moments spread over the run: model streaming, tools running, approvals waiting, between steps.
-    while (kills < 50) {
-      const done = await runChild(dir, side, Math.random() * 120);
-      if (done) {
-        finished = true;
-        break;
+    // A child that finishes before its kill lands (a quiet machine runs it in less than the longest delay) proves
+    // nothing: start over on a fresh session until a run was really killed.
+    for (let attempt = 0; attempt < 20 && kills === 0; attempt++) {
+      dir = tempDir();
+      side = join(dir, 'executions.txt');
+      finished = false;
+      // Kill moments spread over the run: model streaming, tools running, approvals waiting, between steps.
+      while (kills < 50) {
+        const done = await runChild(dir, side, Math.random() * 120);
+        if (done) {
+          finished = true;
+          break;
+        }
+        kills++;
+        // A killed run may have finished its work before the signal landed.
+        const info = sessions({ dir }).list()[0];
+        if (info && info.status === 'idle' && info.messages >= 11) break;
       }
-      kills++;
-      // A killed run may have finished its work before the signal landed; start over on a fresh session.
-      const info = sessions({ dir }).list()[0];
-      if (info && info.status === 'idle' && info.messages >= 11) break;
     }
     if (!finished) await runChild(dir, side);
     expect(kills).toBeGreaterThan(0);
