@@ -85,7 +85,8 @@ export type AgentCommand =
 
 /** Replies from the agent's workers. `turn`/`step`/`batch` let the machine drop replies to closed requests. */
 export type WorkerReply =
-  | { type: 'MODEL_DONE'; turn: number; step: number; message: AssistantMessage }
+  /** `cost`: what the answer cost in USD where the model's prices are known; for observers, the machine ignores it. */
+  | { type: 'MODEL_DONE'; turn: number; step: number; message: AssistantMessage; cost?: number }
   | { type: 'MODEL_ERROR'; turn: number; step: number; error: SerializedError }
   /** The request would pass the compaction threshold: compact before calling the model. */
   | { type: 'CONTEXT_FULL'; turn: number; step: number; tokens: number; window: number }

@@ -1,4 +1,5 @@
 import { fromCallback } from 'xstate';
+import { costOf } from '../context/index.js';
 import type { ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
 import {
   type AssistantMessage,
@@ -24,6 +25,12 @@ export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ inpu
   return () => env.abortInFlight();
 });
 
+/** The answer for the machine, priced where the model's prices are known (for observers: the inspector's usage table). */
+function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): WorkerReply {
+  const cost = costOf(message.usage, env.context.prices);
+  return cost === undefined ? { type: 'MODEL_DONE', turn, step, message } : { type: 'MODEL_DONE', turn, step, message, cost };
+}
+
 /**
  * One request, answered once after retries. Each attempt is streamed here rather than in a function of its own,
  * and the reply is sent from here rather than from a `.then`: every async function awaited and every `.then` is
@@ -39,7 +46,7 @@ async function callModel(
   if (recorded) {
     // A resumed or replayed step whose answer is in the journal: the model is not asked again.
     if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
-    if (!env.stopped) sendBack({ type: 'MODEL_DONE', turn, step, message: recorded });
+    if (!env.stopped) sendBack(answered(env, turn, step, recorded));
     return;
   }
   let modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
@@ -110,7 +117,7 @@ async function callModel(
       }
       if (call.closed) return;
       call.closed = true;
-      if (!env.stopped) sendBack({ type: 'MODEL_DONE', turn, step, message });
+      if (!env.stopped) sendBack(answered(env, turn, step, message));
       return;
     }
   } finally {

@@ -31,4 +31,29 @@ describe('usage events carry their cost where the model has prices', () => {
     expect(seen[0]).not.toHaveProperty('cost');
     await agent.stop();
   });
+
+  it('prices the answer the machine receives, so an inspector sees the cost of each step', async () => {
+    const frames: Array<{ type: string; cost?: number }> = [];
+    const usage = { input: 1_000_000, output: 100_000, cacheRead: 0, cacheWrite: 0 };
+    const priced = createAgent({
+      model: scriptedModel([{ text: 'ok', usage }], { id: 'claude-haiku-4-5' }),
+      inspect: (event) => {
+        if (event.type === '@xstate.event' && event.event.type === 'MODEL_DONE') frames.push(event.event);
+      },
+    });
+    await priced.prompt('x');
+    await priced.stop();
+    const unknown = createAgent({
+      model: scriptedModel([{ text: 'ok', usage }], { id: 'mystery' }),
+      inspect: (event) => {
+        if (event.type === '@xstate.event' && event.event.type === 'MODEL_DONE') frames.push(event.event);
+      },
+    });
+    await unknown.prompt('x');
+    await unknown.stop();
+    // claude-haiku-4-5 is $1 in and $5 out per million tokens in the table.
+    expect(frames).toHaveLength(2);
+    expect(frames[0]?.cost).toBeCloseTo(1 + 0.5, 6);
+    expect(frames[1]).not.toHaveProperty('cost');
+  });
 });

@@ -27,14 +27,14 @@ describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
     const server = await startInspectorServer();
     const connection = await connectInspector({ url: server.connectUrl, runId: 'live' });
     const browser = await launchChromium();
-    const { supervisor, hold, held, release } = controlFixture(connection.inspect);
+    const { supervisor, unpriced, hold, held, release } = controlFixture(connection.inspect);
     connection.attach(supervisor);
     try {
       const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
       page.setDefaultTimeout(20_000);
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
-      const lead = supervisor.agent({ id: 'lead', tools: [hold] });
+      const lead = supervisor.agent({ id: 'lead', tools: [hold], model: unpriced });
       const runner = supervisor.agent({ id: 'runner', tools: [hold] });
       await page.goto(server.pageUrl);
       const actor = (name: string) => page.locator(`[data-testid="actor"][data-name="${name}"]`);
@@ -105,12 +105,13 @@ describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
         'Now summarise it in one line.',
       ]);
       await page.locator('[data-testid="log-entry"][data-type="⇢ RESUME"]').waitFor();
-      // Its answers' usage carried a cost: the agents table adds it up (the others show none).
+      // Its model is one the context's table prices ($1 / $5 per million tokens): 3,000 + 400 tokens, then
+      // 6,000 + 900 after the follow-up. An agent on a model the table does not know shows no cost.
       expect(
         await page
           .locator(`[data-testid="usage-row"][data-agent="${agentId}"] [data-testid="usage-cost"]`)
           .textContent(),
-      ).toBe('$0.0012');
+      ).toBe('$0.0155');
       expect(
         await page.locator('[data-testid="usage-row"][data-agent="lead"] [data-testid="usage-cost"]').textContent(),
       ).toBe('—');

@@ -1,7 +1,7 @@
 /** The swarm the inspector tests watch: a root supervisor, a lead agent, and two subagents whose tool calls ask. */
 import type { InspectionEvent, Observer } from 'xstate';
 import { z } from 'zod';
-import { createSupervisor, defineTool, type ModelRequest, scriptedModel, textOf, type Usage } from '../../src/index.js';
+import { createSupervisor, defineTool, type ModelRequest, scriptedModel, textOf } from '../../src/index.js';
 
 function conversation(request: ModelRequest) {
   const users = request.messages.filter((m) => m.role === 'user');
@@ -92,21 +92,25 @@ export function controlFixture(inspect: Observer<InspectionEvent>) {
         heldOf(name).resolve();
       }),
   });
-  const model = scriptedModel((request) => {
+  const script = (request: ModelRequest) => {
     const { prompt, answers } = conversation(request);
     const [mode, name = '?'] = prompt.split(' ');
     const users = request.messages.filter((m) => m.role === 'user');
     const lastUser = textOf(users[users.length - 1]);
     if (mode === 'hold' && answers === 0)
       return { toolCalls: [{ name: 'hold', args: { name } }], usage: { input: 40, output: 8 } };
-    // A usage that carries its cost, as a priced provider answer would: the page adds it up.
-    if (answers === 0) return { text: `${name} done`, usage: { input: 30, output: 4, cost: 0.0012 } as Partial<Usage> };
-    return { text: `${name} answers: ${lastUser}`, usage: { input: 60, output: 9 } };
-  });
+    if (answers === 0) return { text: `${name} done`, usage: { input: 3_000, output: 400 } };
+    return { text: `${name} answers: ${lastUser}`, usage: { input: 6_000, output: 900 } };
+  };
+  // Named as a model the context's table prices ($1 / $5 per million tokens in and out), so the agents it runs
+  // show a cost; `unpriced` plays the same script under a name the table does not know.
+  const model = scriptedModel(script, { id: 'claude-haiku-4-5' });
+  const unpriced = scriptedModel(script);
   const supervisor = createSupervisor({ id: 'root', model, tools: [hold], inspect });
   return {
     supervisor,
     model,
+    unpriced,
     hold,
     /** Resolves when the named agent's hold call is waiting. */
     held: (name: string) => heldOf(name).promise,

@@ -175,7 +175,8 @@ function renderAnswered() {
 // --- agents, usage and tasks -------------------------------------------------------------------------------------
 
 const number = (n) => (n ?? 0).toLocaleString('en-US');
-const money = (cost) => (cost === null ? '—' : `$${cost < 0.01 ? cost.toFixed(4) : cost.toFixed(2)}`);
+// Agents' costs are mostly fractions of a cent to a few dollars: four decimals below a dollar.
+const money = (cost) => (cost === null ? '—' : `$${cost < 1 ? cost.toFixed(4) : cost.toFixed(2)}`);
 
 export function renderUsage(selectActor) {
   const agents = [...actors.values()].filter(isAgent).sort(byOrder);

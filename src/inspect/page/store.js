@@ -141,15 +141,14 @@ function detailOf(event) {
   }
 }
 
-function addUsage(actor, message) {
+function addUsage(actor, message, cost) {
   const usage = message.usage;
   actor.usage ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
   for (const field of Object.keys(actor.usage)) {
     if (typeof usage[field] === 'number') actor.usage[field] += usage[field];
   }
-  // A usage that carries its cost (the runtime prices it where it knows the model's prices).
-  if (typeof usage.cost === 'number') actor.cost = (actor.cost ?? 0) + usage.cost;
-  else if (typeof usage.cost?.total === 'number') actor.cost = (actor.cost ?? 0) + usage.cost.total;
+  // The model worker prices each answer where it knows the model's prices (the context's model table).
+  if (typeof cost === 'number') actor.cost = (actor.cost ?? 0) + cost;
 }
 
 /** An APPROVE / DENY that answered a waiting call: kept for the history, with the call it answered. */
@@ -252,7 +251,7 @@ export function onFrame(run, frame) {
         detail: detailOf(event),
       });
       if (actor.log.length > 500) actor.log.shift();
-      if (event.type === 'MODEL_DONE' && event.message?.usage) addUsage(actor, event.message);
+      if (event.type === 'MODEL_DONE' && event.message?.usage) addUsage(actor, event.message, event.cost);
       if ((event.type === 'APPROVE' || event.type === 'DENY') && isAgent(actor)) {
         recordAnswer(actor, event, frame.createdAt);
       }
