@@ -49,7 +49,8 @@ const agent = createAgent({ model, tools: [work, risky], policy, session });
 agent.on('approval_requested', (event) => {
   setTimeout(() => agent.approve(event), 5 + Math.random() * 10);
 });
-if (!exists) {
+// A kill can land before the prompts reached the journal: a session without inputs gets them (again).
+if (session.journal.inputs.size === 0) {
   void agent.prompt('first');
   void agent.prompt('second');
 }
