@@ -91,7 +91,10 @@ function verify(dir: string, id: string, side: string): number {
     .split('\n')
     .filter((line) => line.includes('"k":"turn_end"'))
     .map((line) => JSON.parse(line) as { inputId: string; stopReason: string });
-  expect(ends.map((e) => e.stopReason), `${id}: ${JSON.stringify(ends)}`).toEqual(['completed', 'completed']);
+  expect(
+    ends.map((e) => e.stopReason),
+    `${id}: ${JSON.stringify(ends)}`,
+  ).toEqual(['completed', 'completed']);
   expect(new Set(ends.map((e) => e.inputId)).size).toBe(2);
   expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'second done' }] });
   const executions = new Map<string, number>();
