@@ -55,6 +55,7 @@ export {
   type GoalView,
   generate,
   type Listener,
+  type ListenOptions,
   type MissedRuns,
   type Policy,
   type PolicyAnswer,

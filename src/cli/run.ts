@@ -200,8 +200,9 @@ async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceT
   };
   const approvals = new Approvals(io.stdin, interrupt);
   const removeSigint = io.onSigint(interrupt);
-  agent.on('*', (event) => view.onEvent(event));
-  agent.on('approval_requested', (event) => void answer(event));
+  // The views show the whole tree, and a subagent's approval is answered here too.
+  agent.on('*', (event) => view.onEvent(event), { subtree: true });
+  agent.on('approval_requested', (event) => void answer(event), { subtree: true });
 
   async function answer(event: AgentEventOf<'approval_requested'>): Promise<void> {
     const what = `${event.agentId} wants to run ${event.toolName} ${mainArgument(event.args)}`.trimEnd();

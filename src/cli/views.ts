@@ -1,6 +1,6 @@
 /**
  * How `troupe run` shows a run: drawn in place on a terminal, one line per event when piped, JSON lines with
- * `--json`. All three read the same event stream (the root's `on('*')` sees the whole tree).
+ * `--json`. All three read the same event stream (the root's `on('*', …, { subtree: true })` sees the whole tree).
  */
 import type { AgentEvent, RunResult, Usage } from '../index.js';
 import { AgentRows, mainArgument } from './agent-rows.js';

@@ -1,9 +1,9 @@
 import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import type { AgentEvent, AgentEventOf } from '../protocol/index.js';
 
-/** Anything with Troupe's event bus: an agent (its whole tree) or a supervisor. */
+/** Anything with Troupe's event bus: an agent (traced with its subtree) or a supervisor (its whole tree). */
 export interface EventSource {
-  on(type: '*', listener: (event: AgentEvent) => void): () => void;
+  on(type: '*', listener: (event: AgentEvent) => void, options?: { subtree?: boolean }): () => void;
 }
 
 export interface TraceOptions {
@@ -52,7 +52,7 @@ export function traceAgents(source: EventSource, options: TraceOptions = {}): ()
     return tracer.startSpan(name, { startTime: time, attributes, root: parent === undefined }, parentContext);
   };
 
-  const off = source.on('*', (event) => {
+  const onEvent = (event: AgentEvent) => {
     const spans = spansOf(event.agentId);
     switch (event.type) {
       case 'agent_start':
@@ -138,7 +138,8 @@ export function traceAgents(source: EventSource, options: TraceOptions = {}): ()
         spans.run = undefined;
         break;
     }
-  });
+  };
+  const off = source.on('*', onEvent, { subtree: true });
 
   return () => {
     off();

@@ -23,7 +23,7 @@ import type {
 import { AgentFailedError, describeThrown, resumableHistory, userMessage } from '../protocol/index.js';
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
-import { EventBus, type Listener } from './bus.js';
+import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
 import {
   AgentEnv,
   type AgentSettings,
@@ -181,7 +181,7 @@ export interface ConversationInput<Output> extends PromptOptions<Output> {
   /** The history so far; validated like `createAgent({ messages })`, and never modified. */
   messages: readonly Message[];
   input: PromptInput;
-  /** Every event of this conversation's turn (the agent's own listeners do not hear it). */
+  /** Every event of this conversation's turn, its subagents' too (the agent's own listeners do not hear it). */
   on?: Listener;
 }
 
@@ -273,7 +273,7 @@ export class Agent<Output = unknown> {
     if (this.stopping) throw new Error(`Agent ${this.id} is stopped`);
     const { messages, input, on, ...options } = conversation;
     const actor = new Agent<Output>({ ...this.config, id: undefined, messages });
-    const off = on ? actor.on('*', on) : undefined;
+    const off = on ? actor.on('*', on, { subtree: true }) : undefined;
     try {
       return await actor.prompt(input, options);
     } finally {
@@ -288,18 +288,21 @@ export class Agent<Output = unknown> {
     const inputId = newInputId();
     let inTurn = false;
     const queue = new EventQueue(options.highWaterMark, () => off());
-    const off = this.bus.on('*', (event) => {
-      if (event.agentId !== this.id) return;
-      if (!inTurn) {
-        if (event.type !== 'turn_start' || event.inputId !== inputId) return;
-        inTurn = true;
-      }
-      queue.push(event);
-      if (event.type === 'turn_end' && event.inputId === inputId) {
-        off();
-        queue.end();
-      }
-    });
+    const off = this.bus.on(
+      '*',
+      (event) => {
+        if (!inTurn) {
+          if (event.type !== 'turn_start' || event.inputId !== inputId) return;
+          inTurn = true;
+        }
+        queue.push(event);
+        if (event.type === 'turn_end' && event.inputId === inputId) {
+          off();
+          queue.end();
+        }
+      },
+      this.id,
+    );
     const result = this.submit(input, options, inputId);
     // A prompt refused up front (a stopped agent, an outputSchema JSON Schema cannot express) starts no turn: the
     // iteration ends at once instead of waiting for a turn_end that never comes, and `result` carries the error.
@@ -312,11 +315,24 @@ export class Agent<Output = unknown> {
     return { result, [Symbol.asyncIterator]: () => queue };
   }
 
-  /** Listens to this agent's events of one type, or all (`'*'`); returns the unsubscribe function. */
-  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
-  on(type: '*', listener: Listener): () => void;
-  on(type: string, listener: Listener<never>): () => void {
-    return this.bus.on(type as '*', listener as Listener);
+  /**
+   * Listens to this agent's events of one type, or all (`'*'`); returns the unsubscribe function. With
+   * `{ subtree: true }` it also hears every subagent below this agent (each event carries its `agentId` and
+   * `parentId`); never its siblings in a supervisor's tree.
+   */
+  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>, options?: ListenOptions): () => void;
+  on(type: '*', listener: Listener, options?: ListenOptions): () => void;
+  on(type: string, listener: Listener<never>, options: ListenOptions = {}): () => void {
+    const fn = listener as Listener;
+    // An agent with no tree is alone on its bus, and a root agent's tree is its subtree: nothing to filter.
+    if (!this.tree) return this.bus.on(type as '*', fn);
+    if (!options.subtree) return this.bus.on(type as '*', fn, this.id);
+    if (!this.node?.parentSupervisor) return this.bus.on(type as '*', fn);
+    const tree = this.tree;
+    const parentOf = (agentId: string) => tree.node(agentId)?.env.parentId;
+    return this.bus.on(type as '*', (event) => {
+      if (withinSubtree(this.id, event, parentOf)) fn(event);
+    });
   }
 
   /**

@@ -10,16 +10,57 @@ export interface EventOrigin {
   step: number;
 }
 
+/** How far `on(...)` listens: the agent's own events (default), or those of every agent below it as well. */
+export interface ListenOptions {
+  subtree?: boolean;
+}
+
+/** The listeners of one scope: every agent's events (the bus's own), or one agent's. */
+class Listeners {
+  byType?: Map<string, Set<Listener>>;
+  all?: Set<Listener>;
+
+  add(type: string, listener: Listener): () => boolean {
+    if (type === '*') {
+      this.all ??= new Set();
+      const all = this.all;
+      all.add(listener);
+      return () => all.delete(listener);
+    }
+    this.byType ??= new Map();
+    let set = this.byType.get(type);
+    if (!set) {
+      set = new Set();
+      this.byType.set(type, set);
+    }
+    const typed = set;
+    typed.add(listener);
+    return () => typed.delete(listener);
+  }
+
+  get empty(): boolean {
+    if (this.all !== undefined && this.all.size > 0) return false;
+    if (this.byType) for (const set of this.byType.values()) if (set.size > 0) return false;
+    return true;
+  }
+}
+
 /**
  * One bus per system. XState's `emit` reaches only listeners on the emitting actor, never its parent, so machines
  * and workers publish here and one listener on the root follows the whole tree. An event is built only when
  * somebody listens to its type, which keeps the hot paths (deltas) nearly free when nobody does.
+ *
+ * A listener hears every agent, or one agent only (`agentId`): those are kept by agent, so a swarm of a thousand
+ * agents that each listen to their own events costs one lookup per event, not a thousand filters.
  */
 export class EventBus {
   private seq = 0;
-  // Made on the first listener: every standalone agent owns a bus, and most never get one of each kind.
-  private byType?: Map<string, Set<Listener>>;
-  private all?: Set<Listener>;
+  /** Listeners of every agent's events; their sets are made on the first listener of each kind. */
+  private readonly global = new Listeners();
+  /** Listeners of one agent's events, by agent id: made with the first. */
+  private byAgent?: Map<string, Listeners>;
+  /** Listeners of each type (and of all, `'*'`) in every scope, for `wants`. */
+  private readonly counts = new Map<string, number>();
 
   constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
 
@@ -29,13 +70,14 @@ export class EventBus {
   }
 
   wants(type: AgentEventType): boolean {
-    return (this.all?.size ?? 0) > 0 || (this.byType?.get(type)?.size ?? 0) > 0;
+    return (this.counts.get('*') ?? 0) > 0 || (this.counts.get(type) ?? 0) > 0;
   }
 
   publish(origin: EventOrigin, body: AgentEventBody): AgentEvent | undefined {
-    const typed = this.byType?.get(body.type);
-    const all = this.all !== undefined && this.all.size > 0 ? this.all : undefined;
-    if (all === undefined && (typed === undefined || typed.size === 0)) return undefined;
+    const typed = this.global.byType?.get(body.type);
+    const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
+    const own = this.byAgent?.get(origin.agentId);
+    if (all === undefined && (typed === undefined || typed.size === 0) && own === undefined) return undefined;
     // Built as one literal with the body spread last: the origin is usually the agent's runtime object, so it is
     // never spread (that would copy the runtime into every event), and on this V8 `{ ...body, more }` or adding
     // fields after a spread take a slow path (~1 µs or worse per event, the whole cost of a streamed delta).
@@ -48,6 +90,7 @@ export class EventBus {
         : { seq, time, agentId, parentId, turn, step, ...body }
     ) as AgentEvent;
     this.dispatch(typed, all, event);
+    if (own) this.dispatch(own.byType?.get(body.type), own.all, event);
     return event;
   }
 
@@ -57,9 +100,10 @@ export class EventBus {
    * its generic path; this site only ever sees deltas, and skips the body object too.
    */
   publishDelta(origin: EventOrigin, delta: MessageDelta): void {
-    const typed = this.byType?.get('message_update');
-    const all = this.all !== undefined && this.all.size > 0 ? this.all : undefined;
-    if (all === undefined && (typed === undefined || typed.size === 0)) return;
+    const typed = this.global.byType?.get('message_update');
+    const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
+    const own = this.byAgent?.get(origin.agentId);
+    if (all === undefined && (typed === undefined || typed.size === 0) && own === undefined) return;
     const seq = ++this.seq;
     const time = Date.now();
     const { agentId, parentId, turn, step } = origin;
@@ -68,27 +112,34 @@ export class EventBus {
         ? { seq, time, agentId, turn, step, type: 'message_update', delta }
         : { seq, time, agentId, parentId, turn, step, type: 'message_update', delta };
     this.dispatch(typed, all, event);
+    if (own) this.dispatch(own.byType?.get('message_update'), own.all, event);
   }
 
-  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
-  on(type: '*', listener: Listener): () => void;
-  on(type: string, listener: Listener<never>): () => void {
+  /**
+   * Listens to one type of event (or all, `'*'`) of every agent, or of one agent only when `agentId` is given.
+   * One agent's listeners hear its events after the bus-wide ones (the runtime's own bookkeeping listens
+   * bus-wide, and is up to date when a caller's listener acts on an event).
+   */
+  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>, agentId?: string): () => void;
+  on(type: '*', listener: Listener, agentId?: string): () => void;
+  on(type: string, listener: Listener<never>, agentId?: string): () => void {
     const fn = listener as Listener;
-    if (type === '*') {
-      this.all ??= new Set();
-      const all = this.all;
-      all.add(fn);
-      return () => all.delete(fn);
+    let scope = this.global;
+    if (agentId !== undefined) {
+      this.byAgent ??= new Map();
+      scope = this.byAgent.get(agentId) ?? new Listeners();
+      this.byAgent.set(agentId, scope);
     }
-    this.byType ??= new Map();
-    const byType = this.byType;
-    let set = byType.get(type);
-    if (!set) {
-      set = new Set();
-      byType.set(type, set);
-    }
-    set.add(fn);
-    return () => set.delete(fn);
+    const remove = scope.add(type, fn);
+    this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
+    let removed = false;
+    return () => {
+      if (removed || !remove()) return;
+      removed = true;
+      this.counts.set(type, (this.counts.get(type) ?? 1) - 1);
+      // An agent that stops listening leaves no entry behind (a long-lived tree sees many short-lived agents).
+      if (agentId !== undefined && scope.empty && this.byAgent?.get(agentId) === scope) this.byAgent.delete(agentId);
+    };
   }
 
   private dispatch(typed: Set<Listener> | undefined, all: Set<Listener> | undefined, event: AgentEvent): void {
@@ -104,6 +155,20 @@ export class EventBus {
       this.onListenerError(error);
     }
   }
+}
+
+/**
+ * Whether an event comes from `rootId` or an agent below it, walking up from the event's agent by `parentOf`
+ * (live agents' parents; the event's own `parentId` is the first step, so it holds for an agent already gone).
+ */
+export function withinSubtree(
+  rootId: string,
+  event: AgentEvent,
+  parentOf: (agentId: string) => string | undefined,
+): boolean {
+  if (event.agentId === rootId) return true;
+  for (let id = event.parentId; id !== undefined; id = parentOf(id)) if (id === rootId) return true;
+  return false;
 }
 
 function reportListenerError(error: unknown): void {

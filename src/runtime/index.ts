@@ -8,7 +8,7 @@ export {
   type TurnStream,
 } from './agent.js';
 export type { AgentState } from './agent-state.js';
-export type { Listener } from './bus.js';
+export type { Listener, ListenOptions } from './bus.js';
 export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env.js';
 export {
   type GenerateEvent,

@@ -142,9 +142,13 @@ export class SessionManager {
     const session = new Session(source.header, source.records, sink, source.records);
     const events: AgentEvent[] = [];
     const agent = createAgent({ ...config, model: config.model ?? offlineModel, retry: false, session });
-    agent.on('*', (event) => {
-      if (event.type !== 'message_update') events.push(event);
-    });
+    agent.on(
+      '*',
+      (event) => {
+        if (event.type !== 'message_update') events.push(event);
+      },
+      { subtree: true },
+    );
     try {
       await session.idle();
     } finally {

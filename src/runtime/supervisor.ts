@@ -15,7 +15,7 @@ import type {
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
-import { EventBus, type Listener } from './bus.js';
+import { EventBus, type Listener, type ListenOptions } from './bus.js';
 import type { Policy } from './env.js';
 import { runtimeSupervisorMachine } from './machines.js';
 import type { RetryOptions } from './retry.js';
@@ -222,9 +222,13 @@ export class Supervisor {
     return this.runtime.cancelBatch(batchId);
   }
 
-  /** Every event of the tree, from every agent (each carries `agentId` and `parentId`). */
-  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>): () => void;
-  on(type: '*', listener: Listener): () => void;
+  /**
+   * Every event of the tree, from every agent (each carries `agentId` and `parentId`): a supervisor's subtree is
+   * its whole tree, so `{ subtree: true }` changes nothing here (it is accepted, so that the same listener code
+   * takes an agent or a supervisor).
+   */
+  on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>, options?: ListenOptions): () => void;
+  on(type: '*', listener: Listener, options?: ListenOptions): () => void;
   on(type: string, listener: Listener<never>): () => void {
     return this.bus.on(type as '*', listener as Listener);
   }

@@ -69,8 +69,10 @@ export interface RecordedToolCall {
 export interface RunRecorder {
   /** Pass to `createAgent({ inspect })` (or `createSupervisor`) to record the states every agent visits. */
   readonly inspect: Observer<InspectionEvent>;
-  /** Records every event of this agent (or supervisor: the whole tree). Returns the unsubscribe function. */
-  attach(source: { on(type: '*', listener: (event: AgentEvent) => void): () => void }): () => void;
+  /** Records every event of this agent and its subagents (or supervisor: the whole tree). Returns the unsubscribe function. */
+  attach(source: {
+    on(type: '*', listener: (event: AgentEvent) => void, options?: { subtree?: boolean }): () => void;
+  }): () => void;
   /** Every event, in `seq` order. */
   readonly events: readonly AgentEvent[];
   /** The events of one type (of one agent, if given). */
@@ -117,7 +119,7 @@ export function createRunRecorder(): RunRecorder {
 
   return {
     inspect,
-    attach: (source) => source.on('*', (event) => events.push(event)),
+    attach: (source) => source.on('*', (event) => events.push(event), { subtree: true }),
     events,
     eventsOf: <T extends AgentEventType>(type: T, agentId?: string) =>
       byAgent(agentId).filter((e): e is AgentEventOf<T> => e.type === type),

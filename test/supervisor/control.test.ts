@@ -149,11 +149,19 @@ describe('approvals across the tree', () => {
       subagents: {},
     });
     const asked: Array<{ agentId: string; parentId?: string; args: unknown }> = [];
-    root.on('approval_requested', (event) => {
-      asked.push({ agentId: event.agentId, ...(event.parentId ? { parentId: event.parentId } : {}), args: event.args });
-      if ((event.args as { what: string }).what === 'yes') root.approve(event);
-      else root.deny(event, 'not today');
-    });
+    root.on(
+      'approval_requested',
+      (event) => {
+        asked.push({
+          agentId: event.agentId,
+          ...(event.parentId ? { parentId: event.parentId } : {}),
+          args: event.args,
+        });
+        if ((event.args as { what: string }).what === 'yes') root.approve(event);
+        else root.deny(event, 'not today');
+      },
+      { subtree: true },
+    );
     const result = await root.prompt('ROOT');
     expect(asked).toHaveLength(2);
     expect(asked.every((a) => a.agentId !== 'root' && a.parentId === 'root')).toBe(true);

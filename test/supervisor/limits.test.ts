@@ -13,7 +13,7 @@ describe('hard limits: maxDepth and maxAgents', () => {
     });
     const root = createAgent({ model, subagents: { maxDepth: 2 } });
     const levels: string[] = [];
-    root.on('subagent_start', (e) => levels.push(e.agentId));
+    root.on('subagent_start', (e) => levels.push(e.agentId), { subtree: true });
     const result = await root.prompt('L0');
     // L0 → L1 → L2; L2's call for L3 is refused.
     expect(levels).toHaveLength(2);
@@ -84,10 +84,14 @@ describe('hard limits: maxDepth and maxAgents', () => {
     });
     // concurrency 2 is filled by the two mids, whose nested batches must still run; 6 open tasks = maxAgents.
     const root = createAgent({ model, subagents: { concurrency: 2, maxAgents: 6 } });
-    root.on('*', (e) => {
-      if (e.type === 'subagent_start') openMax = Math.max(openMax, ++open);
-      if (e.type === 'subagent_end') open--;
-    });
+    root.on(
+      '*',
+      (e) => {
+        if (e.type === 'subagent_start') openMax = Math.max(openMax, ++open);
+        if (e.type === 'subagent_end') open--;
+      },
+      { subtree: true },
+    );
     const result = await root.prompt('ROOT');
     expect(result.text).toBe('mid0.0+mid0.1+mid1.0+mid1.1');
     expect(openMax).toBe(6);

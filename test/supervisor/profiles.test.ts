@@ -110,13 +110,21 @@ describe('profiles and hand-off', () => {
     });
     const root = createAgent({ model, subagents: {} });
     let handOff = '';
-    root.on('tool_execution_end', (e) => {
-      if (e.agentId === root.id) handOff = textOf({ role: 'user', content: e.result.content as never });
-    });
-    root.on('agent_end', (e) => {
-      // When mid first goes idle, its leaf is still running: open the gate only then.
-      if (e.agentId !== root.id && e.parentId === root.id) gate.open();
-    });
+    root.on(
+      'tool_execution_end',
+      (e) => {
+        if (e.agentId === root.id) handOff = textOf({ role: 'user', content: e.result.content as never });
+      },
+      { subtree: true },
+    );
+    root.on(
+      'agent_end',
+      (e) => {
+        // When mid first goes idle, its leaf is still running: open the gate only then.
+        if (e.agentId !== root.id && e.parentId === root.id) gate.open();
+      },
+      { subtree: true },
+    );
     const result = await root.prompt('ROOT');
     expect(result.text).toBe('root done');
     expect(handOff).toBe('mid: leaf said leaf result');

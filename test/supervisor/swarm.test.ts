@@ -31,19 +31,23 @@ describe('swarm batches', () => {
     const started = new Map<string, number>();
     const ended = new Map<string, number>();
     const endOrder: string[] = [];
-    root.on('*', (event) => {
-      if (event.type === 'subagent_start') {
-        running++;
-        maxRunning = Math.max(maxRunning, running);
-        started.set(event.taskId, (started.get(event.taskId) ?? 0) + 1);
-        expect(event.agentId).toBe(root.id);
-      }
-      if (event.type === 'subagent_end') {
-        running--;
-        ended.set(event.taskId, (ended.get(event.taskId) ?? 0) + 1);
-        endOrder.push(event.childId);
-      }
-    });
+    root.on(
+      '*',
+      (event) => {
+        if (event.type === 'subagent_start') {
+          running++;
+          maxRunning = Math.max(maxRunning, running);
+          started.set(event.taskId, (started.get(event.taskId) ?? 0) + 1);
+          expect(event.agentId).toBe(root.id);
+        }
+        if (event.type === 'subagent_end') {
+          running--;
+          ended.set(event.taskId, (ended.get(event.taskId) ?? 0) + 1);
+          endOrder.push(event.childId);
+        }
+      },
+      { subtree: true },
+    );
 
     const result = await root.prompt('ROOT');
     expect(result.text).toBe('all done');
@@ -118,7 +122,7 @@ describe('swarm batches', () => {
     });
     const root = createAgent({ model, id: 'root', subagents: {} });
     const seen = new Map<string, string | undefined>();
-    root.on('turn_end', (event) => seen.set(event.agentId, event.parentId));
+    root.on('turn_end', (event) => seen.set(event.agentId, event.parentId), { subtree: true });
     const result = await root.prompt('ROOT');
     expect(result.text).toBe('ROOT done');
     expect(seen.size).toBe(3);
