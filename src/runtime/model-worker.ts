@@ -1,6 +1,6 @@
 import { fromCallback } from 'xstate';
-import { costOf } from '../context/index.js';
 import type { ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
+import { costOf } from '../context/index.js';
 import {
   type AssistantMessage,
   checkModelAnswer,
@@ -28,7 +28,9 @@ export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ inpu
 /** The answer for the machine, priced where the model's prices are known (for observers: the inspector's usage table). */
 function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): WorkerReply {
   const cost = costOf(message.usage, env.context.prices);
-  return cost === undefined ? { type: 'MODEL_DONE', turn, step, message } : { type: 'MODEL_DONE', turn, step, message, cost };
+  return cost === undefined
+    ? { type: 'MODEL_DONE', turn, step, message }
+    : { type: 'MODEL_DONE', turn, step, message, cost };
 }
 
 /**
