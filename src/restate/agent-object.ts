@@ -1,0 +1,206 @@
+import * as restate from '@restatedev/restate-sdk';
+import { z } from 'zod';
+import {
+  type AgentConfig,
+  type AgentEvent,
+  type AnyTool,
+  addUsage,
+  createAgent,
+  defineTool,
+  emptyUsage,
+  type Message,
+  notificationText,
+  type TurnStopReason,
+  type Usage,
+} from '../index.js';
+import { type JournalScope, journaledModel, journaledTool, journalScope, serially } from './journal.js';
+
+/**
+ * What an agent hosted on Restate is made of: everything `createAgent` takes, except what the host owns (the id is
+ * the object's key, the history lives in the object's state, and Restate is the session).
+ */
+export type HostedAgentConfig = Omit<AgentConfig, 'id' | 'messages' | 'session' | 'subagents' | 'inspect'>;
+
+export interface AgentObjectOptions {
+  /** The virtual object's name, the first segment of its URLs (default `troupe-agent`). */
+  name?: string;
+  /** Builds the agent for a key: called for every invocation, so it must give the same agent for the same key. */
+  agent(agentId: string): HostedAgentConfig;
+  /**
+   * Every event of every agent this process runs, as the embedded runtime publishes them. A replay after a crash
+   * publishes a turn's events again (Restate re-runs the handler and reads its effects back from the journal).
+   */
+  on?(event: AgentEvent): void;
+  /** Gives agents the `start_subagent` tool: a child is another object of this kind, keyed `<parent>/<task>`. */
+  subagents?: boolean;
+}
+
+/** What a turn handler answers. */
+export interface TurnOutcome {
+  agentId: string;
+  stopReason: TurnStopReason;
+  text: string;
+  usage: Usage;
+}
+
+/** A child's result, sent to its parent as a Restate message (journaled: delivered once, in order per parent). */
+export interface ChildNotification {
+  taskId: string;
+  agentId: string;
+  status: 'completed' | 'failed';
+  text: string;
+}
+
+export interface TaskRequest {
+  parentId: string;
+  taskId: string;
+  prompt: string;
+}
+
+export interface ApprovalAnswer {
+  toolCallId: string;
+  approve: boolean;
+  reason?: string;
+}
+
+/** The state keys of one agent object. The history is stored a turn per key, so a turn writes only what it added. */
+const TURNS = 'turns';
+const turnKey = (n: number) => `turn:${n}`;
+const USAGE = 'usage';
+const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
+
+/**
+ * The Restate virtual object that hosts Troupe agents: one object per agent id, running the unchanged agent machine
+ * inside an exclusive handler for each turn (so a key runs one turn at a time, and its state is the conversation).
+ * Model and tool calls are journaled side effects (`journal.ts`); approvals are awakeables; a subagent is another
+ * object of the same kind, and its result reaches the parent as a journaled message to the parent's `notify`.
+ */
+export function agentObject(options: AgentObjectOptions) {
+  const name = options.name ?? 'troupe-agent';
+  const send = (ctx: restate.ObjectContext, key: string, method: string, parameter: unknown) =>
+    ctx.genericSend({ service: name, method, key, parameter, inputSerde: restate.serde.json });
+
+  async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
+    const agentId = ctx.key;
+    const turns = (await ctx.get<number>(TURNS)) ?? 0;
+    const history: Message[] = [];
+    for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
+    const scope = journalScope(ctx);
+    const config = options.agent(agentId);
+    const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool));
+    if (options.subagents) tools.push(subagentTool(scope, turns, (key, request) => send(ctx, key, 'task', request)));
+    const agent = createAgent({
+      ...config,
+      id: agentId,
+      model: journaledModel(scope, config.model),
+      tools,
+      messages: history,
+    });
+    const offEvents = options.on ? agent.on('*', options.on) : undefined;
+    const offApprovals = agent.on('approval_requested', (event) => {
+      // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
+      const awakeable = ctx.awakeable<ApprovalAnswer>();
+      ctx.set(approvalKey(event.toolCallId), awakeable.id);
+      serially(scope, () => awakeable.promise).then(
+        (answer) => {
+          ctx.clear(approvalKey(event.toolCallId));
+          if (answer.approve) agent.approve(event.toolCallId);
+          else agent.deny(event.toolCallId, answer.reason);
+        },
+        () => agent.deny(event.toolCallId, 'The approval was cancelled'),
+      );
+    });
+    try {
+      const result = await agent.prompt(input);
+      ctx.set(turnKey(turns), result.messages);
+      ctx.set(TURNS, turns + 1);
+      const usage = addUsage((await ctx.get<Usage>(USAGE)) ?? emptyUsage(), result.usage);
+      ctx.set(USAGE, usage);
+      return { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage };
+    } finally {
+      offEvents?.();
+      offApprovals();
+      await agent.stop();
+    }
+  }
+
+  return restate.object({
+    name,
+    handlers: {
+      /** One turn: the prompt, until the model answers without tool calls. */
+      prompt: async (ctx: restate.ObjectContext, input: { prompt: string }): Promise<TurnOutcome> =>
+        runTurn(ctx, input.prompt),
+
+      /** A subagent's task: one turn, then its result goes to the parent as a message. */
+      task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome> => {
+        const outcome = await runTurn(ctx, request.prompt);
+        const notification: ChildNotification = {
+          taskId: request.taskId,
+          agentId: ctx.key,
+          status: outcome.stopReason === 'error' ? 'failed' : 'completed',
+          text: outcome.text,
+        };
+        send(ctx, request.parentId, 'notify', notification);
+        return outcome;
+      },
+
+      /** A child's result: wakes the agent for a turn that opens with the notification. */
+      notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<TurnOutcome> =>
+        runTurn(
+          ctx,
+          notificationText(notification.taskId, notification.agentId, notification.status, notification.text),
+        ),
+
+      /** The agent's history, turn by turn as stored. */
+      history: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<Message[]> => {
+        const turns = (await ctx.get<number>(TURNS)) ?? 0;
+        const history: Message[] = [];
+        for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
+        return history;
+      }),
+
+      /** Everything this agent's model calls used, over all its turns. */
+      usage: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext): Promise<Usage> => (await ctx.get<Usage>(USAGE)) ?? emptyUsage(),
+      ),
+
+      /** Answers a call waiting for approval (the awakeable its turn is suspended on). */
+      approve: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext, answer: ApprovalAnswer): Promise<boolean> => {
+          const id = await ctx.get<string>(approvalKey(answer.toolCallId));
+          if (!id) return false;
+          ctx.resolveAwakeable(id, answer);
+          return true;
+        },
+      ),
+    },
+  });
+}
+
+export type AgentObject = ReturnType<typeof agentObject>;
+
+/**
+ * Starts a background subagent: a message to another object of this kind (journaled, so sent exactly once). Its
+ * task id is derived from the parent, the turn and the model's call id, never from a clock or a random source, so a
+ * replay sends the same message to the same child.
+ */
+function subagentTool(
+  scope: JournalScope,
+  turn: number,
+  start: (childId: string, request: TaskRequest) => void,
+): AnyTool {
+  return defineTool({
+    name: 'start_subagent',
+    description:
+      'Starts a subagent on a task in the background. Its result arrives later as a <notification> message; ' +
+      'do not wait for it in this turn.',
+    schema: z.object({ prompt: z.string().describe('The task, complete and self-contained') }),
+    async execute({ prompt }, toolCtx) {
+      const taskId = `t${turn}.${toolCtx.toolCallId}`;
+      const childId = `${toolCtx.agentId}/${taskId}`;
+      // In the invocation's effect queue: the send is a journal entry too, and its position must replay.
+      await serially(scope, async () => start(childId, { parentId: toolCtx.agentId, taskId, prompt }));
+      return `Started task ${taskId} (agent ${childId}). Its result will arrive as a notification.`;
+    },
+  });
+}

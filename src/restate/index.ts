@@ -1,0 +1,20 @@
+/** `troupe/restate`: Troupe agents hosted on Restate, a durable execution engine (see the README's "Restate"). */
+export {
+  type AgentObject,
+  type AgentObjectOptions,
+  type ApprovalAnswer,
+  agentObject,
+  type ChildNotification,
+  type HostedAgentConfig,
+  type TaskRequest,
+  type TurnOutcome,
+} from './agent-object.js';
+export { type AgentClient, agentClient } from './client.js';
+export {
+  type RestateDevServer,
+  type RestateDevServerOptions,
+  registerDeployment,
+  restateServerBinary,
+  startRestateDevServer,
+} from './dev-server.js';
+export { type AgentWorker, serveAgents } from './serve.js';

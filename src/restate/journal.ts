@@ -1,0 +1,134 @@
+import type * as restate from '@restatedev/restate-sdk';
+import {
+  type AnyTool,
+  type AssistantMessage,
+  describeThrown,
+  type Model,
+  ModelError,
+  type ModelEvent,
+  type SerializedError,
+  type ToolOutput,
+  toModelError,
+} from '../index.js';
+
+/**
+ * What one invocation journals, and how. Model calls and tool calls are Restate `ctx.run` side effects: a result
+ * in the journal is never produced again; a replay (a retry, a worker that died, another worker) reads it back.
+ * Only what a call adds is journaled (one answer, one result), never the conversation the call was made with.
+ *
+ * Journal entries are matched by position, so the order in which this invocation asks for effects must be the same
+ * on every replay: the agent machine asks for them in the order of its steps and of a batch's calls, and every
+ * name below comes from the journaled facts (the step's number, the model's call id), never from a clock or a
+ * per-process id.
+ */
+export interface JournalScope {
+  ctx: restate.ObjectContext;
+  /** How many model calls this invocation has made: names each one's journal entry. */
+  modelCalls: number;
+  /** The tail of the invocation's effect queue (see {@link serially}). */
+  tail: Promise<unknown>;
+  /** Counts the effects that really ran in this process (not read back from the journal): for tests and benches. */
+  ran: { model: number; tools: number };
+}
+
+/** A fresh scope for one invocation. */
+export function journalScope(ctx: restate.ObjectContext): JournalScope {
+  return { ctx, modelCalls: 0, tail: Promise.resolve(), ran: { model: 0, tools: 0 } };
+}
+
+/**
+ * Runs an invocation's effects one after the other, in the order they are asked for. Two reasons: journal entries
+ * are matched by position, so the order must be one a replay reproduces (the order the machine asks, not the
+ * order acknowledgements happen to arrive); and the SDK drives an invocation with one await at a time (a second
+ * concurrent await fails with "awaitNext already pending" and aborts the attempt). The price: a batch's tools run
+ * one at a time on Restate (DESIGN.md, "Troupe on Restate").
+ */
+export function serially<T>(scope: JournalScope, effect: () => Promise<T>): Promise<T> {
+  const run = scope.tail.then(effect);
+  scope.tail = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  return run;
+}
+
+/** What a journaled model call stores: its final answer, or the classified error it ended with. */
+type ModelOutcome = { message: AssistantMessage } | { error: SerializedError };
+
+/**
+ * The agent's model, journaled. A call streams the model inside `ctx.run` and journals the final message (at least
+ * once: a call in flight when a worker dies is asked again; once journaled, its answer is what every replay sees).
+ * A model error is journaled too, as a value, so the runtime's own retry policy decides, the same way embedded.
+ */
+export function journaledModel(scope: JournalScope, model: Model): Model {
+  return {
+    id: model.id,
+    provider: model.provider,
+    stream(request, signal) {
+      const name = `model ${++scope.modelCalls}`;
+      return (async function* (): AsyncGenerator<ModelEvent> {
+        const outcome = await serially(scope, () =>
+          scope.ctx.run<ModelOutcome>(name, async () => {
+            scope.ran.model++;
+            try {
+              for await (const event of model.stream(request, signal)) {
+                if (event.type === 'done') return { message: event.message };
+              }
+              return {
+                error: new ModelError({
+                  code: 'bad_response',
+                  message: 'The model stream ended without a final message',
+                }).toJSON(),
+              };
+            } catch (error) {
+              return { error: toModelError(error, model.provider).toJSON() };
+            }
+          }),
+        );
+        if ('error' in outcome)
+          throw new ModelError({ ...outcome.error, code: outcome.error.code as ModelError['code'] });
+        yield { type: 'done', message: outcome.message, stopReason: outcome.message.stopReason ?? 'stop' };
+      })();
+    },
+  };
+}
+
+/** A tool's journaled outcome: what `execute` returned, or the message of what it threw. */
+type ToolOutcome = { output: ToolOutput } | { thrown: string };
+
+const INTERRUPTED_BY_RESTART =
+  'This tool call was running when its worker stopped, and it was not run again (it may have had its effect): ' +
+  'check before repeating it.';
+
+/**
+ * A tool whose calls are journaled by call id. Before `execute` runs, a `started` marker is journaled and its
+ * acknowledgement awaited, so the marker is durable before the tool begins. A replay that finds the marker but no
+ * result knows the call may have begun in a process that died: it journals an "interrupted by a restart" result
+ * instead of running the tool again (at most once), unless the tool is `safeToRepeat` (at least once: it runs again).
+ */
+export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
+  return {
+    ...tool,
+    async execute(args, toolCtx) {
+      const id = toolCtx.toolCallId;
+      const result = await serially(scope, async () => {
+        let startedHere = false;
+        await scope.ctx.run(`tool ${id} started`, () => {
+          startedHere = true;
+          return true;
+        });
+        return scope.ctx.run<ToolOutcome>(`tool ${id}`, async () => {
+          if (!startedHere && !tool.safeToRepeat) return { thrown: INTERRUPTED_BY_RESTART };
+          scope.ran.tools++;
+          try {
+            return { output: await tool.execute(args, toolCtx) };
+          } catch (error) {
+            return { thrown: describeThrown(error) };
+          }
+        });
+      });
+      if ('thrown' in result) throw new Error(result.thrown);
+      return result.output;
+    },
+  };
+}

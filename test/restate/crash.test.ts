@@ -1,0 +1,118 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Message } from '../../src/index.js';
+import {
+  type AgentClient,
+  agentClient,
+  type RestateDevServer,
+  startRestateDevServer,
+} from '../../src/restate/index.js';
+
+// kill -9 of a worker in the middle of a turn: a real restate-server, the worker in a child process (the fixture
+// agents), its tools counting their executions in a side file. The worker dies while two tools are running; a new
+// worker process takes over the same deployment, Restate replays the turn there, and nothing journaled runs again.
+const WORKER = join(import.meta.dirname, 'fixtures', 'worker.ts');
+let server: RestateDevServer;
+let client: AgentClient;
+let dir: string;
+let sideFile: string;
+const workers = new Set<ChildProcess>();
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'troupe-restate-crash-'));
+  sideFile = join(dir, 'executions.log');
+  writeFileSync(sideFile, '');
+  server = await startRestateDevServer();
+  client = agentClient(server.ingressUrl);
+}, 90_000);
+
+afterAll(async () => {
+  for (const worker of workers) worker.kill('SIGKILL');
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** Starts a worker process on `port` and resolves with its URL once it listens. */
+function startWorker(port: number, slowMs: number): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, String(port), sideFile, String(slowMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  workers.add(child);
+  child.once('exit', () => workers.delete(child));
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before listening`)));
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (url) =>
+      resolve({ url, process: child }),
+    );
+  });
+}
+
+const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
+const countOf = (line: string) => executions().filter((l) => l === line).length;
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+function resultText(history: Message[], toolCallId: string): string {
+  for (const message of history) {
+    if (message.role !== 'tool') continue;
+    const result = message.content.find((part) => part.toolCallId === toolCallId);
+    if (result) return JSON.stringify(result);
+  }
+  return '';
+}
+
+it('a worker killed mid-turn: the turn finishes on a new worker and no journaled effect runs twice', async () => {
+  const port = await freePort();
+  // The first worker's slow tools take a minute: it is killed while one of them runs.
+  const first = await startWorker(port, 60_000);
+  await server.register(first.url);
+
+  const invocation = await client.send('crashy-1', 'go');
+  await until(() => countOf('start crashy-1 c3') === 1, 'the at-most-once tool to start');
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+
+  // The new worker serves the same deployment (same address); its slow tools are quick.
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+  const outcome = await client.result(invocation);
+  expect(outcome).toMatchObject({ agentId: 'crashy-1', stopReason: 'completed', text: 'crashy done' });
+
+  // Journaled before the kill: ran once, never again.
+  expect(countOf('ran crashy-1 c1')).toBe(1);
+  expect(countOf('ran crashy-1 c2')).toBe(1);
+  // Started but not journaled, not safe to repeat: not run again; the model got an "interrupted by a restart" result.
+  expect(countOf('start crashy-1 c3')).toBe(1);
+  expect(countOf('ran crashy-1 c3')).toBe(0);
+  // After the restart: ran once, on the new worker.
+  expect(countOf('start crashy-1 c4')).toBe(1);
+  expect(countOf('ran crashy-1 c4')).toBe(1);
+
+  const history = await client.history('crashy-1');
+  expect(resultText(history, 'c3')).toContain('was running when its worker stopped');
+  expect(resultText(history, 'c4')).toContain('slow_repeatable finished');
+  const calls = history.flatMap((m) => (m.role === 'assistant' ? m.content.filter((p) => p.type === 'tool_call') : []));
+  const results = history.flatMap((m) => (m.role === 'tool' ? m.content : []));
+  expect(calls.map((call) => call.id)).toEqual(['c1', 'c2', 'c3', 'c4']);
+  expect(results.map((result) => result.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
+  second.process.kill('SIGKILL');
+}, 120_000);

@@ -1,0 +1,146 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Message } from '../../src/index.js';
+import {
+  type AgentClient,
+  type AgentWorker,
+  agentClient,
+  type RestateDevServer,
+  serveAgents,
+  startRestateDevServer,
+} from '../../src/restate/index.js';
+import { fixtureObject } from './fixtures/agents.js';
+
+// Troupe agents on a real restate-server (the dev dependency's binary, loopback, random ports, a temporary data
+// folder), served by a worker in this process. The crash test (crash.test.ts) runs its worker in a child process.
+let server: RestateDevServer;
+let worker: AgentWorker;
+let client: AgentClient;
+let dir: string;
+let sideFile: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'troupe-restate-host-'));
+  sideFile = join(dir, 'executions.log');
+  writeFileSync(sideFile, '');
+  server = await startRestateDevServer();
+  worker = await serveAgents([fixtureObject({ sideFile })]);
+  await server.register(worker.url);
+  client = agentClient(server.ingressUrl);
+}, 90_000);
+
+afterAll(async () => {
+  await worker?.close();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Lines of the side file: one per real execution of a tool. */
+const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
+
+/** Every tool call of a history has exactly one result, after it. */
+function expectValidHistory(history: Message[]): void {
+  const open = new Set<string>();
+  const answered = new Set<string>();
+  for (const message of history) {
+    if (message.role === 'assistant') {
+      for (const part of message.content) if (part.type === 'tool_call') open.add(part.id);
+    } else if (message.role === 'tool') {
+      for (const result of message.content) {
+        expect(open.has(result.toolCallId), `result ${result.toolCallId} follows its call`).toBe(true);
+        expect(answered.has(result.toolCallId), `one result for ${result.toolCallId}`).toBe(false);
+        answered.add(result.toolCallId);
+      }
+    }
+  }
+  expect([...open].sort()).toEqual([...answered].sort());
+}
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+describe('agents as Restate virtual objects', () => {
+  it('runs a turn with journaled model and tool calls, and keeps the conversation in the object', async () => {
+    const first = await client.prompt('plain-1', 'count twice');
+    expect(first).toMatchObject({ agentId: 'plain-1', stopReason: 'completed', text: 'saw 2 results' });
+    expect(executions().filter((line) => line.includes('plain-1'))).toHaveLength(2);
+
+    // The second turn starts from the stored history: the model sees the first turn's two results already.
+    const second = await client.prompt('plain-1', 'again');
+    expect(second.text).toBe('saw 2 results');
+    const history = await client.history('plain-1');
+    expect(history.filter((message) => message.role === 'user')).toHaveLength(2);
+    expectValidHistory(history);
+    // Three model calls in the first turn, one in the second (it had two results already), 10 + 5 tokens each.
+    expect(await client.usage('plain-1')).toMatchObject({ input: 40, output: 20 });
+  });
+
+  it('holds a call for approval on an awakeable that an HTTP call resolves', async () => {
+    const turn = client.prompt('approver-1', 'prod');
+    await eventually(
+      () => client.approve('approver-1', { toolCallId: 'd-prod', approve: true }),
+      (answered) => answered,
+      'the approval to be asked',
+    );
+    expect((await turn).text).toBe('deploy answered');
+    const history = await client.history('approver-1');
+    expectValidHistory(history);
+    const result = history.find((message) => message.role === 'tool');
+    expect(JSON.stringify(result)).toContain('deployed prod');
+    expect(executions().filter((line) => line === 'ran approver-1 d-prod')).toHaveLength(1);
+    // Answered once: the awakeable's id is gone.
+    expect(await client.approve('approver-1', { toolCallId: 'd-prod', approve: true })).toBe(false);
+
+    const denied = client.prompt('approver-2', 'staging');
+    await eventually(
+      () => client.approve('approver-2', { toolCallId: 'd-staging', approve: false, reason: 'not today' }),
+      (answered) => answered,
+      'the second approval to be asked',
+    );
+    await denied;
+    expect(JSON.stringify(await client.history('approver-2'))).toContain('not today');
+    expect(executions().filter((line) => line.includes('approver-2'))).toHaveLength(0);
+  });
+
+  it('runs subagents as other objects whose results reach the parent once each, as messages', async () => {
+    const started = await client.prompt('parent-1', 'start 4');
+    expect(started.text).toBe('started them');
+    const history = await eventually(
+      () => client.history('parent-1'),
+      (messages) => messages.filter(isNotification).length >= 4,
+      'four notifications',
+    );
+    // Give a duplicate (which must not exist) the time to arrive before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const final = await client.history('parent-1');
+    const notes = final.filter(isNotification).map((message) => textOf(message));
+    expect(notes).toHaveLength(4);
+    for (let i = 0; i < 4; i++) {
+      expect(notes.filter((note) => note.includes(`task_id="t0.s${i}"`))).toHaveLength(1);
+      expect(notes.find((note) => note.includes(`task_id="t0.s${i}"`))).toContain(`did: part ${i}`);
+    }
+    expectValidHistory(history);
+    const child = await client.history('parent-1/t0.s2');
+    expect(child[0]).toMatchObject({ role: 'user' });
+    expect(textOf(child.at(-1) as Message)).toBe('child parent-1/t0.s2 did: part 2');
+    // Usage is per agent: the parent's four turns (start + 4 notifications: 2 + 4 calls), each child its own.
+    expect(await client.usage('parent-1')).toMatchObject({ input: 60, output: 30 });
+    expect(await client.usage('parent-1/t0.s0')).toMatchObject({ input: 10, output: 5 });
+  });
+});
+
+function textOf(message: Message): string {
+  return message.role === 'tool' ? '' : message.content.map((part) => ('text' in part ? part.text : '')).join('');
+}
+
+function isNotification(message: Message): boolean {
+  return message.role === 'user' && textOf(message).startsWith('<notification');
+}
