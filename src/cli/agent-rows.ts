@@ -17,7 +17,7 @@ export interface AgentRow {
 }
 
 /** The argument that says what a call is about: a path, a command, a pattern, a prompt. */
-export function mainArgument(args: JsonValue | undefined): string {
+function mainArgument(args: JsonValue | undefined): string {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
   for (const key of ['command', 'path', 'pattern', 'prompt', 'id']) {
     const value = args[key];
@@ -25,6 +25,16 @@ export function mainArgument(args: JsonValue | undefined): string {
   }
   if (Array.isArray(args.tasks)) return `${args.tasks.length} tasks`;
   return '';
+}
+
+/** What a person reads for a tool: its `label` where it declares one, its name otherwise. */
+function toolTitle(call: { toolName: string; label?: string }): string {
+  return call.label ?? call.toolName;
+}
+
+/** A call as one phrase: the tool's title and the argument it is about. */
+export function describeCall(call: { toolName: string; label?: string; args: JsonValue }): string {
+  return `${toolTitle(call)} ${mainArgument(call.args)}`.trimEnd();
 }
 
 export class AgentRows {
@@ -61,19 +71,17 @@ export class AgentRows {
         row.status = 'thinking';
         row.tool = undefined;
         break;
-      case 'tool_execution_start': {
+      case 'tool_execution_start':
         row.status = 'tool';
-        const arg = mainArgument(event.args);
-        row.tool = arg ? `${event.toolName} ${arg}` : event.toolName;
+        row.tool = describeCall(event);
         break;
-      }
       case 'tool_execution_end':
         row.tool = undefined;
         row.status = 'thinking';
         break;
       case 'approval_requested':
         row.status = 'waiting';
-        row.tool = `${event.toolName} ${mainArgument(event.args)}`.trim();
+        row.tool = describeCall(event);
         break;
       case 'usage': {
         const u = event.usage;

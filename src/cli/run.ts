@@ -8,7 +8,7 @@ import { Permissions } from '../permissions/index.js';
 import { PERMISSION_MODES, type PermissionMode, type ToolTraits } from '../permissions/types.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../tools/builtin/index.js';
 import type { AnyTool } from '../tools/index.js';
-import { mainArgument } from './agent-rows.js';
+import { describeCall } from './agent-rows.js';
 import { type Answer, Approvals, type Input } from './approvals.js';
 import { chooseModel, UsageError } from './model-choice.js';
 import { offlineModel } from './offline.js';
@@ -205,7 +205,7 @@ async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceT
   agent.on('approval_requested', (event) => void answer(event), { subtree: true });
 
   async function answer(event: AgentEventOf<'approval_requested'>): Promise<void> {
-    const what = `${event.agentId} wants to run ${event.toolName} ${mainArgument(event.args)}`.trimEnd();
+    const what = `${event.agentId} wants to run ${describeCall(event)}`;
     const reply: Answer = await approvals.ask(() => {
       view.pause();
       io.stdout.write(

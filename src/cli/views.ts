@@ -3,7 +3,7 @@
  * `--json`. All three read the same event stream (the root's `on('*', …, { subtree: true })` sees the whole tree).
  */
 import type { AgentEvent, RunResult, Usage } from '../index.js';
-import { AgentRows, mainArgument } from './agent-rows.js';
+import { AgentRows, describeCall } from './agent-rows.js';
 import { costOf } from './prices.js';
 
 export interface View {
@@ -63,6 +63,9 @@ export class JsonView implements View {
 
 /** Piped: one plain line per thing that happened, the root's answer as it completes. */
 export class PlainView implements View {
+  /** Labels of the calls running now: `tool_execution_end` carries only the tool's name. */
+  private readonly titles = new Map<string, string>();
+
   constructor(
     private readonly out: Output,
     private readonly rootId: string,
@@ -73,15 +76,19 @@ export class PlainView implements View {
     const who = event.agentId;
     switch (event.type) {
       case 'tool_execution_start':
-        this.line(`${who}: ${event.toolName} ${mainArgument(event.args)}`.trimEnd());
+        if (event.label) this.titles.set(event.toolCallId, event.label);
+        this.line(`${who}: ${describeCall(event)}`);
         break;
-      case 'tool_execution_end':
+      case 'tool_execution_end': {
+        const title = this.titles.get(event.toolCallId) ?? event.toolName;
+        this.titles.delete(event.toolCallId);
         this.line(
-          `${who}: ${event.toolName} ${event.result.isError ? 'failed' : 'done'} (${Math.round(event.durationMs)} ms)${
+          `${who}: ${title} ${event.result.isError ? 'failed' : 'done'} (${Math.round(event.durationMs)} ms)${
             event.result.isError ? `: ${firstLine(event.result.content)}` : ''
           }`,
         );
         break;
+      }
       case 'subagent_start':
         this.line(`${who}: started ${event.childId}`);
         break;
@@ -89,7 +96,10 @@ export class PlainView implements View {
         this.line(`${who}: ${event.childId} ${event.status}`);
         break;
       case 'approval_requested':
-        this.line(`${who}: asks to run ${event.toolName} ${mainArgument(event.args)}`.trimEnd());
+        this.line(`${who}: asks to run ${describeCall(event)}`);
+        break;
+      case 'permission_denied':
+        this.line(`${who}: ${describeCall(event)} refused${event.reason ? `: ${event.reason}` : ''}`);
         break;
       case 'message_end': {
         if (event.message.role !== 'assistant' || event.discarded) break;

@@ -7,9 +7,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { JsonValue, ToolResultContent } from '../protocol/index.js';
 import { type AnyTool, defineTool, type ToolOutput } from '../tools/define-tool.js';
+import { jsonSchema } from '../tools/json-schema.js';
 import { GroupStdioTransport, type StdioServer } from './stdio-transport.js';
 
 export interface HttpServer {
@@ -58,13 +59,17 @@ function isHttp(config: McpServerConfig): config is HttpServer {
   return 'url' in config;
 }
 
-/** The tool's argument schema as zod, for validation before the call; a schema zod cannot read accepts any object. */
+/**
+ * The tool's arguments as a JSON-Schema tool's (the one path for schemas known only at run time): validated before
+ * the call, and sent to the model as the server wrote it. A schema zod cannot read accepts any object, and the
+ * server judges the arguments itself.
+ */
 function schemaOf(tool: McpTool): z.ZodObject {
   try {
-    const schema = z.fromJSONSchema(tool.inputSchema as Parameters<typeof z.fromJSONSchema>[0]);
-    if (schema instanceof z.ZodObject) return schema;
-  } catch {}
-  return z.looseObject({});
+    return jsonSchema(tool.inputSchema);
+  } catch {
+    return jsonSchema({ type: 'object', additionalProperties: true });
+  }
 }
 
 function toOutput(result: CallToolResult): ToolOutput {
@@ -145,9 +150,11 @@ async function connectOne(name: string, config: McpServerConfig, options: McpOpt
 
 function toolFor(server: Connected, tool: McpTool, inactivityMs: number): AnyTool {
   const annotations = tool.annotations ?? {};
+  const title = tool.title ?? annotations.title;
   return defineTool({
     name: mcpToolName(server.name, tool.name),
-    description: tool.description ?? tool.annotations?.title ?? `${tool.name} (MCP server ${server.name})`,
+    description: tool.description ?? title ?? `${tool.name} (MCP server ${server.name})`,
+    ...(title ? { label: title } : {}),
     schema: schemaOf(tool),
     ...(annotations.readOnlyHint === true ? { readOnly: true } : {}),
     // The MCP default for a tool that is not read-only is "may be destructive".

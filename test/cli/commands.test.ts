@@ -234,6 +234,21 @@ describe('MCP servers', () => {
     expect(start).toBeDefined();
   }, 60_000);
 
+  it("shows a tool's label where it has one (an MCP tool's title)", async () => {
+    const config = path.join(dir, 'mcp.json');
+    const server = path.join(import.meta.dirname, '../mcp/fixtures/stdio-server.ts');
+    await fs.writeFile(
+      config,
+      JSON.stringify({ mcpServers: { test: { command: process.execPath, args: ['--import', 'tsx', server] } } }),
+    );
+    const h = harness();
+    expect(await run(h, ['--offline', '--mcp-config', config, 'Say `mcp__test__echo {"text": "hi"}`'])).toBe(0);
+    const lines = h.out().split('\n');
+    expect(lines).toContain('main: Echo text');
+    expect(lines.some((line) => /^main: Echo text done \(\d+ ms\)$/.test(line))).toBe(true);
+    expect(lines).toContain('main> mcp__test__echo answered:');
+  }, 60_000);
+
   it('refuses a config it cannot use, in one line', async () => {
     const h = harness();
     expect(await run(h, ['--offline', '--mcp-config', 'missing.json', 'x'])).toBe(2);

@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AgentEvent, createAgent, scriptedModel } from '../../src/index.js';
 import {
@@ -11,6 +13,7 @@ import {
   type McpConnection,
   mcpToolName,
 } from '../../src/mcp/index.js';
+import { ToolRegistry } from '../../src/tools/index.js';
 import { resultText } from '../agent/helpers.js';
 import { ToolDriver, tempDir } from '../builtin/helpers.js';
 import { startHttpServer } from './server.js';
@@ -71,6 +74,17 @@ describe('MCP over stdio', () => {
     expect(mcp.tools.find((t) => t.name === 'mcp__test__fail')?.destructive).toBe(true);
     expect(mcp.servers).toEqual([{ name: 'test', tools: expect.arrayContaining(['echo', 'slow']) }]);
   });
+
+  it("labels a tool with its title, and events carry the label", async () => {
+    expect(mcp.tools.find((t) => t.name === 'mcp__test__echo')?.label).toBe('Echo text');
+    expect(mcp.tools.find((t) => t.name === 'mcp__test__add')?.label).toBeUndefined();
+    const starts: AgentEvent[] = [];
+    const off = driver.agent.on('tool_execution_start', (e) => starts.push(e));
+    await driver.ok('mcp__test__echo', { text: 'x' });
+    off();
+    expect(starts).toMatchObject([{ toolName: 'mcp__test__echo', label: 'Echo text' }]);
+  });
+
 
   it('calls a tool through an agent', async () => {
     expect(await driver.ok('mcp__test__echo', { text: 'hi' })).toBe('echo: hi');
@@ -167,6 +181,25 @@ describe('MCP over streamable HTTP', () => {
       expect(await web.ok('mcp__web__echo', { text: 'over http' })).toBe('echo: over http');
     } finally {
       await web.close();
+      await http.close();
+    }
+  }, 30_000);
+
+  it('gives the model the JSON Schema the server wrote, not a round trip through zod', async () => {
+    const http = await startHttpServer();
+    const headers = { authorization: 'Bearer test-token' };
+    const remote = await connectMcpServers({ servers: { web: { url: http.url, headers } } });
+    const raw = new Client({ name: 'raw', version: '1' });
+    try {
+      await raw.connect(new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers } }));
+      const written = (await raw.listTools()).tools.find((t) => t.name === 'add')?.inputSchema;
+      const { $schema: _dialect, ...asWritten } = written ?? {};
+      const spec = new ToolRegistry(remote.tools).specs.find((s) => s.name === 'mcp__web__add');
+      expect(spec?.inputSchema).toEqual(asWritten);
+      expect(spec?.inputSchema).toMatchObject({ properties: { b: { type: 'integer' } }, required: ['a', 'b'] });
+    } finally {
+      await raw.close();
+      await remote.close();
       await http.close();
     }
   }, 30_000);

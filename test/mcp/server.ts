@@ -18,7 +18,12 @@ export function buildServer(options: TestServerOptions = {}): McpServer {
   const server = new McpServer({ name: 'test-server', version: '1.0.0' });
   server.registerTool(
     'echo',
-    { description: 'Echoes its text', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
+    {
+      title: 'Echo text',
+      description: 'Echoes its text',
+      inputSchema: { text: z.string() },
+      annotations: { readOnlyHint: true },
+    },
     async ({ text }) => ({ content: [{ type: 'text', text: `echo: ${text}` }] }),
   );
   server.registerTool(
