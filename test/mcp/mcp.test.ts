@@ -75,7 +75,7 @@ describe('MCP over stdio', () => {
     expect(mcp.servers).toEqual([{ name: 'test', tools: expect.arrayContaining(['echo', 'slow']) }]);
   });
 
-  it("labels a tool with its title, and events carry the label", async () => {
+  it('labels a tool with its title, and events carry the label', async () => {
     expect(mcp.tools.find((t) => t.name === 'mcp__test__echo')?.label).toBe('Echo text');
     expect(mcp.tools.find((t) => t.name === 'mcp__test__add')?.label).toBeUndefined();
     const starts: AgentEvent[] = [];
@@ -84,7 +84,6 @@ describe('MCP over stdio', () => {
     off();
     expect(starts).toMatchObject([{ toolName: 'mcp__test__echo', label: 'Echo text' }]);
   });
-
 
   it('calls a tool through an agent', async () => {
     expect(await driver.ok('mcp__test__echo', { text: 'hi' })).toBe('echo: hi');
@@ -192,8 +191,9 @@ describe('MCP over streamable HTTP', () => {
     const raw = new Client({ name: 'raw', version: '1' });
     try {
       await raw.connect(new StreamableHTTPClientTransport(new URL(http.url), { requestInit: { headers } }));
-      const written = (await raw.listTools()).tools.find((t) => t.name === 'add')?.inputSchema;
-      const { $schema: _dialect, ...asWritten } = written ?? {};
+      const written: Record<string, unknown> =
+        (await raw.listTools()).tools.find((t) => t.name === 'add')?.inputSchema ?? {};
+      const { $schema: _dialect, ...asWritten } = written;
       const spec = new ToolRegistry(remote.tools).specs.find((s) => s.name === 'mcp__web__add');
       expect(spec?.inputSchema).toEqual(asWritten);
       expect(spec?.inputSchema).toMatchObject({ properties: { b: { type: 'integer' } }, required: ['a', 'b'] });
