@@ -3,14 +3,20 @@ import { parseArgs } from 'node:util';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
 import { runDemo } from './demo.js';
 import { UsageError } from './model-choice.js';
-import { RUN_USAGE, type RunIO, runCommand } from './run.js';
+import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
+import { replayCommand, sessionsCommand } from './session-commands.js';
 
 const USAGE = `Usage: troupe <command> [options]
 
 Commands:
-  run "<task>"   run an agent with the built-in workspace tools on a folder (troupe run --help)
-  inspect        serve the offline inspector (troupe inspect --help)
-  help           this text
+  run "<task>"         run an agent with the built-in workspace tools on a folder (troupe run --help)
+  resume [<id>]        continue a session recorded with run --session, the latest by default, after a crash too
+  sessions             list the recorded sessions
+  replay <id>          run a recorded session again offline, from its journal, and print its events
+  inspect              serve the offline inspector (troupe inspect --help)
+  help                 this text
+
+Each command takes --help.
 
 Try it without a key: npx troupe run --offline -C examples/sample-project "Tell me about this project"`;
 
@@ -60,7 +66,16 @@ export async function main(
     case 'inspect':
       return inspect(rest, out);
     case 'run':
-      process.exitCode = await run(rest, io);
+      process.exitCode = await guarded('run', () => runCommand(rest, io), io);
+      return undefined;
+    case 'resume':
+      process.exitCode = await guarded('resume', () => resumeCommand(rest, io), io);
+      return undefined;
+    case 'sessions':
+      process.exitCode = await guarded('sessions', async () => sessionsCommand(rest, io), io);
+      return undefined;
+    case 'replay':
+      process.exitCode = await guarded('replay', () => replayCommand(rest, io), io);
       return undefined;
     case undefined:
     case 'help':
@@ -75,13 +90,13 @@ export async function main(
   }
 }
 
-/** `troupe run`, with a usage error as one line on stderr and exit code 2. */
-async function run(args: string[], io: RunIO): Promise<number> {
+/** A command, with a usage error as one line on stderr and exit code 2. */
+async function guarded(name: string, command: () => Promise<number>, io: RunIO): Promise<number> {
   try {
-    return await runCommand(args, io);
+    return await command();
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`troupe run: ${error.message}`);
+    io.stderr(`troupe ${name}: ${error.message}`);
     return 2;
   }
 }

@@ -30,14 +30,28 @@ function usageFor(request: ModelRequest, text: string) {
   return { input: 200 + Math.round(chars / 4), output: 20 + Math.round(text.length / 4) };
 }
 
+/**
+ * Call ids numbered after the calls already in the history: unique within a session even when it is resumed in a
+ * new process (the scripted model's own counter starts again at call_1 there, and a journal answers by call id).
+ */
+function withIds(request: ModelRequest, calls: NonNullable<ScriptedAnswer['toolCalls']>): ScriptedAnswer['toolCalls'] {
+  const before = request.messages.reduce(
+    (n, m) => n + (m.role === 'assistant' ? m.content.filter((p) => p.type === 'tool_call').length : 0),
+    0,
+  );
+  return calls.map((call, i) => ({ ...call, id: `call_${before + i + 1}` }));
+}
+
 function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedAnswer {
-  const task = textOfMessage(request.messages.find((m) => m.role === 'user'));
-  const step = request.messages.filter((m) => m.role === 'assistant').length;
+  // This turn: from the last prompt on (a session holds earlier turns before it).
+  const start = request.messages.findLastIndex((m) => m.role === 'user' && (m.source ?? 'prompt') === 'prompt');
+  const task = textOfMessage(request.messages[start]);
+  const step = request.messages.slice(start).filter((m) => m.role === 'assistant').length;
   const tool = lastToolText(request);
   const reply = (text: string, toolCalls?: ScriptedAnswer['toolCalls']): ScriptedAnswer => ({
     ...pace,
     text,
-    ...(toolCalls ? { toolCalls } : {}),
+    ...(toolCalls ? { toolCalls: withIds(request, toolCalls) } : {}),
     usage: usageFor(request, text),
   });
 
@@ -82,6 +96,10 @@ function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedA
   }
   if (step === 0) return reply('Let me look at the folder first.', [{ name: 'tree', args: { depth: 2 } }]);
   if (step === 1) {
+    if (!request.tools.some((t) => t.name === 'swarm')) {
+      // Without subagents (a session run, for now) it searches for the notes itself.
+      return reply('Now the TODO and FIXME notes.', [{ name: 'grep', args: { pattern: 'TODO|FIXME' } }]);
+    }
     return reply('Two helpers will look closer, in parallel.', [
       { name: 'swarm', args: { tasks: [{ prompt: TODO_TASK }, { prompt: README_TASK }] } },
     ]);
@@ -92,10 +110,11 @@ function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedA
       { name: 'write_file', args: { path: NOTES_FILE, content: notes } },
     ]);
   }
+  const team = request.tools.some((t) => t.name === 'swarm');
   return reply(
     tool.isError
-      ? `I did not write ${NOTES_FILE} (${tool.text.trim()}). The findings are in the subagents' answers above.`
-      : `Done. I looked at the tree, had two subagents search it, and wrote what they found to ${NOTES_FILE}.`,
+      ? `I did not write ${NOTES_FILE} (${tool.text.trim()}). The findings are in the ${team ? "subagents' answers" : 'search'} above.`
+      : `Done. I looked at the tree, ${team ? 'had two subagents search it' : 'searched it for notes'}, and wrote what they found to ${NOTES_FILE}.`,
   );
 }
 

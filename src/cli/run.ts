@@ -1,43 +1,20 @@
-/** `troupe run "<task>"`: one agent, the built-in tools on a folder, subagents on, drawn live or printed as events. */
+/**
+ * `troupe run "<task>"` and `troupe resume`: one agent, the built-in tools on a folder, subagents on (off in a
+ * session run, for now), drawn live or printed as events, recorded in a session when asked.
+ */
 import fs from 'node:fs/promises';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { type Agent, type AgentEventOf, createAgent, type JsonObject, type Model, type RunResult } from '../index.js';
+import { type Agent, type AgentEventOf, createAgent, type JsonObject, type RunResult, type Session } from '../index.js';
 import { connectMcpServers, loadMcpConfig, type McpConnection } from '../mcp/index.js';
 import { Permissions } from '../permissions/index.js';
-import { PERMISSION_MODES, type PermissionMode, type ToolTraits } from '../permissions/types.js';
+import type { ToolTraits } from '../permissions/types.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../tools/builtin/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { describeCall } from './agent-rows.js';
 import { type Answer, Approvals, type Input } from './approvals.js';
-import { chooseModel, UsageError } from './model-choice.js';
-import { offlineModel } from './offline.js';
+import { UsageError } from './model-choice.js';
+import { parseResume, parseRun, RESUME_USAGE, RUN_USAGE, type RunOptions } from './run-options.js';
+import { type RunSettings, saveSettings, sessionStore } from './session-files.js';
 import { JsonView, LiveView, type Output, PlainView, type View } from './views.js';
-
-export const RUN_USAGE = `Usage: troupe run [options] "<task>"
-
-Runs one agent on a folder with the built-in tools (list, tree, glob, grep, read_file, write_file, edit, bash,
-job_output, job_kill) and subagents (agent, swarm). On a terminal it draws the tree of agents live and asks before
-tool calls the mode does not allow; piped, it prints one line per event (answer approvals with y / n / a lines on
-stdin; a closed stdin answers no).
-
-Options:
-  -C, --cwd <dir>       the folder to work in (default: the current one)
-      --offline         use the scripted offline model: no key, no network
-      --provider <name> openai | anthropic (default: from the model's name, TROUPE_PROVIDER, or the key that is set)
-      --model <id>      e.g. gpt-5-mini, claude-sonnet-4-5 (default: TROUPE_MODEL, else the provider's default)
-      --mode <mode>     default: ask before anything that is not read-only
-                        plan: read-only tools only; auto: ask only before destructive tools; bypass: ask nothing
-      --mcp-config <file>  MCP servers to add tools from ({ "mcpServers": { … } }, as .mcp.json); never read
-                        from the folder on its own, since a config names commands to run
-      --max-steps <n>   model calls per turn (default 40)
-      --json            print every event as a JSON line (and the result last)
-  -h, --help            this text
-
-Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY; OPENAI_BASE_URL for an OpenAI-compatible server.
-Ctrl-C interrupts the running turn (the history stays valid); a second Ctrl-C exits at once.
-Exit codes: 0 completed, 1 the run failed (model or provider error), 2 usage error, 3 step limit reached,
-130 interrupted.`;
 
 export interface RunIO {
   stdout: Output & { isTTY?: boolean };
@@ -54,80 +31,19 @@ export interface RunIO {
 
 const EXIT: Record<RunResult['stopReason'], number> = { completed: 0, error: 1, max_steps: 3, interrupted: 130 };
 
-// The subagent tools start agents whose own calls are checked: starting one needs no approval.
-const SUPERVISION_TRAITS: ToolTraits = { readOnly: true };
+const ROOT_ID = 'main';
 
-function system(folder: string): string {
+function system(folder: string, subagents: boolean): string {
   return [
     `You work in the folder ${folder}; every path is relative to it.`,
     'Look before you change: list, tree, glob, grep and read_file are cheap. Change files with edit (exact text) or',
     'write_file (whole files); read a file before you change it. Run commands with bash; long-running ones go in the',
-    'background. Hand independent pieces of work to subagents with swarm. Answer briefly when you are done.',
-  ].join(' ');
-}
-
-interface Parsed {
-  task: string;
-  mcpConfig?: string;
-  folder: string;
-  model: Model;
-  mode: PermissionMode;
-  json: boolean;
-  maxSteps: number;
-}
-
-function parse(args: string[], io: RunIO): Parsed | 'help' {
-  let parsed: ReturnType<typeof parseRunArgs>;
-  try {
-    parsed = parseRunArgs(args);
-  } catch (error) {
-    // Node's message goes on about positionals after '--': its first sentence is the one that matters.
-    throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
-  }
-  const { values, positionals } = parsed;
-  if (values.help) return 'help';
-  const task = positionals.join(' ').trim();
-  if (!task) throw new UsageError('no task: troupe run "<what to do>" (see troupe run --help)');
-  const mode = (values.mode ?? 'default') as PermissionMode;
-  if (!PERMISSION_MODES.includes(mode)) {
-    throw new UsageError(`unknown mode "${values.mode}": use ${PERMISSION_MODES.join(', ')}`);
-  }
-  const maxSteps = values['max-steps'] === undefined ? 40 : Number(values['max-steps']);
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps: not a positive whole number`);
-  const model = values.offline
-    ? offlineModel()
-    : chooseModel({
-        env: io.env,
-        ...(values.provider ? { provider: values.provider } : {}),
-        ...(values.model ? { model: values.model } : {}),
-      });
-  return {
-    task,
-    folder: path.resolve(io.cwd, values.cwd ?? '.'),
-    model,
-    mode,
-    json: values.json === true,
-    maxSteps,
-    ...(values['mcp-config'] ? { mcpConfig: path.resolve(io.cwd, values['mcp-config']) } : {}),
-  };
-}
-
-function parseRunArgs(args: string[]) {
-  return parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      cwd: { type: 'string', short: 'C' },
-      offline: { type: 'boolean' },
-      provider: { type: 'string' },
-      model: { type: 'string' },
-      mode: { type: 'string' },
-      'max-steps': { type: 'string' },
-      'mcp-config': { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+    'background.',
+    subagents ? 'Hand independent pieces of work to subagents with swarm.' : '',
+    'Answer briefly when you are done.',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 async function checkFolder(folder: string): Promise<void> {
@@ -136,22 +52,56 @@ async function checkFolder(folder: string): Promise<void> {
   if (!stats.isDirectory()) throw new UsageError(`not a folder: ${folder}`);
 }
 
-/** Runs the command; resolves with the exit code. Usage errors throw `UsageError` (one line, exit 2). */
+/** `troupe run`; resolves with the exit code. Usage errors throw `UsageError` (one line, exit 2). */
 export async function runCommand(args: string[], io: RunIO): Promise<number> {
-  const options = parse(args, io);
+  const options = parseRun(args, io);
   if (options === 'help') {
     io.stdout.write(`${RUN_USAGE}\n`);
     return 0;
   }
+  return execute(options, io);
+}
+
+/** `troupe resume`: continues a session (the latest by default), then its new task if one is given. */
+export async function resumeCommand(args: string[], io: RunIO): Promise<number> {
+  const options = parseResume(args, io);
+  if (options === 'help') {
+    io.stdout.write(`${RESUME_USAGE}\n`);
+    return 0;
+  }
+  return execute(options, io);
+}
+
+async function execute(options: RunOptions, io: RunIO): Promise<number> {
   await checkFolder(options.folder);
   const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
   const workspace = await createWorkspaceTools({ roots: options.folder });
+  let session: Session | undefined;
   try {
-    return await runAgent(options, [...workspace.tools, ...(mcp?.tools ?? [])], workspace, io);
+    session = options.session ? openSession(options.session, options.settings) : undefined;
+    return await runAgent(options, [...workspace.tools, ...(mcp?.tools ?? [])], workspace, io, session);
   } finally {
+    session?.close();
     await workspace.close();
     await mcp?.close();
   }
+}
+
+/** The session to record in: a new one, or the one named (continued when it exists). */
+function openSession(where: { dir: string; id?: string }, settings: RunSettings): Session {
+  const manager = sessionStore(where.dir);
+  let session: Session;
+  try {
+    const exists = where.id !== undefined && manager.list().some((info) => info.id === where.id);
+    session =
+      exists && where.id
+        ? manager.open(where.id)
+        : manager.create({ agentId: ROOT_ID, ...(where.id ? { id: where.id } : {}) });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  saveSettings(where.dir, session.id, settings);
+  return session;
 }
 
 async function connectMcp(file: string, env: NodeJS.ProcessEnv): Promise<McpConnection> {
@@ -162,31 +112,32 @@ async function connectMcp(file: string, env: NodeJS.ProcessEnv): Promise<McpConn
   }
 }
 
-async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceTools, io: RunIO): Promise<number> {
+async function runAgent(
+  options: RunOptions,
+  tools: AnyTool[],
+  workspace: WorkspaceTools,
+  io: RunIO,
+  session: Session | undefined,
+): Promise<number> {
   const traits = new Map<string, ToolTraits>(tools.map((tool) => [tool.name, tool]));
   const permissions = new Permissions({ mode: options.mode, cwd: options.folder });
+  const resuming = session?.status === 'interrupted';
   const agent: Agent = createAgent({
-    id: 'main',
+    id: ROOT_ID,
     model: options.model,
     tools,
-    system: system(options.folder),
+    system: system(options.folder, session === undefined),
     maxSteps: options.maxSteps,
-    subagents: { concurrency: 4, maxDepth: 2 },
-    policy: (call, who) =>
-      permissions.decide(
-        call,
-        who,
-        traits.get(call.name) ??
-          (call.name.startsWith('task_') || call.name === 'agent' || call.name === 'swarm'
-            ? SUPERVISION_TRAITS
-            : undefined),
-      ),
+    permissions,
+    // A session's journal covers one agent until sessions record supervisor trees: a session run has no subagents.
+    ...(session ? { session } : { subagents: { concurrency: 4, maxDepth: 2 } }),
   });
   const view: View = options.json
     ? new JsonView(io.stdout)
     : io.stdout.isTTY
       ? new LiveView(io.stdout, agent.id, options.model.id)
       : new PlainView(io.stdout, agent.id, options.model.id);
+  if (session) view.note(`${resuming ? 'resuming' : 'session'} ${session.id}`);
   let interrupts = 0;
   const interrupt = () => {
     interrupts++;
@@ -195,6 +146,8 @@ async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceT
       agent.interrupt();
     } else {
       view.finish(undefined);
+      // What the journal holds is written before leaving: a later resume starts from it.
+      session?.close();
       void workspace.close().finally(() => io.exit(130));
     }
   };
@@ -203,6 +156,10 @@ async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceT
   // The views show the whole tree, and a subagent's approval is answered here too.
   agent.on('*', (event) => view.onEvent(event), { subtree: true });
   agent.on('approval_requested', (event) => void answer(event), { subtree: true });
+  let lastEnd: AgentEventOf<'turn_end'> | undefined;
+  agent.on('turn_end', (event) => {
+    lastEnd = event;
+  });
 
   async function answer(event: AgentEventOf<'approval_requested'>): Promise<void> {
     const what = `${event.agentId} wants to run ${describeCall(event)}`;
@@ -232,8 +189,14 @@ async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceT
 
   let result: RunResult | undefined;
   try {
-    result = await agent.prompt(options.task);
-    return EXIT[result.stopReason];
+    if (resuming && session) {
+      // The run in flight when the session stopped goes on first (its journal answers what it already did).
+      await session.idle();
+      result = lastEnd && resultOf(lastEnd, agent);
+    }
+    if (options.task) result = await agent.prompt(options.task);
+    else if (!resuming) view.note('nothing was in flight; give a task to go on: troupe resume <id> "<task>"');
+    return result ? EXIT[result.stopReason] : 0;
   } finally {
     removeSigint();
     approvals.close();
@@ -241,3 +204,18 @@ async function runAgent(options: Parsed, tools: AnyTool[], workspace: WorkspaceT
     await agent.stop();
   }
 }
+
+/** A resumed turn's outcome, as `prompt()` would have given it. */
+function resultOf(end: AgentEventOf<'turn_end'>, agent: Agent): RunResult {
+  const last = agent.messages.findLast((message) => message.role === 'assistant');
+  const text = last?.content.map((part) => (part.type === 'text' ? part.text : '')).join('') ?? '';
+  return {
+    stopReason: end.stopReason,
+    messages: [],
+    text,
+    usage: end.usage,
+    ...(end.error ? { error: end.error as RunResult['error'] } : {}),
+  };
+}
+
+export { RESUME_USAGE, RUN_USAGE };

@@ -2,16 +2,16 @@
  * `troupe run` driven in this process through `main()` with its terminal replaced: every mode of output, every
  * answer to an approval, every way a run ends. (test/cli/run.test.ts and terminal.test.ts run the real bin.)
  */
-import { EventEmitter } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import type { RunIO } from '../../src/cli/run.js';
+import { FakeTerminalInput, type Harness, harness as harnessIn, runIn } from './harness.js';
 import { ANSI, esc, keylessEnv, sampleCopy } from './helpers.js';
 
 let dir: string;
+const harness = (options: Parameters<typeof harnessIn>[1] = {}) => harnessIn(dir, options);
+const run = (h: Harness, args: string[]) => runIn(h, ['run', ...args]);
 
 beforeEach(async () => {
   dir = await sampleCopy();
@@ -20,81 +20,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
-
-/** A key-at-a-time terminal input, as process.stdin is on a TTY. */
-class FakeTerminalInput extends EventEmitter {
-  readonly isTTY = true;
-  raw = false;
-  setRawMode(mode: boolean) {
-    this.raw = mode;
-    return this;
-  }
-  resume() {
-    return this;
-  }
-  pause() {
-    return this;
-  }
-  /** Types a key once a question has put the terminal in raw mode. */
-  async type(key: string): Promise<void> {
-    while (!this.raw) await new Promise((r) => setTimeout(r, 10));
-    this.emit('data', Buffer.from(key));
-  }
-}
-
-interface Harness {
-  io: RunIO;
-  out: () => string;
-  err: string[];
-  sigint: () => void;
-  exits: number[];
-}
-
-function harness(
-  options: { tty?: boolean; input?: string; stdin?: RunIO['stdin']; env?: NodeJS.ProcessEnv } = {},
-): Harness {
-  let text = '';
-  const err: string[] = [];
-  const exits: number[] = [];
-  let handler: (() => void) | undefined;
-  let stdin = options.stdin;
-  if (!stdin) {
-    const pipe = new PassThrough();
-    pipe.end(options.input ?? '');
-    stdin = pipe;
-  }
-  const io: RunIO = {
-    stdout: {
-      write: (t) => {
-        text += t;
-      },
-      columns: 100,
-      isTTY: options.tty === true,
-    },
-    stderr: (line) => err.push(line),
-    stdin,
-    env: options.env ?? keylessEnv(),
-    cwd: dir,
-    onSigint(fn) {
-      handler = fn;
-      return () => {
-        handler = undefined;
-      };
-    },
-    exit: (code) => exits.push(code),
-  };
-  return { io, out: () => text, err, sigint: () => handler?.(), exits };
-}
-
-async function run(h: Harness, args: string[]): Promise<number | undefined> {
-  const saved = process.exitCode;
-  try {
-    await main(['run', ...args], () => {}, h.io);
-    return process.exitCode as number | undefined;
-  } finally {
-    process.exitCode = saved;
-  }
-}
 
 const TASK = 'Tell me about this project';
 const noAnsi = (s: string) => s.replace(ANSI, '');
@@ -314,8 +239,30 @@ describe('usage errors', () => {
       '--json',
       'Exit codes',
       'Ctrl-C',
+      '--session',
+      '--session=<id>',
+      '--sessions-dir',
+      '--mcp-config',
     ]) {
       expect(h.out()).toContain(flag);
+    }
+  });
+
+  it.each([
+    ['resume', ['Usage: troupe resume', 'the latest one', 'interrupted by a restart', '--offline', 'Exit codes']],
+    ['sessions', ['Usage: troupe sessions', 'interrupted', '--sessions-dir', '--json']],
+    ['replay', ['Usage: troupe replay', 'no tool runs', 'Exit codes', '--json']],
+  ])('prints complete help for %s', async (command, parts) => {
+    const h = harness();
+    expect(await runIn(h, [command, '--help'])).toBe(0);
+    for (const part of parts) expect(h.out()).toContain(part);
+  });
+
+  it('lists every command in the top-level help', async () => {
+    const lines: string[] = [];
+    await main(['--help'], (line) => lines.push(line), harness().io);
+    for (const command of ['run "<task>"', 'resume [<id>]', 'sessions', 'replay <id>', 'inspect']) {
+      expect(lines.join('\n')).toContain(`  ${command}`);
     }
   });
 });

@@ -55,6 +55,70 @@ describe('troupe run, piped', () => {
   }, 60_000);
 });
 
+/** The process group of the shell whose pid a command wrote, killed: a SIGKILLed troupe cannot stop it itself. */
+function killShell(pid: string): void {
+  try {
+    process.kill(-Number(pid), 'SIGKILL');
+  } catch {}
+}
+
+describe('a session killed with SIGKILL, then troupe resume', () => {
+  it('closes the tool that was running with an "interrupted by a restart" result and finishes the turn', async () => {
+    const run = new PipedRun(
+      [
+        'run',
+        '--offline',
+        '--mode',
+        'bypass',
+        '--session=crash',
+        '-C',
+        dir,
+        'Please run `echo $$ > shell.pid; echo ran >> runs.txt; sleep 300`',
+      ],
+      { keepStdinOpen: true },
+    );
+    await run.waitFor(/^main: bash echo/m);
+    let pid = '';
+    while (!pid) pid = (await fs.readFile(path.join(dir, 'shell.pid'), 'utf8').catch(() => '')).trim();
+    run.child.kill('SIGKILL');
+    expect((await run.done).code).toBe(null);
+    killShell(pid);
+
+    const listed = await runPiped(['sessions', '-C', dir]);
+    expect(listed.stdout).toMatch(/^crash +interrupted /m);
+    expect(listed.stdout).toContain('An interrupted session goes on where it stopped with: troupe resume <id>');
+
+    const resumed = await runPiped(['resume', '-C', dir]);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toMatch(/^resuming crash$/m);
+    expect(resumed.stdout).toMatch(
+      /^main: bash failed \(\d+ ms\): Tool bash was interrupted by a restart before it finished/m,
+    );
+    expect(resumed.stdout).toMatch(/^done: completed/m);
+    // The command ran once: a tool that started before the crash is not run again.
+    expect(await fs.readFile(path.join(dir, 'runs.txt'), 'utf8')).toBe('ran\n');
+    const after = await runPiped(['sessions', '-C', dir]);
+    expect(after.stdout).toMatch(/^crash +idle /m);
+  }, 90_000);
+
+  it('asks again a question that was waiting when the process died, and goes on with the answer', async () => {
+    const run = new PipedRun(['run', '--offline', '--session=asked', '-C', dir, TASK], { keepStdinOpen: true });
+    await run.waitFor(/wants to run write_file TROUPE_NOTES\.md/);
+    run.child.kill('SIGKILL');
+    await run.done;
+    const resumed = await runPiped(['resume', 'asked', '-C', dir], { input: 'y\n' });
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain('? main wants to run write_file TROUPE_NOTES.md — [y]es / [n]o / [a]lways: yes');
+    expect(resumed.stdout).toMatch(/^main> Done\. /m);
+    expect(await fs.readFile(path.join(dir, 'TROUPE_NOTES.md'), 'utf8')).toContain('# Notes on this folder');
+    const replayed = await runPiped(['replay', 'asked', '-C', dir]);
+    // A run cut by a crash and resumed replays as one: the journal holds what happened, once.
+    expect(replayed.stdout).toMatch(/^replay matched its recording: \d+ records, 1 turn$/m);
+    expect(replayed.code).toBe(0);
+  }, 90_000);
+});
+
 describe('troupe run: errors and help, from the shell', () => {
   it('prints a usage error as one line on stderr and exits 2', async () => {
     const run = await runPiped(['run', 'do it']);

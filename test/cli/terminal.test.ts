@@ -1,5 +1,6 @@
 /** `troupe run` in a real terminal (tmux): the live tree drawn in place, an inline approval, Ctrl-C during a tool. */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -86,4 +87,35 @@ describe.runIf(hasTmux || process.env.CI)('troupe run on a terminal', () => {
     expect(done).toContain('EXIT=130');
     expect(() => process.kill(Number(pid), 0)).toThrow();
   }, 90_000);
+
+  it('a session killed with SIGKILL during a tool resumes in the live view', async () => {
+    term = new TerminalRun([
+      'run',
+      '--offline',
+      '--mode',
+      'bypass',
+      '--session=term',
+      '-C',
+      dir,
+      'Run `echo $$ > shell.pid; sleep 300`',
+    ]);
+    await term.waitFor(/main {2}bash echo/);
+    let pid = '';
+    while (!pid) pid = (await fs.readFile(path.join(dir, 'shell.pid'), 'utf8').catch(() => '')).trim();
+    // The shell's parent is troupe itself.
+    const troupe = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+    process.kill(troupe, 'SIGKILL');
+    expect(await term.waitFor(/EXIT=\d+/)).toContain('EXIT=137');
+    try {
+      process.kill(-Number(pid), 'SIGKILL');
+    } catch {}
+    term.close();
+    term = new TerminalRun(['resume', '-C', dir]);
+    const done = await term.waitFor(/EXIT=\d+/);
+    expect(done).toContain('resuming term');
+    expect(done).toContain('Tool bash was interrupted by a restart before it finished');
+    expect(done).toMatch(/^✓ main {2}done/m);
+    expect(done).toMatch(/^completed · .* · [\d.]+s$/m);
+    expect(done).toContain('EXIT=0');
+  }, 120_000);
 });

@@ -1,0 +1,240 @@
+/** `troupe sessions` (what is recorded) and `troupe replay <id>` (a session run again offline, from its journal). */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  type AgentEvent,
+  type AnyTool,
+  defineTool,
+  type JournalRecord,
+  jsonSchema,
+  type SessionInfo,
+  type Usage,
+} from '../index.js';
+import { readJournal } from '../session/index.js';
+import { createWorkspaceTools } from '../tools/builtin/index.js';
+import { UsageError } from './model-choice.js';
+import { costOf } from './prices.js';
+import type { RunIO } from './run.js';
+import { chooseSession, existingStore, loadSettings, sessionsDir } from './session-files.js';
+import { JsonView, PlainView, type View } from './views.js';
+
+const WHERE = `  -C, --cwd <dir>       the folder the sessions were run in (default: the current one)
+      --sessions-dir <dir>  where sessions are kept (default: TROUPE_SESSIONS_DIR, else .troupe/sessions in the folder)`;
+
+export const SESSIONS_USAGE = `Usage: troupe sessions [options]
+
+Lists the sessions recorded with troupe run --session, newest first: id, status (idle; interrupted: its run was
+cut short and troupe resume continues it; open: a process is using it now), last activity, tokens and cost,
+messages, and title (its first task).
+
+Options:
+${WHERE}
+      --json            one JSON object per session
+  -h, --help            this text`;
+
+export const REPLAY_USAGE = `Usage: troupe replay [options] <id>
+
+Runs a recorded session again, offline: every model answer and tool result comes from its journal (no model is
+called, no tool runs, nothing in the folder changes), and its events are printed as troupe run prints them. It
+ends by saying whether the replay matched the recording. Exit codes: 0 it matched, 1 it went off its recording,
+2 usage error.
+
+Options:
+${WHERE}
+      --json            print every event as a JSON line (and the result last)
+  -h, --help            this text`;
+
+function parse(args: string[], positionals: boolean) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: positionals,
+      options: {
+        cwd: { type: 'string', short: 'C' },
+        'sessions-dir': { type: 'string' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
+  }
+}
+
+function where(values: ReturnType<typeof parse>['values'], io: RunIO): string {
+  const folder = path.resolve(io.cwd, values.cwd ?? '.');
+  return sessionsDir(folder, values['sessions-dir'], io.env, io.cwd);
+}
+
+function tokens(usage: Usage): string {
+  const n = usage.input + usage.cacheRead + usage.cacheWrite + usage.output;
+  return n < 1000 ? `${n}` : `${(n / 1000).toFixed(1)}k`;
+}
+
+function when(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+}
+
+/** `troupe sessions`: a table on stdout, newest first. */
+export function sessionsCommand(args: string[], io: RunIO): number {
+  const { values } = parse(args, false);
+  if (values.help) {
+    io.stdout.write(`${SESSIONS_USAGE}\n`);
+    return 0;
+  }
+  const dir = where(values, io);
+  const list = (existingStore(dir)?.list() ?? []).sort((a, b) => b.lastActivity - a.lastActivity);
+  if (values.json) {
+    for (const info of list) io.stdout.write(`${JSON.stringify(info)}\n`);
+    return 0;
+  }
+  if (list.length === 0) {
+    io.stdout.write(`No sessions in ${dir} (start one with troupe run --session "<task>")\n`);
+    return 0;
+  }
+  const rows = list.map((info) => row(info, dir));
+  const header = ['ID', 'STATUS', 'LAST ACTIVITY', 'TOKENS', 'COST', 'MSGS', 'TITLE'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  for (const cells of [header, ...rows]) {
+    io.stdout.write(
+      `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}\n`,
+    );
+  }
+  if (list.some((info) => info.status === 'interrupted')) {
+    io.stdout.write('An interrupted session goes on where it stopped with: troupe resume <id>\n');
+  }
+  return 0;
+}
+
+function row(info: SessionInfo, dir: string): string[] {
+  const settings = loadSettings(dir, info.id);
+  const model = settings?.offline ? 'offline' : settings?.model;
+  const cost = model ? costOf(model, info.usage) : undefined;
+  return [
+    info.id,
+    info.status,
+    when(info.lastActivity),
+    tokens(info.usage),
+    cost === undefined ? '-' : `$${cost.toFixed(4)}`,
+    String(info.messages),
+    (info.title ?? '').replace(/\s+/g, ' ').slice(0, 60),
+  ];
+}
+
+/** Records compared without their sequence numbers and times, which a replay gives anew. */
+function comparable(records: readonly JournalRecord[]): string[] {
+  return records
+    .filter((record) => record.k !== 'session')
+    .map((record) => {
+      const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
+      return JSON.stringify(rest);
+    });
+}
+
+/** `troupe replay <id>`: the session's agent again, answered only from its journal; its events printed. */
+export async function replayCommand(args: string[], io: RunIO): Promise<number> {
+  const { values, positionals } = parse(args, true);
+  if (values.help) {
+    io.stdout.write(`${REPLAY_USAGE}\n`);
+    return 0;
+  }
+  const [wanted, ...extra] = positionals;
+  if (!wanted) throw new UsageError('no session: troupe replay <id> (troupe sessions lists them)');
+  if (extra.length > 0) throw new UsageError('too many arguments: troupe replay <id>');
+  const dir = where(values, io);
+  const manager = existingStore(dir);
+  const id = chooseSession(manager, dir, wanted);
+  if (!manager) throw new UsageError(`no sessions in ${dir}`);
+  const journal = readJournal(manager.store, id, () => {});
+  if (!journal) throw new UsageError(`no session "${id}" in ${dir}`);
+  const settings = loadSettings(dir, id);
+  const folder = settings?.folder ?? path.resolve(io.cwd, values.cwd ?? '.');
+  // The tools are the run's own, for their schemas: a replay validates calls as the run did, but runs none.
+  const workspace = await createWorkspaceTools({ roots: folder }).catch(() => undefined);
+  const asked = new Set(journal.records.flatMap((r) => (r.k === 'asked' ? [r.id] : [])));
+  const answered = new Set(journal.records.flatMap((r) => (r.k === 'approval' ? [r.id] : [])));
+  try {
+    const tools: AnyTool[] = [...(workspace?.tools ?? [])];
+    const known = new Set(tools.map((tool) => tool.name));
+    for (const record of journal.records) {
+      if (record.k !== 'tool_start' || known.has(record.name)) continue;
+      known.add(record.name);
+      tools.push(standIn(record.name));
+    }
+    const replay = await manager.replay(id, {
+      id: journal.header.agentId,
+      tools,
+      maxSteps: settings?.maxSteps ?? 40,
+      permissions: { mode: settings?.mode ?? 'default', cwd: folder },
+      // The run asked a person about exactly these calls, and their recorded answers are given again; a question
+      // the journal holds no answer to is refused rather than left waiting. Every other call the run let through,
+      // some by an "always" this replay does not know of.
+      policy: (call) =>
+        answered.has(call.id)
+          ? 'ask'
+          : asked.has(call.id)
+            ? { decision: 'deny', reason: 'Replay: the journal holds no answer to this question.' }
+            : 'allow',
+    });
+    return show(
+      replay.events,
+      journal.records,
+      replay.records,
+      settings?.offline ? 'offline' : (settings?.model ?? ''),
+      values.json === true,
+      io,
+    );
+  } finally {
+    await workspace?.close();
+  }
+}
+
+/** A tool the replay knows only by name (an MCP server's, say): its results come from the journal. */
+function standIn(name: string): AnyTool {
+  return defineTool({
+    name,
+    description: `${name} (replayed from a journal)`,
+    schema: jsonSchema({ type: 'object', additionalProperties: true }),
+    execute: () => {
+      throw new Error(`${name} cannot run in a replay`);
+    },
+  });
+}
+
+function show(
+  events: AgentEvent[],
+  original: readonly JournalRecord[],
+  replayed: readonly JournalRecord[],
+  model: string,
+  json: boolean,
+  io: RunIO,
+): number {
+  const rootId = events[0]?.agentId ?? 'main';
+  const view: View = json ? new JsonView(io.stdout) : new PlainView(io.stdout, rootId, model);
+  for (const event of events) view.onEvent(event);
+  const ends = events.filter((e) => e.type === 'turn_end' && e.agentId === rootId);
+  const last = ends.at(-1);
+  const a = comparable(original);
+  const b = comparable(replayed);
+  const differsAt = a.findIndex((record, i) => record !== b[i]);
+  const matched = differsAt === -1 && a.length === b.length;
+  view.note(
+    matched
+      ? `replay matched its recording: ${a.length} records, ${ends.length} turn${ends.length === 1 ? '' : 's'}`
+      : `replay went off its recording at record ${differsAt === -1 ? Math.min(a.length, b.length) + 1 : differsAt + 1} of ${a.length}`,
+  );
+  view.finish(
+    last?.type === 'turn_end'
+      ? {
+          stopReason: last.stopReason,
+          messages: [],
+          text: '',
+          usage: last.usage,
+          ...(last.error ? { error: last.error as never } : {}),
+        }
+      : undefined,
+  );
+  return matched ? 0 : 1;
+}

@@ -1,0 +1,74 @@
+/**
+ * Where `troupe` keeps sessions, and what it remembers of each run besides the journal: the folder, the model and
+ * the mode it ran with, so that `troupe resume` and `troupe replay` need nothing but the session's id.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type SessionManager, sessions } from '../index.js';
+import type { PermissionMode } from '../permissions/types.js';
+import { UsageError } from './model-choice.js';
+
+/** What a session run was started with (`<id>.run.json` beside the journal). */
+export interface RunSettings {
+  folder: string;
+  offline: boolean;
+  provider?: string;
+  model?: string;
+  mode: PermissionMode;
+  maxSteps: number;
+  mcpConfig?: string;
+}
+
+/** `--sessions-dir`, else `TROUPE_SESSIONS_DIR`, else `.troupe/sessions` in the folder the agent works in. */
+export function sessionsDir(folder: string, flag: string | undefined, env: NodeJS.ProcessEnv, cwd: string): string {
+  const chosen = flag ?? env.TROUPE_SESSIONS_DIR;
+  return chosen ? path.resolve(cwd, chosen) : path.join(folder, '.troupe', 'sessions');
+}
+
+/**
+ * The sessions kept in `dir`, created on first use. A `.troupe` folder of our own gets a `.gitignore` of `*`: git
+ * leaves the journals alone, and so do the agent's tree, glob and grep, which honour ignore files.
+ */
+export function sessionStore(dir: string): SessionManager {
+  if (!existsSync(dir)) {
+    mkdirSync(dir, { recursive: true });
+    const parent = path.dirname(dir);
+    if (path.basename(parent) === '.troupe' && !existsSync(path.join(parent, '.gitignore'))) {
+      writeFileSync(path.join(parent, '.gitignore'), '*\n');
+    }
+  }
+  return sessions({ dir });
+}
+
+/** The sessions in `dir` for reading; a missing folder is "no sessions", not created. */
+export function existingStore(dir: string): SessionManager | undefined {
+  return existsSync(dir) ? sessions({ dir }) : undefined;
+}
+
+function settingsFile(dir: string, id: string): string {
+  return path.join(dir, `${id}.run.json`);
+}
+
+export function saveSettings(dir: string, id: string, settings: RunSettings): void {
+  writeFileSync(settingsFile(dir, id), `${JSON.stringify(settings, null, 2)}\n`);
+}
+
+export function loadSettings(dir: string, id: string): RunSettings | undefined {
+  try {
+    return JSON.parse(readFileSync(settingsFile(dir, id), 'utf8')) as RunSettings;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The session to continue: the one named, or the latest when none is; one clear line when there is none. */
+export function chooseSession(manager: SessionManager | undefined, dir: string, id: string | undefined): string {
+  const known = manager?.list() ?? [];
+  if (id !== undefined) {
+    if (!known.some((info) => info.id === id)) throw new UsageError(`no session "${id}" in ${dir}`);
+    return id;
+  }
+  const [latest] = known.sort((a, b) => b.lastActivity - a.lastActivity);
+  if (!latest) throw new UsageError(`no sessions in ${dir} (start one with troupe run --session "<task>")`);
+  return latest.id;
+}

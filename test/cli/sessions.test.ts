@@ -1,0 +1,189 @@
+/**
+ * Sessions from the command line, in this process: `run --session` records, `sessions` lists, `resume` continues
+ * and `replay` runs a session again from its journal. (run.test.ts and terminal.test.ts crash and resume the bin.)
+ */
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Harness, harness as harnessIn, runIn } from './harness.js';
+import { sampleCopy } from './helpers.js';
+
+let dir: string;
+const harness = (options: Parameters<typeof harnessIn>[1] = {}) => harnessIn(dir, options);
+const troupe = (h: Harness, argv: string[]) => runIn(h, argv);
+const TASK = 'Tell me about this project';
+const sessionsDir = () => path.join(dir, '.troupe', 'sessions');
+
+beforeEach(async () => {
+  dir = await sampleCopy();
+});
+
+afterEach(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+describe('troupe run --session', () => {
+  it('records the run in .troupe/sessions of the folder, hidden from git and the search tools', async () => {
+    const h = harness({ input: 'y\n' });
+    expect(await troupe(h, ['run', '--offline', '--session', TASK])).toBe(0);
+    const [id] =
+      h
+        .out()
+        .match(/^session (\S+)$/m)
+        ?.slice(1) ?? [];
+    expect(id).toMatch(/^session_/);
+    expect(existsSync(path.join(sessionsDir(), `${id}.jsonl`))).toBe(true);
+    expect(await fs.readFile(path.join(dir, '.troupe', '.gitignore'), 'utf8')).toBe('*\n');
+    expect(JSON.parse(await fs.readFile(path.join(sessionsDir(), `${id}.run.json`), 'utf8'))).toMatchObject({
+      folder: dir,
+      offline: true,
+      mode: 'default',
+    });
+    // Without subagents (a session covers one agent for now), the offline script searches by itself.
+    expect(h.out()).not.toContain('swarm');
+    expect(h.out()).toMatch(/^main: grep TODO\|FIXME$/m);
+    expect(await fs.readFile(path.join(dir, 'TROUPE_NOTES.md'), 'utf8')).toContain('# Notes on this folder');
+    // A second run's tree does not show the journals.
+    const again = harness();
+    expect(await troupe(again, ['run', '--offline', '--json', '--mode', 'bypass', '--session', TASK])).toBe(0);
+    const tree = again
+      .out()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; toolName?: string; result?: { content: [{ text: string }] } })
+      .find((event) => event.type === 'tool_execution_end' && event.toolName === 'tree');
+    expect(tree?.result?.content[0].text).toContain('src/');
+    expect(tree?.result?.content[0].text).not.toMatch(/sessions|\.jsonl/);
+  });
+
+  it('--session=<id> names a new session, and continues it when it exists', async () => {
+    const first = harness();
+    expect(await troupe(first, ['run', '--offline', '--mode', 'bypass', '--session=work', 'Run `echo one`'])).toBe(0);
+    expect(first.out()).toMatch(/^session work$/m);
+    const second = harness();
+    expect(await troupe(second, ['run', '--offline', '--mode', 'bypass', '--session=work', 'Run `echo two`'])).toBe(0);
+    const list = harness();
+    expect(await troupe(list, ['sessions', '--json'])).toBe(0);
+    const [info] = list
+      .out()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    // Two turns of four messages each: prompt, the call, its result, the answer.
+    expect(info).toMatchObject({ id: 'work', status: 'idle', messages: 8, title: 'Run `echo one`' });
+  });
+
+  it('refuses an empty id in one line', async () => {
+    const h = harness();
+    expect(await troupe(h, ['run', '--offline', '--session=', TASK])).toBe(2);
+    expect(h.err).toEqual(['troupe run: --session=<id>: the id is empty']);
+  });
+});
+
+describe('troupe sessions', () => {
+  it('lists sessions newest first with status, last activity, tokens, cost, messages and title', async () => {
+    expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=a', 'Run `echo a`'])).toBe(0);
+    expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=b', 'Run `echo b`'])).toBe(0);
+    const h = harness();
+    expect(await troupe(h, ['sessions'])).toBe(0);
+    const lines = h.out().trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID +STATUS +LAST ACTIVITY +TOKENS +COST +MSGS +TITLE$/);
+    expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(['b', 'a']);
+    expect(lines[1]).toMatch(/^b +idle +\d{4}-\d\d-\d\d \d\d:\d\d +\d+ +\$0\.0000 +4 +Run `echo b`$/);
+  });
+
+  it('says where it looked when there are none, without creating anything', async () => {
+    const h = harness();
+    expect(await troupe(h, ['sessions'])).toBe(0);
+    expect(h.out()).toBe(`No sessions in ${sessionsDir()} (start one with troupe run --session "<task>")\n`);
+    expect(existsSync(path.join(dir, '.troupe'))).toBe(false);
+  });
+
+  it('keeps them where --sessions-dir or TROUPE_SESSIONS_DIR says', async () => {
+    const elsewhere = path.join(dir, 'kept');
+    const run = harness();
+    expect(
+      await troupe(run, [
+        'run',
+        '--offline',
+        '--mode',
+        'bypass',
+        '--sessions-dir',
+        'kept',
+        '--session=x',
+        'Run `true`',
+      ]),
+    ).toBe(0);
+    expect(existsSync(path.join(elsewhere, 'x.jsonl'))).toBe(true);
+    const h = harness({ env: { TROUPE_SESSIONS_DIR: elsewhere } });
+    expect(await troupe(h, ['sessions'])).toBe(0);
+    expect(h.out()).toMatch(/^x +idle/m);
+  });
+});
+
+describe('troupe resume', () => {
+  it('continues the latest session with a new task, with the settings it ran with', async () => {
+    expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=old', 'Run `true`'])).toBe(0);
+    expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=new', 'Run `true`'])).toBe(0);
+    const h = harness();
+    // No key and no --offline: the session says it ran offline; bypass: no question.
+    expect(await troupe(h, ['resume', 'new', 'Run `echo again > again.txt`'])).toBe(0);
+    expect(h.out()).toMatch(/^session new$/m);
+    expect(h.out()).not.toContain('asks to run');
+    expect(await fs.readFile(path.join(dir, 'again.txt'), 'utf8')).toBe('again\n');
+    const latest = harness();
+    expect(await troupe(latest, ['resume'])).toBe(0);
+    expect(latest.out()).toMatch(/^session new$/m);
+    expect(latest.out()).toContain('nothing was in flight; give a task to go on: troupe resume <id> "<task>"');
+  });
+
+  it('says in one line when there is nothing to resume', async () => {
+    const none = harness();
+    expect(await troupe(none, ['resume'])).toBe(2);
+    expect(none.err).toEqual([
+      `troupe resume: no sessions in ${sessionsDir()} (start one with troupe run --session "<task>")`,
+    ]);
+    expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=s', 'Run `true`'])).toBe(0);
+    const unknown = harness();
+    expect(await troupe(unknown, ['resume', 'nope'])).toBe(2);
+    expect(unknown.err).toEqual([`troupe resume: no session "nope" in ${sessionsDir()}`]);
+  });
+});
+
+describe('troupe replay', () => {
+  it('runs a session again from its journal, runs no tool, and says it matched', async () => {
+    expect(await troupe(harness({ input: 'y\n' }), ['run', '--offline', '--session=r', TASK])).toBe(0);
+    await fs.rm(path.join(dir, 'TROUPE_NOTES.md'));
+    const h = harness();
+    expect(await troupe(h, ['replay', 'r'])).toBe(0);
+    const out = h.out();
+    expect(out).toMatch(/^main: tree$/m);
+    expect(out).toContain('main: asks to run write_file TROUPE_NOTES.md');
+    expect(out).toMatch(/^main> Done\. /m);
+    expect(out).toMatch(/^replay matched its recording: \d+ records, 1 turn$/m);
+    expect(out).toMatch(/^done: completed/m);
+    // Nothing ran: the file the run wrote is not written again.
+    expect(existsSync(path.join(dir, 'TROUPE_NOTES.md'))).toBe(false);
+  });
+
+  it('prints the events as JSON lines with --json', async () => {
+    expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=j', 'Run `true`'])).toBe(0);
+    const h = harness();
+    expect(await troupe(h, ['replay', '--json', 'j'])).toBe(0);
+    const events = h
+      .out()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; text?: string });
+    expect(events.map((e) => e.type)).toContain('tool_execution_end');
+    expect(events.at(-2)).toMatchObject({ type: 'note', text: expect.stringMatching(/^replay matched/) });
+    expect(events.at(-1)).toMatchObject({ type: 'result', stopReason: 'completed' });
+  });
+
+  it('needs an id, and says so in one line', async () => {
+    const h = harness();
+    expect(await troupe(h, ['replay'])).toBe(2);
+    expect(h.err).toEqual(['troupe replay: no session: troupe replay <id> (troupe sessions lists them)']);
+  });
+});
