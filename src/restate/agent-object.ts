@@ -68,6 +68,15 @@ const TURNS = 'turns';
 const turnKey = (n: number) => `turn:${n}`;
 const USAGE = 'usage';
 const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
+/** Background children started and not yet reported. */
+const OPEN_CHILDREN = 'openChildren';
+/** On a subagent: whose task it runs, and whether its result has gone to the parent. */
+const TASK = 'task';
+interface TaskRecord {
+  parentId: string;
+  taskId: string;
+  reported: boolean;
+}
 
 /**
  * The Restate virtual object that hosts Troupe agents: one object per agent id, running the unchanged agent machine
@@ -80,6 +89,20 @@ export function agentObject(options: AgentObjectOptions) {
   const send = (ctx: restate.ObjectContext, key: string, method: string, parameter: unknown) =>
     ctx.genericSend({ service: name, method, key, parameter, inputSerde: restate.serde.json });
 
+  /** A subagent with no open children of its own reports its last turn to its parent, once per task. */
+  async function reportIfSettled(ctx: restate.ObjectContext, outcome: TurnOutcome): Promise<void> {
+    const task = await ctx.get<TaskRecord>(TASK);
+    if (!task || task.reported || ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
+    const notification: ChildNotification = {
+      taskId: task.taskId,
+      agentId: ctx.key,
+      status: outcome.stopReason === 'error' ? 'failed' : 'completed',
+      text: outcome.text,
+    };
+    send(ctx, task.parentId, 'notify', notification);
+    ctx.set(TASK, { ...task, reported: true });
+  }
+
   async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
@@ -88,7 +111,14 @@ export function agentObject(options: AgentObjectOptions) {
     const scope = journalScope(ctx);
     const config = options.agent(agentId);
     const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool));
-    if (options.subagents) tools.push(subagentTool(scope, turns, (key, request) => send(ctx, key, 'task', request)));
+    if (options.subagents) {
+      let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
+      const start = (key: string, request: TaskRequest) => {
+        send(ctx, key, 'task', request);
+        ctx.set(OPEN_CHILDREN, ++open);
+      };
+      tools.push(subagentTool(scope, turns, start));
+    }
     const agent = createAgent({
       ...config,
       id: agentId,
@@ -131,25 +161,25 @@ export function agentObject(options: AgentObjectOptions) {
       prompt: async (ctx: restate.ObjectContext, input: { prompt: string }): Promise<TurnOutcome> =>
         runTurn(ctx, input.prompt),
 
-      /** A subagent's task: one turn, then its result goes to the parent as a message. */
+      /**
+       * A subagent's task: one turn. Its result goes to the parent as a message once the turn has ended and its own
+       * background children have all reported (then from the `notify` that brings the last of them).
+       */
       task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome> => {
+        ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
         const outcome = await runTurn(ctx, request.prompt);
-        const notification: ChildNotification = {
-          taskId: request.taskId,
-          agentId: ctx.key,
-          status: outcome.stopReason === 'error' ? 'failed' : 'completed',
-          text: outcome.text,
-        };
-        send(ctx, request.parentId, 'notify', notification);
+        await reportIfSettled(ctx, outcome);
         return outcome;
       },
 
       /** A child's result: wakes the agent for a turn that opens with the notification. */
-      notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<TurnOutcome> =>
-        runTurn(
-          ctx,
-          notificationText(notification.taskId, notification.agentId, notification.status, notification.text),
-        ),
+      notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<TurnOutcome> => {
+        ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
+        const { taskId, agentId, status, text } = notification;
+        const outcome = await runTurn(ctx, notificationText(taskId, agentId, status, text));
+        await reportIfSettled(ctx, outcome);
+        return outcome;
+      },
 
       /** The agent's history, turn by turn as stored. */
       history: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<Message[]> => {

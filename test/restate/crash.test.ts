@@ -116,3 +116,64 @@ it('a worker killed mid-turn: the turn finishes on a new worker and no journaled
   expect(results.map((result) => result.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
   second.process.kill('SIGKILL');
 }, 120_000);
+
+/** Every tool call of a history has exactly one result, in call order. */
+function expectValidHistory(history: Message[]): void {
+  const calls = history.flatMap((m) => (m.role === 'assistant' ? m.content.filter((p) => p.type === 'tool_call') : []));
+  const results = history.flatMap((m) => (m.role === 'tool' ? m.content : []));
+  expect(results.map((result) => result.toolCallId)).toEqual(calls.map((call) => call.id));
+}
+
+const notificationsOf = (history: Message[]) =>
+  history.flatMap((m) =>
+    m.role === 'user'
+      ? m.content.flatMap((p) => (p.type === 'text' && p.text.startsWith('<notification') ? [p.text] : []))
+      : [],
+  );
+
+it('a swarm of subagents with background helpers survives a kill -9 of its worker: every result arrives once', async () => {
+  const size = 40;
+  const port = await freePort();
+  const first = await startWorker(port, 0);
+  await server.register(first.url);
+  expect((await client.prompt('swarm-1', `start ${size}`)).text).toBe('swarm started');
+  // Kill the worker while the subagents and their helpers are running.
+  await until(
+    () => executions().filter((line) => line.startsWith('ran swarm-1/')).length >= size / 2,
+    'half the swarm',
+  );
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  let history: Message[] = [];
+  for (let i = 0; i < 2400 && notificationsOf(history).length < size; i++) {
+    history = await client.history('swarm-1');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // room for a duplicate, which must not come
+  history = await client.history('swarm-1');
+  const notes = notificationsOf(history);
+  expect(notes).toHaveLength(size);
+  for (let i = 0; i < size; i++) {
+    const child = `swarm-1/t0.s${i}`;
+    // Once each, and only after the child's own helper reported (its result is the turn that helper woke).
+    expect(notes.filter((note) => note.includes(`task_id="t0.s${i}"`))).toEqual([
+      expect.stringContaining(`${child} done`),
+    ]);
+    for (const agent of [child, `${child}/t0.g`]) {
+      // No call ran twice. A journaled result ran exactly once; a call the kill caught between its `started`
+      // marker and its result got the "interrupted by a restart" result (it may or may not have run, never twice).
+      const ran = countOf(`ran ${agent} k`);
+      expect(ran).toBeLessThanOrEqual(1);
+      const agentHistory = await client.history(agent);
+      expectValidHistory(agentHistory);
+      const result = resultText(agentHistory, 'k');
+      if (result.includes('counted')) expect(ran).toBe(1);
+      else expect(result).toContain('was running when its worker stopped');
+    }
+  }
+  expectValidHistory(history);
+  second.process.kill('SIGKILL');
+}, 170_000);
