@@ -146,14 +146,24 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
   }
 
   const actors = new Map<string, AnyActorRef>();
+  // Agents' actors by agent id, for frames that start from the event bus (which names agents, not actors).
+  const agentActors = new Map<string, string>();
   let router: InspectorRoot | undefined;
+  let stopLabels: (() => void) | undefined;
   const commands: Array<{ command: InspectorCommand; ok: boolean; error?: string; detail?: string }> = [];
   const tap: Observer<InspectionEvent> = {
     next(event) {
       const actorRef = event.actorRef as AnyActorRef;
       if (event.type === '@xstate.actor') actors.set(actorRef.sessionId, actorRef);
-      else if (event.type === '@xstate.snapshot' && (event.snapshot as { status?: string }).status !== 'active') {
-        actors.delete(actorRef.sessionId);
+      else if (event.type === '@xstate.snapshot') {
+        const { status, context } = event.snapshot as { status?: string; context?: { agentId?: unknown } };
+        const agentId = typeof context?.agentId === 'string' ? context.agentId : undefined;
+        if (status !== 'active') {
+          actors.delete(actorRef.sessionId);
+          if (agentId !== undefined && agentActors.get(agentId) === actorRef.sessionId) agentActors.delete(agentId);
+        } else if (agentId !== undefined && agentActors.get(agentId) !== actorRef.sessionId) {
+          agentActors.set(agentId, actorRef.sessionId);
+        }
       } else if (event.type === '@xstate.microstep') {
         const frame = transitionsFrame(actorRef.sessionId, event._transitions);
         // After Stately's own frames of the events before it, which it converts in a setTimeout(0) too.
@@ -182,8 +192,17 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
     commands,
     attach: (root) => {
       router = root;
+      stopLabels?.();
+      stopLabels = forwardToolLabels(root, (frame) => {
+        const sessionId = agentActors.get(frame.agentId);
+        if (sessionId === undefined) return;
+        const { agentId: _agentId, ...rest } = frame;
+        // After Stately's frame of the snapshot that holds the call, which it converts in a setTimeout(0).
+        setTimeout(() => (open.inspector.adapter as unknown as RawAdapter).send({ ...rest, sessionId }), 0);
+      });
     },
     close: async () => {
+      stopLabels?.();
       await open.close();
       if (control.readyState === control.OPEN || control.readyState === control.CONNECTING) {
         const closed = new Promise<void>((resolve) => control.once('close', () => resolve()));
@@ -191,6 +210,32 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
         await closed;
       }
     },
+  };
+}
+
+interface LabelFrame {
+  type: '@troupe.label';
+  agentId: string;
+  toolCallId: string;
+  label: string;
+}
+
+/**
+ * Tools' human-readable labels live in the tools, not in the machine's context, so the page learns them from the
+ * event bus: each call that starts or asks for approval with a labelled tool becomes a `@troupe.label` frame.
+ */
+function forwardToolLabels(root: InspectorRoot, send: (frame: LabelFrame) => void): (() => void) | undefined {
+  if (!root.on) return undefined;
+  const forward = (event: { agentId: string; toolCallId: string; label?: string }) => {
+    if (event.label !== undefined)
+      send({ type: '@troupe.label', agentId: event.agentId, toolCallId: event.toolCallId, label: event.label });
+  };
+  const offs = [
+    root.on('approval_requested', forward, { subtree: true }),
+    root.on('tool_execution_start', forward, { subtree: true }),
+  ];
+  return () => {
+    for (const off of offs) off();
   };
 }
 

@@ -1,4 +1,5 @@
 import type { AnyActorRef } from 'xstate';
+import type { AgentEventOf } from '../protocol/index.js';
 import type { InspectorCommand } from './protocol.js';
 
 /** An agent handle as the page drives it: Troupe's `Agent`. */
@@ -26,6 +27,12 @@ export interface InspectorRoot {
   cancel?(taskId: string): boolean;
   cancelBatch?(batchId: string): boolean;
   resume?(agentId: string, prompt: string, options: { background: true }): Promise<string>;
+  /** The tree's events (a supervisor hears its whole tree; an agent is asked for its subtree): tools' labels. */
+  on?<T extends 'approval_requested' | 'tool_execution_start'>(
+    type: T,
+    listener: (event: AgentEventOf<T>) => void,
+    options: { subtree: true },
+  ): () => void;
 }
 
 /** How a command ended: applied (with what happened), or refused with the reason. */

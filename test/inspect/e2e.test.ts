@@ -81,6 +81,9 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
       const secrets = page.locator('[data-testid="approval"][data-tool-call-id="call_secrets_txt"]');
       await plan.waitFor();
       await secrets.waitFor();
+      // The tool's label, not its name, with the name on hover.
+      await plan.locator('[data-testid="approval-tool"]:text-is("Write a file")').waitFor();
+      expect(await plan.locator('[data-testid="approval-tool"]').getAttribute('title')).toBe('write_file');
       const rows = page.locator('[data-testid="actor"]');
       const names = await rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-name')));
       expect(names).toEqual(
@@ -175,9 +178,9 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
         );
       expect(answered).toEqual([
         expect.stringMatching(
-          /^denied call_secrets_txt ✗ denied write_file for \S+ by you, on this page · [\d:]+“denied from the inspector”$/,
+          /^denied call_secrets_txt ✗ denied Write a file for \S+ by you, on this page · [\d:]+“denied from the inspector”$/,
         ),
-        expect.stringMatching(/^approved call_plan_md ✓ approved write_file for \S+ by you, on this page/),
+        expect.stringMatching(/^approved call_plan_md ✓ approved Write a file for \S+ by you, on this page/),
       ]);
 
       // The page follows the run to its end: the last step marked once, through the states it passed.

@@ -23,6 +23,7 @@ export function swarmFixture(inspect: Observer<InspectionEvent>) {
   const written: string[] = [];
   const write = defineTool({
     name: 'write_file',
+    label: 'Write a file',
     description: 'Writes a file',
     schema: z.object({ path: z.string() }),
     execute: ({ path }) => {

@@ -6,6 +6,7 @@ import {
   actors,
   answered,
   answeredBy,
+  callLabel,
   contextOf,
   isAgent,
   isSupervisor,
@@ -80,7 +81,7 @@ export function renderTree() {
             el(
               'li',
               { class: 'call', 'data-testid': 'tool-call', 'data-status': c.status, 'data-tool-call-id': c.call?.id },
-              `${c.call?.name ?? '?'} `,
+              `${callLabel(actor, c.call)} `,
               el('span', { class: 'status' }, c.status),
             ),
           ),
@@ -109,7 +110,12 @@ export function renderApprovals(send) {
   for (const { actor, call } of wanted) {
     const id = `${actor.key}|${call.id}`;
     keep.add(id);
-    if (existing.has(id)) continue;
+    if (existing.has(id)) {
+      // The label may arrive after the card was drawn.
+      const tool = existing.get(id).querySelector('[data-testid="approval-tool"]');
+      if (tool && tool.textContent !== callLabel(actor, call)) tool.textContent = callLabel(actor, call);
+      continue;
+    }
     const label = labelOf(actor);
     const button = (action, text) =>
       el('button', { 'data-action': action, 'data-tool-call-id': call.id, 'data-agent': label }, text);
@@ -120,7 +126,7 @@ export function renderApprovals(send) {
       { class: 'approval', 'data-testid': 'approval', 'data-agent': label, 'data-tool-call-id': call.id },
       el('strong', {}, label),
       ' wants to run ',
-      el('strong', {}, call.name ?? '?'),
+      el('strong', { 'data-testid': 'approval-tool', title: call.name ?? '' }, callLabel(actor, call)),
       el('code', {}, short(call.arguments ?? {}, 400)),
       approve,
       deny,

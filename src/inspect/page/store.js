@@ -66,6 +66,8 @@ export function labelOf(actor) {
   return actor.name;
 }
 
+/** What the page calls a tool call: its tool's label where the program reported one, else the tool's name. */
+export const callLabel = (actor, call) => actor?.toolLabels?.get(call?.id) ?? call?.name ?? '?';
 export const kindOf = (actor) => actor.machine?.id ?? 'actor';
 export const statusOf = (actor) => actor.snapshot?.status ?? 'active';
 
@@ -161,7 +163,7 @@ function recordAnswer(actor, event, createdAt) {
     sessionId: actor.sessionId,
     agent: labelOf(actor),
     toolCallId: event.toolCallId,
-    tool: call.call?.name ?? '?',
+    tool: callLabel(actor, call.call),
     args: call.call?.arguments ?? {},
     decision: event.type === 'APPROVE' ? 'approved' : 'denied',
     reason: event.reason,
@@ -257,6 +259,13 @@ export function onFrame(run, frame) {
       }
       break;
     }
+    case '@troupe.label':
+      // A labelled tool's call (the label lives in the tool, so the program reports it beside the snapshots).
+      if (typeof frame.toolCallId === 'string' && typeof frame.label === 'string') {
+        actor.toolLabels ??= new Map();
+        actor.toolLabels.set(frame.toolCallId, frame.label);
+      }
+      break;
     case '@troupe.transitions':
       if (Array.isArray(frame.transitions)) actor.pendingTaken.push(...frame.transitions);
       break;
