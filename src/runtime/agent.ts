@@ -226,7 +226,7 @@ export class Agent<Output = unknown> {
     this.config = config;
     // A saved history is checked and its open tool calls closed, so that strict providers take it on resume.
     const given = config.messages === undefined ? [] : resumableHistory(config.messages);
-    const bound = config.session?.bind(config.id, given, config.subagents !== undefined);
+    const bound = config.session?.bind(config.id, given);
     this.id = bound?.agentId ?? config.id ?? `agent_${nanoid(10)}`;
     this.bus = new EventBus();
     if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
@@ -255,7 +255,7 @@ export class Agent<Output = unknown> {
     }
     this.actor.subscribe({ error: (error) => this.failed(error) });
     this.actor.start();
-    config.session?.attach(this.env, this.actor);
+    config.session?.attach(this.env, this.actor, this.tree);
   }
 
   /** Runs one turn (queued behind any running one) and settles on its `turn_end`. */

@@ -1,3 +1,4 @@
+import type { AnyActorRef } from 'xstate';
 import type { AgentActorRef, AgentContext } from '../../machines/agent/index.js';
 import type { AgentEvent, AgentEventOf, Message, ToolResultPart, UserMessage } from '../protocol/index.js';
 import { type JournalRecord, type ResultRef, SNAPSHOT_VERSION, type StoredMessage } from '../session/index.js';
@@ -62,6 +63,7 @@ export class SessionRecorder {
   /** Each input's messages, so a turn's opening message is stored as a reference to its input. */
   private readonly inputMessages = new WeakMap<Message, { input: string; n: number }>();
   private lastCalls?: AgentContext['calls'];
+  private watching = false;
 
   constructor(
     private readonly env: AgentEnv,
@@ -111,13 +113,23 @@ export class SessionRecorder {
   }
 
   /** Starts watching the actor's snapshots (after it started, so the first one is the restored state). */
-  watch(actor: AgentActorRef): void {
+  watch(actor: AgentActorRef, snapshots = true): void {
+    if (this.watching) return;
+    this.watching = true;
     this.lastCalls = actor.getSnapshot().context.calls;
     const subscription = actor.subscribe({
-      next: (snapshot) => this.onSnapshot(actor, snapshot),
+      next: (snapshot) => this.onSnapshot(actor, snapshot, snapshots),
       error: () => {},
     });
     this.offs.push(() => subscription.unsubscribe());
+  }
+
+  /**
+   * Watches a subagent for a person's answers only: a subagent is never restored from a snapshot (its task's
+   * agent replays its journal instead).
+   */
+  watchApprovals(actor: AnyActorRef): void {
+    this.watch(actor as AgentActorRef, false);
   }
 
   /** An input was submitted: written before the prompt reaches the actor, so a queued prompt survives a crash. */
@@ -232,12 +244,17 @@ export class SessionRecorder {
     this.sink.add({ k: 'run', s: event.seq, a: event.agentId, running, t: event.time });
   }
 
-  private onSnapshot(actor: AgentActorRef, snapshot: ReturnType<AgentActorRef['getSnapshot']>): void {
+  private onSnapshot(
+    actor: AgentActorRef,
+    snapshot: ReturnType<AgentActorRef['getSnapshot']>,
+    snapshots: boolean,
+  ): void {
     const { context } = snapshot;
     if (context.calls !== this.lastCalls) {
       this.approvals(this.lastCalls, context.calls);
       this.lastCalls = context.calls;
     }
+    if (!snapshots) return;
     if (snapshot.matches('idle')) this.writeSnapshot(actor, 'idle');
     else if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
       this.writeSnapshot(actor, `${context.turn}.${context.step}`);
@@ -270,7 +287,7 @@ export class SessionRecorder {
   private writeSnapshot(actor: AgentActorRef, at: string): void {
     if (this.journaled.lastSnapshot === at) return;
     this.journaled.lastSnapshot = at;
-    const persisted = actor.getPersistedSnapshot() as unknown as { context: AgentContext };
+    const persisted = persistedWithoutSubagents(actor);
     const { context } = persisted;
     // Inputs are stored once, in their `input` records: the snapshot keeps their ids.
     const inputs = this.journaled.inputs;
@@ -286,4 +303,18 @@ export class SessionRecorder {
     };
     this.sink.add({ k: 'snapshot', a: this.env.agentId, v: SNAPSHOT_VERSION, n: this.env.transcript.length, snapshot });
   }
+}
+
+/**
+ * The agent's persisted snapshot without its supervisor: the subagents are rebuilt from the journal's task records,
+ * not from a snapshot (a spawned child machine cannot be persisted), so the restored agent starts a new supervisor
+ * with its first command.
+ */
+function persistedWithoutSubagents(actor: AgentActorRef): { context: AgentContext } {
+  const snapshot = actor.getSnapshot();
+  if (!snapshot.children.supervisor) return actor.getPersistedSnapshot() as unknown as { context: AgentContext };
+  const { supervisor: _, ...children } = snapshot.children;
+  const logic = (actor as unknown as { logic: { getPersistedSnapshot(snapshot: unknown): unknown } }).logic;
+  const persisted = logic.getPersistedSnapshot({ ...snapshot, children }) as { context: AgentContext };
+  return { ...persisted, context: { ...persisted.context, supervising: false } };
 }

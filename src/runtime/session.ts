@@ -5,6 +5,8 @@ import { type HeaderRecord, JOURNAL_VERSION, type JournalRecord, type JournalSta
 import type { AgentEnv } from './env.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal } from './session-restore.js';
+import { TreeJournal } from './session-tree.js';
+import type { Tree } from './supervisor-tree.js';
 
 /** What an agent built on a session starts from. */
 export interface BoundAgent {
@@ -31,9 +33,12 @@ export class Session {
   /** The journal as it was opened: what the agent resumes from and its workers answer from. */
   readonly journal: AgentJournal;
 
+  private tree?: TreeJournal;
+  private treeRuntime?: Tree;
+
   constructor(
     readonly header: HeaderRecord,
-    records: readonly JournalRecord[],
+    private readonly records: readonly JournalRecord[],
     private readonly sink: RecordSink & { close?(): void; stats?: JournalStats },
     /** Set for a replay: answers come only from the journal, and inputs are fed as recorded. */
     private readonly replayOf?: readonly JournalRecord[],
@@ -62,9 +67,8 @@ export class Session {
   }
 
   /** Called by `createAgent`: the agent's id, history and machine snapshot to start from. */
-  bind(configId: string | undefined, messages: readonly Message[] | undefined, subagents: boolean): BoundAgent {
+  bind(configId: string | undefined, messages: readonly Message[] | undefined): BoundAgent {
     if (this.recorder || this.closed) throw new Error(`Session "${this.id}" is already in use by an agent`);
-    if (subagents) throw new Error('Sessions do not cover subagents yet: create the agent without `subagents`');
     const { agentId } = this.header;
     if (configId !== undefined && configId !== agentId) {
       throw new Error(`Session "${this.id}" belongs to agent "${agentId}", not "${configId}"`);
@@ -78,11 +82,19 @@ export class Session {
     return { agentId, messages: this.journal.messages.slice(0, this.journal.snapshot?.n), snapshot: restored.snapshot };
   }
 
-  /** Called by `createAgent` once the actor has started: records from now on, and resumes what was in flight. */
-  attach(env: AgentEnv, actor: AgentActorRef): void {
+  /**
+   * Called by `createAgent` once the actor has started: records from now on, and resumes what was in flight (with
+   * its subagents, when it has a tree).
+   */
+  attach(env: AgentEnv, actor: AgentActorRef, tree?: Tree): void {
     this.env = env;
     this.actor = actor;
     const journal = this.journal;
+    if (tree && !this.replayOf) {
+      this.tree = new TreeJournal(tree, this.sink, env.agentId, this.records);
+      this.treeRuntime = tree;
+      tree.observer = this.tree;
+    }
     const recorder = new SessionRecorder(
       env,
       this.sink,
@@ -131,32 +143,46 @@ export class Session {
     // approval is announced again; a model call is asked again or answered from the journal).
     this.kicked = new Promise((resolve) =>
       setImmediate(() => {
-        if (!this.closed) this.resume(actor, snapshot.context);
+        if (!this.closed) {
+          this.resume(actor, snapshot.context);
+          this.tree?.resumeRoot(tree?.node(env.agentId), actor, snapshot.context);
+        }
         resolve();
       }),
     );
   }
 
-  /** Settles when the agent has nothing left to do: idle, with no queued prompt (after a resume, too). */
+  /**
+   * Settles when the agent has nothing left to do: idle, with no queued prompt and, for a tree, no task of its
+   * subagents open (after a resume, too).
+   */
   async idle(): Promise<void> {
     await this.kicked;
     const actor = this.actor;
-    if (!actor) return;
+    if (!actor || !this.env) return;
+    const bus = this.env.bus;
     await new Promise<void>((resolve) => {
       const done = () => {
         const s = actor.getSnapshot();
-        return s.status !== 'active' || (s.matches('idle') && s.context.queue.length === 0);
+        if (s.status !== 'active') return true;
+        return s.matches('idle') && s.context.queue.length === 0 && (this.tree?.openTasks ?? 0) === 0;
       };
       if (done()) return resolve();
-      const subscription = actor.subscribe({
-        next: () => {
+      let checking = false;
+      // Checked after the step in flight has settled: a background result's settle wakes its idle owner right after.
+      const check = () => {
+        if (checking) return;
+        checking = true;
+        setImmediate(() => {
+          checking = false;
           if (!done()) return;
           subscription.unsubscribe();
+          off();
           resolve();
-        },
-        error: () => resolve(),
-        complete: () => resolve(),
-      });
+        });
+      };
+      const subscription = actor.subscribe({ next: check, error: () => resolve(), complete: () => resolve() });
+      const off = this.tree ? bus.on('subagent_end', check) : () => {};
     });
   }
 
@@ -165,6 +191,9 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     this.recorder?.stop();
+    this.tree?.stop();
+    const treeRuntime = this.treeRuntime;
+    if (treeRuntime && treeRuntime.observer === this.tree) treeRuntime.observer = undefined;
     for (const close of this.closers.splice(0)) close();
     if (this.env) {
       this.env.onInput = undefined;

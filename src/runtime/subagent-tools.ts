@@ -36,6 +36,8 @@ export interface SubagentHost {
     background: boolean,
     signal: AbortSignal,
     join?: JoinPolicy,
+    /** The tool call that starts them: a restored session's call gets its journaled tasks back. */
+    callId?: string,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }>;
   status(callerId: string, taskId: string): { status: TaskStatus; agentId: string; text?: string } | undefined;
   cancel(callerId: string, taskId: string): 'cancelled' | 'finished' | 'unknown';
@@ -59,17 +61,16 @@ function formatResult(result: TaskResult): string {
 
 async function spawn(
   host: SubagentHost,
-  agentId: string,
   tasks: SubagentRequest[],
   background: boolean,
-  signal: AbortSignal,
+  ctx: { agentId: string; signal: AbortSignal; toolCallId: string },
   single: boolean,
   join?: JoinPolicy,
 ): Promise<ToolOutput> {
   // Out of the caller's transition before any actor is touched.
   await null;
   try {
-    const { taskIds, results } = await host.run(agentId, tasks, background, signal, join);
+    const { taskIds, results } = await host.run(ctx.agentId, tasks, background, ctx.signal, join, ctx.toolCallId);
     if (background) {
       return {
         content:
@@ -118,6 +119,8 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     name: 'agent',
     // Delegating changes nothing by itself: the subagent's own calls meet the same rules and mode (inherited).
     readOnly: true,
+    // A restored session runs the call again and gets back the tasks it had started (see TreeObserver).
+    safeToRepeat: true,
     description:
       'Starts a subagent on a task and returns its final answer. It does not see your conversation: give it ' +
       'everything it needs in the prompt. With background: true it returns a task id at once and the result ' +
@@ -131,7 +134,6 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     execute: ({ profile: p, prompt, background, agent_id }, ctx) =>
       spawn(
         host,
-        ctx.agentId,
         [
           {
             prompt,
@@ -140,13 +142,14 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
           },
         ],
         background === true,
-        ctx.signal,
+        ctx,
         true,
       ),
   });
   const swarm = defineTool({
     name: 'swarm',
     readOnly: true,
+    safeToRepeat: true,
     description:
       'Starts several subagents at once (a capped number run together, the rest wait) and returns their final ' +
       'answers in task order. With background: true it returns the task ids at once and each result arrives ' +
@@ -169,10 +172,9 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     execute: ({ tasks, background, join, k }, ctx) =>
       spawn(
         host,
-        ctx.agentId,
         tasks.map((t) => ({ prompt: t.prompt, ...(t.profile === undefined ? {} : { profile: t.profile }) })),
         background === true,
-        ctx.signal,
+        ctx,
         false,
         joinPolicyOf(join, k ?? 1),
       ),

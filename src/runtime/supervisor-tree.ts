@@ -63,6 +63,33 @@ export function treeOf(system: AnyActorSystem): Tree {
   return tree;
 }
 
+/**
+ * Where task lifecycle facts happen, for whoever must keep them (a session journal): a batch opened, a task's
+ * agent about to run it (each attempt), a task settled. `resumeBatch` lets a restored tree give a tool call that
+ * runs again the tasks it had started before a restart instead of new ones.
+ */
+export interface TreeObserver {
+  batchOpened(owner: Owner, batch: OpenedBatch): void;
+  taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
+  taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void;
+  resumeBatch?(owner: Owner, callId: string, background: boolean): StartedBatch | undefined;
+}
+
+/** A batch as it was opened: what a journal needs to start its tasks again. */
+export interface OpenedBatch {
+  batchId: string;
+  callId?: string;
+  background: boolean;
+  join?: JoinPolicy;
+  tasks: Array<{ taskId: string; agentId: string; profile: string; prompt: string }>;
+}
+
+export interface StartedBatch {
+  batchId: string;
+  taskIds: string[];
+  done: Promise<TaskResult[]>;
+}
+
 let nextId = 0;
 function newId(prefix: string): string {
   return `${prefix}_${nanoid(8)}${(nextId++).toString(36)}`;
@@ -87,6 +114,8 @@ export class Tree implements SubagentHost {
   private readonly pendingMembers = new Map<string, { settings: AgentSettings; messages?: readonly Message[] }>();
   private rootOwnerId?: string;
   private system?: AnyActorSystem;
+  /** A session journal's recorder, when the tree is durable. */
+  observer?: TreeObserver;
 
   constructor(
     readonly bus: EventBus,
@@ -172,10 +201,17 @@ export class Tree implements SubagentHost {
     background: boolean,
     signal: AbortSignal,
     join?: JoinPolicy,
+    callId?: string,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }> {
     const owner = this.nodes.owner(callerId);
     if (!owner) throw new SpawnRefused(`Agent ${callerId} cannot start subagents here`);
-    const batch = this.startBatch(owner, requests, { background, ...(join ? { join } : {}) });
+    const batch =
+      (callId === undefined ? undefined : this.observer?.resumeBatch?.(owner, callId, background)) ??
+      this.startBatch(owner, requests, {
+        background,
+        ...(join ? { join } : {}),
+        ...(callId === undefined ? {} : { callId }),
+      });
     if (background) return { taskIds: batch.taskIds };
     // The caller was interrupted (its tool call aborted): its foreground children are stopped.
     const cancel = () =>
@@ -256,8 +292,15 @@ export class Tree implements SubagentHost {
   startBatch(
     owner: Owner,
     requests: SubagentRequest[],
-    options: { background: boolean; concurrency?: number; join?: JoinPolicy },
-  ): { batchId: string; taskIds: string[]; done: Promise<TaskResult[]> } {
+    options: {
+      background: boolean;
+      concurrency?: number;
+      join?: JoinPolicy;
+      callId?: string;
+      /** The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's. */
+      ids?: { batchId: string; tasks: ReadonlyArray<{ taskId: string; agentId: string }> };
+    },
+  ): StartedBatch {
     if (requests.length === 0) throw new SpawnRefused('No tasks given');
     const join = options.join;
     if (join && (join.kind === 'first' || join.kind === 'quorum')) {
@@ -280,16 +323,20 @@ export class Tree implements SubagentHost {
           `running at once (maxAgents; ${this.tasks.open} open now). Try fewer, or do the work yourself.`,
       );
     }
-    const batchId = newId('batch');
+    const batchId = options.ids?.batchId ?? newId('batch');
     const specs: TaskSpec[] = [];
     const records: TaskRecord[] = [];
     const resuming = new Set<string>();
     for (const [index, request] of requests.entries()) {
-      const taskId = newId('task');
+      const given = options.ids?.tasks[index];
+      const taskId = given?.taskId ?? newId('task');
       let agentId: string;
       let profile: string;
       let base: readonly Message[] | undefined;
-      if (request.agentId !== undefined) {
+      if (given) {
+        agentId = given.agentId;
+        profile = request.profile ?? 'default';
+      } else if (request.agentId !== undefined) {
         agentId = request.agentId;
         const found = this.resumable(owner, agentId);
         if (resuming.has(agentId)) throw new SpawnRefused(`Agent ${agentId} is resumed twice in one batch`);
@@ -321,6 +368,18 @@ export class Tree implements SubagentHost {
     }
     const done = this.tasks.openBatch(batchId, records);
     if (options.background) owner.openBackground += records.length;
+    this.observer?.batchOpened(owner, {
+      batchId,
+      background: options.background,
+      ...(options.callId === undefined ? {} : { callId: options.callId }),
+      ...(join && join.kind !== 'all' ? { join } : {}),
+      tasks: specs.map((spec, i) => ({
+        taskId: spec.taskId,
+        agentId: spec.agentId,
+        profile: records[i]?.profile ?? 'default',
+        prompt: spec.prompt,
+      })),
+    });
     const batch: BatchSpec = { batchId, background: options.background, concurrency, tasks: specs };
     if (join && join.kind !== 'all') batch.join = join;
     owner.delegate({ type: 'SPAWN', batch });
@@ -377,6 +436,7 @@ export class Tree implements SubagentHost {
     node.lastStop = undefined;
     node.lastOutput = undefined;
     const target = node;
+    this.observer?.taskStarted(node.env, record, params.attempt);
     node.env.pending.set(params.task.taskId, {
       startIndex: node.env.transcript.length,
       resolve: (result: RunResult) => {
@@ -421,6 +481,7 @@ export class Tree implements SubagentHost {
       node.task = undefined;
     }
     this.tasks.settle(record, result);
+    this.observer?.taskSettled(record, result);
     const owner = this.nodes.owner(ownerId);
     if (!owner) return;
     const usage = node ? { ...node.env.totalUsage } : emptyUsage();

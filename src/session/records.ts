@@ -26,7 +26,11 @@ export type JournalRecord =
   | TurnStartRecord
   | TurnEndRecord
   | RunRecord
-  | SnapshotRecord;
+  | SnapshotRecord
+  | SteerRecord
+  | BatchRecord
+  | TaskRecord
+  | NoticeRecord;
 
 /** The first record of every journal. */
 export interface HeaderRecord {
@@ -150,19 +154,60 @@ export interface SnapshotRecord {
   snapshot: unknown;
 }
 
-const KINDS = new Set<JournalRecord['k']>([
-  'session',
-  'input',
-  'msg',
-  'tool_start',
-  'tool_end',
-  'asked',
-  'approval',
-  'turn_start',
-  'turn_end',
-  'run',
-  'snapshot',
-]);
+/** A steer submitted to agent `a`: journaled before the actor sees it, so one waiting for a step boundary survives. */
+export interface SteerRecord {
+  k: 'steer';
+  a: string;
+  /** Its place among the agent's steers: a steer is delivered when its message joins the history. */
+  n: number;
+  message: UserMessage;
+}
+
+/** One task of a {@link BatchRecord}. */
+export interface BatchTask {
+  taskId: string;
+  agentId: string;
+  profile: string;
+  prompt: string;
+}
+
+/**
+ * A batch of subagent tasks started by agent `a` (its owner), from tool call `call` when a tool started it: a
+ * resume re-attaches the same call to the same tasks instead of starting new ones.
+ */
+export interface BatchRecord {
+  k: 'batch';
+  a: string;
+  batchId: string;
+  call?: string;
+  background: boolean;
+  /** The join policy, when not `all`. */
+  join?: { kind: string; k?: number };
+  tasks: BatchTask[];
+}
+
+/**
+ * A task's life: `started` (attempt 0) or restarted (attempt > 0) when its agent is about to run it, `settled` with
+ * its result. A background task's settle is also its notification falling due; `a` is the task's owner.
+ */
+export interface TaskRecord {
+  k: 'task';
+  a: string;
+  taskId: string;
+  agentId: string;
+  ev: 'started' | 'settled';
+  attempt?: number;
+  status?: string;
+  text?: string;
+  output?: unknown;
+}
+
+/** A background task's notification joined its owner `a`'s history: delivered, never to be sent again. */
+export interface NoticeRecord {
+  k: 'notice';
+  a: string;
+  taskId: string;
+}
 
 export class JournalError extends Error {
   override name = 'JournalError';
@@ -194,7 +239,10 @@ export class CorruptJournalError extends JournalError {
   }
 }
 
-/** Parses one record's text; undefined when it is not a whole, well-formed record. */
+/**
+ * Parses one record's text; undefined when it is not a whole, well-formed record. A kind this build does not know
+ * (a kind added within the same journal version, say a compaction) is a well-formed record that readers skip.
+ */
 export function decodeRecord(text: string): JournalRecord | undefined {
   let value: unknown;
   try {
@@ -204,7 +252,7 @@ export function decodeRecord(text: string): JournalRecord | undefined {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const kind = (value as { k?: unknown }).k;
-  return KINDS.has(kind as JournalRecord['k']) ? (value as JournalRecord) : undefined;
+  return typeof kind === 'string' && kind !== '' ? (value as JournalRecord) : undefined;
 }
 
 export function encodeRecord(record: JournalRecord): string {

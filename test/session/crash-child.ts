@@ -1,10 +1,20 @@
-// A process the crash test kills with SIGKILL at random moments: it opens (or creates) a session, runs an agent
-// with tools that count their executions in a side file, a tool that waits for approval and a model that streams
-// slowly, and exits when the agent has nothing left to do. Run: node --import tsx crash-child.ts <dir> <id> <side>
+// A process the crash test kills with SIGKILL at random moments: it opens (or creates) a session and runs a small
+// supervision tree on it. The root starts a background subagent and a foreground swarm of two, then runs a batch
+// of its own; every agent calls tools that count their executions in a side file, one of which waits for an
+// approval, and a model that streams slowly. It exits when the tree has nothing left to do.
+// Run (bundled by the test): node crash-child.mjs <dir> <id> <side>
 import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
-import { createAgent, defineTool, type Policy, scriptedModel, sessions } from '../../src/index.js';
-import { byHistory } from './helpers.js';
+import {
+  createAgent,
+  defineTool,
+  type ModelRequest,
+  type Policy,
+  type ScriptedAnswer,
+  scriptedModel,
+  sessions,
+  textOf,
+} from '../../src/index.js';
 
 const [dir, id, side] = process.argv.slice(2) as [string, string, string];
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,26 +39,57 @@ const risky = defineTool({
   },
 });
 const policy: Policy = (call) => (call.name === 'risky' ? 'ask' : 'allow');
-const batch = (n: number) => ({
-  toolCalls: [{ name: 'work', args: { n } }, { name: 'work', args: { n: n + 1 } }, { name: 'risky' }],
-  latencyMs: 3,
-  chunkSize: 4,
-  deltaDelayMs: 1,
+
+const slowly = { latencyMs: 3, chunkSize: 4, deltaDelayMs: 1 };
+const batch = (prefix: string, n: number): ScriptedAnswer => ({
+  toolCalls: [
+    { id: `${prefix}_0`, name: 'work', args: { n } },
+    { id: `${prefix}_1`, name: 'work', args: { n: n + 1 } },
+    { id: `${prefix}_2`, name: 'risky' },
+  ],
+  ...slowly,
 });
-const first = byHistory([batch(1), batch(10), { text: 'first done', latencyMs: 3 }]);
-const second = byHistory([batch(1), batch(10), batch(20), { text: 'second done' }]);
-// The second prompt's turn continues after the first's two tool messages: one more batch, then its answer.
-const model = scriptedModel((request) =>
-  request.messages.filter((m) => m.role === 'user').length > 1 ? second(request) : first(request),
-);
+
+/** Decides from the history, so that a resumed or replayed agent is answered the same way. Call ids are unique. */
+function script(request: ModelRequest): ScriptedAnswer {
+  const users = request.messages.filter((m) => m.role === 'user');
+  const who = users[0] ? textOf(users[0]) : '';
+  const tools = request.messages.filter((m) => m.role === 'tool').length;
+  const answers = request.messages.filter((m) => m.role === 'assistant').length;
+  if (who !== 'first') return tools === 0 ? batch(who, 1) : { text: `${who} done`, ...slowly };
+  const last = request.messages.at(-1);
+  if (last?.role === 'user' && last.source === 'notification') return { text: 'noted' };
+  const second = users.some((m) => textOf(m) === 'second');
+  if (tools === 0) {
+    return {
+      toolCalls: [
+        { id: 'root_bg', name: 'agent', args: { prompt: 'bg', background: true } },
+        { id: 'root_swarm', name: 'swarm', args: { tasks: [{ prompt: 'fg1' }, { prompt: 'fg2' }] } },
+      ],
+      ...slowly,
+    };
+  }
+  if (tools === 1 || (second && tools < 3)) return batch(`root_${answers}`, 10 * answers);
+  return { text: second ? 'second done' : 'first done', ...slowly };
+}
 
 const manager = sessions({ dir, onWarning: () => {} });
 const exists = manager.list().some((info) => info.id === id);
 const session = exists ? manager.open(id) : manager.create({ id, agentId: 'crash' });
-const agent = createAgent({ model, tools: [work, risky], policy, session });
-agent.on('approval_requested', (event) => {
-  setTimeout(() => agent.approve(event), 5 + Math.random() * 10);
+const agent = createAgent({
+  model: scriptedModel(script),
+  tools: [work, risky],
+  policy,
+  subagents: { concurrency: 2 },
+  session,
 });
+agent.on(
+  'approval_requested',
+  (event) => {
+    setTimeout(() => agent.approve(event), 5 + Math.random() * 10);
+  },
+  { subtree: true },
+);
 // A kill can land before the prompts reached the journal: a session without inputs gets them (again).
 if (session.journal.inputs.size === 0) {
   void agent.prompt('first');

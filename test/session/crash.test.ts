@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sessions } from '../../src/index.js';
+import { AgentJournal } from '../../src/runtime/session-restore.js';
 import { decodeRecord, type JournalRecord } from '../../src/session/index.js';
 import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, tempDir } from './helpers.js';
@@ -69,7 +70,12 @@ function killedDuring(dir: string, id: string): string {
     if (record.k === 'asked') asked.add(`${record.a}/${record.id}`);
     if (record.k === 'approval') asked.delete(`${record.a}/${record.id}`);
   }
+  const background = new Set(
+    records.flatMap((r) => (r.k === 'batch' && r.background ? r.tasks : [])).map((t) => t.taskId),
+  );
+  const due = records.filter((r) => r.k === 'task' && r.ev === 'settled' && background.has(r.taskId)).length;
   const last = records.at(-1);
+  if (due > records.filter((r) => r.k === 'notice').length) return 'notification pending';
   if (started.size > 0) return 'tool execution';
   if (asked.size > 0) return 'approval wait';
   if (!last || last.k === 'session') return 'start-up';
@@ -78,36 +84,62 @@ function killedDuring(dir: string, id: string): string {
   return `after ${last.k}`;
 }
 
-/** Checks one finished session against its side file of tool executions; the number of tool results. */
-function verify(dir: string, id: string, side: string): number {
+/**
+ * Checks one finished session against its side file of tool executions: every prompt's turn ended once, every
+ * task settled once, every background result was delivered once, no tool call ran twice, every history is valid.
+ */
+function verify(dir: string, id: string, side: string): void {
   const manager = sessions({ dir, onWarning: () => {} });
   const session = manager.open(id);
   const journal = session.journal;
   session.close();
-  expect(session.status).toBe('idle');
+  expect(session.status, id).toBe('idle');
+  const records = readFileSync(join(dir, `${id}.jsonl`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as JournalRecord);
+  const dump = (what: unknown) => `${id}: ${JSON.stringify(what)}`;
+
+  const prompts = records.flatMap((r) => (r.k === 'input' ? [r.inputId] : []));
+  const ends = records.flatMap((r) => (r.k === 'turn_end' && r.a === 'crash' ? [r] : []));
+  expect(prompts, dump(ends)).toHaveLength(2);
+  for (const inputId of prompts) {
+    const mine = ends.filter((end) => end.inputId === inputId);
+    expect(
+      mine.map((end) => end.stopReason),
+      dump(ends),
+    ).toEqual(['completed']);
+  }
+  expect(new Set(ends.map((end) => end.inputId)).size, dump(ends)).toBe(ends.length);
+
+  const tasks = records.flatMap((r) => (r.k === 'batch' ? r.tasks : []));
+  expect(tasks.map((task) => task.prompt).sort()).toEqual(['bg', 'fg1', 'fg2']);
+  const settles = records.flatMap((r) => (r.k === 'task' && r.ev === 'settled' ? [r.taskId] : []));
+  expect(settles.sort(), dump(settles)).toEqual(tasks.map((task) => task.taskId).sort());
+  const background = records.flatMap((r) => (r.k === 'batch' && r.background ? r.tasks : []));
+  const notices = records.flatMap((r) => (r.k === 'notice' ? [r.taskId] : []));
+  expect(notices, dump(notices)).toEqual(background.map((task) => task.taskId));
+
   const messages = journal.messages;
   expectValidHistory(messages);
-  const ends = readFileSync(join(dir, `${id}.jsonl`), 'utf8')
-    .split('\n')
-    .filter((line) => line.includes('"k":"turn_end"'))
-    .map((line) => JSON.parse(line) as { inputId: string; stopReason: string });
-  expect(
-    ends.map((e) => e.stopReason),
-    `${id}: ${JSON.stringify(ends)}`,
-  ).toEqual(['completed', 'completed']);
-  expect(new Set(ends.map((e) => e.inputId)).size).toBe(2);
-  expect(messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'second done' }] });
+  const delivered = messages.filter((m) => m.role === 'user' && m.source === 'notification');
+  expect(delivered, dump(delivered)).toHaveLength(background.length);
+
   const executions = new Map<string, number>();
   const lines = existsSync(side) ? readFileSync(side, 'utf8').split('\n').filter(Boolean) : [];
   for (const callId of lines) executions.set(callId, (executions.get(callId) ?? 0) + 1);
-  for (const [callId, count] of executions) expect(count, `tool call ${callId} ran ${count} times`).toBe(1);
-  for (const result of toolResults(messages)) {
-    // A real result came from exactly one execution; a restart's result from at most one.
-    if (resultText(result).includes('interrupted by a restart')) {
-      expect(executions.get(result.toolCallId) ?? 0).toBeLessThanOrEqual(1);
-    } else expect(executions.get(result.toolCallId)).toBe(1);
+  for (const [callId, count] of executions) expect(count, `${id}: tool call ${callId} ran ${count} times`).toBe(1);
+  for (const agentId of ['crash', ...tasks.map((task) => task.agentId)]) {
+    const history = new AgentJournal(agentId, records).messages;
+    expectValidHistory(history);
+    for (const result of toolResults(history)) {
+      if (result.toolCallId.startsWith('root_bg') || result.toolCallId.startsWith('root_swarm')) continue;
+      // A real result came from exactly one execution; a restart's result from at most one.
+      if (resultText(result).includes('interrupted by a restart')) {
+        expect(executions.get(result.toolCallId) ?? 0).toBeLessThanOrEqual(1);
+      } else expect(executions.get(result.toolCallId), `${id}: ${result.toolCallId}`).toBe(1);
+    }
   }
-  return toolResults(messages).length;
 }
 
 describe('sessions: SIGKILL at random moments', () => {
@@ -125,8 +157,10 @@ describe('sessions: SIGKILL at random moments', () => {
         const id = `crashy-${sessionsRun++}`;
         const side = join(dir, `${id}.executions`);
         for (let attempt = 0; ; attempt++) {
-          // The first attempts die early (a model call, the first batch), later ones further in.
-          const delay = Math.random() * (40 + attempt * 60);
+          // The first attempts die early (a model call, the first batch), later ones further in; once fifty
+          // kills have landed (or a session has taken fifteen), the run is let finish.
+          const enough = kills >= KILLS || attempt >= 15;
+          const delay = enough ? undefined : Math.random() * Math.min(40 + attempt * 40, 300);
           if (await runChild(child, dir, id, side, delay)) break;
           kills++;
           const moment = killedDuring(dir, id);

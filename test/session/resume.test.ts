@@ -57,13 +57,12 @@ describe('sessions: journal and resume', () => {
     expect(manager.open(session.id).journal.messages).toHaveLength(6);
   });
 
-  it('refuses a second writer, a mismatched agent id and subagents', async () => {
+  it('refuses a second writer and a mismatched agent id', async () => {
     const manager = sessions({ dir: tempDir() });
     const session = manager.create({ agentId: 'root' });
     expect(() => manager.open(session.id)).toThrow(/open for writing/);
     const model = scriptedModel([]);
     expect(() => createAgent({ model, id: 'other', session })).toThrow(/belongs to agent "root"/);
-    expect(() => createAgent({ model, subagents: {}, session })).toThrow(/do not cover subagents yet/);
     const agent = createAgent({ model, session });
     expect(() => createAgent({ model, session })).toThrow(/already in use/);
     session.close();

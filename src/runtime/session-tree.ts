@@ -1,0 +1,255 @@
+import type { AnyActorRef } from 'xstate';
+import type { AgentContext } from '../../machines/agent/index.js';
+import { type JoinPolicy, notificationMessage, type UserMessage } from '../protocol/index.js';
+import type { BatchRecord, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
+import type { AgentEnv } from './env.js';
+import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { AgentJournal } from './session-restore.js';
+import type { TaskResult } from './subagent-tools.js';
+import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from './supervisor-tree.js';
+import type { TaskRecord } from './task-book.js';
+import type { Owner } from './tree-nodes.js';
+
+const TASK_ID = /<notification task_id="([^"]+)"/g;
+
+/**
+ * The journal of a supervision tree's subagents: batches as they open, each task's attempts and its settle (with
+ * its result), each background result's delivery to its owner, and every subagent's own facts (a recorder per
+ * agent). On a restore it gives the tree back what had not settled: a tool call that runs again gets its tasks
+ * back, an unsettled task's agent replays its journal (recorded answers and results, then live), the root's
+ * background tasks start again, and notifications that fell due but never reached the root are sent again.
+ */
+export class TreeJournal implements TreeObserver {
+  private readonly recorders = new Map<string, SessionRecorder>();
+  private readonly batches = new Map<string, BatchRecord>();
+  private readonly byCall = new Map<string, string>();
+  private readonly settled = new Map<string, TaskFact>();
+  private readonly started = new Set<string>();
+  private readonly delivered = new Set<string>();
+  private readonly reattached = new Map<string, StartedBatch>();
+  /** Agents whose task had not settled at the restore: they replay their journal once. */
+  private readonly toReplay = new Map<string, AgentJournal>();
+  private readonly offs: Array<() => void> = [];
+
+  constructor(
+    private readonly tree: Tree,
+    private readonly sink: RecordSink,
+    private readonly rootId: string,
+    private readonly records: readonly JournalRecord[],
+  ) {
+    for (const record of records) {
+      if (record.k === 'batch') {
+        this.batches.set(record.batchId, record);
+        if (record.call !== undefined) this.byCall.set(`${record.a}/${record.call}`, record.batchId);
+      } else if (record.k === 'task') {
+        if (record.ev === 'settled') this.settled.set(record.taskId, record);
+        else this.started.add(`${record.taskId}/${record.attempt ?? 0}`);
+      } else if (record.k === 'notice') this.delivered.add(record.taskId);
+    }
+    for (const batch of this.batches.values()) {
+      for (const task of batch.tasks) {
+        if (!this.settled.has(task.taskId)) this.toReplay.set(task.agentId, this.journalOf(task.agentId));
+      }
+    }
+    const { bus } = tree;
+    this.offs.push(
+      bus.on('message_end', (event) => {
+        const message = event.message;
+        if (message.role !== 'user' || message.source !== 'notification' || event.discarded) return;
+        for (const taskId of notifiedTasks(message)) {
+          if (this.delivered.has(taskId)) continue;
+          this.delivered.add(taskId);
+          this.sink.add({ k: 'notice', a: event.agentId, taskId });
+        }
+      }),
+      // A subagent's actor exists once it runs: its recorder then watches it for approval answers.
+      bus.on('agent_start', (event) => {
+        if (event.agentId === this.rootId) return;
+        const ref = this.tree.node(event.agentId)?.ref as AnyActorRef | undefined;
+        if (ref) this.recorders.get(event.agentId)?.watchApprovals(ref);
+      }),
+      // A replaying subagent asks again for approvals a person had answered: the answer is given again.
+      bus.on('approval_requested', (event) => {
+        const answer = this.recorders.get(event.agentId) && this.answers.get(`${event.agentId}/${event.toolCallId}`);
+        if (!answer) return;
+        queueMicrotask(() => {
+          const ref = this.tree.node(event.agentId)?.ref;
+          ref?.send(
+            answer.approved
+              ? { type: 'APPROVE', toolCallId: event.toolCallId }
+              : { type: 'DENY', toolCallId: event.toolCallId, ...(answer.reason ? { reason: answer.reason } : {}) },
+          );
+        });
+      }),
+    );
+  }
+
+  private get answers(): Map<string, { approved: boolean; reason?: string }> {
+    const answers = new Map<string, { approved: boolean; reason?: string }>();
+    for (const record of this.records) {
+      if (record.k === 'approval' && record.a !== this.rootId) {
+        answers.set(`${record.a}/${record.id}`, {
+          approved: record.approved,
+          ...(record.reason === undefined ? {} : { reason: record.reason }),
+        });
+      }
+    }
+    return answers;
+  }
+
+  /** Background tasks and notifications the root was owed when the process stopped. */
+  resumeRoot(owner: Owner | undefined, actor: AnyActorRef, context: AgentContext): void {
+    if (!owner) return;
+    for (const batch of this.batches.values()) {
+      if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
+    }
+    // Waiting in the restored state already: in its injections or its queue.
+    const waiting = new Set<string>();
+    const held = [...context.injections, ...context.queue.flatMap((input) => input.messages)];
+    if (context.current) held.push(...context.current.messages);
+    for (const message of held) for (const taskId of notifiedTasks(message)) waiting.add(taskId);
+    for (const batch of this.batches.values()) {
+      if (batch.a !== owner.id || !batch.background) continue;
+      for (const task of batch.tasks) {
+        const settled = this.settled.get(task.taskId);
+        if (!settled || this.delivered.has(task.taskId) || waiting.has(task.taskId)) continue;
+        const message = notificationMessage(
+          task.taskId,
+          task.agentId,
+          settled.status ?? 'completed',
+          settled.text ?? '',
+        );
+        actor.send({ type: 'NOTIFY', message, inputId: `notify.${task.taskId}` });
+      }
+    }
+  }
+
+  /** Tasks of the tree that have not settled. */
+  get openTasks(): number {
+    let open = 0;
+    for (const batch of this.batches.values()) {
+      for (const task of batch.tasks) if (!this.settled.has(task.taskId)) open++;
+    }
+    return open;
+  }
+
+  stop(): void {
+    for (const off of this.offs.splice(0)) off();
+    for (const recorder of this.recorders.values()) recorder.stop();
+    this.recorders.clear();
+  }
+
+  // ---- TreeObserver ----
+
+  batchOpened(owner: Owner, batch: OpenedBatch): void {
+    if (this.batches.has(batch.batchId)) return;
+    const record: BatchRecord = {
+      k: 'batch',
+      a: owner.id,
+      batchId: batch.batchId,
+      background: batch.background,
+      tasks: batch.tasks,
+      ...(batch.callId === undefined ? {} : { call: batch.callId }),
+      ...(batch.join ? { join: batch.join } : {}),
+    };
+    this.batches.set(batch.batchId, record);
+    if (batch.callId !== undefined) this.byCall.set(`${owner.id}/${batch.callId}`, batch.batchId);
+    this.sink.add(record);
+  }
+
+  taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void {
+    const key = `${task.taskId}/${attempt}`;
+    if (!this.started.has(key)) {
+      this.started.add(key);
+      this.sink.add({ k: 'task', a: task.ownerId, taskId: task.taskId, agentId: task.agentId, ev: 'started', attempt });
+    }
+    this.recorders.get(env.agentId)?.stop();
+    const replay = attempt === 0 ? this.toReplay.get(env.agentId) : undefined;
+    this.toReplay.delete(env.agentId);
+    if (replay) env.recording = replay;
+    else if (env.recording) env.recording = undefined;
+    const journaled = replay ? copyJournaled(replay.journaled) : nothingJournaled();
+    if (!replay) journaled.messages = env.transcript.length;
+    this.recorders.set(env.agentId, new SessionRecorder(env, this.sink, journaled));
+  }
+
+  taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
+    if (this.settled.has(task.taskId)) return;
+    const record: TaskFact = {
+      k: 'task',
+      a: task.ownerId,
+      taskId: task.taskId,
+      agentId: task.agentId,
+      ev: 'settled',
+      status: result.status,
+      text: result.text,
+      ...(result.output === undefined ? {} : { output: result.output }),
+    };
+    this.settled.set(task.taskId, record);
+    this.sink.add(record);
+  }
+
+  resumeBatch(owner: Owner, callId: string): StartedBatch | undefined {
+    const batchId = this.byCall.get(`${owner.id}/${callId}`);
+    const batch = batchId === undefined ? undefined : this.batches.get(batchId);
+    return batch ? this.reattach(owner, batch) : undefined;
+  }
+
+  // ---- restoring ----
+
+  /** A journaled batch, once: its settled results kept, its other tasks started again under the same ids. */
+  private reattach(owner: Owner, batch: BatchRecord): StartedBatch {
+    const known = this.reattached.get(batch.batchId);
+    if (known) return known;
+    const results = (): TaskResult[] =>
+      batch.tasks.map((task) => {
+        const settled = this.settled.get(task.taskId);
+        return {
+          taskId: task.taskId,
+          agentId: task.agentId,
+          status: (settled?.status ?? 'interrupted') as TaskResult['status'],
+          text: settled?.text ?? '',
+          ...(settled?.output === undefined ? {} : { output: settled.output }),
+        };
+      });
+    const open = batch.tasks.filter((task) => !this.settled.has(task.taskId));
+    let done: Promise<TaskResult[]>;
+    if (open.length === 0) done = Promise.resolve(results());
+    else {
+      const join = batch.join as JoinPolicy | undefined;
+      const started = this.tree.startBatch(
+        owner,
+        open.map((task) => ({ prompt: task.prompt, profile: task.profile })),
+        {
+          background: batch.background,
+          // A policy that counts completions would count only the tasks started again: they all run.
+          ...(join?.kind === 'allSettled' ? { join } : {}),
+          ...(batch.call === undefined ? {} : { callId: batch.call }),
+          ids: { batchId: batch.batchId, tasks: open },
+        },
+      );
+      done = started.done.then(results);
+    }
+    const handle = { batchId: batch.batchId, taskIds: batch.tasks.map((task) => task.taskId), done };
+    this.reattached.set(batch.batchId, handle);
+    return handle;
+  }
+
+  /** A subagent's facts since its task's last attempt started: what its replay answers from. */
+  private journalOf(agentId: string): AgentJournal {
+    let from = 0;
+    this.records.forEach((record, i) => {
+      if (record.k === 'task' && record.ev === 'started' && record.agentId === agentId) from = i;
+    });
+    return new AgentJournal(agentId, this.records.slice(from));
+  }
+}
+
+function notifiedTasks(message: UserMessage): string[] {
+  const ids: string[] = [];
+  for (const part of message.content) {
+    if (part.type !== 'text') continue;
+    for (const match of part.text.matchAll(TASK_ID)) if (match[1]) ids.push(match[1]);
+  }
+  return ids;
+}

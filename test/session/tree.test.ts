@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createAgent,
+  defineTool,
+  type Message,
+  type ModelRequest,
+  type ScriptedAnswer,
+  scriptedModel,
+  sessions,
+  textOf,
+} from '../../src/index.js';
+import type { JournalRecord } from '../../src/session/index.js';
+import { expectValidHistory, latch, resultText, toolResults } from '../agent/helpers.js';
+import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
+
+cleanTempDirs();
+
+/** Who asks: the root (prompt "go") or a subagent (its prompt names it). */
+function asker(request: ModelRequest): string {
+  const first = request.messages.find((m) => m.role === 'user');
+  return first ? textOf(first) : '';
+}
+
+const toolMessages = (request: ModelRequest) => request.messages.filter((m) => m.role === 'tool').length;
+const notified = (request: ModelRequest) =>
+  request.messages.some((m) => m.role === 'user' && m.source === 'notification');
+
+/**
+ * The root starts one background subagent and a foreground swarm of two, then answers; a notification wakes it
+ * again. Each subagent calls `work` once (ids name the subagent) and answers.
+ */
+function script(request: ModelRequest): ScriptedAnswer {
+  const who = asker(request);
+  const n = toolMessages(request);
+  if (who === 'go') {
+    if (notified(request)) return { text: 'root saw the notification' };
+    if (n === 0) {
+      return {
+        toolCalls: [
+          { id: 'root_bg', name: 'agent', args: { prompt: 'bg', background: true } },
+          { id: 'root_swarm', name: 'swarm', args: { tasks: [{ prompt: 'fg1' }, { prompt: 'fg2' }] } },
+        ],
+      };
+    }
+    return { text: 'root done' };
+  }
+  if (n === 0) return { toolCalls: [{ id: `${who}_work`, name: 'work', args: { who } }] };
+  return { text: `${who} done` };
+}
+
+function records(dir: string, id: string): JournalRecord[] {
+  return readFileSync(join(dir, `${id}.jsonl`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as JournalRecord);
+}
+
+function notifications(messages: readonly Message[]): string[] {
+  return messages.filter((m) => m.role === 'user' && m.source === 'notification').map((m) => textOf(m));
+}
+
+describe('sessions: supervision trees', () => {
+  it('journals tasks and notifications, and a crash mid-swarm resumes the whole tree: every task settles once', async () => {
+    const dir = tempDir();
+    const runs = new Map<string, number>();
+    const hang = latch();
+    // fg1 finishes; fg2 and bg are still working when the process "dies".
+    const work = defineTool({
+      name: 'work',
+      description: 'work that must not be done twice',
+      schema: z.object({ who: z.string() }),
+      execute: async ({ who }, ctx) => {
+        runs.set(ctx.toolCallId, (runs.get(ctx.toolCallId) ?? 0) + 1);
+        if (who !== 'fg1' && (runs.get('bg_work') ?? 0) + (runs.get('fg2_work') ?? 0) <= 2) await hang.promise;
+        return `${who} worked`;
+      },
+    });
+    const config = { tools: [work], subagents: { concurrency: 4 } };
+    const manager = sessions({ dir });
+    const session = manager.create({ id: 'tree', agentId: 'root' });
+    const agent = createAgent({ ...config, model: scriptedModel(script), session });
+    const bothWorking = new Promise<void>((resolve) => {
+      const seen = new Set<string>();
+      agent.on(
+        'tool_execution_start',
+        (event) => {
+          if (event.toolName === 'work') seen.add(event.toolCallId);
+          if (seen.has('bg_work') && seen.has('fg2_work')) resolve();
+        },
+        { subtree: true },
+      );
+    });
+    const fg1Settled = new Promise<void>((resolve) => {
+      agent.on('subagent_end', (event) => {
+        if (event.status === 'completed') resolve();
+      });
+    });
+    void agent.prompt('go');
+    await Promise.all([bothWorking, fg1Settled]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const copy = crashCopy(dir);
+    session.close();
+    await agent.stop();
+    hang.resolve();
+
+    const before = records(copy, 'tree');
+    expect(before.filter((r) => r.k === 'batch')).toHaveLength(2);
+    expect(before.filter((r) => r.k === 'task' && r.ev === 'settled')).toHaveLength(1);
+
+    // A fresh "process": the same config on the copied journal.
+    const reopened = sessions({ dir: copy }).open('tree');
+    expect(reopened.status).toBe('interrupted');
+    const model = scriptedModel(script);
+    const resumed = createAgent({ ...config, model, session: reopened });
+    await reopened.idle();
+    const journal = reopened.journal;
+    reopened.close();
+    await resumed.stop();
+
+    const after = records(copy, 'tree');
+    const settles = after.filter((r) => r.k === 'task' && r.ev === 'settled');
+    const tasks = after.flatMap((r) => (r.k === 'batch' ? r.tasks.map((t) => t.taskId) : []));
+    expect(tasks).toHaveLength(3);
+    // Every task settled exactly once, across the crash.
+    expect(settles.map((r) => (r.k === 'task' ? r.taskId : '')).sort()).toEqual([...tasks].sort());
+    // The background result was delivered once: one notice, one notification in the root's history.
+    expect(after.filter((r) => r.k === 'notice')).toHaveLength(1);
+    const history = journal.messages.length > 0 ? sessions({ dir: copy }).open('tree') : undefined;
+    const messages = history?.journal.messages ?? [];
+    history?.close();
+    expectValidHistory(messages);
+    expect(notifications(messages)).toHaveLength(1);
+    expect(notifications(messages)[0]).toContain('bg done');
+    expect(messages.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'root saw the notification' }],
+    });
+    // The swarm's answer holds fg1's result from before the crash and fg2's from after it.
+    const swarm = toolResults(messages).find((r) => r.toolCallId === 'root_swarm');
+    expect(resultText(swarm)).toContain('fg1 done');
+    expect(resultText(swarm)).toContain('fg2 done');
+    // No journaled tool ran twice; the two that were running at the crash were closed, not run again.
+    expect(runs.get('fg1_work')).toBe(1);
+    expect(runs.get('fg2_work')).toBe(1);
+    expect(runs.get('bg_work')).toBe(1);
+    // fg1 never ran again: its answers were not asked for after the restore.
+    expect(model.requests.map(asker).filter((who) => who === 'fg1')).toHaveLength(0);
+  });
+});
