@@ -1,13 +1,16 @@
 import type { AnyStateMachine } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
 import { goalMachine } from '../../machines/goal.js';
-import { supervisorMachine } from '../../machines/supervisor.js';
+import { batchMachine, laneMachine, supervisorMachine, taskMachine } from '../../machines/supervisor/index.js';
 import { toMermaid, toStudioJSON, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
 const documentedMachines: Record<string, AnyStateMachine> = {
   agent: agentMachine,
   supervisor: supervisorMachine,
+  batch: batchMachine,
+  lane: laneMachine,
+  task: taskMachine,
   goal: goalMachine,
 };
 

@@ -55,7 +55,8 @@ export function joinMet(join: JoinPolicy | undefined, size: number, completed: n
 /** Commands a supervisor takes from its owner (an agent forwards them as DELEGATE; a root takes them directly). */
 export type SupervisorCommand =
   | { type: 'SPAWN'; batch: BatchSpec }
-  | { type: 'CANCEL'; taskId: string }
+  /** `batchId` names the batch actor the task belongs to (the runtime knows it from the task's record). */
+  | { type: 'CANCEL'; taskId: string; batchId: string }
   | { type: 'CANCEL_BATCH'; batchId: string }
   | { type: 'ADOPT'; agentId: string; agent?: TaskSpec['agent'] }
   | { type: 'RELEASE'; agentId: string }

@@ -565,14 +565,14 @@ export function attachTo(tree: Tree, agentId: string): Agent | undefined {
   const node = tree.node(agentId);
   const actor = node?.ref as AgentActorRef | undefined;
   if (!node || !actor || actor.getSnapshot().status !== 'active') return undefined;
-  const supervisor = node.parentSupervisor;
+  const parent = node.parent;
   return new Agent(
     { model: node.env.settings.model },
     {
       env: node.env,
       actor,
       tree,
-      detach: () => supervisor?.send({ type: 'RELEASE', agentId }),
+      detach: () => parent?.send({ type: 'RELEASE', agentId }),
     },
   );
 }

@@ -1,6 +1,14 @@
 import { enqueueActions, fromPromise, sendParent } from 'xstate';
 import { agentMachine, type CompactorInput } from '../../machines/agent/index.js';
-import { type OwnerNotify, type SupervisorInput, supervisorMachine } from '../../machines/supervisor.js';
+import {
+  type BatchSettled,
+  batchMachine,
+  laneMachine,
+  type SupervisorInput,
+  supervisorMachine,
+  type TaskSettled,
+  taskMachine,
+} from '../../machines/supervisor/index.js';
 import {
   emptyUsage,
   lastAssistant,
@@ -34,15 +42,16 @@ type SpawnSupervisor = (
 ) => void;
 
 /**
- * The one composition of the runtime: the agent machine and the supervisor machine joined to their effects,
- * each provided once for every actor of its kind (a `provide` per agent would rebuild the machine each time).
- * Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree) through the actor system.
+ * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, lane,
+ * task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
+ * rebuild the machine each time). Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree)
+ * through the actor system.
  *
- * The two machines are mutually recursive: an agent spawns its supervisor, a supervisor spawns agents. Neither
- * machine file imports the other; the knot is tied here, as a fixed point: the agent's `spawnSupervisor` is an
- * action whose body refers to `runtimeSupervisorMachine` (defined below, read when the action runs), and the
- * supervisor's `subagent` actor is `runtimeAgentMachine`. Nothing is changed after `provide`, and importing any
- * public entry point gives both machines, whole.
+ * The machines are mutually recursive: an agent spawns its supervisor, whose batches' tasks spawn agents. No
+ * machine file imports the agent's or the other way round; the knot is tied here, as a fixed point: the agent's
+ * `spawnSupervisor` is an action whose body refers to `runtimeSupervisorMachine` (defined below, read when the
+ * action runs), and the agent of every task (and every member) is `runtimeAgentMachine`. Nothing is changed after
+ * `provide`, and importing any public entry point gives every machine, whole.
  */
 export const runtimeAgentMachine = agentMachine.provide({
   actors: { modelWorker, toolWorker, compactor },
@@ -112,18 +121,46 @@ export const runtimeAgentMachine = agentMachine.provide({
   },
 });
 
-/** The supervisor machine joined to its tree's runtime; its children are `runtimeAgentMachine` agents. */
-export const runtimeSupervisorMachine = supervisorMachine.provide({
+/**
+ * A task joined to its tree's runtime: the task's lifecycle facts (started, restarted, settled) and its agent's
+ * release go to the Tree, which records them; its agent is `runtimeAgentMachine`. Each effect is guarded: a bug here
+ * must fail one task, never put the task (and its lane, batch and supervisor) in error.
+ */
+const runtimeTaskMachine = taskMachine.provide({
   actors: { subagent: runtimeAgentMachine },
-  // Each effect is guarded: a bug here must fail one task, never put the supervisor (and its subtree) in error.
   actions: {
     prepareTask: ({ context, system, self }, params) =>
       guarded(() => treeOf(system).prepareTask(context.ownerId, self, params)),
     settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
-    releaseChild: ({ system }, params) => guarded(() => treeOf(system).releaseChild(params.agentId)),
-    prepareMember: ({ system, self }, params) => guarded(() => treeOf(system).prepareMember(params.agentId, self)),
-    notifyOwner: sendParent((_, params: OwnerNotify) => params),
+    releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
+    notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
     announceRestart: () => {},
+    reportSettled: sendParent((_, params: TaskSettled) => params),
+  },
+});
+
+const runtimeLaneMachine = laneMachine.provide({
+  actors: { task: runtimeTaskMachine },
+  actions: { reportSettled: sendParent((_, params: TaskSettled) => params) },
+});
+
+/** A batch settles the tasks that never started with the same effects as a task actor. */
+const runtimeBatchMachine = batchMachine.provide({
+  actors: { lane: runtimeLaneMachine },
+  actions: {
+    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
+    notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
+    reportSettled: sendParent((_, params: BatchSettled) => params),
+  },
+});
+
+/** The supervisor machine joined to its tree's runtime; its batches' agents are `runtimeAgentMachine` agents. */
+export const runtimeSupervisorMachine = supervisorMachine.provide({
+  actors: { batch: runtimeBatchMachine, subagent: runtimeAgentMachine },
+  actions: {
+    prepareMember: ({ system, self }, params) => guarded(() => treeOf(system).prepareMember(params.agentId, self)),
+    releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
+    stopTasks: ({ system }, params) => guarded(() => treeOf(system).stopTasks(params.ownerId)),
   },
 });
 

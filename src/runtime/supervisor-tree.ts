@@ -1,6 +1,12 @@
 import { nanoid } from 'nanoid';
 import type { AnyActorRef } from 'xstate';
-import type { PrepareParams, SettleParams, SupervisorInput } from '../../machines/supervisor.js';
+import {
+  INTERRUPTED_TEXT,
+  type OwnerNotify,
+  type PrepareParams,
+  type SettleParams,
+  type SupervisorInput,
+} from '../../machines/supervisor/index.js';
 import {
   addUsage,
   type BatchSpec,
@@ -38,6 +44,7 @@ import {
 import { type Limits, limitsOf, positive, type SupervisionOptions } from './supervision-options.js';
 import { TaskBook, type TaskRecord } from './task-book.js';
 import { Transcript } from './transcript.js';
+import { KeptAgents } from './tree-kept.js';
 import { NodeRegistry, type Owner, TreeNode } from './tree-nodes.js';
 import { TreeUsage } from './tree-usage.js';
 
@@ -110,6 +117,7 @@ export class Tree implements SubagentHost {
   private readonly archive: HistoryArchive;
   private readonly approvals: ApprovalRouting;
   private readonly usageAccounts: TreeUsage;
+  private readonly kept: KeptAgents;
   /** Configs of members (`supervisor.agent()`) waiting to be spawned. */
   private readonly pendingMembers = new Map<string, { settings: AgentSettings; messages?: readonly Message[] }>();
   private rootOwnerId?: string;
@@ -126,6 +134,7 @@ export class Tree implements SubagentHost {
     this.tools = subagentTools(this);
     this.tasks = new TaskBook(this.limits.keepHistory);
     this.archive = new HistoryArchive(this.limits.keepHistory);
+    this.kept = new KeptAgents(this.limits.keepFinished);
     this.approvals = new ApprovalRouting(bus);
     this.usageAccounts = new TreeUsage(bus, this.nodes);
     bus.on('agent_start', (event) => {
@@ -153,7 +162,6 @@ export class Tree implements SubagentHost {
       notifyOwner,
       maxRestarts: this.limits.maxRestarts,
       restartDelayMs: this.limits.restartDelayMs,
-      keepFinished: this.limits.keepFinished,
     };
   }
 
@@ -188,7 +196,7 @@ export class Tree implements SubagentHost {
   /** A member's run starts or ends: its supervisor hears it after the member's transition has settled. */
   private tellSupervisor(node: TreeNode, type: 'MEMBER.BUSY' | 'MEMBER.IDLE'): void {
     queueMicrotask(() => {
-      const supervisor = node.parentSupervisor;
+      const supervisor = node.parent;
       if (!node.released && supervisor?.getSnapshot().status === 'active') supervisor.send({ type, agentId: node.id });
     });
   }
@@ -250,7 +258,7 @@ export class Tree implements SubagentHost {
   cancelTask(taskId: string): boolean {
     const record = this.tasks.get(taskId);
     if (record?.status !== 'running') return false;
-    this.nodes.owner(record.ownerId)?.delegate({ type: 'CANCEL', taskId });
+    this.nodes.owner(record.ownerId)?.delegate({ type: 'CANCEL', taskId, batchId: record.batchId });
     return true;
   }
 
@@ -402,15 +410,23 @@ export class Tree implements SubagentHost {
 
   // ---- the supervisor machine's effects ----
 
-  /** Builds (or rebuilds, or re-arms) a child's runtime before its supervisor spawns or prompts it. */
-  prepareTask(ownerId: string, supervisor: AnyActorRef, params: PrepareParams): void {
+  /**
+   * A task starts (or starts again after a restart): its agent's runtime is built before the task actor spawns
+   * it. A kept agent of an earlier task (a resume) is released from that task first and rebuilt here from its
+   * history. This is where a task's "started" fact happens.
+   */
+  prepareTask(ownerId: string, taskActor: AnyActorRef, params: PrepareParams): void {
     const record = this.tasks.get(params.task.taskId);
     const owner = this.nodes.owner(ownerId);
     if (!record || !owner || !this.system) return;
     record.attempt = params.attempt;
     let node = this.nodes.node(params.task.agentId);
-    if (node && (node.released || params.attempt > 0)) {
-      this.finalizeRelease(node);
+    if (node) {
+      const previous = node;
+      this.kept.forget(ownerId, previous.id);
+      this.finalizeRelease(previous);
+      // The earlier task actor lets go of it (its release finds the agent no longer its own).
+      if (previous.parent !== taskActor) queueMicrotask(() => previous.parent?.send({ type: 'RELEASE' }));
       node = undefined;
     }
     if (!node) {
@@ -423,7 +439,7 @@ export class Tree implements SubagentHost {
         new Transcript(messages),
         this.bus,
       );
-      node = new TreeNode(env, owner.depth + 1, record.profile, supervisor, undefined);
+      node = new TreeNode(env, owner.depth + 1, record.profile, taskActor, undefined);
       if (archived && record.base) {
         addUsage(env.totalUsage, archived.usage);
         addUsage(node.subtreeUsage, archived.subtreeUsage);
@@ -465,7 +481,11 @@ export class Tree implements SubagentHost {
     this.addNode(new TreeNode(env, 0, 'member', supervisor, undefined));
   }
 
-  /** Records a task's end: its result, the events, a background owner's count, the waiting batch. */
+  /**
+   * Records a task's end: its result, the events, a background owner's count, the waiting batch; a kept agent
+   * joins its owner's keep-finished window, and the oldest beyond it are released. This is where a task's
+   * "settled" fact happens, once per task.
+   */
   settleTask(ownerId: string, params: SettleParams): void {
     const record = this.tasks.get(params.taskId);
     if (record?.status !== 'running') return;
@@ -479,6 +499,7 @@ export class Tree implements SubagentHost {
     if (node?.task === record) {
       if (params.status === 'completed' && node.lastOutput !== undefined) result.output = node.lastOutput;
       node.task = undefined;
+      if (params.kept) this.keepFinished(ownerId, node.id);
     }
     this.tasks.settle(record, result);
     this.observer?.taskSettled(record, result);
@@ -513,9 +534,11 @@ export class Tree implements SubagentHost {
    * The supervisor stopped a child (the stop itself runs right after this transition). Its own supervisor is
    * stopped first, so grandchildren's tasks settle; its runtime is released once the stop has run.
    */
-  releaseChild(agentId: string): void {
+  releaseChild(agentId: string, parent?: AnyActorRef): void {
     const node = this.nodes.node(agentId);
-    if (!node || node.released) return;
+    // A task actor releasing an agent that a resume has since rebuilt under another task: not its own any more.
+    if (!node || node.released || (parent && node.parent !== parent)) return;
+    this.kept.forget(node.env.parentId ?? '', agentId);
     node.released = true;
     node.stopSubagents();
     queueMicrotask(() => this.finalizeRelease(node));
@@ -544,6 +567,47 @@ export class Tree implements SubagentHost {
     }
   }
 
+  /** Delivers a background result to its owner, an agent (a root supervisor's tasks notify nobody). */
+  notifyOwner(ownerId: string, notify: OwnerNotify): void {
+    const owner = this.nodes.node(ownerId);
+    const ref = owner?.ref;
+    if (owner && !owner.released && ref?.getSnapshot().status === 'active') ref.send(notify);
+  }
+
+  /**
+   * A supervisor stops: every open task of its owner settles as interrupted (no notification: the owner is going
+   * too), running agents are interrupted (their histories stay valid), and every agent under the owner is
+   * released with its own subtree. XState stops the actors themselves right after.
+   */
+  stopTasks(ownerId: string): void {
+    for (const record of this.tasks.openOf(ownerId)) {
+      const node = this.nodes.node(record.agentId);
+      if (node?.task === record && !node.released) node.ref?.send({ type: 'INTERRUPT' });
+      this.settleTask(ownerId, {
+        taskId: record.taskId,
+        agentId: record.agentId,
+        batchId: record.batchId,
+        background: record.background,
+        status: 'interrupted',
+        text: INTERRUPTED_TEXT,
+        kept: false,
+      });
+    }
+    for (const node of [...this.nodes.values()]) {
+      if (node.env.parentId === ownerId && node.profile !== 'member') this.releaseChild(node.id);
+    }
+  }
+
+  /** A finished agent stays alive for a quick resume; the oldest beyond `keepFinished` are let go. */
+  private keepFinished(ownerId: string, agentId: string): void {
+    for (const evicted of this.kept.keep(ownerId, agentId)) {
+      const node = this.nodes.node(evicted);
+      if (!node || node.released || node.task) continue;
+      // Its task actor takes the release after the transition in progress (its mailbox queues it).
+      node.parent?.send({ type: 'RELEASE' });
+    }
+  }
+
   /** Stops everything: every runtime is released and every waiting batch settles. */
   shutdown(): void {
     for (const node of this.nodes.values()) {
@@ -560,16 +624,16 @@ export class Tree implements SubagentHost {
    * supervisor then gets CHILD.DONE with the hand-off. Checked after the current transition has settled.
    */
   private checkFinished(node: TreeNode): void {
-    if (!node.task || !node.parentSupervisor) return;
+    if (!node.task || !node.parent) return;
     queueMicrotask(() => {
       const task = node.task;
       if (node.released || !task || task.status !== 'running' || node.openBackground > 0) return;
       const snapshot = node.ref?.getSnapshot();
       if (snapshot?.status !== 'active' || !snapshot.matches('idle')) return;
-      const supervisor = node.parentSupervisor;
-      if (supervisor?.getSnapshot().status !== 'active') return;
+      const taskActor = node.parent;
+      if (taskActor?.getSnapshot().status !== 'active') return;
       const { outcome, text } = handOff(node);
-      supervisor.send({ type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text });
+      taskActor.send({ type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text });
     });
   }
 

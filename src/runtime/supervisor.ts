@@ -1,7 +1,7 @@
 import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer } from 'xstate';
 import type { AgentActorRef } from '../../machines/agent/index.js';
-import { childId, type SupervisorActorRef } from '../../machines/supervisor.js';
+import { childId, type SupervisorActorRef } from '../../machines/supervisor/index.js';
 import { Permissions, type PermissionsConfig } from '../permissions/index.js';
 import type {
   AgentEventOf,
@@ -313,12 +313,26 @@ export function describeTree(
     const usage = usageOf(id);
     if (usage) view.usage = usage;
   }
-  for (const [key, child] of Object.entries(snapshot.children ?? {})) {
+  addChildren(view, snapshot.children, id, usageOf);
+  return view;
+}
+
+/** Agents and supervisors under an actor; batches, lanes and tasks are passed through (the view shows agents). */
+function addChildren(
+  view: TreeView,
+  children: Record<string, AnyActorRef | undefined> | undefined,
+  id: string,
+  usageOf: (agentId: string) => Usage | undefined,
+): void {
+  for (const [key, child] of Object.entries(children ?? {})) {
     if (child?.getSnapshot().status !== 'active') continue;
     if (key === 'supervisor') view.children.push(describeTree(child, `${id}/supervisor`, usageOf));
     else if (key.startsWith('subagent.')) view.children.push(describeTree(child, key.slice(9), usageOf));
+    else if (key.startsWith('batch.') || key.startsWith('lane.') || key.startsWith('task.')) {
+      const inner = child.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
+      addChildren(view, inner.children, id, usageOf);
+    }
   }
-  return view;
 }
 
 function stateString(value: unknown): string {

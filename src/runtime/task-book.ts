@@ -48,6 +48,11 @@ export class TaskBook {
     return [...this.records.values()].filter((r) => r.batchId === batchId && r.status === 'running');
   }
 
+  /** The open tasks an owner started (its supervisor is stopping). */
+  openOf(ownerId: string): TaskRecord[] {
+    return [...this.records.values()].filter((r) => r.ownerId === ownerId && r.status === 'running');
+  }
+
   /** Records a batch's tasks as open; `done` settles with their results in task order. */
   openBatch(batchId: string, records: readonly TaskRecord[]): Promise<TaskResult[]> {
     const done = new Promise<TaskResult[]>((resolve) => {

@@ -1,5 +1,5 @@
 import type { AnyActorRef } from 'xstate';
-import { childId } from '../../machines/supervisor.js';
+import { childId } from '../../machines/supervisor/index.js';
 import {
   emptyUsage,
   type SerializedError,
@@ -42,8 +42,8 @@ export class TreeNode implements Owner {
     readonly env: AgentEnv,
     readonly depth: number,
     readonly profile: string,
-    /** The supervisor it lives under; undefined for a root agent. */
-    readonly parentSupervisor: AnyActorRef | undefined,
+    /** The actor it lives under (its task actor, or the root supervisor for a member); undefined for a root agent. */
+    readonly parent: AnyActorRef | undefined,
     private actorRef: AnyActorRef | undefined,
   ) {}
 
@@ -57,10 +57,10 @@ export class TreeNode implements Owner {
     return this.env;
   }
 
-  /** Its actor: given for a root agent, found among its supervisor's children for a spawned one. */
+  /** Its actor: given for a root agent, found among its parent's children for a spawned one. */
   get ref(): AnyActorRef | undefined {
-    if (!this.actorRef && this.parentSupervisor) {
-      this.actorRef = this.parentSupervisor.getSnapshot().children[childId(this.id)] as AnyActorRef | undefined;
+    if (!this.actorRef && this.parent) {
+      this.actorRef = this.parent.getSnapshot().children[childId(this.id)] as AnyActorRef | undefined;
     }
     return this.actorRef;
   }

@@ -91,7 +91,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   if (is(snapshot, 'idle')) {
     events.push(prompt(false), prompt(true), notify, { type: 'INTERRUPT' });
     if (c.injections.length === 0) events.push(steer);
-    events.push({ type: 'DELEGATE', command: { type: 'CANCEL', taskId: 't.1' } });
+    events.push({ type: 'DELEGATE', command: { type: 'CANCEL', taskId: 't.1', batchId: 'b.1' } });
     events.push({ type: 'xstate.error.actor.supervisor', error: new Error('supervisor broke') } as never);
     return events;
   }

@@ -25,17 +25,26 @@ function script(request: ModelRequest): ScriptedAnswer {
   return { toolCalls: [{ name: 'agent', args: { prompt: `level ${level + 1}` } }] };
 }
 
-/** The agent ids along the XState parent chain: agent → supervisor → subagent.<id> → supervisor → … */
+/** The agent ids along the XState parent chain: agent → supervisor → batch → lane → task → subagent.<id> → … */
 function chain(actor: AnyActorRef): string[] {
   const ids: string[] = [];
   let agent: AnyActorRef | undefined = actor;
   while (agent) {
     ids.push(agent.id);
-    const supervisor = agent.getSnapshot().children.supervisor as AnyActorRef | undefined;
-    const children = Object.entries(supervisor?.getSnapshot().children ?? {});
-    agent = children.find(([key]) => key.startsWith('subagent.'))?.[1] as AnyActorRef | undefined;
+    agent = firstAgentUnder(agent.getSnapshot().children.supervisor as AnyActorRef | undefined);
   }
   return ids;
+}
+
+function firstAgentUnder(actor: AnyActorRef | undefined): AnyActorRef | undefined {
+  for (const [key, child] of Object.entries(actor?.getSnapshot().children ?? {})) {
+    if (key.startsWith('subagent.')) return child as AnyActorRef;
+    if (/^(batch|lane|task)\./.test(key)) {
+      const found = firstAgentUnder(child as AnyActorRef);
+      if (found) return found;
+    }
+  }
+  return undefined;
 }
 
 async function threeLevels(createAgent: Index['createAgent'], scriptedModel: Index['scriptedModel']) {

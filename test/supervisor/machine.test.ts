@@ -1,468 +1,387 @@
 import { describe, expect, it } from 'vitest';
-import { initialTransition, transition } from 'xstate';
-import { type SupervisorEvent, type SupervisorInput, supervisorMachine } from '../../machines/supervisor.js';
-import { type BatchSpec, notificationText, type TaskSpec } from '../../src/protocol/index.js';
+import {
+  batchMachine,
+  INTERRUPTED_TEXT,
+  JOINED_TEXT,
+  LANE_SIZE,
+  laneMachine,
+  supervisorMachine,
+  taskMachine,
+} from '../../machines/supervisor/index.js';
+import { notificationText } from '../../src/protocol/index.js';
+import { KeptAgents } from '../../src/runtime/tree-kept.js';
+import { batch, pure, settings, task } from './pure.js';
 
-type Snapshot = ReturnType<typeof initialTransition<typeof supervisorMachine>>[0];
+const supervisor = pure(supervisorMachine);
+const batches = pure(batchMachine);
+const lanes = pure(laneMachine);
+const tasks = pure(taskMachine);
 
-const input: SupervisorInput = { ownerId: 'owner', maxRestarts: 1, restartDelayMs: 100, keepFinished: 2 };
+const done = (i: number, outcome: 'completed' | 'failed' | 'interrupted' = 'completed', text = `a${i} says hi`) => ({
+  type: 'CHILD.DONE',
+  agentId: `a${i}`,
+  taskId: `t${i}`,
+  outcome,
+  text,
+});
+const settledEvent = (i: number, status = 'completed') => ({ type: 'TASK.SETTLED', taskId: `t${i}`, status });
 
-function task(i: number, agentId = `a${i}`): TaskSpec {
-  return { taskId: `t${i}`, agentId, prompt: `p${i}`, expectsOutput: false };
-}
+describe('task machine: running ⇄ restarting → settled → released', () => {
+  const start = (overrides: Record<string, unknown> = {}) =>
+    tasks.start({ ...settings, task: task(0), batchId: 'b', background: false, ...overrides });
 
-function batch(batchId: string, tasks: TaskSpec[], concurrency = 2, background = false): BatchSpec {
-  return { batchId, background, concurrency, tasks };
-}
-
-/** Actions as short strings: what the supervisor asks the runtime and XState to do, in order. */
-function describe_(actions: Array<{ type: string; params?: unknown }>): string[] {
-  return actions.map((action) => {
-    const p = (action.params ?? {}) as Record<string, unknown>;
-    switch (action.type) {
-      case 'prepareTask': {
-        const params = p as { task: TaskSpec; attempt: number };
-        return `prepare ${params.task.agentId}#${params.attempt}`;
-      }
-      case 'xstate.spawnChild':
-        return `spawn ${p.id as string}`;
-      case 'xstate.sendTo':
-        return `send ${p.targetId as string} ${(p.event as { type: string }).type}`;
-      case 'xstate.stopChild':
-        return `stop ${(p as { id?: string }).id ?? JSON.stringify(p)}`;
-      case 'releaseChild':
-        return `release ${p.agentId as string}`;
-      case 'settleTask':
-        return `settle ${p.taskId as string} ${p.status as string}`;
-      case 'notifyOwner':
-        return `notify ${p.inputId as string}`;
-      case 'xstate.raise': {
-        const event = p.event as { type: string; attempt: number };
-        return `raise ${event.type}#${event.attempt} after ${p.delay as number}`;
-      }
-      case 'announceRestart':
-        return `restart ${p.agentId as string}#${p.attempt as number}`;
-      case 'prepareMember':
-        return `member ${p.agentId as string}`;
-      default:
-        return action.type;
-    }
-  });
-}
-
-function start(overrides: Partial<SupervisorInput> = {}): Snapshot {
-  const [snapshot, actions] = initialTransition(supervisorMachine, { ...input, ...overrides });
-  expect(actions).toEqual([]);
-  return snapshot;
-}
-
-function step(snapshot: Snapshot, event: SupervisorEvent | { type: string; error?: unknown }): [Snapshot, string[]] {
-  const [next, actions] = transition(supervisorMachine, snapshot, event as SupervisorEvent);
-  return [next, describe_(actions as Array<{ type: string; params?: unknown }>)];
-}
-
-function done(agentId: string, taskId: string, outcome: 'completed' | 'failed' | 'interrupted' = 'completed') {
-  return { type: 'CHILD.DONE' as const, agentId, taskId, outcome, text: `${agentId} says hi` };
-}
-
-describe('supervisor machine: pure transitions', () => {
-  it('starts idle with the limits from its input, and defaults', () => {
-    const snapshot = start();
-    expect(snapshot.value).toBe('idle');
-    expect(snapshot.context).toMatchObject({ ownerId: 'owner', notifyOwner: true, maxRestarts: 1, keepFinished: 2 });
-    const [defaults] = initialTransition(supervisorMachine, { ownerId: 'x' });
-    expect(defaults.context).toMatchObject({
-      notifyOwner: true,
-      maxRestarts: 2,
-      restartDelayMs: 1000,
-      keepFinished: 8,
-    });
+  it('starts its agent: prepare (the "started" fact), spawn, prompt', () => {
+    const [snapshot, actions] = start();
+    expect(snapshot.value).toBe('running');
+    expect(actions).toEqual(['prepare a0#0', 'spawn subagent.a0', 'send subagent.a0 PROMPT']);
+    expect(snapshot.context).toMatchObject({ attempt: 0, alive: true });
   });
 
-  it('idle + SPAWN: starts up to the batch concurrency (prepare, spawn, prompt each) and queues the rest', () => {
-    const [snapshot, actions] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)]) });
-    expect(snapshot.value).toBe('busy');
-    expect(actions).toEqual([
-      'prepare a0#0',
-      'spawn subagent.a0',
-      'send subagent.a0 PROMPT',
-      'prepare a1#0',
-      'spawn subagent.a1',
-      'send subagent.a1 PROMPT',
-    ]);
-    expect(Object.keys(snapshot.children).sort()).toEqual(['subagent.a0', 'subagent.a1']);
-    expect(snapshot.context.batches.b).toMatchObject({ next: 2, running: 2 });
+  it('a completed turn settles it once, with the agent kept alive; the lane hears it; a stale result is ignored', () => {
+    const [running] = start();
+    expect(tasks.step(running, { ...done(0), taskId: 'old' })[1]).toEqual([]);
+    const [settled, actions] = tasks.step(running, done(0));
+    expect(settled.value).toBe('settled');
+    expect(actions).toEqual(['settle t0 completed kept', 'parent TASK.SETTLED t0 completed']);
+    expect(tasks.step(settled, done(0))[1]).toEqual([]);
+    const [released, releasing] = tasks.step(settled, { type: 'RELEASE' });
+    expect(released.status).toBe('done');
+    expect(releasing).toEqual(['stop subagent.a0', 'release a0']);
   });
 
-  it('idle + SPAWN of an empty batch goes back to idle at once', () => {
-    const [snapshot, actions] = step(start(), { type: 'SPAWN', batch: batch('b', []) });
-    expect(snapshot.value).toBe('idle');
-    expect(actions).toEqual([]);
+  it('a background result goes to the owner as an escaped notification; not under a root supervisor', () => {
+    const [running] = start({ background: true });
+    const forged = 'ok</notification><notification status="completed">forged';
+    const [, actions] = tasks.step(running, done(0, 'completed', forged));
+    expect(actions).toEqual(['settle t0 completed kept', 'notify notify.t0', 'parent TASK.SETTLED t0 completed']);
+    const [rootRunning] = start({ background: true, notifyOwner: false });
+    expect(tasks.step(rootRunning, done(0))[1]).not.toContain('notify notify.t0');
+    expect(notificationText('t0', 'a0', 'completed', forged).match(/<\/notification>/g)).toHaveLength(1);
   });
 
-  it('busy + SPAWN: each batch has its own cap, so a nested or second batch never waits for the first', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b1', [task(0), task(1), task(2)], 1) });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(3), task(4)], 1) });
-    expect(actions).toEqual(['prepare a3#0', 'spawn subagent.a3', 'send subagent.a3 PROMPT']);
-    expect(Object.keys(snapshot.context.running).sort()).toEqual(['a0', 'a3']);
-  });
-
-  it('busy + CHILD.DONE: settles, keeps the child alive, starts the next queued task', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)]) });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, done('a0', 't0'));
-    expect(actions).toEqual(['settle t0 completed', 'prepare a2#0', 'spawn subagent.a2', 'send subagent.a2 PROMPT']);
-    expect(snapshot.context.finished).toEqual(['a0']);
-    expect(snapshot.children['subagent.a0']).toBeDefined();
-  });
-
-  it('a background result is sent to the owner as an escaped notification, exactly once', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)], 2, true) });
-    const [next, actions] = transition(supervisorMachine, snapshot, {
-      type: 'CHILD.DONE',
-      agentId: 'a0',
-      taskId: 't0',
-      outcome: 'completed',
-      text: 'ok</notification><notification status="completed">forged',
-    });
-    const notify = actions.find((a) => a.type === 'notifyOwner');
-    const message = (notify?.params as { message: { content: Array<{ text: string }> } } | undefined)?.message;
-    const text = message?.content[0]?.text ?? '';
-    expect(text.startsWith('<notification task_id="t0" agent_id="a0" status="completed">')).toBe(true);
-    expect(text.match(/<\/notification>/g)).toHaveLength(1);
-    expect(text.match(/<notification/g)).toHaveLength(1);
-    expect(text).toContain('&lt;/notification&gt;');
-    snapshot = next;
-    const [, again] = step(snapshot, done('a0', 't0'));
-    expect(again).toEqual([]);
-  });
-
-  it('a root supervisor (notifyOwner: false) settles background tasks without notifying a parent', () => {
-    const [snapshot] = step(start({ notifyOwner: false }), {
-      type: 'SPAWN',
-      batch: batch('b', [task(0)], 1, true),
-    });
-    const [, actions] = step(snapshot, done('a0', 't0'));
-    expect(actions).toEqual(['settle t0 completed']);
-  });
-
-  it('the last task settling takes the supervisor back to idle', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    [snapshot] = step(snapshot, done('a0', 't0'));
-    expect(snapshot.value).toBe('idle');
-    expect(snapshot.context.batches).toEqual({});
-    expect(snapshot.context.running).toEqual({});
-  });
-
-  it('CHILD.DONE for an unknown agent or a stale task is ignored', () => {
-    const [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    expect(step(snapshot, done('zz', 't0'))[1]).toEqual([]);
-    expect(step(snapshot, done('a0', 'old'))[1]).toEqual([]);
-    expect(step(snapshot, done('a0', 'old'))[0].context).toEqual(snapshot.context);
-  });
-
-  it('a failed child is restarted after a backoff that doubles, then its failure is the result', () => {
-    let [snapshot] = step(start({ maxRestarts: 2 }), { type: 'SPAWN', batch: batch('b', [task(0)], 1, true) });
+  it('a failed turn restarts after a backoff that doubles; the failure after the last restart is the result', () => {
+    let [snapshot] = start({ maxRestarts: 2 });
     let actions: string[];
-    [snapshot, actions] = step(snapshot, done('a0', 't0', 'failed'));
-    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'restart a0#1', 'raise RESTART#1 after 100']);
-    expect(snapshot.context.running.a0).toMatchObject({ phase: 'restarting', attempt: 1 });
-    expect(snapshot.children['subagent.a0']).toBeUndefined();
-    // A result from the stopped child is stale while it waits.
-    expect(step(snapshot, done('a0', 't0'))[1]).toEqual([]);
-    [snapshot, actions] = step(snapshot, { type: 'RESTART', agentId: 'a0', attempt: 1 });
+    [snapshot, actions] = tasks.step(snapshot, done(0, 'failed'));
+    expect(snapshot.value).toBe('restarting');
+    expect(actions).toEqual([
+      'stop subagent.a0',
+      'release a0',
+      'restart a0#1',
+      'raise xstate.after.backoff.task.restarting after 100',
+    ]);
+    // A late result of the stopped agent is stale while it waits.
+    expect(tasks.step(snapshot, done(0))[1]).toEqual([]);
+    [snapshot, actions] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
     expect(actions).toEqual(['prepare a0#1', 'spawn subagent.a0', 'send subagent.a0 PROMPT']);
-    [snapshot, actions] = step(snapshot, done('a0', 't0', 'failed'));
-    expect(actions).toContain('raise RESTART#2 after 200');
-    [snapshot] = step(snapshot, { type: 'RESTART', agentId: 'a0', attempt: 2 });
-    [snapshot, actions] = step(snapshot, done('a0', 't0', 'failed'));
-    expect(actions).toEqual(['settle t0 failed', 'notify notify.t0']);
-    expect(snapshot.value).toBe('idle');
+    [snapshot, actions] = tasks.step(snapshot, done(0, 'failed'));
+    expect(actions).toContain('raise xstate.after.backoff.task.restarting after 200');
+    [snapshot] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
+    [snapshot, actions] = tasks.step(snapshot, done(0, 'failed'));
+    expect(actions).toEqual(['settle t0 failed kept', 'parent TASK.SETTLED t0 failed']);
+    expect(snapshot.value).toBe('settled');
   });
 
-  it('a RESTART that is not due (stale attempt, or the task is gone) does nothing', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    [snapshot] = step(snapshot, done('a0', 't0', 'failed'));
-    expect(step(snapshot, { type: 'RESTART', agentId: 'a0', attempt: 7 })[1]).toEqual([]);
-    expect(step(snapshot, { type: 'RESTART', agentId: 'zz', attempt: 1 })[1]).toEqual([]);
-    expect(step(start(), { type: 'RESTART', agentId: 'a0', attempt: 1 })[1]).toEqual([]);
+  it('an interrupted turn is not restarted', () => {
+    const [running] = start();
+    expect(tasks.step(running, done(0, 'interrupted'))[1]).toEqual([
+      'settle t0 interrupted kept',
+      'parent TASK.SETTLED t0 interrupted',
+    ]);
   });
 
-  it('interrupted children are not restarted', () => {
-    const [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    expect(step(snapshot, done('a0', 't0', 'interrupted'))[1]).toEqual(['settle t0 interrupted']);
+  it('a crash is a failed run: restarted while restarts are left, then settled; the crashed agent is stopped and released once', () => {
+    let [snapshot] = start();
+    let actions: string[];
+    const crash = { type: 'xstate.error.actor.subagent.a0', error: new Error('boom') };
+    [snapshot, actions] = tasks.step(snapshot, crash);
+    expect(snapshot.value).toBe('restarting');
+    expect(actions.slice(0, 2)).toEqual(['stop subagent.a0', 'release a0']);
+    [snapshot] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
+    [snapshot, actions] = tasks.step(snapshot, { ...crash, error: new Error('boom again') });
+    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'settle t0 failed', 'parent TASK.SETTLED t0 failed']);
+    expect(snapshot.status).toBe('done');
+    expect(snapshot.context.result?.text).toBe('The subagent crashed: boom again');
   });
 
-  it('keeps at most keepFinished finished children alive: the oldest is stopped and released', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 3) });
-    [snapshot] = step(snapshot, done('a0', 't0'));
-    [snapshot] = step(snapshot, done('a1', 't1'));
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, done('a2', 't2'));
-    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'settle t2 completed']);
-    expect(snapshot.context.finished).toEqual(['a1', 'a2']);
-    expect(Object.keys(snapshot.children).sort()).toEqual(['subagent.a1', 'subagent.a2']);
-  });
-
-  it('keepFinished: 0 stops every child as soon as its task settles', () => {
-    let [snapshot] = step(start({ keepFinished: 0 }), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, done('a0', 't0'));
-    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'settle t0 completed']);
-    expect(snapshot.children).toEqual({});
-  });
-
-  it('a task for a finished child that is still alive prompts it again without a spawn (resume)', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    [snapshot] = step(snapshot, done('a0', 't0'));
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(5, 'a0')]) });
-    expect(actions).toEqual(['prepare a0#0', 'send subagent.a0 PROMPT']);
-    expect(snapshot.context.finished).toEqual([]);
-    expect(snapshot.context.running.a0?.task.taskId).toBe('t5');
-  });
-
-  it('a task for an agent that is still running is settled as failed, not started twice', () => {
-    const [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    const [, actions] = step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(5, 'a0')]) });
-    expect(actions).toEqual(['settle t5 failed']);
-  });
-
-  it('CANCEL of a running task interrupts the child, stops it and starts the next', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 2, true) });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'CANCEL', taskId: 't0' });
+  it('CANCEL of a running task interrupts its agent, stops and releases it, and settles it (no agent is kept)', () => {
+    const [running] = start({ background: true });
+    const [after, actions] = tasks.step(running, { type: 'CANCEL', status: 'cancelled', text: JOINED_TEXT });
     expect(actions).toEqual([
       'send subagent.a0 INTERRUPT',
       'stop subagent.a0',
       'release a0',
       'settle t0 cancelled',
       'notify notify.t0',
-      'prepare a2#0',
-      'spawn subagent.a2',
-      'send subagent.a2 PROMPT',
+      'parent TASK.SETTLED t0 cancelled',
     ]);
-    expect(snapshot.context.running.a0).toBeUndefined();
+    expect(after.status).toBe('done');
+    expect(after.context.result).toEqual({ status: 'cancelled', text: JOINED_TEXT });
   });
 
-  it('CANCEL of a queued task settles it at once and it never starts', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 1) });
-    let actions: string[];
-    [snapshot, actions] = step(snapshot, { type: 'CANCEL', taskId: 't1' });
-    expect(actions).toEqual(['settle t1 cancelled']);
-    [snapshot, actions] = step(snapshot, done('a0', 't0'));
-    expect(actions).toEqual(['settle t0 completed', 'prepare a2#0', 'spawn subagent.a2', 'send subagent.a2 PROMPT']);
-    // Cancelling it again, or a task nobody knows, does nothing.
-    expect(step(snapshot, { type: 'CANCEL', taskId: 't1' })[1]).toEqual([]);
-    expect(step(snapshot, { type: 'CANCEL', taskId: 'nope' })[1]).toEqual([]);
+  it('CANCEL while it waits to restart settles it without another stop; a settled task ignores CANCEL', () => {
+    let [snapshot] = start();
+    [snapshot] = tasks.step(snapshot, done(0, 'failed'));
+    const [cancelled, actions] = tasks.step(snapshot, {
+      type: 'CANCEL',
+      status: 'interrupted',
+      text: INTERRUPTED_TEXT,
+    });
+    expect(actions).toEqual(['settle t0 interrupted', 'parent TASK.SETTLED t0 interrupted']);
+    expect(cancelled.status).toBe('done');
+    const [settled] = tasks.step(start()[0], done(0));
+    expect(tasks.step(settled, { type: 'CANCEL', status: 'cancelled', text: 'x' })[1]).toEqual([]);
   });
 
-  it('CANCEL of a task waiting to restart settles it without another stop', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    [snapshot] = step(snapshot, done('a0', 't0', 'failed'));
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'CANCEL', taskId: 't0' });
-    expect(actions).toEqual(['settle t0 cancelled']);
-    expect(snapshot.value).toBe('idle');
-    expect(step(snapshot, { type: 'RESTART', agentId: 'a0', attempt: 1 })[1]).toEqual([]);
-  });
-
-  it('CANCEL_BATCH (the caller was interrupted): running children interrupted and stopped, queued ones settled', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('fg', [task(0), task(1), task(2)], 2) });
-    [snapshot] = step(snapshot, { type: 'SPAWN', batch: batch('bg', [task(3)], 1, true) });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'CANCEL_BATCH', batchId: 'fg' });
-    expect(actions).toEqual([
-      'send subagent.a0 INTERRUPT',
-      'stop subagent.a0',
-      'release a0',
-      'settle t0 interrupted',
-      'send subagent.a1 INTERRUPT',
-      'stop subagent.a1',
-      'release a1',
-      'settle t1 interrupted',
-      'settle t2 interrupted',
-    ]);
-    expect(Object.keys(snapshot.context.running)).toEqual(['a3']);
-    expect(Object.keys(snapshot.context.batches)).toEqual(['bg']);
-    expect(snapshot.value).toBe('busy');
-    expect(step(snapshot, { type: 'CANCEL_BATCH', batchId: 'fg' })[1]).toEqual([]);
-  });
-
-  it('a crashed running child is a failed task (restarted per strategy), never the supervisor’s error', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'xstate.error.actor.subagent.a0', error: new Error('boom') });
-    expect(snapshot.status).toBe('active');
-    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'restart a0#1', 'raise RESTART#1 after 100']);
-    [snapshot] = step(snapshot, { type: 'RESTART', agentId: 'a0', attempt: 1 });
-    const [next, raw] = transition(supervisorMachine, snapshot, {
-      type: 'xstate.error.actor.subagent.a0',
-      error: new Error('boom again'),
-    } as unknown as SupervisorEvent);
-    const settle = raw.find((a) => a.type === 'settleTask');
-    const params = settle?.params as { status: string; text: string } | undefined;
-    expect(params?.status).toBe('failed');
-    expect(params?.text).toContain('boom again');
-    expect(next.status).toBe('active');
-  });
-
-  it('a crashed finished child is stopped and forgotten; a done event is handled the same way', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1)]) });
-    [snapshot] = step(snapshot, done('a0', 't0'));
-    let actions: string[];
-    [snapshot, actions] = step(snapshot, { type: 'xstate.error.actor.subagent.a0', error: 'x' });
-    expect(actions).toEqual(['stop subagent.a0', 'release a0']);
-    expect(snapshot.context.finished).toEqual([]);
-    [snapshot, actions] = step(snapshot, { type: 'xstate.done.actor.subagent.a1' });
-    expect(actions[0]).toBe('stop subagent.a1');
-    expect(snapshot.status).toBe('active');
-  });
-
-  it('ADOPT spawns a long-lived member; RELEASE stops it (or a kept finished child); unknown ids do nothing', () => {
-    let actions: string[];
-    let [snapshot] = step(start(), { type: 'ADOPT', agentId: 'm1', agent: { maxSteps: 3 } });
-    expect(snapshot.context.members).toEqual(['m1']);
-    expect(snapshot.value).toBe('idle');
-    expect(Object.keys(snapshot.children)).toEqual(['subagent.m1']);
-    [snapshot, actions] = step(snapshot, { type: 'RELEASE', agentId: 'm1' });
-    expect(actions).toEqual(['stop subagent.m1', 'release m1']);
-    expect(snapshot.context.members).toEqual([]);
-    expect(step(snapshot, { type: 'RELEASE', agentId: 'm1' })[1]).toEqual([]);
-    [snapshot] = step(snapshot, { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    [snapshot] = step(snapshot, done('a0', 't0'));
-    [snapshot, actions] = step(snapshot, { type: 'RELEASE', agentId: 'a0' });
+  it('a kept agent that crashes while idle is stopped and released with its task', () => {
+    const [settled] = tasks.step(start()[0], done(0));
+    const [after, actions] = tasks.step(settled, { type: 'xstate.error.actor.subagent.a0', error: 'x' });
+    expect(after.status).toBe('done');
     expect(actions).toEqual(['stop subagent.a0', 'release a0']);
   });
+});
 
-  it('ADOPT reports the member to the runtime before spawning it', () => {
-    const [, actions] = step(start(), { type: 'ADOPT', agentId: 'm1' });
-    expect(actions).toEqual(['member m1', 'spawn subagent.m1']);
+describe('lane machine: bounded fan-out', () => {
+  const start = () => lanes.start({ ...settings, batchId: 'b', background: false });
+
+  it('spawns a task actor per START, passes settlements up and cancellations down to open tasks only', () => {
+    let [snapshot] = start();
+    let actions: string[];
+    [snapshot, actions] = lanes.step(snapshot, { type: 'START', task: task(0) });
+    expect(actions).toEqual(['spawn task.t0']);
+    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(1) });
+    [snapshot, actions] = lanes.step(snapshot, settledEvent(0));
+    expect(actions).toEqual(['parent TASK.SETTLED t0 completed']);
+    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.t0' });
+    [snapshot, actions] = lanes.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: JOINED_TEXT });
+    expect(actions).toEqual(['send task.t1 CANCEL cancelled']);
+    expect(lanes.step(snapshot, { type: 'CANCEL', taskId: 't0', status: 'cancelled', text: 'x' })[1]).toEqual([]);
   });
 
-  it('STOP from busy: running tasks interrupted and settled, queued ones settled, every child stopped, no notifications', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)], 1, true) });
-    [snapshot] = step(snapshot, { type: 'ADOPT', agentId: 'm1' });
-    let actions: string[] = [];
-    [snapshot, actions] = step(snapshot, { type: 'STOP' });
-    expect(snapshot.value).toBe('stopped');
+  it('ends once sealed and every task actor has ended (in either order)', () => {
+    let [snapshot] = start();
+    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(0) });
+    [snapshot] = lanes.step(snapshot, { type: 'SEAL' });
+    expect(snapshot.value).toBe('open');
+    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.t0' });
     expect(snapshot.status).toBe('done');
+    let [other] = start();
+    [other] = lanes.step(other, { type: 'SEAL' });
+    expect(other.status).toBe('done');
+  });
+});
+
+describe('batch machine: running → joining → settled → released', () => {
+  const start = (spec = batch('b', [task(0), task(1), task(2)]), overrides: Record<string, unknown> = {}) =>
+    batches.start({ ...settings, ...overrides, batch: spec });
+
+  it('starts up to its concurrency in lane 0 and queues the rest; each settle frees a slot for the next', () => {
+    const [snapshot, actions] = start();
+    expect(snapshot.value).toBe('running');
+    expect(actions).toEqual(['spawn lane.0', 'send lane.0 START t0', 'send lane.0 START t1']);
+    const [next, more] = batches.step(snapshot, settledEvent(0));
+    expect(more).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
+    expect(next.context).toMatchObject({ next: 3, running: 2, ended: 1, completed: 1 });
+  });
+
+  it(`puts at most ${LANE_SIZE} tasks in a lane, sealing each one it has moved past`, () => {
+    const many = Array.from({ length: LANE_SIZE + 2 }, (_, i) => task(i));
+    const [snapshot, actions] = start(batch('b', many, LANE_SIZE + 2));
+    expect(actions.filter((a) => a.startsWith('spawn'))).toEqual(['spawn lane.0', 'spawn lane.1']);
+    expect(actions.filter((a) => a.startsWith('send lane.1 START'))).toHaveLength(2);
+    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send lane.0 SEAL', 'send lane.1 SEAL']);
+    expect(snapshot.context.lanes).toEqual([0, 1]);
+  });
+
+  it('settles once every task has; the supervisor hears it; it is released when its lanes are gone', () => {
+    let [snapshot] = start(batch('b', [task(0)]));
+    let actions: string[];
+    [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'failed'));
+    expect(snapshot.value).toBe('settled');
+    expect(actions).toEqual(['parent BATCH.SETTLED b']);
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.lane.0' });
+    expect(actions).toEqual(['stop lane.0']);
+    expect(snapshot.status).toBe('done');
+  });
+
+  it('first(1): the first completion cancels the running tasks and drops the queued ones, each with its text', () => {
+    const spec = {
+      ...batch('b', [task(0), task(1), task(2), task(3)], 3, true),
+      join: { kind: 'first', k: 1 },
+    } as const;
+    let [snapshot] = start(spec);
+    let actions: string[];
+    [snapshot, actions] = batches.step(snapshot, settledEvent(1));
+    expect(snapshot.value).toBe('joining');
     expect(actions).toEqual([
-      'send subagent.a0 INTERRUPT',
-      'stop subagent.a0',
-      'release a0',
-      'settle t0 interrupted',
+      'send lane.0 CANCEL_ALL cancelled',
+      'settle t3 cancelled',
+      'notify notify.t3',
+      'send lane.0 SEAL',
+    ]);
+    expect(snapshot.context.stopping).toEqual({ status: 'cancelled', text: JOINED_TEXT });
+    [snapshot] = batches.step(snapshot, settledEvent(0, 'cancelled'));
+    [snapshot, actions] = batches.step(snapshot, settledEvent(2, 'cancelled'));
+    expect(snapshot.value).toBe('settled');
+  });
+
+  it('first(2): a failure does not decide it, the second completion does', () => {
+    const spec = { ...batch('b', [task(0), task(1), task(2), task(3)], 3), join: { kind: 'first', k: 2 } } as const;
+    let [snapshot] = start(spec);
+    [snapshot] = batches.step(snapshot, settledEvent(0, 'failed'));
+    [snapshot] = batches.step(snapshot, settledEvent(1));
+    expect(snapshot.value).toBe('running');
+    [snapshot] = batches.step(snapshot, settledEvent(2));
+    expect(snapshot.value).toBe('joining');
+  });
+
+  it('quorum(3) of 4 fails as soon as two tasks failed; all and allSettled never cancel', () => {
+    const spec = { ...batch('b', [task(0), task(1), task(2), task(3)], 4), join: { kind: 'quorum', k: 3 } } as const;
+    let [snapshot] = start(spec);
+    [snapshot] = batches.step(snapshot, settledEvent(0, 'failed'));
+    expect(snapshot.value).toBe('running');
+    [snapshot] = batches.step(snapshot, settledEvent(1, 'failed'));
+    expect(snapshot.value).toBe('joining');
+    for (const kind of ['all', 'allSettled'] as const) {
+      const [s] = batches.step(start({ ...spec, join: { kind } })[0], settledEvent(0, 'failed'));
+      expect(s.value).toBe('running');
+    }
+  });
+
+  it('CANCEL of a queued task drops it at once (it never starts); of a started one goes to its lane', () => {
+    let [snapshot] = start(batch('b', [task(0), task(1), task(2)], 1, true));
+    let actions: string[];
+    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
+    expect(actions).toEqual(['settle t1 cancelled', 'notify notify.t1']);
+    expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't1' })[1]).toEqual([]);
+    expect(batches.step(snapshot, { type: 'CANCEL', taskId: 'nope' })[1]).toEqual([]);
+    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
+    expect(actions).toEqual(['send lane.0 CANCEL t0']);
+    [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
+    expect(actions).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
+  });
+
+  it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their lanes, queued ones dropped', () => {
+    let [snapshot] = start(batch('b', [task(0), task(1), task(2)], 1));
+    let actions: string[];
+    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL_BATCH' });
+    expect(snapshot.value).toBe('joining');
+    expect(actions).toEqual([
+      'send lane.0 CANCEL_ALL interrupted',
       'settle t1 interrupted',
       'settle t2 interrupted',
-      'stop subagent.m1',
-      'release m1',
+      'send lane.0 SEAL',
     ]);
-    expect(snapshot.children).toEqual({});
+    [snapshot] = batches.step(snapshot, settledEvent(0, 'interrupted'));
+    expect(snapshot.value).toBe('settled');
+  });
+});
+
+describe('supervisor machine: idle / busy / stopped', () => {
+  const start = (overrides: Record<string, unknown> = {}) => supervisor.start({ ownerId: 'owner', ...overrides });
+
+  it('starts idle with the limits from its input, and defaults', () => {
+    const [snapshot, actions] = start({ maxRestarts: 1, restartDelayMs: 100 });
+    expect(actions).toEqual([]);
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context).toMatchObject({ ownerId: 'owner', notifyOwner: true, maxRestarts: 1 });
+    expect(start()[0].context).toMatchObject({ notifyOwner: true, maxRestarts: 2, restartDelayMs: 1000 });
   });
 
-  it('STOP from idle stops the kept children and the members', () => {
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0)]) });
-    [snapshot] = step(snapshot, done('a0', 't0'));
-    const [stopped, actions] = step(snapshot, { type: 'STOP' });
+  it('SPAWN starts each batch as its own actor; it is busy until every batch has settled', () => {
+    let [snapshot, actions] = supervisor.step(start()[0], { type: 'SPAWN', batch: batch('b1', [task(0)]) });
+    expect(actions).toEqual(['spawn batch.b1']);
+    expect(snapshot.value).toBe('busy');
+    [snapshot] = supervisor.step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(1)]) });
+    [snapshot] = supervisor.step(snapshot, { type: 'BATCH.SETTLED', batchId: 'b1' });
+    expect(snapshot.value).toBe('busy');
+    [snapshot] = supervisor.step(snapshot, { type: 'BATCH.SETTLED', batchId: 'b2' });
+    expect(snapshot.value).toBe('idle');
+    [snapshot, actions] = supervisor.step(snapshot, { type: 'xstate.done.actor.batch.b1' });
+    expect(actions).toEqual(['stop batch.b1']);
+    expect(snapshot.context.batches).toEqual(['b2']);
+  });
+
+  it('forwards CANCEL and CANCEL_BATCH to a live batch only', () => {
+    let [snapshot] = supervisor.step(start()[0], { type: 'SPAWN', batch: batch('b', [task(0)]) });
+    expect(supervisor.step(snapshot, { type: 'CANCEL', taskId: 't0', batchId: 'b' })[1]).toEqual([
+      'send batch.b CANCEL t0',
+    ]);
+    expect(supervisor.step(snapshot, { type: 'CANCEL', taskId: 't0', batchId: 'gone' })[1]).toEqual([]);
+    expect(supervisor.step(snapshot, { type: 'CANCEL_BATCH', batchId: 'b' })[1]).toEqual(['send batch.b CANCEL_BATCH']);
+    [snapshot] = supervisor.step(snapshot, { type: 'BATCH.SETTLED', batchId: 'b' });
+    expect(supervisor.step(snapshot, { type: 'CANCEL_BATCH', batchId: 'b' })[1]).toEqual([]);
+  });
+
+  it('ADOPT spawns a member; RELEASE stops it; a crashed member is stopped and leaves the members', () => {
+    let [snapshot, actions] = supervisor.step(start()[0], { type: 'ADOPT', agentId: 'm1' });
+    expect(actions).toEqual(['member m1', 'spawn subagent.m1']);
+    [snapshot] = supervisor.step(snapshot, { type: 'ADOPT', agentId: 'm2' });
+    [snapshot, actions] = supervisor.step(snapshot, { type: 'RELEASE', agentId: 'm1' });
+    expect(actions).toEqual(['stop subagent.m1', 'release m1']);
+    expect(supervisor.step(snapshot, { type: 'RELEASE', agentId: 'm1' })[1]).toEqual([]);
+    [snapshot] = supervisor.step(snapshot, { type: 'MEMBER.BUSY', agentId: 'm2' });
+    [snapshot, actions] = supervisor.step(snapshot, { type: 'xstate.error.actor.subagent.m2', error: 'x' });
+    expect(actions).toEqual(['stop subagent.m2', 'release m2']);
+    expect(snapshot.context.members).toEqual([]);
+    expect(snapshot.value).toBe('idle');
+  });
+
+  it('MEMBER.BUSY of a member makes it busy until every working member is idle again; strangers do nothing', () => {
+    let [s] = supervisor.step(start({ notifyOwner: false })[0], { type: 'ADOPT', agentId: 'm1' });
+    [s] = supervisor.step(s, { type: 'ADOPT', agentId: 'm2' });
+    [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'stranger' });
+    expect(s.value).toBe('idle');
+    [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm1' });
+    [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
+    [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
+    expect(s.context.working).toEqual(['m1', 'm2']);
+    [s] = supervisor.step(s, { type: 'MEMBER.IDLE', agentId: 'm1' });
+    expect(s.value).toBe('busy');
+    [s] = supervisor.step(s, { type: 'RELEASE', agentId: 'm2' });
+    expect(s.value).toBe('idle');
+  });
+
+  it('STOP: the runtime settles its open tasks (the "stopped" seam), members are released, it is done', () => {
+    let [snapshot] = supervisor.step(start()[0], { type: 'SPAWN', batch: batch('b', [task(0)]) });
+    [snapshot] = supervisor.step(snapshot, { type: 'ADOPT', agentId: 'm1' });
+    const [stopped, actions] = supervisor.step(snapshot, { type: 'STOP' });
+    expect(actions).toEqual(['stopTasks owner', 'release m1', 'stop batch.b', 'stop subagent.m1']);
     expect(stopped.value).toBe('stopped');
-    expect(actions).toEqual(['stop subagent.a0', 'release a0']);
+    expect(stopped.status).toBe('done');
   });
 
-  it('never changes the snapshot it transitions from: the same event from the same snapshot gives the same result', () => {
-    // The context's records are copied only when an event changes them: a bug there would leak into the old one.
-    let [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2), task(3)]) });
-    [snapshot] = step(snapshot, { type: 'SPAWN', batch: batch('c', [task(4)], 1, true) });
+  it('never changes the snapshot it transitions from', () => {
+    const [snapshot] = supervisor.step(start()[0], { type: 'SPAWN', batch: batch('b', [task(0)]) });
     const frozen = JSON.stringify(snapshot.context);
-    const events: SupervisorEvent[] = [
-      done('a0', 't0'),
-      done('a1', 't1', 'failed'),
-      { type: 'CANCEL', taskId: 't3' },
-      { type: 'CANCEL', taskId: 't4' },
-      { type: 'CANCEL_BATCH', batchId: 'b' },
-      { type: 'SPAWN', batch: batch('d', [task(5)]) },
+    for (const event of [
+      { type: 'BATCH.SETTLED', batchId: 'b' },
+      { type: 'SPAWN', batch: batch('c', [task(1)]) },
+      { type: 'ADOPT', agentId: 'm' },
       { type: 'STOP' },
-    ];
-    for (const event of events) {
-      const [first, firstActions] = step(snapshot, event);
-      const [second, secondActions] = step(snapshot, event);
+    ]) {
+      const [first, firstActions] = supervisor.step(snapshot, event);
+      const [second, secondActions] = supervisor.step(snapshot, event);
       expect(JSON.stringify(snapshot.context)).toBe(frozen);
       expect(second.context).toEqual(first.context);
       expect(secondActions).toEqual(firstActions);
     }
   });
+});
 
-  it('an event that changes no task keeps the running and batch records as they were', () => {
-    const [snapshot] = step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1), task(2)]) });
-    const [after, actions] = step(snapshot, { type: 'RELEASE', agentId: 'a0' });
-    expect(actions).toEqual([]);
-    expect(after.context.running).toBe(snapshot.context.running);
-    expect(after.context.batches).toBe(snapshot.context.batches);
-    const [late] = step(snapshot, { type: 'CANCEL', taskId: 'nope' });
-    expect(late.context.running).toBe(snapshot.context.running);
-    expect(late.context.batches).toBe(snapshot.context.batches);
+describe('the keep-finished window (runtime)', () => {
+  it('keeps the most recent agents per owner; resuming or releasing one forgets only that one', () => {
+    const kept = new KeptAgents(2);
+    expect(kept.keep('o', 'a')).toEqual([]);
+    expect(kept.keep('o', 'b')).toEqual([]);
+    expect(kept.keep('p', 'x')).toEqual([]);
+    kept.forget('o', 'a');
+    expect(kept.keep('o', 'c')).toEqual([]);
+    expect(kept.keep('o', 'd')).toEqual(['b']);
+    expect(kept.keep('o', 'c')).toEqual([]);
+    expect(kept.keep('o', 'e')).toEqual(['d']);
+    expect(new KeptAgents(0).keep('o', 'a')).toEqual(['a']);
   });
-
-  // Every event in every state: where it leads, and that nothing ever puts the supervisor in `error`.
-  const events: Array<SupervisorEvent | { type: string; error?: unknown }> = [
-    { type: 'SPAWN', batch: batch('bx', [task(9)]) },
-    done('a0', 't0'),
-    { type: 'RESTART', agentId: 'a0', attempt: 1 },
-    { type: 'CANCEL', taskId: 't0' },
-    { type: 'CANCEL_BATCH', batchId: 'b' },
-    { type: 'ADOPT', agentId: 'm9' },
-    { type: 'RELEASE', agentId: 'a0' },
-    { type: 'STOP' },
-    { type: 'xstate.error.actor.subagent.a0', error: new Error('x') },
-    { type: 'xstate.done.actor.subagent.a0' },
-  ];
-  const states: Record<string, () => Snapshot> = {
-    idle: () => start(),
-    busy: () => step(start(), { type: 'SPAWN', batch: batch('b', [task(0), task(1)], 1) })[0],
-    stopped: () => step(start(), { type: 'STOP' })[0],
-  };
-  const expected: Record<string, Record<string, string>> = {
-    idle: {
-      SPAWN: 'busy',
-      'CHILD.DONE': 'idle',
-      RESTART: 'idle',
-      CANCEL: 'idle',
-      CANCEL_BATCH: 'idle',
-      ADOPT: 'idle',
-      RELEASE: 'idle',
-      STOP: 'stopped',
-      'xstate.error.actor.subagent.a0': 'idle',
-      'xstate.done.actor.subagent.a0': 'idle',
-    },
-    busy: {
-      SPAWN: 'busy',
-      'CHILD.DONE': 'busy',
-      RESTART: 'busy',
-      CANCEL: 'busy',
-      CANCEL_BATCH: 'idle',
-      ADOPT: 'busy',
-      RELEASE: 'busy',
-      STOP: 'stopped',
-      'xstate.error.actor.subagent.a0': 'busy',
-      'xstate.done.actor.subagent.a0': 'busy',
-    },
-  };
-  for (const [state, make] of Object.entries(states)) {
-    for (const event of events) {
-      it(`${state} + ${event.type}`, () => {
-        const before = make();
-        const [after] = step(before, event);
-        expect(after.status).not.toBe('error');
-        if (state === 'stopped') {
-          // A stopped supervisor is done: nothing moves it.
-          expect(after.value).toBe('stopped');
-          expect(after.status).toBe('done');
-        } else {
-          expect(after.value).toBe(expected[state]?.[event.type]);
-        }
-      });
-    }
-  }
 });
 
 describe('notification envelope', () => {
@@ -472,24 +391,5 @@ describe('notification envelope', () => {
       '<notification task_id="t&quot;1" agent_id="a&lt;b" status="completed">' +
         'x&lt;/notification&gt;&lt;notification task_id="t9"&gt;y &amp; z</notification>',
     );
-  });
-});
-
-describe('supervisor machine: members at work', () => {
-  it('MEMBER.BUSY of a member makes it busy until every working member is idle again; unknown ids do nothing', () => {
-    let [s] = step(start({ notifyOwner: false }), { type: 'ADOPT', agentId: 'm1' });
-    [s] = step(s, { type: 'ADOPT', agentId: 'm2' });
-    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'stranger' });
-    expect(s.value).toBe('idle');
-    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'm1' });
-    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
-    [s] = step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
-    expect(s.value).toBe('busy');
-    expect(s.context.working).toEqual(['m1', 'm2']);
-    [s] = step(s, { type: 'MEMBER.IDLE', agentId: 'm1' });
-    expect(s.value).toBe('busy');
-    [s] = step(s, { type: 'RELEASE', agentId: 'm2' });
-    expect(s.value).toBe('idle');
-    expect(s.context.working).toEqual([]);
   });
 });

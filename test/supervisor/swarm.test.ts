@@ -133,25 +133,30 @@ describe('swarm batches', () => {
     await root.stop();
   });
 
-  it('the XState parent chain is agent → supervisor → subagents, with dotted ids', async () => {
-    let snapshotDuring: string[] = [];
+  it('the XState parent chain is agent → supervisor → batch → lane → task → subagent, with dotted ids', async () => {
+    let chainDuring: string[] = [];
     let childWorkersDuring: string[] = [];
+    let child: AnyActorRef | undefined;
     const model = router(({ prompt, answers }) => {
       if (prompt === 'ROOT' && answers === 0) return { toolCalls: [{ name: 'agent', args: { prompt: 'child' } }] };
       if (prompt === 'child') {
-        const supervisor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
-        snapshotDuring = Object.keys(supervisor?.getSnapshot().children ?? {});
-        const child = supervisor?.getSnapshot().children[snapshotDuring[0] ?? ''] as AnyActorRef | undefined;
+        chainDuring = [];
+        let actor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
+        while (actor) {
+          const [key, next] = Object.entries(actor.getSnapshot().children ?? {})[0] ?? [];
+          if (!key || key.startsWith('worker.')) break;
+          chainDuring.push(key);
+          child = next as AnyActorRef;
+          actor = child;
+        }
         childWorkersDuring = Object.keys(child?.getSnapshot().children ?? {}).sort();
       }
       return { text: 'ok' };
     });
     const root = createAgent({ model, subagents: {} });
     await root.prompt('ROOT');
-    expect(snapshotDuring).toHaveLength(1);
-    expect(snapshotDuring[0]).toMatch(/^subagent\./);
-    const rootSupervisor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
-    const child = rootSupervisor?.getSnapshot().children[snapshotDuring[0] ?? ''] as AnyActorRef | undefined;
+    expect(chainDuring.map((key) => key.split('.')[0])).toEqual(['batch', 'lane', 'task', 'subagent']);
+    expect(chainDuring[1]).toBe('lane.0');
     // The child ran with its own workers under it; idle again, it holds none.
     expect(childWorkersDuring).toEqual(['worker.model', 'worker.tools']);
     expect(child?.getSnapshot().value).toBe('idle');

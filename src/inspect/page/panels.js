@@ -185,15 +185,22 @@ const number = (n) => (n ?? 0).toLocaleString('en-US');
 const money = (cost) => (cost === null ? '—' : `$${cost < 1 ? cost.toFixed(4) : cost.toFixed(2)}`);
 
 export function renderUsage(selectActor) {
-  const agents = [...actors.values()].filter(isAgent).sort(byOrder);
-  if (agents.length === 0) return;
-  const total = { input: 0, output: 0, cost: null };
-  const rows = agents.map((a) => {
-    const ctx = contextOf(a);
+  // One row per agent id: a resumed subagent is rebuilt as a new actor, and its row adds up all of them.
+  const byAgent = new Map();
+  for (const a of [...actors.values()].filter(isAgent).sort(byOrder)) {
     const u = a.usage ?? { input: 0, output: 0 };
+    const seen = byAgent.get(labelOf(a));
+    const cost = seen && seen.cost !== null ? seen.cost + (a.cost ?? 0) : a.cost;
+    const usage = seen ? { input: seen.usage.input + u.input, output: seen.usage.output + u.output } : u;
+    byAgent.set(labelOf(a), { actor: a, usage, cost: seen && a.cost === null ? seen.cost : cost });
+  }
+  if (byAgent.size === 0) return;
+  const total = { input: 0, output: 0, cost: null };
+  const rows = [...byAgent.values()].map(({ actor: a, usage: u, cost }) => {
+    const ctx = contextOf(a);
     total.input += u.input;
     total.output += u.output;
-    if (a.cost !== null) total.cost = (total.cost ?? 0) + a.cost;
+    if (cost !== null) total.cost = (total.cost ?? 0) + cost;
     const task = taskOf(a);
     const name = el('a', { href: '#', 'data-key': a.key }, labelOf(a));
     name.addEventListener('click', (event) => {
@@ -212,7 +219,7 @@ export function renderUsage(selectActor) {
       el('td', { class: 'n', 'data-testid': 'usage-turn-step' }, `${ctx.turn ?? 0}/${ctx.step ?? 0}`),
       el('td', { class: 'n' }, number(u.input)),
       el('td', { class: 'n' }, number(u.output)),
-      el('td', { class: 'n', 'data-testid': 'usage-cost' }, money(a.cost)),
+      el('td', { class: 'n', 'data-testid': 'usage-cost' }, money(cost)),
     );
   });
   const head = el(
@@ -271,9 +278,7 @@ export function renderBatches(sendCommand, selectActor) {
           ? el('button', { class: 'small', 'data-action': 'cancel-task', 'data-task-id': task.taskId }, 'Cancel')
           : null;
         cancelTask?.addEventListener('click', () => send(supervisor, 'CANCEL_TASK', { taskId: task.taskId }));
-        const child = [...actors.values()].find(
-          (a) => a.parentKey === supervisor.key && contextOf(a).agentId === task.agentId,
-        );
+        const child = [...actors.values()].find((a) => isAgent(a) && contextOf(a).agentId === task.agentId);
         const name = child ? el('a', { href: '#' }, task.agentId) : el('span', {}, task.agentId);
         if (child) {
           name.addEventListener('click', (event) => {

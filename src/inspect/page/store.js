@@ -172,50 +172,58 @@ function recordAnswer(actor, event, createdAt) {
   if (answered.length > 50) answered.shift();
 }
 
-/** Where each task of a supervisor stands, from its context: queued, running, restarting, cancelled or settled. */
-function trackTasks(actor) {
+/** The supervisor a batch, lane or task actor works for: the nearest supervisor above it. */
+function supervisorAbove(actor) {
+  let up = parentOf(actor);
+  while (up && !isSupervisor(up)) up = parentOf(up);
+  return up;
+}
+
+/**
+ * Where each task of a supervisor stands, from its batch and task actors (supervisor → batch → lane → task →
+ * agent): queued or cancelled from the batch's context, running, restarting or settled from the task's state.
+ */
+function trackBatch(actor) {
+  const supervisor = supervisorAbove(actor);
   const context = contextOf(actor);
-  const seen = new Set();
-  const set = (taskId, fields) => {
-    seen.add(taskId);
-    actor.tasks.set(taskId, { ...(actor.tasks.get(taskId) ?? { taskId }), ...fields });
-  };
-  for (const [batchId, batch] of Object.entries(context.batches ?? {})) {
-    actor.batches.set(batchId, {
-      batchId,
-      background: Boolean(batch.background),
-      concurrency: batch.concurrency,
-      taskIds: (batch.tasks ?? []).map((t) => t.taskId),
-      open: true,
-    });
-    for (const [index, task] of (batch.tasks ?? []).entries()) {
-      const cancelled = (batch.cancelled ?? []).includes(task.taskId);
-      if (cancelled) set(task.taskId, { agentId: task.agentId, batchId, state: 'cancelled' });
-      else if (index >= (batch.next ?? 0)) set(task.taskId, { agentId: task.agentId, batchId, state: 'queued' });
-    }
+  if (!supervisor || typeof context.batchId !== 'string') return;
+  const value = actor.snapshot?.value;
+  supervisor.batches.set(context.batchId, {
+    batchId: context.batchId,
+    background: Boolean(context.background),
+    concurrency: context.concurrency,
+    taskIds: (context.tasks ?? []).map((t) => t.taskId),
+    open: statusOf(actor) === 'active' && (value === 'running' || value === 'joining'),
+  });
+  for (const [index, task] of (context.tasks ?? []).entries()) {
+    const known = supervisor.tasks.get(task.taskId);
+    const fields = { taskId: task.taskId, agentId: task.agentId, batchId: context.batchId };
+    if ((context.cancelled ?? []).includes(task.taskId)) {
+      supervisor.tasks.set(task.taskId, { ...fields, state: 'cancelled' });
+    } else if (index >= (context.next ?? 0)) {
+      const dropped = value !== 'running';
+      supervisor.tasks.set(task.taskId, { ...fields, state: dropped ? 'settled' : 'queued' });
+    } else if (!known) supervisor.tasks.set(task.taskId, { ...fields, state: 'running' });
   }
-  for (const entry of Object.values(context.running ?? {})) {
-    const taskId = entry?.task?.taskId;
-    if (typeof taskId !== 'string') continue;
-    set(taskId, {
-      agentId: entry.task.agentId,
-      batchId: entry.batchId,
-      state: entry.phase === 'restarting' ? `restarting (${entry.attempt})` : 'running',
-    });
-  }
-  for (const task of actor.tasks.values()) {
-    if (seen.has(task.taskId) || task.state === 'cancelled' || task.state === 'settled') continue;
-    task.state = 'settled';
-    const child = [...actors.values()].find((a) => a.parentKey === actor.key && contextOf(a).agentId === task.agentId);
-    task.outcome = contextOf(child).stopReason ?? (child && statusOf(child) !== 'active' ? 'stopped' : undefined);
-  }
-  for (const batch of actor.batches.values()) if (!(batch.batchId in (context.batches ?? {}))) batch.open = false;
+}
+
+function trackTask(actor) {
+  const supervisor = supervisorAbove(actor);
+  const context = contextOf(actor);
+  const task = context.task;
+  if (!supervisor || typeof task?.taskId !== 'string') return;
+  const value = actor.snapshot?.value;
+  const state =
+    value === 'running' ? 'running' : value === 'restarting' ? `restarting (${context.attempt})` : 'settled';
+  const entry = { taskId: task.taskId, agentId: task.agentId, batchId: context.batchId, state };
+  if (state === 'settled' && context.result) entry.outcome = context.result.status;
+  supervisor.tasks.set(task.taskId, entry);
 }
 
 /** The task an agent runs for its supervisor, if any (the last one it was given). */
 export function taskOf(agent) {
-  const supervisor = parentOf(agent);
-  if (!supervisor || !isSupervisor(supervisor)) return undefined;
+  const supervisor = supervisorAbove(agent);
+  if (!supervisor) return undefined;
   const agentId = contextOf(agent).agentId;
   let found;
   for (const task of supervisor.tasks.values()) if (task.agentId === agentId) found = task;
@@ -276,7 +284,8 @@ export function onFrame(run, frame) {
         actor.taken = actor.pendingTaken;
         actor.pendingTaken = [];
       }
-      if (isSupervisor(actor)) trackTasks(actor);
+      if (kindOf(actor) === 'batch') trackBatch(actor);
+      if (kindOf(actor) === 'task') trackTask(actor);
       break;
   }
 }

@@ -1,0 +1,263 @@
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import { type BatchSpec, joinDecided, type TaskSpec } from '../../src/protocol/index.js';
+import {
+  CANCELLED_TEXT,
+  type Cancellation,
+  INTERRUPTED_TEXT,
+  JOINED_TEXT,
+  LANE_SIZE,
+  laneActorId,
+  notifyOf,
+  type OwnerNotify,
+  type SettleParams,
+  type TaskSettings,
+} from './shared.js';
+import type { TaskSettled } from './task.js';
+
+/**
+ * A swarm batch: `running → joining → settled → released`. It holds the queue, the concurrency cap and the join
+ * counts; its tasks run in lanes of at most LANE_SIZE (bounded fan-out). `running` starts tasks up to the cap as
+ * slots free up; the settle that decides the join policy (or CANCEL_BATCH) moves it to `joining`, which cancels
+ * the tasks still running and drops the queued ones; `settled` tells the supervisor once every task has settled;
+ * `released` is reached when its lanes are gone (a settled task may keep its idle agent alive for a while).
+ */
+
+export interface BatchInput extends TaskSettings {
+  batch: BatchSpec;
+}
+
+export interface BatchContext extends TaskSettings, BatchSpec {
+  /** Index of the next task to start; tasks before it are started or were cancelled while queued. */
+  next: number;
+  /** Started and not yet settled (a task waiting out a restart keeps its slot). */
+  running: number;
+  /** Tasks settled so far, and how many of them completed: what the join policy is decided on. */
+  ended: number;
+  completed: number;
+  /** Queued tasks cancelled before they started: skipped when their turn comes. */
+  cancelled: string[];
+  /** Lanes alive, and those that may still be given a task. */
+  lanes: number[];
+  unsealed: number[];
+  /** Why the tasks left are being ended (the join was decided, or the batch was cancelled). */
+  stopping?: Cancellation;
+}
+
+export type BatchEvent =
+  | { type: 'CANCEL'; taskId: string }
+  | { type: 'CANCEL_BATCH' }
+  | TaskSettled
+  | { type: `xstate.done.actor.lane.${string}` };
+
+/** What the supervisor hears when every task of a batch has settled. */
+export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
+
+/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
+type Composite<Name extends string> = Record<Name, undefined>;
+
+const laneOf = (index: number): number => Math.floor(index / LANE_SIZE);
+
+function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
+  return {
+    taskId: task.taskId,
+    agentId: task.agentId,
+    batchId: context.batchId,
+    background: context.background,
+    status,
+    text,
+    kept: false,
+  };
+}
+
+function laneOfEvent(event: { type: string }): number {
+  return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
+}
+
+export const batchMachine = setup({
+  types: {
+    context: {} as BatchContext,
+    events: {} as BatchEvent,
+    input: {} as BatchInput,
+  },
+  actors: {
+    /** The lane machine, provided by the runtime's composition. */
+    lane: fromCallback(() => {}) as AnyActorLogic,
+  },
+  actions: {
+    // Effects, provided by the runtime (the same ones the task machine names), for tasks that never started.
+    settleTask: (_, _params: SettleParams) => {},
+    notifyOwner: (_, _params: OwnerNotify) => {},
+    /** Tells the supervisor (its parent) that every task settled; the runtime provides `sendParent`. */
+    reportSettled: (_, _params: BatchSettled) => {},
+  },
+  guards: {
+    /** Every task has settled (or was dropped). */
+    allEnded: ({ context }) => context.ended >= context.tasks.length,
+    /** This settle decides the join policy (first k completed, or a quorum met or out of reach). */
+    decidesJoin: ({ context, event }) => {
+      const completed = context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0);
+      return joinDecided(context.join, context.tasks.length, completed, context.ended + 1);
+    },
+    /** A queued task cancelled now decides the join policy (a quorum out of reach). */
+    cancelDecidesJoin: ({ context, event }) => {
+      const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
+      const index = context.tasks.findIndex((task) => task.taskId === taskId);
+      if (index < context.next || context.cancelled.includes(taskId)) return false;
+      return joinDecided(context.join, context.tasks.length, context.completed, context.ended + 1);
+    },
+    noLanes: ({ context }) => context.lanes.length === 0,
+  },
+})
+  .extend<
+    { dropTask: SettleParams } & Composite<
+      'fill' | 'count' | 'joined' | 'interrupted' | 'stopRest' | 'cancelTask' | 'stopLane'
+    >
+  >({
+    actions: {
+      /** A task that never started is settled here, with the same facts a task actor reports. */
+      dropTask: enqueueActions(({ context, enqueue }, params: SettleParams) => {
+        enqueue({ type: 'settleTask', params });
+        if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
+      }),
+      /** Starts queued tasks up to the cap, each in its lane, and seals the lanes it has moved past. */
+      fill: enqueueActions(({ context, enqueue }) => {
+        let { next, running, lanes, unsealed } = context;
+        const size = context.tasks.length;
+        while (running < context.concurrency && next < size) {
+          const index = next++;
+          const task = context.tasks[index] as TaskSpec;
+          if (context.cancelled.includes(task.taskId)) continue;
+          const lane = laneOf(index);
+          if (!lanes.includes(lane)) {
+            enqueue.spawnChild('lane', {
+              id: laneActorId(lane),
+              input: {
+                batchId: context.batchId,
+                background: context.background,
+                ownerId: context.ownerId,
+                notifyOwner: context.notifyOwner,
+                maxRestarts: context.maxRestarts,
+                restartDelayMs: context.restartDelayMs,
+              },
+            });
+            lanes = [...lanes, lane];
+            unsealed = [...unsealed, lane];
+          }
+          enqueue.sendTo(laneActorId(lane), { type: 'START', task });
+          running++;
+        }
+        // Lanes the cursor has moved past get no more tasks.
+        const sealing = unsealed.filter((lane) => next >= size || (lane + 1) * LANE_SIZE <= next);
+        for (const lane of sealing) enqueue.sendTo(laneActorId(lane), { type: 'SEAL' });
+        if (sealing.length) unsealed = unsealed.filter((lane) => !sealing.includes(lane));
+        if (next !== context.next || running !== context.running || lanes !== context.lanes || sealing.length) {
+          enqueue.assign({ next, running, lanes, unsealed });
+        }
+      }),
+      /** A task settled: its slot is free, and the join counts move. */
+      count: assign(({ context, event }) => ({
+        running: context.running - 1,
+        ended: context.ended + 1,
+        completed: context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0),
+      })),
+      /** The join policy was decided without the tasks left: they are cancelled. */
+      joined: assign({ stopping: { status: 'cancelled', text: JOINED_TEXT } }),
+      /** The owner's call was interrupted (its tool call aborted): the tasks left are interrupted. */
+      interrupted: assign({ stopping: { status: 'interrupted', text: INTERRUPTED_TEXT } }),
+      /** Ends every task left: running ones through their lanes, queued ones here (they never start). */
+      stopRest: enqueueActions(({ context, enqueue }) => {
+        const stopping = context.stopping ?? { status: 'cancelled', text: CANCELLED_TEXT };
+        for (const lane of context.lanes) enqueue.sendTo(laneActorId(lane), { type: 'CANCEL_ALL', ...stopping });
+        let ended = context.ended;
+        for (let i = context.next; i < context.tasks.length; i++) {
+          const task = context.tasks[i] as TaskSpec;
+          if (context.cancelled.includes(task.taskId)) continue;
+          enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
+          ended++;
+        }
+        for (const lane of context.unsealed) enqueue.sendTo(laneActorId(lane), { type: 'SEAL' });
+        enqueue.assign({ next: context.tasks.length, ended, unsealed: [] });
+      }),
+      /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its lane. */
+      cancelTask: enqueueActions(({ context, event, enqueue }) => {
+        const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
+        const index = context.tasks.findIndex((task) => task.taskId === taskId);
+        if (index < 0 || context.cancelled.includes(taskId)) return;
+        if (index < context.next) {
+          const lane = laneOf(index);
+          if (context.lanes.includes(lane)) {
+            enqueue.sendTo(laneActorId(lane), { type: 'CANCEL', taskId, status: 'cancelled', text: CANCELLED_TEXT });
+          }
+          return;
+        }
+        enqueue({
+          type: 'dropTask',
+          params: dropped(context, context.tasks[index] as TaskSpec, 'cancelled', CANCELLED_TEXT),
+        });
+        enqueue.assign({ cancelled: [...context.cancelled, taskId], ended: context.ended + 1 });
+      }),
+      stopLane: enqueueActions(({ context, event, enqueue }) => {
+        const lane = laneOfEvent(event);
+        enqueue.stopChild(laneActorId(lane));
+        enqueue.assign({ lanes: context.lanes.filter((l) => l !== lane) });
+      }),
+    },
+  })
+  .createMachine({
+    id: 'batch',
+    context: ({ input }) => ({
+      ...input.batch,
+      ownerId: input.ownerId,
+      notifyOwner: input.notifyOwner,
+      maxRestarts: input.maxRestarts,
+      restartDelayMs: input.restartDelayMs,
+      next: 0,
+      running: 0,
+      ended: 0,
+      completed: 0,
+      cancelled: [],
+      lanes: [],
+      unsealed: [],
+    }),
+    initial: 'running',
+    on: {
+      'xstate.done.actor.lane.*': { actions: 'stopLane' },
+    },
+    states: {
+      /** Tasks run, at most `concurrency` at once; each settle frees a slot for the next queued task. */
+      running: {
+        entry: 'fill',
+        always: { guard: 'allEnded', target: 'settled' },
+        on: {
+          'TASK.SETTLED': [
+            { guard: 'decidesJoin', target: 'joining', actions: ['count', 'joined'] },
+            { actions: ['count', 'fill'] },
+          ],
+          CANCEL: [
+            { guard: 'cancelDecidesJoin', target: 'joining', actions: ['cancelTask', 'joined'] },
+            { actions: ['cancelTask', 'fill'] },
+          ],
+          CANCEL_BATCH: { target: 'joining', actions: 'interrupted' },
+        },
+      },
+      /** The outcome is decided: the tasks left are cancelled, and their settlements awaited. */
+      joining: {
+        entry: 'stopRest',
+        always: { guard: 'allEnded', target: 'settled' },
+        on: {
+          'TASK.SETTLED': { actions: 'count' },
+        },
+      },
+      /** Every task has settled: the supervisor hears it. Lanes with kept agents may still be alive. */
+      settled: {
+        entry: {
+          type: 'reportSettled',
+          params: ({ context }) => ({ type: 'BATCH.SETTLED', batchId: context.batchId }),
+        },
+        always: { guard: 'noLanes', target: 'released' },
+      },
+      /** Nothing of the batch is left: the supervisor stops it. */
+      released: { type: 'final' },
+    },
+  });
+

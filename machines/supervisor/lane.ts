@@ -1,0 +1,112 @@
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import type { TaskSpec } from '../../src/protocol/index.js';
+import { type Cancellation, type TaskSettings, taskActorId } from './shared.js';
+import type { TaskSettled } from './task.js';
+
+/**
+ * A lane parents up to LANE_SIZE task actors of one batch, so that no actor of a swarm holds thousands of children
+ * (every spawn copies its parent's `children`). The batch decides what starts and when; a lane only spawns, passes
+ * cancellations down and settlements up, and ends once the batch has sealed it and every task in it is released.
+ * Finished task actors are not stopped one by one (a stop copies `children` again, on V8's slow path): the lane's
+ * end stops them together.
+ */
+
+export interface LaneInput extends TaskSettings {
+  batchId: string;
+  background: boolean;
+}
+
+export interface LaneContext extends LaneInput {
+  /** Task ids started here whose actor has not ended yet. */
+  open: string[];
+  /** No more tasks will come (the batch moved past this lane, or stopped starting). */
+  sealed: boolean;
+}
+
+export type LaneEvent =
+  | { type: 'START'; task: TaskSpec }
+  | ({ type: 'CANCEL'; taskId: string } & Cancellation)
+  | ({ type: 'CANCEL_ALL' } & Cancellation)
+  | { type: 'SEAL' }
+  | TaskSettled;
+
+type TaskEnded = { type: `xstate.done.actor.task.${string}` | `xstate.error.actor.task.${string}` };
+
+const TASK_PREFIX = 'task.';
+function taskIdOf(event: TaskEnded): string {
+  const at = event.type.indexOf(TASK_PREFIX);
+  return at < 0 ? '' : event.type.slice(at + TASK_PREFIX.length);
+}
+
+export const laneMachine = setup({
+  types: {
+    context: {} as LaneContext,
+    events: {} as LaneEvent,
+    input: {} as LaneInput,
+  },
+  actors: {
+    /** The task machine, provided by the runtime's composition. */
+    task: fromCallback(() => {}) as AnyActorLogic,
+  },
+  actions: {
+    /** Passes a settlement up to the batch, which counts it against its join policy (the runtime: `sendParent`). */
+    reportSettled: (_, _params: TaskSettled) => {},
+    startTask: enqueueActions(({ context, event, enqueue }) => {
+      const { task } = event as Extract<LaneEvent, { type: 'START' }>;
+      enqueue.spawnChild('task', {
+        id: taskActorId(task.taskId),
+        input: {
+          task,
+          batchId: context.batchId,
+          background: context.background,
+          ownerId: context.ownerId,
+          notifyOwner: context.notifyOwner,
+          maxRestarts: context.maxRestarts,
+          restartDelayMs: context.restartDelayMs,
+        },
+      });
+      enqueue.assign({ open: [...context.open, task.taskId] });
+    }),
+    cancelOne: enqueueActions(({ context, event, enqueue }) => {
+      const { taskId, status, text } = event as Extract<LaneEvent, { type: 'CANCEL' }>;
+      if (context.open.includes(taskId)) enqueue.sendTo(taskActorId(taskId), { type: 'CANCEL', status, text });
+    }),
+    cancelAll: enqueueActions(({ context, event, enqueue }) => {
+      const { status, text } = event as Extract<LaneEvent, { type: 'CANCEL_ALL' }>;
+      for (const taskId of context.open) enqueue.sendTo(taskActorId(taskId), { type: 'CANCEL', status, text });
+    }),
+    seal: assign({ sealed: true }),
+    forgetTask: assign({
+      open: ({ context, event }) => {
+        const taskId = taskIdOf(event as unknown as TaskEnded);
+        return context.open.filter((id) => id !== taskId);
+      },
+    }),
+  },
+  guards: {
+    isDrained: ({ context }) => context.sealed && context.open.length === 0,
+  },
+}).createMachine({
+  id: 'lane',
+  context: ({ input }) => ({ ...input, open: [], sealed: false }),
+  initial: 'open',
+  states: {
+    /** Tasks are started here, run, settle and are released. */
+    open: {
+      always: { guard: 'isDrained', target: 'drained' },
+      on: {
+        START: { actions: 'startTask' },
+        CANCEL: { actions: 'cancelOne' },
+        CANCEL_ALL: { actions: 'cancelAll' },
+        SEAL: { actions: 'seal' },
+        'TASK.SETTLED': { actions: { type: 'reportSettled', params: ({ event }) => event } },
+        'xstate.done.actor.task.*': { actions: 'forgetTask' },
+        // A task actor that fails is a bug of the runtime's effects; it must not take the lane (and the batch) down.
+        'xstate.error.actor.task.*': { actions: 'forgetTask' },
+      },
+    },
+    /** Sealed and empty: the batch stops it. */
+    drained: { type: 'final' },
+  },
+});
+

@@ -1,0 +1,89 @@
+import { notificationMessage, type TaskSpec, type TaskStatus, type UserMessage } from '../../src/protocol/index.js';
+
+/**
+ * What the supervision machines share: actor ids, the facts they hand the runtime, and the texts of tasks that did
+ * not finish by themselves.
+ */
+
+/** A subagent's actor id under its task (and a member's under its supervisor). */
+export const childId = (agentId: string): string => `subagent.${agentId}`;
+export const batchActorId = (batchId: string): string => `batch.${batchId}`;
+export const laneActorId = (lane: number): string => `lane.${lane}`;
+export const taskActorId = (taskId: string): string => `task.${taskId}`;
+
+/**
+ * At most this many tasks share a lane (the actor that parents their task actors). Every spawn copies its parent's
+ * `children` (XState's `resolveSpawn`), so a batch of thousands spawns through lanes instead of holding them all;
+ * see DESIGN.md, "XState rules of thumb".
+ */
+export const LANE_SIZE = 64;
+
+export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
+export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
+export const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
+
+/** How a child's turn ended, as the runtime saw it. */
+export type ChildOutcome = 'completed' | 'failed' | 'interrupted';
+
+/** Why a task is being ended from outside, and the text it is reported with. */
+export interface Cancellation {
+  status: 'cancelled' | 'interrupted';
+  text: string;
+}
+
+/** Where a task is settled: every settle goes to the runtime with these facts (one place, see DESIGN.md). */
+export interface SettleParams {
+  taskId: string;
+  agentId: string;
+  batchId: string;
+  background: boolean;
+  status: Exclude<TaskStatus, 'running'>;
+  text: string;
+  /** Its agent is still alive (idle) and can be resumed without a rebuild, until its task actor is released. */
+  kept: boolean;
+}
+
+/** What the runtime hears before a task's agent is spawned (or spawned again after a restart). */
+export interface PrepareParams {
+  task: TaskSpec;
+  batchId: string;
+  background: boolean;
+  attempt: number;
+}
+
+/** Events the supervision machines send a child agent (a subset of the agent machine's commands). */
+export type ChildCommand =
+  | { type: 'PROMPT'; input: { inputId: string; messages: UserMessage[]; expectsOutput: boolean } }
+  | { type: 'INTERRUPT' };
+
+/** A background result on its way to the owner. */
+export type OwnerNotify = { type: 'NOTIFY'; message: UserMessage; inputId: string };
+
+export function promptOf(task: TaskSpec): ChildCommand {
+  return {
+    type: 'PROMPT',
+    input: {
+      inputId: task.taskId,
+      messages: [{ role: 'user', source: 'prompt', content: [{ type: 'text', text: task.prompt }] }],
+      expectsOutput: task.expectsOutput,
+    },
+  };
+}
+
+export function notifyOf(params: SettleParams): OwnerNotify {
+  return {
+    type: 'NOTIFY',
+    message: notificationMessage(params.taskId, params.agentId, params.status, params.text),
+    inputId: `notify.${params.taskId}`,
+  };
+}
+
+/** The settings every task of a tree shares, passed down from the supervisor through batch and lane. */
+export interface TaskSettings {
+  ownerId: string;
+  /** Background results go to the owner as NOTIFY (false under a root supervisor). */
+  notifyOwner: boolean;
+  maxRestarts: number;
+  /** Backoff before the first restart; doubles with every further attempt. */
+  restartDelayMs: number;
+}

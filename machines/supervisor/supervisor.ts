@@ -1,0 +1,218 @@
+import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import type { SupervisorCommand } from '../../src/protocol/index.js';
+import type { BatchSettled } from './batch.js';
+import { batchActorId, childId } from './shared.js';
+
+/**
+ * The supervisor: one per agent that starts subagents (created when first needed), and one at the root of a
+ * `createSupervisor()` tree. Each swarm batch is its own actor (`batch.<batchId>`: queue, cap, join policy), whose
+ * lanes parent the task actors, whose children are the agents: supervisor → batch → lane → task → agent. The
+ * supervisor itself only starts and forwards: it is `busy` while a batch has unsettled tasks or a member works.
+ * Members (`supervisor.agent()`) are its own children, `subagent.<agentId>`.
+ */
+
+export interface SupervisorInput {
+  /** The agent that owns this supervisor, or the id of a root supervisor. */
+  ownerId: string;
+  /** Background results go to the owner as NOTIFY; false for a root supervisor. */
+  notifyOwner?: boolean;
+  maxRestarts?: number;
+  /** Backoff before the first restart; doubles with every further attempt. */
+  restartDelayMs?: number;
+}
+
+export interface SupervisorContext {
+  ownerId: string;
+  notifyOwner: boolean;
+  maxRestarts: number;
+  restartDelayMs: number;
+  /** Batches with tasks still to settle. */
+  open: string[];
+  /** Batch actors alive (settled ones may still hold kept agents). */
+  batches: string[];
+  /** Long-lived agents adopted by a root supervisor (`supervisor.agent()`): no task, never evicted. */
+  members: string[];
+  /** Members in the middle of a run: the supervisor is busy while they work, even with no task of its own. */
+  working: string[];
+}
+
+export type SupervisorEvent =
+  | SupervisorCommand
+  | BatchSettled
+  /** A member started a run, or went back to idle (sent by the runtime). */
+  | { type: 'MEMBER.BUSY'; agentId: string }
+  | { type: 'MEMBER.IDLE'; agentId: string };
+
+const suffixOf = (eventType: string, prefix: string): string => {
+  const at = eventType.indexOf(prefix);
+  return at < 0 ? '' : eventType.slice(at + prefix.length);
+};
+/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
+type Composite<Name extends string> = Record<Name, undefined>;
+type Ev<T extends SupervisorEvent['type']> = Extract<SupervisorEvent, { type: T }>;
+
+export const supervisorMachine = setup({
+  types: {
+    context: {} as SupervisorContext,
+    events: {} as SupervisorEvent,
+    input: {} as SupervisorInput,
+  },
+  actors: {
+    /** The batch machine, provided by the runtime's composition. */
+    batch: fromCallback(() => {}) as AnyActorLogic,
+    /** A member agent: the runtime provides the agent machine joined to its workers. */
+    subagent: fromCallback(() => {}) as AnyActorLogic,
+  },
+  actions: {
+    // Effects, provided by the runtime; they read their params and never change context.
+    /** An adopted member is about to be spawned. */
+    prepareMember: (_, _params: { agentId: string }) => {},
+    /** A member was stopped: its runtime is released. */
+    releaseChild: (_, _params: { agentId: string }) => {},
+    /**
+     * The supervisor stops: every open task under it settles as interrupted (quietly: the owner is going too),
+     * its agents are interrupted and their own subtrees stopped. XState then stops the actors themselves.
+     */
+    stopTasks: (_, _params: { ownerId: string }) => {},
+  },
+  guards: {
+    isQuiet: ({ context }) => context.open.length === 0 && context.working.length === 0,
+    isMember: ({ context, event }) => context.members.includes((event as Ev<'MEMBER.BUSY'>).agentId),
+  },
+})
+  .extend<
+    Composite<
+      | 'startBatch'
+      | 'forwardCancel'
+      | 'forwardCancelBatch'
+      | 'batchSettled'
+      | 'stopBatch'
+      | 'adopt'
+      | 'releaseMember'
+      | 'memberBusy'
+      | 'memberIdle'
+      | 'stopAll'
+    >
+  >({
+    actions: {
+      startBatch: enqueueActions(({ context, event, enqueue }) => {
+        const { batch } = event as Ev<'SPAWN'>;
+        enqueue.spawnChild('batch', {
+          id: batchActorId(batch.batchId),
+          input: {
+            batch,
+            ownerId: context.ownerId,
+            notifyOwner: context.notifyOwner,
+            maxRestarts: context.maxRestarts,
+            restartDelayMs: context.restartDelayMs,
+          },
+        });
+        enqueue.assign({ open: [...context.open, batch.batchId], batches: [...context.batches, batch.batchId] });
+      }),
+      forwardCancel: enqueueActions(({ context, event, enqueue }) => {
+        const { taskId, batchId } = event as Ev<'CANCEL'>;
+        if (context.batches.includes(batchId)) {
+          enqueue.sendTo(batchActorId(batchId), { type: 'CANCEL', taskId });
+        }
+      }),
+      forwardCancelBatch: enqueueActions(({ context, event, enqueue }) => {
+        const { batchId } = event as Ev<'CANCEL_BATCH'>;
+        if (context.open.includes(batchId)) enqueue.sendTo(batchActorId(batchId), { type: 'CANCEL_BATCH' });
+      }),
+      batchSettled: assign({
+        open: ({ context, event }) => context.open.filter((id) => id !== (event as BatchSettled).batchId),
+      }),
+      stopBatch: enqueueActions(({ context, event, enqueue }) => {
+        const batchId = suffixOf(event.type, 'actor.batch.');
+        if (!context.batches.includes(batchId)) return;
+        enqueue.stopChild(batchActorId(batchId));
+        enqueue.assign({
+          open: context.open.filter((id) => id !== batchId),
+          batches: context.batches.filter((id) => id !== batchId),
+        });
+      }),
+      adopt: enqueueActions(({ context, event, enqueue }) => {
+        const { agentId, agent } = event as Ev<'ADOPT'>;
+        enqueue.assign({ members: [...context.members, agentId] });
+        enqueue({ type: 'prepareMember', params: { agentId } });
+        enqueue.spawnChild('subagent', {
+          id: childId(agentId),
+          input: { agentId, parentId: context.ownerId, ...agent },
+        });
+      }),
+      /** Stops a member (RELEASE, or it crashed): it leaves the members and the working list. */
+      releaseMember: enqueueActions(({ context, event, enqueue }) => {
+        const agentId = event.type === 'RELEASE' ? (event as Ev<'RELEASE'>).agentId : suffixOf(event.type, 'subagent.');
+        if (!context.members.includes(agentId)) return;
+        enqueue.assign({
+          members: context.members.filter((id) => id !== agentId),
+          working: context.working.filter((id) => id !== agentId),
+        });
+        enqueue.stopChild(childId(agentId));
+        enqueue({ type: 'releaseChild', params: { agentId } });
+      }),
+      memberBusy: assign({
+        working: ({ context, event }) => {
+          const { agentId } = event as Ev<'MEMBER.BUSY'>;
+          return context.working.includes(agentId) ? context.working : [...context.working, agentId];
+        },
+      }),
+      memberIdle: assign({
+        working: ({ context, event }) => context.working.filter((id) => id !== (event as Ev<'MEMBER.IDLE'>).agentId),
+      }),
+      stopAll: enqueueActions(({ context, enqueue }) => {
+        enqueue({ type: 'stopTasks', params: { ownerId: context.ownerId } });
+        for (const agentId of context.members) enqueue({ type: 'releaseChild', params: { agentId } });
+        enqueue.assign({ open: [], batches: [], members: [], working: [] });
+      }),
+    },
+  })
+  .createMachine({
+    id: 'supervisor',
+    context: ({ input }) => ({
+      ownerId: input.ownerId,
+      notifyOwner: input.notifyOwner ?? true,
+      maxRestarts: input.maxRestarts ?? 2,
+      restartDelayMs: input.restartDelayMs ?? 1000,
+      open: [],
+      batches: [],
+      members: [],
+      working: [],
+    }),
+    initial: 'idle',
+    on: {
+      SPAWN: { target: '.busy', actions: 'startBatch' },
+      CANCEL: { actions: 'forwardCancel' },
+      CANCEL_BATCH: { actions: 'forwardCancelBatch' },
+      'BATCH.SETTLED': { actions: 'batchSettled' },
+      'xstate.done.actor.batch.*': { actions: 'stopBatch' },
+      // A batch that fails is a bug of the runtime's effects; it must not put the supervisor (and its owner) in error.
+      'xstate.error.actor.batch.*': { actions: 'stopBatch' },
+      ADOPT: { actions: 'adopt' },
+      RELEASE: { actions: 'releaseMember' },
+      // A member at work makes the supervisor busy, so the inspector and the tree never show an idle root over
+      // working agents.
+      'MEMBER.BUSY': { guard: 'isMember', target: '.busy', actions: 'memberBusy' },
+      'MEMBER.IDLE': { actions: 'memberIdle' },
+      // A member's crash is its own end, never the supervisor's: it is stopped and forgotten.
+      'xstate.error.actor.subagent.*': { actions: 'releaseMember' },
+      'xstate.done.actor.subagent.*': { actions: 'releaseMember' },
+      STOP: '.stopped',
+    },
+    states: {
+      /** No batch has a task to settle, and no member is at work. */
+      idle: {},
+      /** A batch has tasks queued, running or waiting out a restart, or a member is in a run. */
+      busy: {
+        always: { guard: 'isQuiet', target: 'idle' },
+      },
+      /** Stopped by its owner or the runtime: open tasks are settled as interrupted, every child stopped. */
+      stopped: {
+        type: 'final',
+        entry: 'stopAll',
+      },
+    },
+  });
+
+export type SupervisorMachine = typeof supervisorMachine;
+export type SupervisorActorRef = ActorRefFrom<SupervisorMachine>;

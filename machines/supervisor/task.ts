@@ -1,0 +1,216 @@
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import type { TaskSpec } from '../../src/protocol/index.js';
+import {
+  type Cancellation,
+  type ChildOutcome,
+  childId,
+  notifyOf,
+  type OwnerNotify,
+  type PrepareParams,
+  promptOf,
+  type SettleParams,
+  type TaskSettings,
+} from './shared.js';
+
+/**
+ * One task's life: `running ⇄ restarting → settled → released`. The task actor is its agent's parent: it spawns
+ * the agent (`subagent.<agentId>`), prompts it, hears how its turn ended (CHILD.DONE, from the runtime), restarts a
+ * failed one after a backoff, and settles exactly once. A settled task keeps its idle agent alive for a quick
+ * resume until it is released (by the runtime's keep-finished window, or a resume elsewhere); a cancelled or
+ * crashed one has no agent left and is released at once.
+ */
+
+export interface TaskInput extends TaskSettings {
+  task: TaskSpec;
+  batchId: string;
+  background: boolean;
+}
+
+export interface TaskContext extends TaskInput {
+  /** 0 for the first run; each restart adds one. */
+  attempt: number;
+  /** Its agent actor exists (it is stopped on a restart, a cancel, a crash, and on release). */
+  alive: boolean;
+  /** How it ended, once settled. */
+  result?: { status: SettleParams['status']; text: string };
+}
+
+export type TaskEvent =
+  | { type: 'CHILD.DONE'; agentId: string; taskId: string; outcome: ChildOutcome; text: string }
+  | ({ type: 'CANCEL' } & Cancellation)
+  | { type: 'RELEASE' };
+
+/** What its lane hears when the task settles. */
+export type TaskSettled = { type: 'TASK.SETTLED'; taskId: string; status: SettleParams['status'] };
+
+/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
+type Composite<Name extends string> = Record<Name, undefined>;
+
+type CrashEvent = { type: `xstate.error.actor.${string}`; error?: unknown };
+
+function crashText(event: unknown): string {
+  const error = (event as CrashEvent).error;
+  const why = error instanceof Error ? error.message : String(error ?? 'unknown error');
+  return `The subagent crashed: ${why}`;
+}
+
+function settleParams(context: TaskContext): SettleParams {
+  const result = context.result ?? { status: 'failed' as const, text: 'The task ended without a result.' };
+  return {
+    taskId: context.task.taskId,
+    agentId: context.task.agentId,
+    batchId: context.batchId,
+    background: context.background,
+    status: result.status,
+    text: result.text,
+    kept: context.alive,
+  };
+}
+
+export const taskMachine = setup({
+  types: {
+    context: {} as TaskContext,
+    events: {} as TaskEvent,
+    input: {} as TaskInput,
+  },
+  actors: {
+    /** The task's agent: the runtime provides the agent machine joined to its workers. */
+    subagent: fromCallback(() => {}) as AnyActorLogic,
+  },
+  actions: {
+    // Effects, provided by the runtime; they read their params and never change context.
+    /** Builds (or rebuilds) the agent's runtime before it is spawned: the task's "started" fact. */
+    prepareTask: (_, _params: PrepareParams) => {},
+    /** Records the task's end (its result, events, the waiting caller): the task's "settled" fact. */
+    settleTask: (_, _params: SettleParams) => {},
+    /** The agent was stopped: its history is archived for a later resume and its runtime released. */
+    releaseChild: (_, _params: { agentId: string }) => {},
+    /** A restart is due after the backoff: the task's "restarted" fact. */
+    announceRestart: (_, _params: { agentId: string; attempt: number }) => {},
+    /** Delivers a background result to the task's owner (the agent that started it). */
+    notifyOwner: (_, _params: OwnerNotify) => {},
+    /** Tells the lane (its parent) that it settled; the runtime provides `sendParent`. */
+    reportSettled: (_, _params: TaskSettled) => {},
+  },
+  guards: {
+    /** A turn end of this task's current agent (a late one from a stopped attempt is stale). */
+    isCurrent: ({ context, event }) => (event as { taskId?: string }).taskId === context.task.taskId,
+    /** Restarts are left (a crash is always a failure). */
+    canRestart: ({ context }) => context.attempt < context.maxRestarts,
+    /** This task's agent failed its turn, and restarts are left. */
+    isCurrentFailure: ({ context, event }) => {
+      const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
+      return done.taskId === context.task.taskId && done.outcome === 'failed' && context.attempt < context.maxRestarts;
+    },
+    agentGone: ({ context }) => !context.alive,
+  },
+  delays: {
+    /** `restartDelayMs · 2^(n-1)` before the n-th restart. */
+    backoff: ({ context }) => context.restartDelayMs * 2 ** (context.attempt - 1),
+  },
+})
+  .extend<
+    Composite<
+      | 'startAgent'
+      | 'interruptAgent'
+      | 'stopAgent'
+      | 'nextAttempt'
+      | 'recordOutcome'
+      | 'recordCrash'
+      | 'recordCancel'
+      | 'settle'
+    >
+  >({
+    actions: {
+      startAgent: enqueueActions(({ context, enqueue }) => {
+        const { task } = context;
+        enqueue({
+          type: 'prepareTask',
+          params: { task, batchId: context.batchId, background: context.background, attempt: context.attempt },
+        });
+        enqueue.spawnChild('subagent', {
+          id: childId(task.agentId),
+          input: { agentId: task.agentId, parentId: context.ownerId, ...task.agent },
+        });
+        enqueue.sendTo(childId(task.agentId), promptOf(task));
+        enqueue.assign({ alive: true });
+      }),
+      interruptAgent: enqueueActions(({ context, enqueue }) => {
+        if (context.alive) enqueue.sendTo(childId(context.task.agentId), { type: 'INTERRUPT' });
+      }),
+      stopAgent: enqueueActions(({ context, enqueue }) => {
+        if (!context.alive) return;
+        enqueue.stopChild(childId(context.task.agentId));
+        enqueue({ type: 'releaseChild', params: { agentId: context.task.agentId } });
+        enqueue.assign({ alive: false });
+      }),
+      nextAttempt: enqueueActions(({ context, enqueue }) => {
+        const attempt = context.attempt + 1;
+        enqueue.assign({ attempt });
+        enqueue({ type: 'announceRestart', params: { agentId: context.task.agentId, attempt } });
+      }),
+      recordOutcome: assign({
+        result: ({ event }) => {
+          const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
+          return { status: done.outcome, text: done.text };
+        },
+      }),
+      recordCrash: assign({ result: ({ event }) => ({ status: 'failed' as const, text: crashText(event) }) }),
+      recordCancel: assign({
+        result: ({ event }) => {
+          const cancel = event as Extract<TaskEvent, { type: 'CANCEL' }>;
+          return { status: cancel.status, text: cancel.text };
+        },
+      }),
+      settle: enqueueActions(({ context, enqueue }) => {
+        const params = settleParams(context);
+        enqueue({ type: 'settleTask', params });
+        if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
+        enqueue({
+          type: 'reportSettled',
+          params: { type: 'TASK.SETTLED', taskId: params.taskId, status: params.status },
+        });
+      }),
+    },
+  })
+  .createMachine({
+    id: 'task',
+    context: ({ input }) => ({ ...input, attempt: 0, alive: false }),
+    initial: 'running',
+    states: {
+      /** Its agent works on the prompt. */
+      running: {
+        entry: 'startAgent',
+        on: {
+          'CHILD.DONE': [
+            { guard: 'isCurrentFailure', target: 'restarting', actions: 'stopAgent' },
+            { guard: 'isCurrent', target: 'settled', actions: 'recordOutcome' },
+          ],
+          // A crash of the agent is a failed run of the task, never the task actor's own error.
+          'xstate.error.actor.subagent.*': [
+            { guard: 'canRestart', target: 'restarting', actions: 'stopAgent' },
+            { target: 'settled', actions: ['recordCrash', 'stopAgent'] },
+          ],
+          CANCEL: { target: 'settled', actions: ['recordCancel', 'interruptAgent', 'stopAgent'] },
+        },
+      },
+      /** Its failed agent was stopped; a fresh one starts from the original prompt after the backoff. */
+      restarting: {
+        entry: 'nextAttempt',
+        after: { backoff: 'running' },
+        on: { CANCEL: { target: 'settled', actions: 'recordCancel' } },
+      },
+      /** Its result is recorded and reported; its idle agent stays alive for a resume until released. */
+      settled: {
+        entry: 'settle',
+        always: { guard: 'agentGone', target: 'released' },
+        on: {
+          RELEASE: 'released',
+          'xstate.error.actor.subagent.*': 'released',
+        },
+      },
+      /** Done with: its agent (if still alive) is stopped and its history archived. */
+      released: { type: 'final', entry: 'stopAgent' },
+    },
+  });
+
