@@ -260,4 +260,3 @@ export const batchMachine = setup({
       released: { type: 'final' },
     },
   });
-

@@ -109,4 +109,3 @@ export const laneMachine = setup({
     drained: { type: 'final' },
   },
 });
-

@@ -213,4 +213,3 @@ export const taskMachine = setup({
       released: { type: 'final', entry: 'stopAgent' },
     },
   });
-

@@ -262,9 +262,8 @@ describe('batch machine: running → joining → settled → released', () => {
   });
 
   it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their lanes, queued ones dropped', () => {
-    let [snapshot] = start(batch('b', [task(0), task(1), task(2)], 1));
-    let actions: string[];
-    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL_BATCH' });
+    const [running] = start(batch('b', [task(0), task(1), task(2)], 1));
+    let [snapshot, actions] = batches.step(running, { type: 'CANCEL_BATCH' });
     expect(snapshot.value).toBe('joining');
     expect(actions).toEqual([
       'send lane.0 CANCEL_ALL interrupted',
