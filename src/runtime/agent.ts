@@ -327,7 +327,7 @@ export class Agent<Output = unknown> {
     // An agent with no tree is alone on its bus, and a root agent's tree is its subtree: nothing to filter.
     if (!this.tree) return this.bus.on(type as '*', fn);
     if (!options.subtree) return this.bus.on(type as '*', fn, this.id);
-    if (!this.node?.parentSupervisor) return this.bus.on(type as '*', fn);
+    if (!this.node?.parent) return this.bus.on(type as '*', fn);
     const tree = this.tree;
     const parentOf = (agentId: string) => tree.node(agentId)?.env.parentId;
     return this.bus.on(type as '*', (event) => {
