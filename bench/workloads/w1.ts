@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import { naiveLoop } from '../baselines/naive-xstate.js';
 import { plainLoop, toolTable } from '../baselines/plain-loop.js';
@@ -87,7 +90,14 @@ export const W1: Workload<ToolLoopSize> = {
   runs: { warmup: 10, measured: 31 },
   // Issue 12: at most the naive XState loop's cost per step, on the way to pi-agent-core's.
   targets: [{ impl: 'troupe', baseline: 'naive', bound: 'max', ratio: 1 }],
-  labels: { statechart: 'agent statechart alone (fake workers that answer at once)' },
+  labels: {
+    statechart: 'agent statechart alone (fake workers that answer at once)',
+    'troupe.session': 'Troupe journaling to a JSONL session (durability step)',
+  },
+  notes: ({ impl, facts }) =>
+    impl === 'troupe.session'
+      ? [`W1 session journal: ${facts.writesPerStep} writes and ${facts.bytesPerStep} bytes per step`]
+      : [],
   impls: {
     async troupe({ steps }) {
       const { createAgent } = await troupe();
@@ -98,6 +108,26 @@ export const W1: Workload<ToolLoopSize> = {
       check(result.stopReason === 'completed', `expected stopReason completed, got ${result.stopReason}`);
       loopCheck(result, counter, steps, 2 + 2 * steps);
       return { ms, cpuMs };
+    },
+    /** Issue 13: the same loop journaled to a JSONL session at the default durability (≤ 1.3× Troupe's row). */
+    async 'troupe.session'({ steps }) {
+      const { createAgent, sessions } = await troupe();
+      counter.calls = 0;
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-'));
+      try {
+        const session = sessions({ dir }).create();
+        const agent = createAgent({ model: toolLoopModel(steps), tools, maxSteps: steps + 1, session });
+        const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
+        session.close();
+        await agent.stop();
+        loopCheck(result, counter, steps, 2 + 2 * steps);
+        const stats = session.stats;
+        check(stats !== undefined && stats.writes > 0, 'expected the session to have written its journal');
+        const perStep = (n: number) => Math.round((n / (steps + 1)) * 10) / 10;
+        return { ms, cpuMs, facts: { writesPerStep: perStep(stats.writes), bytesPerStep: perStep(stats.bytes) } };
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
     async plain({ steps }) {
       counter.calls = 0;
