@@ -78,6 +78,34 @@ const goRound = [
   { target: '#agent.running.turn.step', reenter: true },
 ] as const;
 
+/** The model's answer, taken in `model` or, after the afterModelCall hooks, in `reviewing`. */
+const modelAnswer = [
+  {
+    guard: 'isCurrentCutOffToolAnswer',
+    target: '#agent.running.turn.step.tools.finalizing',
+    actions: ['recordAssistant', 'refuseCutOffCalls'],
+  },
+  {
+    guard: 'isCurrentToolAnswer',
+    target: '#agent.running.turn.step.tools',
+    actions: ['recordAssistant', 'takeToolCalls'],
+  },
+  { guard: 'isCurrentModelReply', target: '#agent.running.turn.step.answered', actions: 'recordAssistant' },
+] as const;
+
+/**
+ * The model call failed. A tripped guardrail ends the turn with its own stop reason (the agent carries on with the
+ * next input, it did not fail); any other error fails the turn.
+ */
+const modelFailure = [
+  {
+    guard: 'isCurrentGuardrailTrip',
+    target: '#agent.running.nextTurn',
+    actions: ['tripGuardrail', 'endTurn'],
+  },
+  { guard: 'isCurrentModelReply', target: '#agent.failed', actions: 'failWithModelError' },
+] as const;
+
 /**
  * One agent: a turn runs steps until the model answers without tool calls; each step asks the model, then moves
  * its tool batch through validate → authorize (→ await approval) → execute → finalize. Every effect is a named
@@ -293,6 +321,22 @@ export const agentMachine = setup({
       stopReason: params.reason,
     })),
     failWithModelError: assign({ stopReason: 'error', error: ({ event }) => reply<'MODEL_ERROR'>(event).error }),
+    tripGuardrail: assign({
+      stopReason: 'guardrail_tripped',
+      error: ({ event }) => reply<'MODEL_ERROR'>(event).error,
+    }),
+    /** Calls a beforeToolCall hook answered or refused are done with its result; the others stay open. */
+    applyGate: assign({
+      calls: ({ context, event }) => {
+        const { outcomes } = reply<'GATED'>(event);
+        if (!outcomes.some((outcome) => outcome.result)) return context.calls;
+        return context.calls.map((state): ToolCallState => {
+          if (state.status !== 'open') return state;
+          const result = outcomes.find((o) => o.toolCallId === state.call.id)?.result;
+          return result ? { call: state.call, status: 'done', result } : state;
+        });
+      },
+    }),
     markCompaction: assign({ compactedAt: ({ context }) => ({ turn: context.turn, step: context.step }) }),
     failWithCompactionError: assign({
       stopReason: 'error',
@@ -328,6 +372,10 @@ export const agentMachine = setup({
     isCurrentCutOffToolAnswer: ({ context, event }) => {
       const done = reply<'MODEL_DONE'>(event);
       return done.message.stopReason === 'length' && isCurrentModelReply(context, done) && hasToolCalls(done);
+    },
+    isCurrentGuardrailTrip: ({ context, event }) => {
+      const failed = reply<'MODEL_ERROR'>(event);
+      return failed.error.code === 'guardrail_tripped' && isCurrentModelReply(context, failed);
     },
     isCurrentBatch: ({ context, event }) => reply<'VALIDATED'>(event).batch === context.batch,
     allCallsInvalid: ({ context, event }) => {
@@ -452,27 +500,44 @@ export const agentMachine = setup({
             between: { always: [...goRound] },
             step: {
               // The step boundary: steers, notifications and feedback join the history before the model call.
-              entry: [{ type: 'startStep', params: ({ context }) => ({ step: context.step + 1 }) }, 'nextStep'],
+              // The model is asked on the step's entry rather than `model`'s: the way back from `preparing` must
+              // not ask twice.
+              entry: [
+                { type: 'startStep', params: ({ context }) => ({ step: context.step + 1 }) },
+                'nextStep',
+                'requestModel',
+              ],
               exit: 'endStep',
               initial: 'model',
               states: {
-                model: {
-                  entry: 'requestModel',
+                /**
+                 * The model call waits on hooks: the turn's input checks (first step) and beforeModelCall, which
+                 * may change the request. Entered only when the model worker says it has hooks to run.
+                 */
+                preparing: {
                   on: {
-                    MODEL_DONE: [
-                      {
-                        guard: 'isCurrentCutOffToolAnswer',
-                        target: 'tools.finalizing',
-                        actions: ['recordAssistant', 'refuseCutOffCalls'],
-                      },
-                      { guard: 'isCurrentToolAnswer', target: 'tools', actions: ['recordAssistant', 'takeToolCalls'] },
-                      { guard: 'isCurrentModelReply', target: 'answered', actions: 'recordAssistant' },
-                    ],
+                    PREPARED: { guard: 'isCurrentModelReply', target: 'model' },
+                    MODEL_ERROR: [...modelFailure],
+                  },
+                },
+                model: {
+                  on: {
+                    PREPARING: { guard: 'isCurrentModelReply', target: 'preparing' },
+                    REVIEWING: { guard: 'isCurrentModelReply', target: 'reviewing' },
+                    MODEL_DONE: [...modelAnswer],
                     CONTEXT_FULL: { guard: 'isCurrentModelReply', target: 'compacting', actions: 'markCompaction' },
                     MODEL_ERROR: [
                       { guard: 'isCurrentOverflow', target: 'compacting', actions: 'markCompaction' },
+                      // Hooks fail only while the step waits on them (preparing, reviewing): no guardrail here.
                       { guard: 'isCurrentModelReply', target: '#agent.failed', actions: 'failWithModelError' },
                     ],
+                  },
+                },
+                /** The answer is in; the afterModelCall hooks (output checks) may change or reject it. */
+                reviewing: {
+                  on: {
+                    MODEL_DONE: [...modelAnswer],
+                    MODEL_ERROR: [...modelFailure],
                   },
                 },
                 /**
@@ -487,7 +552,7 @@ export const agentMachine = setup({
                       agentId: context.agentId,
                       reason: event.type === 'CONTEXT_FULL' ? 'threshold' : 'overflow',
                     }),
-                    onDone: { target: 'model' },
+                    onDone: { target: 'model', actions: 'requestModel' },
                     onError: { target: '#agent.failed', actions: 'failWithCompactionError' },
                   },
                 },
@@ -543,8 +608,12 @@ export const agentMachine = setup({
                       on: {
                         AUTHORIZED: [
                           { guard: 'anyAsks', target: 'awaitingApproval', actions: 'applyDecisions' },
-                          { guard: 'anyDenied', target: 'executing', actions: 'applyDecisions' },
-                          { guard: 'isCurrentBatch', target: 'executing' },
+                          {
+                            guard: 'anyDenied',
+                            target: 'executing',
+                            actions: ['applyDecisions', 'requestExecution'],
+                          },
+                          { guard: 'isCurrentBatch', target: 'executing', actions: 'requestExecution' },
                         ],
                       },
                     },
@@ -554,11 +623,22 @@ export const agentMachine = setup({
                         APPROVE: { guard: 'isAwaiting', actions: 'approve' },
                         DENY: { guard: 'isAwaiting', actions: 'deny' },
                       },
-                      always: { guard: 'noneAwaiting', target: 'executing' },
+                      always: { guard: 'noneAwaiting', target: 'executing', actions: 'requestExecution' },
                     },
-                    executing: {
-                      entry: 'requestExecution',
+                    /**
+                     * The allowed calls wait on the beforeToolCall hooks (the tool worker says so with GATING): a
+                     * hook may change a call's arguments, answer it, or refuse it. Calls it lets through run next.
+                     */
+                    gating: {
                       on: {
+                        GATED: { guard: 'isCurrentBatch', target: 'executing', actions: 'applyGate' },
+                      },
+                    },
+                    // Execution is requested on the way in, not on entry: the way back from `gating` must not ask
+                    // twice (the tool worker runs what the gate let through itself).
+                    executing: {
+                      on: {
+                        GATING: { guard: 'isCurrentBatch', target: 'gating' },
                         // The last results go straight to finalizing: one microstep, not a take and then an `always`.
                         TOOL_RESULTS: [
                           { guard: 'completesBatch', target: 'finalizing', actions: 'takeToolResults' },

@@ -98,7 +98,19 @@ export type WorkerReply =
     }
   /** Results of calls that finished together (the worker gathers those of one tick), in any order. */
   | { type: 'TOOL_RESULTS'; batch: number; results: ToolResultEntry[] }
-  | { type: 'OUTPUT_CHECKED'; turn: number; ok: boolean; feedback?: string };
+  | { type: 'OUTPUT_CHECKED'; turn: number; ok: boolean; feedback?: string }
+  // Hook waits: the workers say when a step waits on a hook, so the chart shows it (and an agent without hooks
+  // never passes these states). See "Hooks" in DESIGN.md.
+  /** The model call waits on the turn's input checks and the beforeModelCall hooks. */
+  | { type: 'PREPARING'; turn: number; step: number }
+  /** The hooks are done; the model is being called. */
+  | { type: 'PREPARED'; turn: number; step: number }
+  /** The model answered; the afterModelCall hooks (output checks) are reviewing the answer. */
+  | { type: 'REVIEWING'; turn: number; step: number }
+  /** The batch's allowed calls wait on the beforeToolCall hooks. */
+  | { type: 'GATING'; batch: number }
+  /** The gate's verdicts: a call with a `result` was answered or refused by a hook and does not run. */
+  | { type: 'GATED'; batch: number; outcomes: Array<{ toolCallId: string; result?: ToolResultPart }> };
 
 export interface ToolResultEntry {
   toolCallId: string;

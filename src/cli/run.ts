@@ -29,7 +29,14 @@ export interface RunIO {
   exit(code: number): void;
 }
 
-const EXIT: Record<RunResult['stopReason'], number> = { completed: 0, error: 1, max_steps: 3, interrupted: 130 };
+const EXIT: Record<RunResult['stopReason'], number> = {
+  completed: 0,
+  error: 1,
+  guardrail_tripped: 1,
+  max_steps: 3,
+  budget_exhausted: 3,
+  interrupted: 130,
+};
 
 const ROOT_ID = 'main';
 

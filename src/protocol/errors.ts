@@ -91,7 +91,30 @@ export class AgentFailedError extends Error {
   }
 }
 
-export type TurnError = ModelError | OutputValidationError | AgentFailedError;
+/**
+ * A guardrail said no (a hook threw it): the turn ends with the stop reason `guardrail_tripped` and this error,
+ * whose message is the guardrail's reason. Throw it from any hook, e.g. an input check in `beforeTurn`.
+ */
+export class GuardrailTripped extends Error {
+  override readonly name = 'GuardrailTripped';
+  readonly code = 'guardrail_tripped' as const;
+
+  toJSON(): SerializedError {
+    return { name: this.name, code: this.code, message: this.message };
+  }
+}
+
+/** A hook failed closed (it threw, or did not answer within its time): the turn ends with stop reason `error`. */
+export class HookFailed extends Error {
+  override readonly name = 'HookFailed';
+  readonly code = 'hook_failed' as const;
+
+  toJSON(): SerializedError {
+    return { name: this.name, code: this.code, message: this.message };
+  }
+}
+
+export type TurnError = ModelError | OutputValidationError | AgentFailedError | GuardrailTripped | HookFailed;
 
 /** The JSON shape of an error as it travels in events and machine context. */
 export interface SerializedError {

@@ -14,7 +14,17 @@ export interface EventBase {
   time: number;
 }
 
-export type TurnStopReason = 'completed' | 'max_steps' | 'interrupted' | 'error';
+/**
+ * Why a turn ended. `guardrail_tripped`: a hook threw `GuardrailTripped` (its reason is the turn's error);
+ * `budget_exhausted`: a token, cost or wall-time budget of the agent or of an ancestor ran out.
+ */
+export type TurnStopReason =
+  | 'completed'
+  | 'max_steps'
+  | 'interrupted'
+  | 'error'
+  | 'guardrail_tripped'
+  | 'budget_exhausted';
 
 /** A piece of the message being streamed. */
 export type MessageDelta =

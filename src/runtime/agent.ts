@@ -36,6 +36,7 @@ import {
 } from './env.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
+import { HookRunner, type Hooks } from './hooks.js';
 import { runtimeAgentMachine } from './machines.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
@@ -70,6 +71,8 @@ export interface AgentConfig<Output = unknown> {
    * says so on stderr.
    */
   approvalTimeoutMs?: number;
+  /** Hooks around model and tool calls (see {@link Hooks}); subagents inherit them. */
+  hooks?: Hooks;
   /** The final answer of every turn must be JSON matching this schema; `result.output` is then typed. */
   outputSchema?: z.ZodType<Output>;
   /** Tries a structured answer gets before the turn fails (default 3). */
@@ -157,6 +160,7 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     ...(config.approvalTimeoutMs === undefined
       ? {}
       : { approvalTimeoutMs: positive(config.approvalTimeoutMs, 'approvalTimeoutMs') }),
+    ...(config.hooks ? { hooks: new HookRunner(config.hooks) } : {}),
     ...(config.outputSchema ? { output: outputSpec(config.outputSchema) } : {}),
     retry: retryPolicy(config.retry),
     maxTokens: config.maxTokens,

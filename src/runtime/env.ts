@@ -24,9 +24,11 @@ import {
   type TurnError,
   type TurnStopReason,
   type Usage,
+  type UserMessage,
 } from '../protocol/index.js';
 import { intentOf, type OutputSpec, type ToolRegistry } from '../tools/index.js';
 import type { EventBus, EventOrigin } from './bus.js';
+import type { HookRunner } from './hooks.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
 
@@ -44,6 +46,8 @@ export interface AgentSettings {
   approvalTimeoutMs?: number;
   /** Rules, mode and remembered approvals; a subagent's is a child of its parent's. */
   permissions: Permissions;
+  /** Hooks around model and tool calls; subagents inherit them. */
+  hooks?: HookRunner;
   output?: OutputSpec;
   retry: RetryPolicy;
   maxTokens?: number;
@@ -161,6 +165,8 @@ export class AgentEnv implements EventOrigin {
   readonly totalUsage: Usage = emptyUsage();
   readonly pending = new Map<string, PendingTurn>();
   currentInputId = '';
+  /** Where the current turn's messages start in the transcript. */
+  turnStart = 0;
   modelCall?: ModelCall;
   // Shared by the model calls until one is aborted: making an AbortSignal costs several µs on Node 20 (more than
   // the rest of a scripted step outside XState), and a call that ends normally leaves its signal as it found it.
@@ -193,6 +199,14 @@ export class AgentEnv implements EventOrigin {
     readonly bus: EventBus,
   ) {
     this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
+  }
+
+  /** The messages that opened the current turn (for the beforeTurn hooks). */
+  turnInput(): UserMessage[] {
+    const messages = this.transcript.since(this.turnStart);
+    const input: UserMessage[] = [];
+    for (const message of messages) if (message.role === 'user') input.push(message);
+    return input;
   }
 
   get info(): AgentInfo {

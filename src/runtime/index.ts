@@ -19,6 +19,15 @@ export {
   type TextStream,
 } from './generate.js';
 export type { GoalOptions, GoalResult, GoalView } from './goal.js';
+export { type Guardrail, type GuardrailOptions, guardrails } from './guardrails.js';
+export {
+  type BeforeToolCallAnswer,
+  GuardrailTripped,
+  HookFailed,
+  type HookList,
+  type Hooks,
+  type TurnEnd,
+} from './hooks.js';
 export type { RetryOptions } from './retry.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
 export type { Session, SessionStatus } from './session.js';

@@ -11,6 +11,8 @@ import {
 } from '../../machines/supervisor/index.js';
 import {
   emptyUsage,
+  GuardrailTripped,
+  HookFailed,
   lastAssistant,
   ModelError,
   OutputValidationError,
@@ -71,7 +73,8 @@ export const runtimeAgentMachine = agentMachine.provide({
       env.turnUsage = emptyUsage();
       env.currentInputId = input.inputId;
       const pending = env.pending.get(input.inputId);
-      if (pending) pending.startIndex = env.transcript.length;
+      env.turnStart = env.transcript.length;
+      if (pending) pending.startIndex = env.turnStart;
       env.emit({ type: 'turn_start', inputId: input.inputId });
       for (const message of input.messages) env.append(message);
       if (pending?.abortRequested) queueMicrotask(() => env.requestInterrupt?.());
@@ -192,6 +195,7 @@ function endTurn(env: AgentEnv, context: Context): void {
   if (pending.output !== undefined) result.output = pending.output;
   const error = turnError(env, context);
   if (error) result.error = error;
+  env.settings.hooks?.afterTurn(result, env.info);
   pending.resolve(result);
 }
 
@@ -200,6 +204,8 @@ function turnError(env: AgentEnv, context: Context): TurnError | undefined {
   if (!serialized) return undefined;
   if (serialized.code === 'output_invalid')
     return new OutputValidationError(serialized.message, context.outputAttempts + 1);
+  if (serialized.code === 'guardrail_tripped') return new GuardrailTripped(serialized.message);
+  if (serialized.code === 'hook_failed') return new HookFailed(serialized.message);
   const known = env.lastModelError;
   if (known && known.code === serialized.code && known.message === serialized.message) return known;
   return new ModelError({

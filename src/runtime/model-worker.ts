@@ -7,9 +7,11 @@ import {
   describeThrown,
   ModelError,
   type ModelEvent,
+  type ModelRequest,
   toModelError,
 } from '../protocol/index.js';
 import { type AgentEnv, envOf, type ModelCall, partialMessage, reportInternalError } from './env.js';
+import type { HookRunner } from './hooks.js';
 import { retryDelay } from './retry.js';
 import { sleep } from './sleep.js';
 
@@ -61,7 +63,13 @@ async function callModel(
   const call = env.openModelCall();
   const { bus } = env;
   const model = env.settings.model;
+  const { hooks } = env.settings;
   try {
+    if (hooks?.prepares(step)) {
+      const prepared = await prepareWithHooks(env, hooks, call, request, modelRequest, sendBack);
+      if (!prepared) return;
+      modelRequest = prepared;
+    }
     for (let attempt = 1; ; attempt++) {
       let message: AssistantMessage | undefined;
       try {
@@ -118,6 +126,11 @@ async function callModel(
         continue;
       }
       if (call.closed) return;
+      if (hooks?.reviews) {
+        const reviewed = await reviewWithHooks(env, hooks, call, request, message, sendBack);
+        if (!reviewed) return;
+        message = reviewed;
+      }
       call.closed = true;
       if (!env.stopped) sendBack(answered(env, turn, step, message));
       return;
@@ -182,4 +195,65 @@ function fail(env: AgentEnv, call: ModelCall, turn: number, step: number, error:
   call.closed = true;
   env.lastModelError = error;
   return { type: 'MODEL_ERROR', turn, step, error: error.toJSON() };
+}
+
+/**
+ * The step waits in `preparing` while the turn's input checks (first step) and the beforeModelCall hooks run;
+ * undefined when they failed (the failure was sent) or the call was closed meanwhile.
+ */
+async function prepareWithHooks(
+  env: AgentEnv,
+  hooks: HookRunner,
+  call: ModelCall,
+  { turn, step }: ModelWorkerRequest,
+  modelRequest: ModelRequest,
+  sendBack: (reply: WorkerReply) => void,
+): Promise<ModelRequest | undefined> {
+  if (!env.stopped) sendBack({ type: 'PREPARING', turn, step });
+  let prepared: ModelRequest;
+  try {
+    prepared = await hooks.prepare(modelRequest, env.info, step === 1 ? env.turnInput() : undefined);
+  } catch (error) {
+    if (!call.closed && !env.stopped) sendBack(hookFailure(call, turn, step, error));
+    return undefined;
+  }
+  if (call.closed) return undefined;
+  if (!env.stopped) sendBack({ type: 'PREPARED', turn, step });
+  return prepared;
+}
+
+/** The answer waits in `reviewing` while the afterModelCall hooks change or reject it. */
+async function reviewWithHooks(
+  env: AgentEnv,
+  hooks: HookRunner,
+  call: ModelCall,
+  { turn, step }: ModelWorkerRequest,
+  message: AssistantMessage,
+  sendBack: (reply: WorkerReply) => void,
+): Promise<AssistantMessage | undefined> {
+  if (!env.stopped) sendBack({ type: 'REVIEWING', turn, step });
+  let reviewed: AssistantMessage;
+  try {
+    reviewed = await hooks.review(message, env.info);
+  } catch (error) {
+    if (!call.closed && !env.stopped) sendBack(hookFailure(call, turn, step, error));
+    return undefined;
+  }
+  return call.closed ? undefined : reviewed;
+}
+
+/** A model hook failed closed or a guardrail tripped: the turn ends with the hook's own error code. */
+function hookFailure(call: ModelCall, turn: number, step: number, error: unknown): WorkerReply {
+  call.closed = true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return {
+    type: 'MODEL_ERROR',
+    turn,
+    step,
+    error: {
+      name: error instanceof Error ? error.name : 'HookFailed',
+      code: typeof code === 'string' ? code : 'hook_failed',
+      message: describeThrown(error),
+    },
+  };
 }

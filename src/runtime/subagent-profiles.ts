@@ -65,6 +65,7 @@ export class SubagentProfiles {
       model: profile?.model ?? parent.model,
       policy: profile?.policy ?? parent.policy,
       permissions: profile?.permissions ? parent.permissions.child(profile.permissions) : parent.permissions,
+      hooks: parent.hooks?.inherited,
       output: profile?.outputSchema ? outputSpec(profile.outputSchema) : undefined,
     };
     byProfile.set(name, settings);

@@ -2,17 +2,26 @@ import pLimit from 'p-limit';
 import { fromCallback } from 'xstate';
 import type { ToolResultEntry, ToolWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
 import type { Decision } from '../permissions/index.js';
-import { describeThrown, errorResult, type JsonValue, type ToolCallPart, textOf } from '../protocol/index.js';
+import {
+  describeThrown,
+  errorResult,
+  type JsonValue,
+  type ToolCallPart,
+  type ToolResultPart,
+  textOf,
+} from '../protocol/index.js';
 import {
   type AnyTool,
   describeIssues,
   groupCalls,
   type NormalizedOutput,
   type ToolContext,
+  type ToolOutput,
   toToolResult,
 } from '../tools/index.js';
 import type { AgentEnv, ToolBatch } from './env.js';
 import { envOf, reportInternalError } from './env.js';
+import type { HookRunner } from './hooks.js';
 
 type Reply = (reply: WorkerReply) => void;
 
@@ -42,14 +51,19 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
           });
         }
         break;
-      case 'EXECUTE':
-        execute(env, request.batch, request.calls, outbox).catch((error: unknown) => {
+      case 'EXECUTE': {
+        const { hooks } = env.settings;
+        const running = hooks?.gates
+          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply)
+          : execute(env, request.batch, request.calls, outbox);
+        running.catch((error: unknown) => {
           // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
           // still get an answer (the machine takes it only for calls still open), or the batch would never end.
           reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
           reply(failAll(request.batch, request.calls, `the runtime failed to run it: ${describeThrown(error)}`));
         });
         break;
+      }
       case 'CHECK_OUTPUT':
         reply(checkOutput(env, request.turn, request.inputId));
         break;
@@ -138,6 +152,51 @@ async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], outb
   }
 }
 
+/**
+ * The beforeToolCall hooks see every allowed call of the batch (the machine waits in `tools.gating`): a call a hook
+ * answered or refused is done with that result, one whose arguments a hook changed runs with them (checked again
+ * against the tool's schema). What the gate lets through then runs as usual.
+ */
+async function gateThenExecute(
+  env: AgentEnv,
+  hooks: HookRunner,
+  batch: number,
+  calls: ToolCallPart[],
+  outbox: Outbox,
+  reply: Reply,
+): Promise<void> {
+  if (calls.length === 0) return;
+  const toolBatch = env.toolBatch;
+  reply({ type: 'GATING', batch });
+  const outcomes = await Promise.all(calls.map((call) => gateOne(env, hooks, call)));
+  if (toolBatch.aborted) return;
+  reply({ type: 'GATED', batch, outcomes });
+  const passed = calls.filter((_, index) => outcomes[index]?.result === undefined);
+  return execute(env, batch, passed, outbox);
+}
+
+async function gateOne(
+  env: AgentEnv,
+  hooks: HookRunner,
+  call: ToolCallPart,
+): Promise<{ toolCallId: string; result?: ToolResultPart }> {
+  const args = env.parsedArgs.get(call.id);
+  const outcome = await hooks.gate(call, args, env.info);
+  if ('output' in outcome) return { toolCallId: call.id, result: toToolResult(call, outcome.output).result };
+  if (outcome.args !== args) {
+    const parsed = env.settings.tools.get(call.name)?.schema.safeParse(outcome.args);
+    if (!parsed?.success) {
+      const why = parsed ? `:\n${describeIssues(parsed.error)}` : '';
+      return {
+        toolCallId: call.id,
+        result: errorResult(call, `A hook changed the arguments of ${call.name} into invalid ones${why}`),
+      };
+    }
+    env.parsedArgs.set(call.id, parsed.data);
+  }
+  return { toolCallId: call.id };
+}
+
 function runIfOpen(
   env: AgentEnv,
   batch: number,
@@ -181,11 +240,15 @@ async function runTool(
   outbox.running++;
   try {
     const output = tool.execute(args, ctx);
+    let settled: unknown;
     if (tool.timeoutMs !== undefined) {
-      outcome = toToolResult(call, await withTimeout(Promise.resolve(output), tool.timeoutMs, ctx.controller()));
+      settled = await withTimeout(Promise.resolve(output), tool.timeoutMs, ctx.controller());
     } else {
-      outcome = toToolResult(call, isThenable(output) ? await output : output);
+      settled = isThenable(output) ? await output : output;
     }
+    const { hooks } = env.settings;
+    if (hooks?.changesResults) settled = await hooks.afterToolCall(call, settled as ToolOutput, env.info);
+    outcome = toToolResult(call, settled);
   } catch (error) {
     const text = isToolTimeout(error)
       ? `Tool ${call.name} timed out after ${tool.timeoutMs} ms and was cancelled.`

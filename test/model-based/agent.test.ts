@@ -77,7 +77,14 @@ const WORKER_REPLIES = new Set([
   'AUTHORIZED',
   'TOOL_RESULTS',
   'OUTPUT_CHECKED',
+  'PREPARING',
+  'PREPARED',
+  'REVIEWING',
+  'GATING',
+  'GATED',
 ]);
+const MODEL_REPLIES = new Set(['MODEL_DONE', 'MODEL_ERROR', 'PREPARING', 'PREPARED', 'REVIEWING']);
+const trip = { name: 'GuardrailTripped', code: 'guardrail_tripped', message: 'no' };
 
 function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   const c = snapshot.context;
@@ -111,6 +118,24 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'CONTEXT_FULL', turn, step, tokens: 90, window: 100 },
       // A late reply to an older request: ignored.
       { type: 'MODEL_DONE', turn, step: step - 1, message: message([{ type: 'text', text: 'late' }], 'stop') },
+      { type: 'PREPARING', turn, step },
+      { type: 'REVIEWING', turn, step },
+    );
+  }
+  if (is(snapshot, { running: { turn: { step: 'preparing' } } })) {
+    events.push(
+      { type: 'PREPARED', turn, step },
+      { type: 'MODEL_ERROR', turn, step, error: trip },
+      { type: 'MODEL_ERROR', turn, step, error: { name: 'HookFailed', code: 'hook_failed', message: 'boom' } },
+    );
+  }
+  if (is(snapshot, { running: { turn: { step: 'reviewing' } } })) {
+    events.push(
+      { type: 'MODEL_DONE', turn, step, message: message([{ type: 'text', text: 'answer' }], 'stop') },
+      { type: 'MODEL_DONE', turn, step, message: message([call(`b${batch + 1}.1`)], 'tool_calls') },
+      { type: 'MODEL_DONE', turn, step, message: message([call(`b${batch + 1}.1`)], 'length') },
+      { type: 'MODEL_ERROR', turn, step, error: trip },
+      { type: 'MODEL_ERROR', turn, step, error: { name: 'HookFailed', code: 'hook_failed', message: 'boom' } },
     );
   }
   if (is(snapshot, { running: { turn: { step: 'compacting' } } })) {
@@ -174,6 +199,22 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       batch: batch - 1,
       results: [{ toolCallId: 'old', result: result('old'), terminate: false }],
     });
+    events.push({ type: 'GATING', batch });
+  }
+  if (is(snapshot, { running: { turn: { step: { tools: 'gating' } } } })) {
+    const open = c.calls.filter((s) => s.status === 'open').map((s) => s.call.id);
+    events.push(
+      { type: 'GATED', batch, outcomes: open.map((toolCallId) => ({ toolCallId })) },
+      {
+        type: 'GATED',
+        batch,
+        outcomes: open.map((toolCallId, i) =>
+          i === 0 ? { toolCallId, result: result(toolCallId, true) } : { toolCallId },
+        ),
+      },
+      { type: 'GATED', batch, outcomes: open.map((toolCallId) => ({ toolCallId, result: result(toolCallId, true) })) },
+      { type: 'GATED', batch: batch - 1, outcomes: [] },
+    );
   }
   if (is(snapshot, { running: { turn: { step: 'checkingOutput' } } })) {
     events.push(
@@ -353,7 +394,7 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
             violations.push(`a model reply for turn ${event.turn} step ${event.step} that was never requested`);
           }
         }
-        const worker = event.type.startsWith('MODEL') ? workers.model : workers.tools;
+        const worker = MODEL_REPLIES.has(event.type) ? workers.model : workers.tools;
         if (!worker) throw new Error('no worker');
         worker(event);
       } else {
