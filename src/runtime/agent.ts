@@ -37,6 +37,7 @@ import {
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { HookRunner, type Hooks } from './hooks.js';
+import { LiveTools } from './live-tools.js';
 import { runtimeAgentMachine } from './machines.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
 import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
@@ -424,7 +425,7 @@ export class Agent<Output = unknown> {
     const waiting = snapshot?.context.calls.find((state) => state.call.id === toolCallId)?.call;
     if (!waiting) return;
     const env = this.tree?.node(snapshot.context.agentId)?.env ?? this.env;
-    env.settings.permissions.rememberCall(waiting, env.settings.tools.get(waiting.name));
+    env.settings.permissions.rememberCall(waiting, env.tools.get(waiting.name));
   }
 
   /**
@@ -440,6 +441,16 @@ export class Agent<Output = unknown> {
   }
 
   /** This agent's rules, mode and the approvals remembered in this session. */
+  /**
+   * The agent's live tool set: add, remove, disable and enable tools (all, by name, or by a predicate asked at every
+   * step) while it runs. Changes apply at the next step boundary; the model then sees the new list.
+   */
+  get tools(): LiveTools {
+    const { env } = this;
+    env.liveTools ??= new LiveTools(env.tools);
+    return env.liveTools;
+  }
+
   get permissions(): Permissions {
     return this.env.settings.permissions;
   }

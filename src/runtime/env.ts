@@ -29,6 +29,7 @@ import {
 import { intentOf, type OutputSpec, type ToolRegistry } from '../tools/index.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
+import type { LiveTools } from './live-tools.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
 
@@ -190,6 +191,10 @@ export class AgentEnv implements EventOrigin {
   onIdle?: (stopReason: TurnStopReason | undefined, error: SerializedError | undefined) => void;
   /** What is sent of the transcript (projection, compaction): see src/context. */
   readonly context: ContextEngine;
+  /** The tools of the current step: the settings' own, or what the live tool set made of them at the step's start. */
+  tools: ToolRegistry;
+  /** Made when the agent's tools are first changed while it lives (`agent.tools`). */
+  liveTools?: LiveTools;
 
   constructor(
     readonly agentId: string,
@@ -198,6 +203,7 @@ export class AgentEnv implements EventOrigin {
     readonly transcript: Transcript,
     readonly bus: EventBus,
   ) {
+    this.tools = settings.tools;
     this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
   }
 
@@ -300,7 +306,7 @@ export class AgentEnv implements EventOrigin {
   /** What `tool_execution_start` and `approval_requested` say of a call: its tool's label and the model's intent. */
   describeCall(call: ToolCallPart): ToolCallFacts {
     const facts: ToolCallFacts = { toolCallId: call.id, toolName: call.name, args: call.arguments };
-    const label = this.settings.tools.get(call.name)?.label;
+    const label = this.tools.get(call.name)?.label;
     if (label !== undefined) facts.label = label;
     if (this.settings.toolIntent) {
       const intent = intentOf(call.arguments);
@@ -311,7 +317,7 @@ export class AgentEnv implements EventOrigin {
 
   buildRequest(outputJsonSchema: JsonObject | undefined): ModelRequest {
     const { settings } = this;
-    const tools = settings.toolIntent ? settings.tools.specsWithIntent : settings.tools.specs;
+    const tools = settings.toolIntent ? this.tools.specsWithIntent : this.tools.specs;
     const request: ModelRequest = { messages: this.context.project(this.transcript.messages), tools };
     let system = settings.system;
     if (outputJsonSchema) {

@@ -28,6 +28,7 @@ export {
   type Hooks,
   type TurnEnd,
 } from './hooks.js';
+export { LiveTools, type StepInfo, type ToolSelector } from './live-tools.js';
 export type { RetryOptions } from './retry.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
 export type { Session, SessionStatus } from './session.js';

@@ -83,6 +83,8 @@ export const runtimeAgentMachine = agentMachine.provide({
     startStep: ({ context, system }, { step }) => {
       const env = envOf(system, context.agentId);
       env.step = step;
+      // The step boundary: what the live tool set changed since the last step applies from here.
+      if (env.liveTools) env.tools = env.liveTools.forStep(env.info, context.turn, step);
       env.emit({ type: 'step_start' });
       for (const message of context.injections) env.append(message);
     },

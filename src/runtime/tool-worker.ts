@@ -74,7 +74,7 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
 function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerReply {
   env.parsedArgs.clear();
   const outcomes = calls.map((call) => {
-    const validation = env.settings.tools.validate(call, env.settings.toolIntent);
+    const validation = env.tools.validate(call, env.settings.toolIntent);
     if (!validation.ok) return { toolCallId: call.id, error: validation.error };
     env.parsedArgs.set(call.id, validation.args);
     return { toolCallId: call.id };
@@ -104,7 +104,8 @@ function failAll(batch: number, calls: ToolCallPart[], why: string): WorkerReply
 }
 
 async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
-  const { permissions, policy, tools } = env.settings;
+  const { permissions, policy } = env.settings;
+  const { tools } = env;
   const decisions = await Promise.all(
     calls.map(async (call) => {
       let decision: Decision;
@@ -135,7 +136,8 @@ async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], outb
   const toolBatch = env.toolBatch;
   // The usual batch, one call: no grouping.
   if (calls.length === 1) return runIfOpen(env, batch, calls[0] as ToolCallPart, toolBatch, outbox);
-  const { tools, toolConcurrency } = env.settings;
+  const { tools } = env;
+  const { toolConcurrency } = env.settings;
   const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
   // A limiter only where a group is larger than the cap: a lone call or a group within it runs as it is.
   let limit: ReturnType<typeof pLimit> | undefined;
@@ -184,7 +186,7 @@ async function gateOne(
   const outcome = await hooks.gate(call, args, env.info);
   if ('output' in outcome) return { toolCallId: call.id, result: toToolResult(call, outcome.output).result };
   if (outcome.args !== args) {
-    const parsed = env.settings.tools.get(call.name)?.schema.safeParse(outcome.args);
+    const parsed = env.tools.get(call.name)?.schema.safeParse(outcome.args);
     if (!parsed?.success) {
       const why = parsed ? `:\n${describeIssues(parsed.error)}` : '';
       return {
@@ -223,7 +225,7 @@ async function runTool(
   const parsedArgs = env.parsedArgs;
   if (!parsedArgs.has(call.id)) return;
   const args = parsedArgs.get(call.id);
-  const tool = env.settings.tools.get(call.name) as AnyTool;
+  const tool = env.tools.get(call.name) as AnyTool;
   const { bus } = env;
   const startedAt = performance.now();
   if (bus.wants('tool_execution_start')) {

@@ -29,6 +29,25 @@ export class ToolRegistry {
     this.specs = specs;
   }
 
+  /** The tools `keep` accepts, sharing this registry's checked tools and JSON Schema (nothing is converted again). */
+  select(keep: (tool: AnyTool) => boolean): ToolRegistry {
+    const selected = new ToolRegistry();
+    const specs: ToolSpec[] = [];
+    for (const spec of this.specs) {
+      const tool = this.byName.get(spec.name) as AnyTool;
+      if (!keep(tool)) continue;
+      selected.byName.set(spec.name, tool);
+      specs.push(spec);
+    }
+    (selected as { specs: readonly ToolSpec[] }).specs = specs;
+    return selected;
+  }
+
+  /** Every tool, in order. */
+  get tools(): AnyTool[] {
+    return [...this.byName.values()];
+  }
+
   get(name: string): AnyTool | undefined {
     return this.byName.get(name);
   }
