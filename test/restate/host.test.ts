@@ -83,6 +83,12 @@ describe('agents as Restate virtual objects', () => {
     expect(await client.usage('plain-1')).toMatchObject({ input: 40, output: 20 });
   });
 
+  it('ends a turn on a model error that the journal keeps, and stores the prompt', async () => {
+    const outcome = await client.prompt('broken-1', 'hello');
+    expect(outcome).toMatchObject({ agentId: 'broken-1', stopReason: 'error' });
+    expect(await client.history('broken-1')).toEqual([expect.objectContaining({ role: 'user' })]);
+  });
+
   it('holds a call for approval on an awakeable that an HTTP call resolves', async () => {
     const turn = client.prompt('approver-1', 'prod');
     await eventually(
