@@ -119,8 +119,10 @@ export function agentObject(options: AgentObjectOptions) {
       };
       tools.push(subagentTool(scope, turns, start));
     }
+    // The approval timeout is a durable timer here (below), not the runtime's in-process one, which a replay restarts.
+    const { approvalTimeoutMs, ...hosted } = config;
     const agent = createAgent({
-      ...config,
+      ...hosted,
       id: agentId,
       model: journaledModel(scope, config.model),
       tools,
@@ -131,7 +133,16 @@ export function agentObject(options: AgentObjectOptions) {
       // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
       const awakeable = ctx.awakeable<ApprovalAnswer>();
       ctx.set(approvalKey(event.toolCallId), awakeable.id);
-      serially(scope, () => awakeable.promise).then(
+      const timedOut: ApprovalAnswer = {
+        toolCallId: event.toolCallId,
+        approve: false,
+        reason: `no answer within ${approvalTimeoutMs} ms`,
+      };
+      const answered =
+        approvalTimeoutMs === undefined
+          ? awakeable.promise
+          : restate.RestatePromise.race([awakeable.promise, ctx.sleep(approvalTimeoutMs).map(() => timedOut)]);
+      serially(scope, () => answered).then(
         (answer) => {
           ctx.clear(approvalKey(event.toolCallId));
           if (answer.approve) agent.approve(event.toolCallId);

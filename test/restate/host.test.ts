@@ -116,6 +116,12 @@ describe('agents as Restate virtual objects', () => {
     expect(executions().filter((line) => line.includes('approver-2'))).toHaveLength(0);
   });
 
+  it('denies a call nobody approves in time, on a durable timer', async () => {
+    expect((await client.prompt('approver-timed-1', 'prod')).text).toBe('deploy answered');
+    expect(JSON.stringify(await client.history('approver-timed-1'))).toContain('no answer within 300 ms');
+    expect(executions().filter((line) => line.includes('approver-timed-1'))).toHaveLength(0);
+  });
+
   it('runs subagents as other objects whose results reach the parent once each, as messages', async () => {
     const started = await client.prompt('parent-1', 'start 4');
     expect(started.text).toBe('started them');
