@@ -1,6 +1,20 @@
 export type { AgentContext, AgentMachineEvent, PolicyDecision, ToolCallState } from '../machines/agent/index.js';
 export { agentMachine } from '../machines/agent/index.js';
-export { type ContextOptions, costOf, type ModelInfo, modelInfo, type Prices } from './context/index.js';
+export {
+  type ContextOptions,
+  type ContextWindowState,
+  collectInstructions,
+  costOf,
+  type InstructionFile,
+  type ModelInfo,
+  modelInfo,
+  type Prices,
+  type ProjectInstructionsOptions,
+  projectInstructions,
+  type SystemPart,
+  type SystemPartContext,
+  type SystemPrompt,
+} from './context/index.js';
 export {
   type ConnectInspectorOptions,
   connectInspector,
@@ -41,6 +55,7 @@ export {
   Agent,
   type AgentConfig,
   type AgentInfo,
+  type AgentProfile,
   type AgentState,
   type ApprovalTarget,
   type BeforeToolCallAnswer,
@@ -117,8 +132,11 @@ export {
   defineTool,
   type ExecutionMode,
   jsonSchema,
+  loadSkills,
   logCalls,
+  type RepetitionLadder,
   retryOnError,
+  type Skill,
   type ToolContext,
   type ToolDefinition,
   ToolDefinitionError,
@@ -126,6 +144,7 @@ export {
   type ToolLogEntry,
   type ToolMiddleware,
   type ToolOutput,
+  type ToolResultOptions,
   type ToolRetryOptions,
   ToolTimeoutError,
   timeoutAfter,

@@ -296,7 +296,14 @@ export const agentMachine = setup({
           if (state.status !== 'open') return state;
           const answer = results.length === 1 ? results[0] : results.find((r) => r.toolCallId === state.call.id);
           if (answer?.toolCallId !== state.call.id) return state;
-          return { call: state.call, status: 'done', result: answer.result, terminate: answer.terminate };
+          const done: ToolCallState = {
+            call: state.call,
+            status: 'done',
+            result: answer.result,
+            terminate: answer.terminate,
+          };
+          if (answer.halt) done.halt = true;
+          return done;
         });
       },
     }),
@@ -417,6 +424,7 @@ export const agentMachine = setup({
       return answered > 0;
     },
     allDone: ({ context }) => context.calls.every((state) => state.status === 'done'),
+    anyHalts: ({ context }) => context.calls.some((state) => state.halt === true),
     allTerminate: ({ context }) => context.calls.length > 0 && context.calls.every((state) => state.terminate === true),
     hasInjections: ({ context }) => context.injections.length > 0,
     expectsOutput: ({ context }) => context.current?.expectsOutput === true,
@@ -651,6 +659,11 @@ export const agentMachine = setup({
                     finalizing: {
                       entry: 'recordToolResults',
                       always: [
+                        {
+                          guard: 'anyHalts',
+                          target: '#agent.running.nextTurn',
+                          actions: [{ type: 'stopWith', params: { reason: 'repetition' } }, 'endTurn'],
+                        },
                         {
                           guard: 'allTerminate',
                           target: '#agent.running.nextTurn',

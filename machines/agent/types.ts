@@ -23,6 +23,8 @@ export interface ToolCallState {
   result?: ToolResultPart;
   /** The tool asked to end the turn after this batch (the turn ends only if every result asks). */
   terminate?: boolean;
+  /** The call was repeated too often: the turn stops after this batch (`stopReason: 'repetition'`). */
+  halt?: boolean;
 }
 
 export interface TurnInput {
@@ -117,6 +119,8 @@ export interface ToolResultEntry {
   result: ToolResultPart;
   /** The tool asked to end the turn after this batch. */
   terminate: boolean;
+  /** The runtime stops the turn after this batch (the repetition ladder's last rung). */
+  halt?: boolean;
 }
 
 export type AgentMachineEvent = AgentCommand | WorkerReply;

@@ -35,6 +35,7 @@ const EXIT: Record<RunResult['stopReason'], number> = {
   guardrail_tripped: 1,
   max_steps: 3,
   budget_exhausted: 3,
+  repetition: 3,
   interrupted: 130,
 };
 

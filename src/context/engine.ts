@@ -23,8 +23,33 @@ export interface ContextOptions {
 interface View {
   head: Message[];
   base: number;
+  /** The stored index of the first prompt kept in the head, and the note: what a session journals. */
+  first?: number;
+  note?: UserMessage;
   /** Stored length when the view was made: usage reported before it measured another request. */
   since: number;
+}
+
+/** The context window as `agent.getState()` shows it. */
+export interface ContextWindowState {
+  /** Tokens the next request would carry: the provider's last count plus an estimate of what was added since. */
+  tokens: number;
+  /** The window's size, when the model's is known (the table, `context.models` or `context.contextWindow`). */
+  window?: number;
+  /** Whether the agent compacts (a known window and `compactAt` not `false`). */
+  compaction: boolean;
+  /** Compactions so far. */
+  compactions: number;
+}
+
+/**
+ * The view a compaction made, as a session journals it: the stored messages before `base` are replaced by the
+ * first prompt (stored index `first`, when kept) and the note. A resumed agent sends what the projection made.
+ */
+export interface CompactedView {
+  base: number;
+  first?: number;
+  note: UserMessage;
 }
 
 export interface Compacted {
@@ -51,6 +76,11 @@ export class ContextEngine {
   private scale = 1;
   private calibratedAt = -1;
   private readonly options: ProjectionOptions;
+  /** The last request's system prompt, tools and schema, estimated: what {@link windowState} adds to the messages. */
+  private preamble = 0;
+  /** A running estimate of the stored messages from the view's base, so a glance at the window costs no walk. */
+  private estimated = { base: 0, to: 0, tokens: 0 };
+  private compactions = 0;
 
   constructor(
     private readonly model: Model,
@@ -61,6 +91,26 @@ export class ContextEngine {
     const window = settings.contextWindow ?? known?.contextWindow;
     this.info = window === undefined ? undefined : { maxOutput: 8_192, ...known, contextWindow: window };
     this.options = { mergeUserMessages: model.provider === 'anthropic' };
+  }
+
+  /** The view the last compaction made (for a session's journal), or undefined before any. */
+  get compactedView(): CompactedView | undefined {
+    const { base, first, note } = this.view;
+    if (!note) return undefined;
+    return first === undefined ? { base, note } : { base, first, note };
+  }
+
+  /**
+   * Takes back a journaled view on resume, so the first request sends what the projection made before the crash,
+   * not the uncompacted history. A view that does not fit the restored history (it reaches past it) is ignored.
+   */
+  restoreView(view: CompactedView, stored: readonly Message[]): void {
+    if (view.base > stored.length || (view.first !== undefined && view.first >= view.base)) return;
+    const first = view.first === undefined ? undefined : stored[view.first];
+    const head: Message[] = first?.role === 'user' ? [first, view.note] : [view.note];
+    this.view = { head, base: view.base, since: stored.length, note: view.note };
+    if (first?.role === 'user') this.view.first = view.first;
+    this.projection = undefined;
   }
 
   /** The model's prices per million tokens, when the table (or the agent's `context.models`) knows them. */
@@ -105,23 +155,54 @@ export class ContextEngine {
   }
 
   tokens(request: ModelRequest, stored: readonly Message[]): number {
+    this.preamble = estimatePreamble(request);
+    return this.counted(stored) ?? Math.ceil((this.preamble + estimateMessages(request.messages)) * this.scale);
+  }
+
+  /** The provider's count of the last request, its answer and an estimate of what was stored since; calibrates. */
+  private counted(stored: readonly Message[]): number | undefined {
     for (let i = stored.length - 1; i >= this.view.since; i--) {
       const message = stored[i] as Message;
       if (message.role !== 'assistant') continue;
       const { usage } = message;
       const prompt = usage.input + usage.cacheRead + usage.cacheWrite;
       if (prompt === 0) break;
-      if (this.calibratedAt !== i) this.calibrate(prompt, request, stored, i);
+      if (this.calibratedAt !== i) this.calibrate(prompt, stored, i);
       return prompt + usage.output + Math.ceil(estimateMessages(stored, i + 1) * this.scale);
     }
-    return Math.ceil((estimatePreamble(request) + estimateMessages(request.messages)) * this.scale);
+    return undefined;
+  }
+
+  /**
+   * The window as it stands, for `getState()`: the provider's last count plus an estimate of what came since, or
+   * (before any count) an estimate of the view, kept up to date incrementally.
+   */
+  windowState(stored: readonly Message[]): ContextWindowState {
+    let tokens = this.counted(stored);
+    if (tokens === undefined) {
+      const { base } = this.view;
+      if (this.estimated.base !== base || this.estimated.to > stored.length)
+        this.estimated = { base, to: base, tokens: 0 };
+      const estimated = this.estimated;
+      estimated.tokens += estimateMessages(stored, Math.max(estimated.to, base));
+      estimated.to = stored.length;
+      tokens = Math.ceil((this.preamble + estimateMessages(this.view.head) + estimated.tokens) * this.scale);
+    }
+    const window = this.info?.contextWindow;
+    const state: ContextWindowState = {
+      tokens,
+      compaction: window !== undefined && this.settings.compactAt !== false,
+      compactions: this.compactions,
+    };
+    if (window !== undefined) state.window = window;
+    return state;
   }
 
   /** Learns the scale from the prompt the provider counted for the request that stored message `at` answered. */
-  private calibrate(counted: number, request: ModelRequest, stored: readonly Message[], at: number): void {
+  private calibrate(counted: number, stored: readonly Message[], at: number): void {
     this.calibratedAt = at;
     const { head, base } = this.view;
-    const estimate = estimatePreamble(request) + estimateMessages(head) + estimateMessages(stored, base, at);
+    const estimate = this.preamble + estimateMessages(head) + estimateMessages(stored, base, at);
     if (estimate > 0) this.scale = Math.min(4, Math.max(0.5, counted / estimate));
   }
 
@@ -197,9 +278,12 @@ export class ContextEngine {
     signal.throwIfAborted();
     const first = firstPrompt(stored);
     const note = compactionNote(summary.text, keptFacts(older, textOfTail(stored, cut)), cut - base, summary.dropped);
-    const nextHead: Message[] = first && first.index < cut ? [first.message, note] : [note];
-    this.view = { head: nextHead, base: cut, since: stored.length };
+    const keepFirst = first !== undefined && first.index < cut;
+    const nextHead: Message[] = keepFirst ? [first.message, note] : [note];
+    this.view = { head: nextHead, base: cut, since: stored.length, note };
+    if (keepFirst) this.view.first = first.index;
     this.projection = undefined;
+    this.compactions++;
     const after = Math.ceil((estimatePreamble(preamble) + estimateMessages(this.project(stored))) * this.scale);
     const done: Compacted = {
       tokensBefore: before,

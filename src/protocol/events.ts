@@ -16,11 +16,13 @@ export interface EventBase {
 
 /**
  * Why a turn ended. `guardrail_tripped`: a hook threw `GuardrailTripped` (its reason is the turn's error);
- * `budget_exhausted`: a token, cost or wall-time budget of the agent or of an ancestor ran out.
+ * `budget_exhausted`: a token, cost or wall-time budget of the agent or of an ancestor ran out; `repetition`: the
+ * model made the same tool call too often in one turn (the repetition ladder's last rung).
  */
 export type TurnStopReason =
   | 'completed'
   | 'max_steps'
+  | 'repetition'
   | 'interrupted'
   | 'error'
   | 'guardrail_tripped'
@@ -109,6 +111,8 @@ export type AgentEventBody =
   /** The provider refused a request for its history (400) or its size with media (413): sent once more, repaired. */
   | { type: 'context_retry'; reason: ContextRetryReason; error: SerializedError }
   | { type: 'compaction_start'; reason: CompactionReason; tokens: number; window: number }
+  /** Something about the context worth a person's attention: project instructions past their budget, a failing system part. */
+  | { type: 'context_warning'; message: string }
   /**
    * Older messages were summarised: `tokens` before and after (estimates), how many stored messages the summary
    * replaces, how many were dropped unsummarised by a fallback, and the note itself.
@@ -123,7 +127,13 @@ export type AgentEventBody =
       summary: string;
     }
   /** The same tool call (name and arguments) was made again: the note the model got, or the stop at the limit. */
-  | { type: 'tool_repetition'; toolName: string; count: number; level: 'note' | 'warn' | 'finish' | 'stop' };
+  | {
+      type: 'tool_repetition';
+      toolCallId: string;
+      toolName: string;
+      count: number;
+      level: 'note' | 'warn' | 'finish' | 'stop';
+    };
 
 export type AgentEvent = AgentEventBody & EventBase;
 export type AgentEventType = AgentEvent['type'];

@@ -1,4 +1,5 @@
 import type { AgentActorRef } from '../../machines/agent/index.js';
+import type { ContextWindowState } from '../context/index.js';
 import type { Usage } from '../protocol/index.js';
 import type { EventBus } from './bus.js';
 import type { GoalView } from './goal.js';
@@ -22,6 +23,8 @@ export interface AgentState {
   usage: Usage;
   /** The goal being pursued (`agent.pursue`), and where its statechart stands. */
   goal?: GoalView;
+  /** The context window: tokens the next request would carry, the window's size, whether it compacts. */
+  context: ContextWindowState;
 }
 
 /**
@@ -60,6 +63,7 @@ export function agentStateOf(
     usage: Usage;
     children: ChildrenWatch | undefined;
     goal: GoalView | undefined;
+    context: ContextWindowState;
   },
 ): AgentState {
   const snapshot = actor.getSnapshot();
@@ -80,6 +84,7 @@ export function agentStateOf(
     runningChildren: facts.children?.list() ?? [],
     messages: facts.messages,
     usage: { ...facts.usage },
+    context: facts.context,
   };
   if (facts.goal) state.goal = facts.goal;
   return state;

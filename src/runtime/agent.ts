@@ -2,7 +2,7 @@ import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type InspectionEvent, type Observer, type Snapshot } from 'xstate';
 import type { z } from 'zod';
 import type { AgentActorRef } from '../../machines/agent/index.js';
-import type { ContextOptions } from '../context/index.js';
+import type { ContextOptions, SystemPrompt } from '../context/index.js';
 import {
   chainPolicies,
   type PermissionMode,
@@ -21,7 +21,8 @@ import type {
   UserContent,
 } from '../protocol/index.js';
 import { AgentFailedError, describeThrown, resumableHistory, userMessage } from '../protocol/index.js';
-import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry } from '../tools/index.js';
+import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry, type ToolResultOptions } from '../tools/index.js';
+import { joinSystem, resolveProfile, type SkillsConfig, skillsFor } from './agent-profile.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
 import {
@@ -50,7 +51,15 @@ export interface AgentConfig<Output = unknown> {
   /** Defaults to a fresh unique id. */
   id?: string;
   tools?: readonly AnyTool[];
-  system?: string;
+  /**
+   * The system prompt: a string, or parts (strings, and functions evaluated at the start of each turn, such as
+   * `projectInstructions()` for AGENTS.md files) joined by blank lines. Re-sent with every request, never summarised.
+   */
+  system?: SystemPrompt;
+  /** A profile this agent builds on: its system parts come first, its tools are joined, the rest is overridden. */
+  extends?: AgentProfile;
+  /** Skills (a list, or a folder of `<name>/SKILL.md`): an index in the system prompt and a `skill` tool to load one. */
+  skills?: SkillsConfig;
   /** Model calls per turn before it ends with `max_steps` (default 25). */
   maxSteps?: number;
   /** How many calls of one parallel group run at once (default 8). */
@@ -112,7 +121,15 @@ export interface AgentConfig<Output = unknown> {
   subagents?: SupervisionOptions;
   /** Context window, compaction threshold, summary model (see src/context and the README's "Context"). */
   context?: ContextOptions;
+  /**
+   * Every tool result's size budget (`maxChars`, default 50,000: a larger one is saved to a file and the model gets a
+   * preview and `read_result`) and the repetition ladder for identical calls (3 / 5 / 8 / 12; `repetition: false`).
+   */
+  toolResults?: ToolResultOptions;
 }
+
+/** Settings several agents share: give one as `extends`, and a profile may extend another. */
+export type AgentProfile = Partial<Omit<AgentConfig<unknown>, 'id' | 'messages' | 'session' | 'inspect'>>;
 
 /** How an Agent handle is bound to an agent spawned inside a supervision tree (see `supervisor.agent()`). */
 export interface AttachedAgent {
@@ -150,11 +167,13 @@ function registryFor(tools: readonly AnyTool[], extra: readonly AnyTool[]): Tool
 }
 
 /** The fixed part of an agent's runtime, from its config. */
-export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly AnyTool[] = NO_TOOLS): AgentSettings {
+export function agentSettings(given: AgentConfig<unknown>, extraTools: readonly AnyTool[] = NO_TOOLS): AgentSettings {
+  const config = resolveProfile(given);
+  const skills = skillsFor(config.skills);
   return {
     model: config.model,
-    tools: registryFor(config.tools ?? NO_TOOLS, extraTools),
-    system: config.system,
+    tools: registryFor(config.tools ?? NO_TOOLS, skills ? [...extraTools, skills.tool] : extraTools),
+    system: skills ? joinSystem(config.system, [skills.index]) : config.system,
     toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
     policy: chainPolicies(config.policy),
     permissions: config.permissions instanceof Permissions ? config.permissions : new Permissions(config.permissions),
@@ -169,6 +188,7 @@ export function agentSettings(config: AgentConfig<unknown>, extraTools: readonly
     reasoning: config.reasoning,
     toolIntent: config.toolIntent ?? false,
     ...(config.context ? { context: config.context } : {}),
+    ...(config.toolResults ? { toolResults: config.toolResults } : {}),
   };
 }
 
@@ -214,7 +234,8 @@ export class Agent<Output = unknown> {
   private readonly goal?: GoalTracker;
 
   /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
-  constructor(config: AgentConfig<Output>, attached?: AttachedAgent) {
+  constructor(original: AgentConfig<Output>, attached?: AttachedAgent) {
+    const config = resolveProfile(original);
     if (attached) {
       this.id = attached.env.agentId;
       this.env = attached.env;
@@ -363,6 +384,7 @@ export class Agent<Output = unknown> {
       usage: this.env.totalUsage,
       children: this.children,
       goal: this.goal?.view(),
+      context: this.env.context.windowState(this.env.transcript.messages),
     });
   }
 

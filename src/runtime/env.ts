@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import type { ActorSystem } from 'xstate';
 import type { TurnInput } from '../../machines/agent/index.js';
-import { ContextEngine, type ContextOptions, costOf } from '../context/index.js';
+import { ContextEngine, type ContextOptions, costOf, type SystemPrompt, SystemPromptParts } from '../context/index.js';
 import type { AgentInfo, Permissions, Policy } from '../permissions/index.js';
 import {
   type AgentEventBody,
@@ -26,7 +26,14 @@ import {
   type Usage,
   type UserMessage,
 } from '../protocol/index.js';
-import { intentOf, type OutputSpec, type ToolRegistry } from '../tools/index.js';
+import {
+  type AnyTool,
+  intentOf,
+  type OutputSpec,
+  ToolRegistry,
+  type ToolResultOptions,
+  ToolResults,
+} from '../tools/index.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
 import type { LiveTools } from './live-tools.js';
@@ -39,7 +46,7 @@ export type { AgentInfo, Policy, PolicyAnswer } from '../permissions/index.js';
 export interface AgentSettings {
   model: Model;
   tools: ToolRegistry;
-  system?: string;
+  system?: SystemPrompt;
   toolConcurrency: number;
   /** The agent's policies as one: the first that answers decides (see `Permissions.decide`). */
   policy?: Policy;
@@ -58,6 +65,8 @@ export interface AgentSettings {
   toolIntent: boolean;
   /** Context windows, compaction and repairs (src/context). */
   context?: ContextOptions;
+  /** The tool-result budget and the repetition ladder (src/tools/tool-results.ts). */
+  toolResults?: ToolResultOptions;
 }
 
 export interface RunResult<Output = unknown> {
@@ -195,16 +204,45 @@ export class AgentEnv implements EventOrigin {
   tools: ToolRegistry;
   /** Made when the agent's tools are first changed while it lives (`agent.tools`). */
   liveTools?: LiveTools;
+  /** The budget, dedupe and repetition ladder every tool result passes (see src/tools/tool-results.ts). */
+  readonly toolResults: ToolResults;
+  /** The system prompt, made from its parts at the start of each turn (see src/context/system-prompt.ts). */
+  readonly systemPrompt: SystemPromptParts;
 
   constructor(
     readonly agentId: string,
     readonly parentId: string | undefined,
-    readonly settings: AgentSettings,
+    /** Replaced (never changed: a profile's settings are shared by its children) when the agent gains a tool. */
+    public settings: AgentSettings,
     readonly transcript: Transcript,
     readonly bus: EventBus,
   ) {
     this.tools = settings.tools;
     this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
+    this.systemPrompt = new SystemPromptParts(settings.system, (message) =>
+      this.emit({ type: 'context_warning', message }),
+    );
+    this.toolResults = new ToolResults(
+      settings.toolResults ?? {},
+      (body) => this.emit(body),
+      () => this.tools.names,
+    );
+  }
+
+  /**
+   * Gives the agent `read_result` once a result was too long to send whole: only agents that need it pay for its
+   * spec in every request (and the prompt cache breaks once, when it first appears).
+   */
+  offerResultReader(): void {
+    const { settings } = this;
+    if (!this.toolResults.budget.hasSaved || this.tools.get('read_result')) return;
+    const reader = this.toolResults.budget.readerTool();
+    const withReader = (registry: ToolRegistry) =>
+      new ToolRegistry([...registry.names.map((name) => registry.get(name) as AnyTool), reader]);
+    const own = withReader(settings.tools);
+    // The live tool set (if any) rebuilds `tools` from the settings at each step: it finds the reader there too.
+    this.tools = this.tools === settings.tools ? own : withReader(this.tools);
+    this.settings = { ...settings, tools: own };
   }
 
   /** The messages that opened the current turn (for the beforeTurn hooks). */
@@ -319,7 +357,7 @@ export class AgentEnv implements EventOrigin {
     const { settings } = this;
     const tools = settings.toolIntent ? this.tools.specsWithIntent : this.tools.specs;
     const request: ModelRequest = { messages: this.context.project(this.transcript.messages), tools };
-    let system = settings.system;
+    let system = this.systemPrompt.current;
     if (outputJsonSchema) {
       request.outputSchema = { name: 'final_answer', schema: outputJsonSchema };
       const instruction =

@@ -1,6 +1,7 @@
 export {
   Agent,
   type AgentConfig,
+  type AgentProfile,
   type ConversationInput,
   createAgent,
   type PromptInput,

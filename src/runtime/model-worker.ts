@@ -53,6 +53,12 @@ async function callModel(
     if (!env.stopped) sendBack(answered(env, turn, step, recorded));
     return;
   }
+  // A turn's first request evaluates the system prompt's function parts (synchronously when none is async).
+  if (env.systemPrompt.isStale(turn)) {
+    const refreshed = env.systemPrompt.refresh(env.agentId, turn);
+    if (typeof refreshed === 'object') await refreshed;
+    if (env.stopped) return;
+  }
   let modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
   // Context (src/context): a request past the compaction threshold goes back to the machine, which compacts.
   const full = request.mayCompact ? env.context.overThreshold(modelRequest, env.transcript.messages) : undefined;

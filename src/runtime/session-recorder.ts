@@ -102,6 +102,10 @@ export class SessionRecorder {
         mine((event) => this.turnEnd(event)),
       ),
       bus.on(
+        'compaction_end',
+        mine((event) => this.compaction(event)),
+      ),
+      bus.on(
         'agent_start',
         mine((event) => this.run(event, true)),
       ),
@@ -238,6 +242,12 @@ export class SessionRecorder {
       usage: event.usage,
       t: event.time,
     });
+  }
+
+  /** The view a compaction made: a resume sends it instead of the uncompacted history. */
+  private compaction(event: AgentEventOf<'compaction_end'>): void {
+    const view = this.env.context.compactedView;
+    if (view) this.sink.add({ k: 'compaction', s: event.seq, a: event.agentId, ...view });
   }
 
   private run(event: AgentEvent, running: boolean): void {

@@ -11,6 +11,7 @@ import {
 } from '../protocol/index.js';
 import {
   type ApprovalRecord,
+  type CompactionRecord,
   type InputRecord,
   JournalError,
   type JournalRecord,
@@ -23,6 +24,8 @@ import { type Journaled, nothingJournaled } from './session-recorder.js';
 
 /** One agent's journal, read back: what a resume restores and what its workers answer from. */
 export class AgentJournal implements Recording {
+  /** The last compaction's view: a resumed agent sends what the projection made, not the whole history. */
+  compaction?: CompactionRecord;
   /** The history, message by message, as journaled (references resolved). */
   readonly messages: Message[] = [];
   private readonly turnOf: number[] = [];
@@ -140,6 +143,9 @@ export class AgentJournal implements Recording {
         break;
       case 'snapshot':
         this.snapshot = record;
+        break;
+      case 'compaction':
+        this.compaction = record;
         break;
       case 'session':
         break;

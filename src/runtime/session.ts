@@ -213,6 +213,7 @@ export class Session {
     addUsage(env.totalUsage, journal.usageOf(count));
     env.turnUsage = journal.usageOf(count, context.turn);
     env.bus.continueAt(journal.lastSeq);
+    if (journal.compaction) env.context.restoreView(journal.compaction, env.transcript.messages);
   }
 
   private resume(actor: AgentActorRef, context: AgentContext): void {

@@ -13,6 +13,7 @@ import {
 import {
   type AnyTool,
   describeIssues,
+  type FinishedOutput,
   groupCalls,
   type NormalizedOutput,
   type ToolContext,
@@ -53,9 +54,11 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
         break;
       case 'EXECUTE': {
         const { hooks } = env.settings;
+        // Identical calls of one answer run once: their twins share the result (see addTwins). Not with gates: a
+        // gate may hold back the one that runs, and its twins would wait for a result that never comes.
         const running = hooks?.gates
-          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply)
-          : execute(env, request.batch, request.calls, outbox);
+          ? (env.toolResults.dedupe([]), gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply))
+          : execute(env, request.batch, env.toolResults.dedupe(request.calls), outbox);
         running.catch((error: unknown) => {
           // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
           // still get an answer (the machine takes it only for calls still open), or the batch would never end.
@@ -131,7 +134,7 @@ async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): P
   return { type: 'AUTHORIZED', batch, decisions };
 }
 
-async function execute(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: Outbox): Promise<void> {
+async function execute(env: AgentEnv, batch: number, calls: readonly ToolCallPart[], outbox: Outbox): Promise<void> {
   if (calls.length === 0) return;
   const toolBatch = env.toolBatch;
   // The usual batch, one call: no grouping.
@@ -235,6 +238,7 @@ async function runTool(
   if (recorded) {
     // Its result is in the session's journal (or it was running when the process died): it does not run again.
     outbox.add({ batch, call, outcome: { result: recorded, terminate: false }, startedAt, toolBatch });
+    addTwins(env, batch, call, { result: recorded, terminate: false }, startedAt, toolBatch, outbox);
     return;
   }
   const ctx = new CallContext(env, call, toolBatch);
@@ -261,7 +265,27 @@ async function runTool(
     ctx.settle();
   }
   if (toolBatch.aborted) return; // closed by an interrupt: its "interrupted" result already stands
-  outbox.add({ batch, call, outcome, startedAt, toolBatch });
+  const finished = env.toolResults.finish(call, outcome, env.turn);
+  if (finished.result !== outcome.result) env.offerResultReader();
+  outbox.add({ batch, call, outcome: finished, startedAt, toolBatch });
+  addTwins(env, batch, call, finished, startedAt, toolBatch, outbox);
+}
+
+/** Calls identical to `call` in the same answer did not run: each gets its result, under its own id. */
+function addTwins(
+  env: AgentEnv,
+  batch: number,
+  call: ToolCallPart,
+  outcome: FinishedOutput,
+  startedAt: number,
+  toolBatch: ToolBatch,
+  outbox: Outbox,
+): void {
+  for (const twin of env.toolResults.twinsOf(call, outcome)) {
+    if (env.bus.wants('tool_execution_start'))
+      env.emit({ type: 'tool_execution_start', ...env.describeCall(twin.call) });
+    outbox.add({ batch, call: twin.call, outcome: twin.outcome, startedAt, toolBatch });
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -331,7 +355,7 @@ function updater(ctx: CallContext): (partial: JsonValue) => void {
 interface Finished {
   batch: number;
   call: ToolCallPart;
-  outcome: NormalizedOutput;
+  outcome: FinishedOutput;
   startedAt: number;
   toolBatch: ToolBatch;
 }
@@ -400,7 +424,9 @@ class Outbox {
           durationMs: performance.now() - startedAt,
         });
       }
-      results.push({ toolCallId: call.id, result: outcome.result, terminate: outcome.terminate });
+      const entry: ToolResultEntry = { toolCallId: call.id, result: outcome.result, terminate: outcome.terminate };
+      if (outcome.halt) entry.halt = true;
+      results.push(entry);
     }
     if (results.length > 0) this.reply({ type: 'TOOL_RESULTS', batch, results });
   }

@@ -30,7 +30,8 @@ export type JournalRecord =
   | SteerRecord
   | BatchRecord
   | TaskRecord
-  | NoticeRecord;
+  | NoticeRecord
+  | CompactionRecord;
 
 /** The first record of every journal. */
 export interface HeaderRecord {
@@ -207,6 +208,19 @@ export interface NoticeRecord {
   k: 'notice';
   a: string;
   taskId: string;
+}
+
+/**
+ * A compaction of agent `a`'s context: what is sent from now on replaces stored messages before `base` by the first
+ * prompt (stored index `first`, when kept) and the `note`. The stored history itself is never rewritten.
+ */
+export interface CompactionRecord {
+  k: 'compaction';
+  s: number;
+  a: string;
+  base: number;
+  first?: number;
+  note: UserMessage;
 }
 
 export class JournalError extends Error {

@@ -30,4 +30,8 @@ export {
   ToolDefinitionError,
   ToolRegistry,
 } from './registry.js';
+export { callKey, dedupeCalls, RepetitionCounter, type RepetitionLadder } from './repetition.js';
+export { ResultBudget } from './result-budget.js';
+export { checkSkills, loadSkills, type Skill, skillsIndex, skillTool } from './skills.js';
 export { parseStructuredAnswer } from './structured.js';
+export { type FinishedOutput, type ToolResultOptions, ToolResults } from './tool-results.js';

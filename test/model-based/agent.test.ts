@@ -187,12 +187,21 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
     events.push({ type: 'APPROVE', toolCallId: 'unknown' });
   }
   if (is(snapshot, { running: { turn: { step: { tools: 'executing' } } } })) {
-    for (const s of c.calls.filter((x) => x.status === 'open')) {
+    const open = c.calls.filter((x) => x.status === 'open');
+    for (const s of open) {
       const toolCallId = s.call.id;
       events.push(
         { type: 'TOOL_RESULTS', batch, results: [{ toolCallId, result: result(toolCallId), terminate: false }] },
         { type: 'TOOL_RESULTS', batch, results: [{ toolCallId, result: result(toolCallId), terminate: true }] },
       );
+      // The repetition ladder's stop (the runtime's `halt`), on a batch's last open call only: the graph stays small.
+      if (open.length === 1) {
+        events.push({
+          type: 'TOOL_RESULTS',
+          batch,
+          results: [{ toolCallId, result: result(toolCallId), terminate: false, halt: true }],
+        });
+      }
     }
     events.push({
       type: 'TOOL_RESULTS',
@@ -238,7 +247,8 @@ function serializeState(snapshot: Snapshot): string {
     calls: c.calls.map((s) => `${s.status}${s.terminate ? '+t' : ''}${s.result?.isError ? '+e' : ''}`),
     output: c.current?.expectsOutput ?? null,
     attempts: c.outputAttempts,
-    stop: c.stopReason ?? null,
+    // A repetition stop ends the turn like any other stop: nothing after it depends on which one it was.
+    stop: c.stopReason === 'repetition' ? 'completed' : (c.stopReason ?? null),
     error: c.error?.code ?? null,
     supervising: c.supervising,
     compacted: c.compactedAt?.turn === c.turn && c.compactedAt.step === c.step,
@@ -439,7 +449,8 @@ function explore(wakeOnNotification: boolean) {
 
 describe('model-based: the agent machine', () => {
   it('replays a path through every abstract transition on the real actor, with the invariants holding', {
-    timeout: 180_000,
+    // ~4,400 abstract states: up to five minutes when the shared 2-core machine is loaded.
+    timeout: 420_000,
   }, () => {
     const allTransitions = transitionList(agentMachine).map((t) => t.key);
     const allStates = stateIds(agentMachine);

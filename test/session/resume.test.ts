@@ -83,7 +83,8 @@ describe('sessions: journal and resume', () => {
     const quick = defineTool({
       name: 'quick',
       description: 'q',
-      schema: z.object({}),
+      // Different arguments: identical calls in one answer would run once.
+      schema: z.object({ n: z.number() }),
       execute: () => `quick ${++runs.quick}`,
     });
     const slow = defineTool({
@@ -109,7 +110,7 @@ describe('sessions: journal and resume', () => {
       },
     });
     const script = byHistory([
-      { toolCalls: [{ name: 'quick' }, { name: 'quick' }, { name: 'slow' }] },
+      { toolCalls: [{ name: 'quick', args: { n: 1 } }, { name: 'quick', args: { n: 2 } }, { name: 'slow' }] },
       { toolCalls: [{ name: 'safe' }] },
       { text: 'done' },
     ]);
