@@ -8,6 +8,7 @@ import { W2 } from './workloads/w2.js';
 import { W3 } from './workloads/w3.js';
 import { W4 } from './workloads/w4.js';
 import { W5 } from './workloads/w5.js';
+import { W6 } from './workloads/w6.js';
 import { W7 } from './workloads/w7.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds workloads of different sizes.
@@ -23,6 +24,7 @@ register(W2);
 register(W3);
 register(W4);
 register(W5);
+register(W6);
 register(W7);
 
 /** The implementations of a workload, in table order (the order of its `impls`). */
