@@ -211,13 +211,18 @@ export const agentMachine = setup({
 
     enqueue: assign({ queue: ({ context, event }) => [...context.queue, command<'PROMPT'>(event).input] }),
     inject: assign({
-      injections: ({ context, event }) => [...context.injections, command<'STEER' | 'NOTIFY'>(event).message],
+      injections: ({ context, event }) => {
+        const injected = command<'STEER' | 'NOTIFY'>(event);
+        return injected.type === 'NOTIFY'
+          ? [...context.injections, ...injected.messages]
+          : [...context.injections, injected.message];
+      },
     }),
-    /** An idle agent woken by a notification: the notification (and anything else waiting) opens the turn. */
+    /** An idle agent woken by notifications: they (and anything else waiting) open the turn, together. */
     wakeWithNotification: assign(({ context, event }) => {
-      const { inputId, message } = command<'NOTIFY'>(event);
+      const { inputId, messages } = command<'NOTIFY'>(event);
       return {
-        queue: [...context.queue, { inputId, messages: [...context.injections, message], expectsOutput: false }],
+        queue: [...context.queue, { inputId, messages: [...context.injections, ...messages], expectsOutput: false }],
         injections: [],
       };
     }),

@@ -78,7 +78,8 @@ export interface AgentContext {
 export type AgentCommand =
   | { type: 'PROMPT'; input: TurnInput }
   | { type: 'STEER'; message: UserMessage }
-  | { type: 'NOTIFY'; message: UserMessage; inputId: string }
+  /** Background results due together (one model call answers them all); `inputId` names the turn they may open. */
+  | { type: 'NOTIFY'; messages: UserMessage[]; inputId: string }
   | { type: 'INTERRUPT' }
   | { type: 'APPROVE'; toolCallId: string }
   | { type: 'DENY'; toolCallId: string; reason?: string }

@@ -33,6 +33,7 @@ import {
   unregisterEnv,
 } from './env.js';
 import { HistoryArchive } from './history-archive.js';
+import { NotificationOutbox } from './notification-outbox.js';
 import { SubagentProfiles } from './subagent-profiles.js';
 import {
   SpawnRefused,
@@ -118,6 +119,7 @@ export class Tree implements SubagentHost {
   private readonly approvals: ApprovalRouting;
   private readonly usageAccounts: TreeUsage;
   private readonly kept: KeptAgents;
+  private readonly outbox = new NotificationOutbox();
   /** Configs of members (`supervisor.agent()`) waiting to be spawned. */
   private readonly pendingMembers = new Map<string, { settings: AgentSettings; messages?: readonly Message[] }>();
   private rootOwnerId?: string;
@@ -516,7 +518,8 @@ export class Tree implements SubagentHost {
       usage,
       ...(error ? { error } : {}),
     });
-    if (record.background) {
+    if (!record.background) return;
+    const delivered = () => {
       this.bus.publish(owner.origin, {
         type: 'notification',
         taskId: record.taskId,
@@ -527,7 +530,16 @@ export class Tree implements SubagentHost {
       });
       owner.openBackground--;
       if (owner instanceof TreeNode) this.checkFinished(owner);
-    }
+    };
+    // An agent has its results when its NOTIFY arrives (see NotificationOutbox); a root supervisor's caller at once.
+    if (owner instanceof TreeNode)
+      this.outbox.settled(
+        owner.id,
+        () => (owner.released ? undefined : owner.ref),
+        `notify.${record.taskId}`,
+        delivered,
+      );
+    else delivered();
   }
 
   /**
@@ -568,10 +580,9 @@ export class Tree implements SubagentHost {
   }
 
   /** Delivers a background result to its owner, an agent (a root supervisor's tasks notify nobody). */
-  notifyOwner(ownerId: string, notify: OwnerNotify): void {
-    const owner = this.nodes.node(ownerId);
-    const ref = owner?.ref;
-    if (owner && !owner.released && ref?.getSnapshot().status === 'active') ref.send(notify);
+  notifyOwner(_ownerId: string, notify: OwnerNotify): void {
+    // It joins the owner's next NOTIFY, with the other results due (NotificationOutbox).
+    this.outbox.notify(notify.inputId, notify.message);
   }
 
   /**
@@ -617,6 +628,7 @@ export class Tree implements SubagentHost {
     }
     this.nodes.clear();
     this.tasks.closeAll();
+    this.outbox.close();
   }
 
   /**

@@ -37,7 +37,7 @@ const steer: AgentMachineEvent = {
 const notify: AgentMachineEvent = {
   type: 'NOTIFY',
   inputId: 'n1',
-  message: { role: 'user', content: [{ type: 'text', text: 'done' }], source: 'notification' },
+  messages: [{ role: 'user', content: [{ type: 'text', text: 'done' }], source: 'notification' }],
 };
 
 function start(input: Partial<Parameters<typeof initialTransition<typeof agentMachine>>[1]> = {}) {
@@ -178,6 +178,27 @@ describe('idle', () => {
     expect(actions[0]).toBe('startRun');
     expect(snapshot.context.current).toMatchObject({ inputId: 'n1', expectsOutput: false });
     expect(snapshot.context.current?.messages[0]?.source).toBe('notification');
+  });
+
+  it('NOTIFY with several notifications opens one turn with all of them, or injects all of them at once', () => {
+    const three: AgentMachineEvent = {
+      type: 'NOTIFY',
+      inputId: 'n1',
+      messages: ['a', 'b', 'c'].map((text) => ({
+        role: 'user' as const,
+        content: [{ type: 'text' as const, text }],
+        source: 'notification' as const,
+      })),
+    };
+    const [woken] = drive(start()[0], three);
+    expect(stateOf(woken)).toBe(MODEL);
+    expect(woken.context.current?.messages.map((m) => m.source)).toEqual([
+      'notification',
+      'notification',
+      'notification',
+    ]);
+    const [held] = drive(woken, three);
+    expect(held.context.injections).toHaveLength(3);
   });
 
   it('NOTIFY does not wake an agent with wakeOnNotification: false', () => {

@@ -94,7 +94,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
     input: { inputId: `in.${expectsOutput ? 'o' : 'p'}`, messages: [user('do it')], expectsOutput },
   });
   const steer: AgentMachineEvent = { type: 'STEER', message: user('also this', 'steer') };
-  const notify: AgentMachineEvent = { type: 'NOTIFY', inputId: 'n.1', message: user('child done', 'notification') };
+  const notify: AgentMachineEvent = { type: 'NOTIFY', inputId: 'n.1', messages: [user('child done', 'notification')] };
   if (is(snapshot, 'idle')) {
     events.push(prompt(false), prompt(true), notify, { type: 'INTERRUPT' });
     if (c.injections.length === 0) events.push(steer);
