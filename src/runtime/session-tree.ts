@@ -108,6 +108,8 @@ export class TreeJournal implements TreeObserver {
     const held = [...context.injections, ...context.queue.flatMap((input) => input.messages)];
     if (context.current) held.push(...context.current.messages);
     for (const message of held) for (const taskId of notifiedTasks(message)) waiting.add(taskId);
+    // Owed together, so given together: one NOTIFY, one model call (see NotificationOutbox).
+    const owed: { inputId: string; message: UserMessage }[] = [];
     for (const batch of this.batches.values()) {
       if (batch.a !== owner.id || !batch.background) continue;
       for (const task of batch.tasks) {
@@ -119,9 +121,11 @@ export class TreeJournal implements TreeObserver {
           settled.status ?? 'completed',
           settled.text ?? '',
         );
-        actor.send({ type: 'NOTIFY', message, inputId: `notify.${task.taskId}` });
+        owed.push({ inputId: `notify.${task.taskId}`, message });
       }
     }
+    const first = owed[0];
+    if (first) actor.send({ type: 'NOTIFY', messages: owed.map((o) => o.message), inputId: first.inputId });
   }
 
   /** Tasks of the tree that have not settled. */

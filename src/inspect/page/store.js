@@ -118,8 +118,9 @@ function detailOf(event) {
     case 'PROMPT':
       return short(textOfMessage(event.input?.messages?.[0]));
     case 'STEER':
-    case 'NOTIFY':
       return short(textOfMessage(event.message));
+    case 'NOTIFY':
+      return short((event.messages ?? []).map(textOfMessage).join(' | '));
     case 'MODEL_DONE':
       return short(`${event.message?.stopReason ?? ''} ${textOfMessage(event.message)}`);
     case 'MODEL_ERROR':
