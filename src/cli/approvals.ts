@@ -5,6 +5,8 @@
 import { createInterface } from 'node:readline';
 
 export type Answer = 'yes' | 'no' | 'always';
+/** The call was answered somewhere else (the inspector's page) before anyone typed here. */
+export type Outcome = Answer | 'elsewhere';
 
 export interface Input extends NodeJS.EventEmitter {
   isTTY?: boolean;
@@ -19,6 +21,12 @@ function parse(text: string): Answer | undefined {
   if (t === 'n' || t === 'no') return 'no';
   if (t === 'a' || t === 'always') return 'always';
   return undefined;
+}
+
+/** One question: whether it is settled, and how to stop it waiting for input. */
+interface Question {
+  settled: boolean;
+  cancel?: () => void;
 }
 
 export class Approvals {
@@ -43,11 +51,25 @@ export class Approvals {
     }
   }
 
-  /** Asks `question` (already printed by the caller's `show`) and resolves with the answer. */
-  ask(show: () => void): Promise<Answer> {
-    const next = this.queue.then(async () => {
+  /**
+   * Asks `question` (printed by the caller's `show`) and resolves with the answer, or with `elsewhere` once
+   * `answered` settles first: a question not shown yet is then skipped, one on the screen stops waiting.
+   */
+  ask(show: () => void, answered?: Promise<unknown>): Promise<Outcome> {
+    const question: Question = { settled: false };
+    const elsewhere = answered?.then((): Outcome => {
+      if (!question.settled) question.cancel?.();
+      question.settled = true;
+      return 'elsewhere';
+    });
+    const next = this.queue.then(async (): Promise<Outcome> => {
+      if (question.settled) return 'elsewhere';
       show();
-      return this.input.isTTY ? this.key() : this.line();
+      const typed = (this.input.isTTY ? this.key(question) : this.line(question)).then((answer) => {
+        question.settled = true;
+        return answer;
+      });
+      return elsewhere ? Promise.race([typed, elsewhere]) : typed;
     });
     this.queue = next.catch(() => undefined);
     return next;
@@ -66,7 +88,11 @@ export class Approvals {
     } else if (line !== undefined) this.lines.push(line);
   }
 
-  private async line(): Promise<Answer> {
+  private async line(question: Question): Promise<Answer> {
+    // Answered elsewhere: stop waiting for a line, so the next one goes to the next question.
+    question.cancel = () => {
+      this.waiting = undefined;
+    };
     for (;;) {
       const line =
         this.lines.shift() ??
@@ -77,7 +103,7 @@ export class Approvals {
     }
   }
 
-  private key(): Promise<Answer> {
+  private key(question: Question): Promise<Answer> {
     return new Promise((resolve) => {
       this.input.setRawMode?.(true);
       this.input.resume();
@@ -99,6 +125,8 @@ export class Approvals {
         this.input.setRawMode?.(false);
         this.input.pause();
       };
+      // Answered elsewhere: stop reading keys; the answer given elsewhere settles the question.
+      question.cancel = done;
       this.input.on('data', onData);
     });
   }

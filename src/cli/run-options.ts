@@ -17,6 +17,10 @@ const MODEL_OPTIONS = `  -C, --cwd <dir>       the folder to work in (default: t
                         from the folder on its own, since a config names commands to run
       --max-steps <n>   model calls per turn (default 40)
       --json            print every event as a JSON line (and the result last)
+      --inspect         stream the run to the offline inspector, whose page can answer its questions, steer and
+                        interrupt it: the one TROUPE_INSPECT names (a troupe inspect left running), else one served
+                        for this run (its page address is printed first; it closes when the run ends)
+      --inspect=<url>   the same, to the inspector at that ws:// address (what troupe inspect prints)
       --sessions-dir <dir>  where sessions are kept (default: TROUPE_SESSIONS_DIR, else .troupe/sessions in the
                         folder; troupe adds a .gitignore there so git and the agent's search tools skip it)`;
 
@@ -64,6 +68,8 @@ export interface RunOptions {
   json: boolean;
   maxSteps: number;
   mcpConfig?: string;
+  /** `--inspect` (true) or `--inspect=<url>`. */
+  inspect?: true | string;
   /** The session to record in; `id` undefined: a new one. */
   session?: { dir: string; id?: string };
   /** What the session remembers of this run, for a later resume or replay. */
@@ -88,9 +94,26 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
+/** `--<name>=<value>` taken out of the arguments, for a flag that is also used alone (its value is never the next word). */
+function takeValue(args: string[], name: string): { rest: string[]; value?: string } {
+  let value: string | undefined;
+  const rest = args.filter((arg) => {
+    if (!arg.startsWith(`--${name}=`)) return true;
+    value = arg.slice(name.length + 3);
+    const what = name === 'session' ? 'id' : 'url';
+    if (!value) throw new UsageError(`--${name}=<${what}>: the ${what} is empty`);
+    return false;
+  });
+  return value === undefined ? { rest } : { rest, value };
+}
+
 function parseCommandLine(args: string[], extra: { session?: { type: 'boolean' } } = {}) {
   try {
-    return parseArgs({ args, allowPositionals: true, options: { ...OPTIONS, ...extra } });
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...OPTIONS, ...extra, inspect: { type: 'boolean' } },
+    });
   } catch (error) {
     // Node's message goes on about positionals after '--': its first sentence is the one that matters.
     throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
@@ -128,15 +151,15 @@ function modelOf(values: Values, io: Env, saved?: RunSettings): { model: Model; 
   return { model, settings: { offline: false, provider: model.provider, model: model.id } };
 }
 
+function inspectOf(flag: boolean | undefined, url: string | undefined): { inspect?: true | string } {
+  if (url !== undefined) return { inspect: url };
+  return flag ? { inspect: true } : {};
+}
+
 /** `troupe run`: `--session` alone or `--session=<id>` (an id is never taken from the next word: that is the task). */
 export function parseRun(args: string[], io: Env): RunOptions | 'help' {
-  let sessionId: string | undefined;
-  const rest = args.filter((arg) => {
-    if (!arg.startsWith('--session=')) return true;
-    sessionId = arg.slice('--session='.length);
-    if (!sessionId) throw new UsageError('--session=<id>: the id is empty');
-    return false;
-  });
+  const { rest: withoutSession, value: sessionId } = takeValue(args, 'session');
+  const { rest, value: inspectUrl } = takeValue(withoutSession, 'inspect');
   const { values, positionals } = parseCommandLine(rest, { session: { type: 'boolean' } });
   if (values.help) return 'help';
   const task = positionals.join(' ').trim();
@@ -154,6 +177,7 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
     mode,
     json: values.json === true,
     maxSteps,
+    ...inspectOf(values.inspect, inspectUrl),
     ...(mcpConfig ? { mcpConfig } : {}),
     ...(recorded
       ? {
@@ -169,7 +193,8 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
 
 /** `troupe resume [<id>] ["<task>"]`: the session's own settings, overridden by any flag given again. */
 export function parseResume(args: string[], io: Env): RunOptions | 'help' {
-  const { values, positionals } = parseCommandLine(args);
+  const { rest, value: inspectUrl } = takeValue(args, 'inspect');
+  const { values, positionals } = parseCommandLine(rest);
   if (values.help) return 'help';
   if (positionals.length > 2) throw new UsageError('too many arguments: troupe resume [<id>] ["<task>"]');
   const [id, task] = positionals;
@@ -190,6 +215,7 @@ export function parseResume(args: string[], io: Env): RunOptions | 'help' {
     mode,
     json: values.json === true,
     maxSteps,
+    ...inspectOf(values.inspect, inspectUrl),
     ...(mcpConfig ? { mcpConfig } : {}),
     session: { dir, id: chosen },
     settings: { folder, offline: false, ...settings, mode, maxSteps, ...(mcpConfig ? { mcpConfig } : {}) },

@@ -10,7 +10,8 @@ import type { ToolTraits } from '../permissions/types.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../tools/builtin/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { describeCall } from './agent-rows.js';
-import { type Answer, Approvals, type Input } from './approvals.js';
+import { Approvals, type Input, type Outcome } from './approvals.js';
+import { type Inspection, openInspection } from './inspection.js';
 import { UsageError } from './model-choice.js';
 import { parseResume, parseRun, RESUME_USAGE, RUN_USAGE, type RunOptions } from './run-options.js';
 import { type RunSettings, saveSettings, sessionStore } from './session-files.js';
@@ -85,11 +86,15 @@ async function execute(options: RunOptions, io: RunIO): Promise<number> {
   const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
   const workspace = await createWorkspaceTools({ roots: options.folder });
   let session: Session | undefined;
+  let inspection: Inspection | undefined;
   try {
+    inspection = options.inspect ? await openInspection(options.inspect, io.env) : undefined;
     session = options.session ? openSession(options.session, options.settings) : undefined;
-    return await runAgent(options, [...workspace.tools, ...(mcp?.tools ?? [])], workspace, io, session);
+    const tools = [...workspace.tools, ...(mcp?.tools ?? [])];
+    return await runAgent(options, tools, workspace, io, session, inspection);
   } finally {
     session?.close();
+    await inspection?.close();
     await workspace.close();
     await mcp?.close();
   }
@@ -126,6 +131,7 @@ async function runAgent(
   workspace: WorkspaceTools,
   io: RunIO,
   session: Session | undefined,
+  inspection: Inspection | undefined,
 ): Promise<number> {
   const traits = new Map<string, ToolTraits>(tools.map((tool) => [tool.name, tool]));
   const permissions = new Permissions({ mode: options.mode, cwd: options.folder });
@@ -137,6 +143,7 @@ async function runAgent(
     system: system(options.folder, session === undefined),
     maxSteps: options.maxSteps,
     permissions,
+    ...(inspection ? { inspect: inspection.connection.inspect } : {}),
     // A session's journal covers one agent until sessions record supervisor trees: a session run has no subagents.
     ...(session ? { session } : { subagents: { concurrency: 4, maxDepth: 2 } }),
   });
@@ -145,6 +152,15 @@ async function runAgent(
     : io.stdout.isTTY
       ? new LiveView(io.stdout, agent.id, options.model.id)
       : new PlainView(io.stdout, agent.id, options.model.id);
+  if (inspection) {
+    // The page's commands (approve, deny, steer, interrupt) go through the agent's public methods.
+    inspection.connection.attach(agent);
+    view.note(
+      inspection.pageUrl
+        ? `inspector: open ${inspection.pageUrl}`
+        : `inspector: streaming to ${inspection.joined ?? 'the inspector'}`,
+    );
+  }
   if (session) view.note(`${resuming ? 'resuming' : 'session'} ${session.id}`);
   let interrupts = 0;
   const interrupt = () => {
@@ -171,16 +187,19 @@ async function runAgent(
 
   async function answer(event: AgentEventOf<'approval_requested'>): Promise<void> {
     const what = `${event.agentId} wants to run ${describeCall(event)}`;
-    const reply: Answer = await approvals.ask(() => {
+    const settled = settledElsewhere(agent, event.toolCallId);
+    const reply: Outcome = await approvals.ask(() => {
       view.pause();
       io.stdout.write(
         options.json
           ? `${JSON.stringify({ type: 'question', toolCallId: event.toolCallId, agentId: event.agentId, text: `${what}? y / n / a` })}\n`
           : `? ${what} — [y]es / [n]o / [a]lways: `,
       );
-    });
-    if (!options.json) io.stdout.write(`${reply}\n`);
+    }, settled.promise);
+    settled.off();
+    if (!options.json) io.stdout.write(`${reply === 'elsewhere' ? 'answered elsewhere' : reply}\n`);
     view.resume();
+    if (reply === 'elsewhere') return;
     if (reply === 'no') {
       agent.deny(event, 'The user declined this call.');
       return;
@@ -211,6 +230,32 @@ async function runAgent(
     view.finish(result, agent.subtreeUsage);
     await agent.stop();
   }
+}
+
+/**
+ * Settles when a call waiting for approval stops waiting without us (the inspector's page answered it, or an
+ * interrupt closed it): it starts running, or its result joins the history.
+ */
+function settledElsewhere(agent: Agent, toolCallId: string): { promise: Promise<void>; off(): void } {
+  const offs: Array<() => void> = [];
+  const off = () => {
+    for (const stop of offs.splice(0)) stop();
+  };
+  const promise = new Promise<void>((resolve) => {
+    const done = () => {
+      off();
+      resolve();
+    };
+    offs.push(
+      agent.on('tool_execution_start', (e) => e.toolCallId === toolCallId && done(), { subtree: true }),
+      agent.on(
+        'message_end',
+        (e) => e.message.role === 'tool' && e.message.content.some((r) => r.toolCallId === toolCallId) && done(),
+        { subtree: true },
+      ),
+    );
+  });
+  return { promise, off };
 }
 
 /** A resumed turn's outcome, as `prompt()` would have given it. */

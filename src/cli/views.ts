@@ -115,13 +115,23 @@ export class PlainView implements View {
   note(line: string): void {
     this.line(line);
   }
-  pause(): void {}
-  resume(): void {}
+  /** A question is on its line: what happens meanwhile waits below it, not in the middle of it. */
+  pause(): void {
+    this.held ??= [];
+  }
+  resume(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    for (const text of held) this.line(text);
+  }
   finish(result: RunResult | undefined, total?: Usage): void {
+    this.resume();
     this.line(`done: ${summary(result, this.model, total)}`);
   }
+  private held: string[] | undefined;
   private line(text: string): void {
-    this.out.write(`${text}\n`);
+    if (this.held) this.held.push(text);
+    else this.out.write(`${text}\n`);
   }
 }
 
