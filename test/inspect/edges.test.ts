@@ -1,6 +1,6 @@
 /** The inspector's refusals and corner cases: malformed commands, odd machines, closed doors. */
 import { request } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { assign, createMachine, setup } from 'xstate';
 import { connectInspector, startInspectorServer, toMermaid, toStudioJSON } from '../../src/index.js';
@@ -288,13 +288,17 @@ describe('closed doors', () => {
     const lines: string[] = [];
     const log = console.log;
     console.log = (line: string) => lines.push(line);
+    // A command that finished exits with its code (a run may leave a reader or a timer behind): caught here.
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
     try {
       process.argv = ['node', 'troupe', 'help'];
       await import('../../src/cli/index.js');
-      await new Promise((resolve) => setImmediate(resolve));
+      await vi.waitFor(() => expect(exit).toHaveBeenCalled());
+      expect(exit).toHaveBeenCalledWith(0);
     } finally {
       process.argv = saved;
       console.log = log;
+      exit.mockRestore();
     }
     expect(lines[0]).toMatch(/^Usage: troupe <command>/);
   });
