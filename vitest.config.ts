@@ -6,6 +6,9 @@ export default defineConfig({
     // test/check/fixtures holds deliberately broken trees that the check tests feed to the tools, never tests.
     exclude: [...configDefaults.exclude, 'test/check/fixtures/**'],
     testTimeout: 20_000,
+    // Every test process dies of any unhandled rejection (issue 11: no promise the runtime starts may reject
+    // unhandled), so the whole suite proves it, not only the odd-throw cases.
+    execArgv: ['--unhandled-rejections=strict'],
     // `npm test` runs `vitest run --coverage`, so CI prints this table and fails under the thresholds;
     // `npx vitest run <file>` (no --coverage) stays quick while working on one suite.
     coverage: {

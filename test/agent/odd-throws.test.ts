@@ -21,6 +21,10 @@ describe('under --unhandled-rejections=strict', () => {
     expect(child.stdout).toContain(`${oddThrowCases.length} odd-throw cases passed`);
     expect(child.status).toBe(0);
   }, 150_000);
+
+  it('the whole suite runs that way too (vitest.config.ts gives every test process the flag)', () => {
+    expect(process.execArgv).toContain('--unhandled-rejections=strict');
+  });
 });
 
 describe('an actor that stops on an error', () => {
