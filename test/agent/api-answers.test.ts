@@ -72,7 +72,7 @@ describe('an approval nobody answers', () => {
       timeout: 60_000,
     });
     expect(child.stderr).toMatch(
-      /\[troupe\] the process is exiting while 1 tool call\(s\) wait for approval: call_w \(agent agent_\w+\)/,
+      /\[troupe\] the process is exiting while 1 tool call\(s\) wait for approval: call_w \(agent agent_[\w-]+\)/,
     );
     expect(child.status).toBe(13); // Node's code for a top-level await that never settled
   });
