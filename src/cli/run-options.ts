@@ -170,8 +170,26 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
   const folder = path.resolve(io.cwd, values.cwd ?? '.');
   const mcpConfig = values['mcp-config'] ? path.resolve(io.cwd, values['mcp-config']) : undefined;
   const recorded = (values as { session?: boolean }).session === true || sessionId !== undefined;
+  const session = recorded
+    ? { dir: sessionsDir(folder, values['sessions-dir'], io.env, io.cwd), ...(sessionId ? { id: sessionId } : {}) }
+    : undefined;
+  return runOptions({ task, folder, model, settings, mode, maxSteps, mcpConfig, session }, values, inspectUrl);
+}
+
+/** What `run` and `resume` both build once their own flags (and, for resume, the saved settings) are read. */
+function runOptions(
+  chosen: Pick<RunOptions, 'folder' | 'model' | 'mode' | 'maxSteps'> & {
+    task?: string;
+    settings: Partial<RunSettings>;
+    mcpConfig: string | undefined;
+    session: RunOptions['session'];
+  },
+  values: Values,
+  inspectUrl: string | undefined,
+): RunOptions {
+  const { task, folder, model, settings, mode, maxSteps, mcpConfig, session } = chosen;
   return {
-    task,
+    ...(task ? { task } : {}),
     folder,
     model,
     mode,
@@ -179,14 +197,7 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
     maxSteps,
     ...inspectOf(values.inspect, inspectUrl),
     ...(mcpConfig ? { mcpConfig } : {}),
-    ...(recorded
-      ? {
-          session: {
-            dir: sessionsDir(folder, values['sessions-dir'], io.env, io.cwd),
-            ...(sessionId ? { id: sessionId } : {}),
-          },
-        }
-      : {}),
+    ...(session ? { session } : {}),
     settings: { folder, offline: false, ...settings, mode, maxSteps, ...(mcpConfig ? { mcpConfig } : {}) },
   };
 }
@@ -208,16 +219,11 @@ export function parseResume(args: string[], io: Env): RunOptions | 'help' {
   const { model, settings } = modelOf(values, io, saved);
   const mcpFlag = values['mcp-config'] ? path.resolve(io.cwd, values['mcp-config']) : undefined;
   const mcpConfig = mcpFlag ?? saved?.mcpConfig;
-  return {
-    ...(task?.trim() ? { task: task.trim() } : {}),
-    folder,
-    model,
-    mode,
-    json: values.json === true,
-    maxSteps,
-    ...inspectOf(values.inspect, inspectUrl),
-    ...(mcpConfig ? { mcpConfig } : {}),
-    session: { dir, id: chosen },
-    settings: { folder, offline: false, ...settings, mode, maxSteps, ...(mcpConfig ? { mcpConfig } : {}) },
-  };
+  const session = { dir, id: chosen };
+  const trimmed = task?.trim();
+  return runOptions(
+    { ...(trimmed ? { task: trimmed } : {}), folder, model, settings, mode, maxSteps, mcpConfig, session },
+    values,
+    inspectUrl,
+  );
 }
