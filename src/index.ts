@@ -90,6 +90,7 @@ export {
   type RunResult,
   type Schedule,
   type ScheduleOptions,
+  type ScheduleState,
   type Session,
   type SessionInfo,
   SessionManager,

@@ -123,10 +123,13 @@ function row(info: SessionInfo, dir: string): string[] {
   ];
 }
 
-/** Records compared without their sequence numbers and times, which a replay gives anew. */
+/**
+ * Records compared without their sequence numbers and times, which a replay gives anew; schedule facts are the
+ * timers', which a replay does not run.
+ */
 function comparable(records: readonly JournalRecord[]): string[] {
   return records
-    .filter((record) => record.k !== 'session')
+    .filter((record) => record.k !== 'session' && record.k !== 'schedule')
     .map((record) => {
       const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
       return JSON.stringify(rest);

@@ -133,7 +133,12 @@ export type AgentEventBody =
       toolName: string;
       count: number;
       level: 'note' | 'warn' | 'finish' | 'stop';
-    };
+    }
+  /**
+   * A schedule restored from a session found runs that fell due while no process ran it: `count` of them, the
+   * `first` and `last` due times (ms since the epoch). They are reported, never replayed.
+   */
+  | { type: 'schedule_missed'; scheduleId: string; cron: string; count: number; first: number; last: number };
 
 export type AgentEvent = AgentEventBody & EventBase;
 export type AgentEventType = AgentEvent['type'];

@@ -3,6 +3,7 @@ import type { ContextWindowState } from '../context/index.js';
 import type { Usage } from '../protocol/index.js';
 import type { EventBus } from './bus.js';
 import type { GoalView } from './goal.js';
+import type { ScheduleState } from './schedule-book.js';
 
 /** An agent at a glance: what `agent.getState()` returns, the same facts the inspector shows. */
 export interface AgentState {
@@ -23,6 +24,8 @@ export interface AgentState {
   usage: Usage;
   /** The goal being pursued (`agent.pursue`), and where its statechart stands. */
   goal?: GoalView;
+  /** Its schedules (`agent.schedule`, or restored from a session), when it has any. */
+  schedules?: ScheduleState[];
   /** The context window: tokens the next request would carry, the window's size, whether it compacts. */
   context: ContextWindowState;
 }
@@ -64,6 +67,7 @@ export function agentStateOf(
     children: ChildrenWatch | undefined;
     goal: GoalView | undefined;
     context: ContextWindowState;
+    schedules?: ScheduleState[] | undefined;
   },
 ): AgentState {
   const snapshot = actor.getSnapshot();
@@ -87,6 +91,7 @@ export function agentStateOf(
     context: facts.context,
   };
   if (facts.goal) state.goal = facts.goal;
+  if (facts.schedules?.length) state.schedules = facts.schedules;
   return state;
 }
 

@@ -41,7 +41,8 @@ import { HookRunner, type Hooks } from './hooks.js';
 import { LiveTools } from './live-tools.js';
 import { runtimeAgentMachine } from './machines.js';
 import { type RetryOptions, retryPolicy } from './retry.js';
-import { type Schedule, type ScheduleOptions, startSchedule } from './schedule.js';
+import type { Schedule, ScheduleOptions } from './schedule.js';
+import { ScheduleBook, type ScheduleJournal } from './schedule-book.js';
 import type { Session } from './session.js';
 import { type ApprovalTarget, type SupervisionOptions, Tree, type TreeNode } from './supervisor-tree.js';
 import { Transcript } from './transcript.js';
@@ -226,7 +227,7 @@ export class Agent<Output = unknown> {
   private readonly tree?: Tree;
   private readonly node?: TreeNode;
   private readonly detach?: () => void;
-  private readonly schedules = new Set<Schedule>();
+  private scheduleBook?: ScheduleBook;
   /** This agent's running subagents, for `getState()`; only agents that can have subagents keep one. */
   private readonly children?: ChildrenWatch;
   /** What `run()` builds its conversations from; absent on a handle bound to a spawned subagent. */
@@ -282,6 +283,8 @@ export class Agent<Output = unknown> {
     this.actor.subscribe({ error: (error) => this.failed(error) });
     this.actor.start();
     config.session?.attach(this.env, this.actor, this.tree);
+    const scheduleJournal = config.session?.scheduleJournal();
+    if (scheduleJournal) this.book(scheduleJournal).restore();
   }
 
   /** Runs one turn (queued behind any running one) and settles on its `turn_end`. */
@@ -364,12 +367,26 @@ export class Agent<Output = unknown> {
   /**
    * Prompts this agent at every time a cron expression names (`'0 9 * * 1-5'`: weekdays at nine), for recurring
    * background work. A run that falls due while the previous one still runs is skipped unless `overlap: 'queue'`.
+   * With a session attached the schedule is journaled, and restored when an agent is opened from the session.
    */
   schedule(cron: string, input: PromptInput, options?: ScheduleOptions): Schedule {
     if (this.stopping) throw new Error(`Agent ${this.id} is stopped`);
-    const schedule = startSchedule(cron, () => this.prompt(input), options);
-    this.schedules.add(schedule);
-    return schedule;
+    return this.book().add(cron, input, options);
+  }
+
+  /** The live schedules, those a session restored included. */
+  get schedules(): Schedule[] {
+    return this.scheduleBook?.list() ?? [];
+  }
+
+  private book(journal?: ScheduleJournal): ScheduleBook {
+    this.scheduleBook ??= new ScheduleBook(
+      this.id,
+      (input) => this.prompt(input),
+      (body) => this.bus.publish(this.env, body),
+      journal,
+    );
+    return this.scheduleBook;
   }
 
   /**
@@ -385,6 +402,7 @@ export class Agent<Output = unknown> {
       children: this.children,
       goal: this.goal?.view(),
       context: this.env.context.windowState(this.env.transcript.messages),
+      schedules: this.scheduleBook?.state(),
     });
   }
 
@@ -519,7 +537,7 @@ export class Agent<Output = unknown> {
   /** Interrupts the running turn (so the history stays valid), then stops the actor and its workers. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      for (const schedule of this.schedules) schedule.stop();
+      this.scheduleBook?.haltAll();
       this.children?.stop();
       if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
       // Subagents first: their running tasks are interrupted and settled, so every history stays valid.

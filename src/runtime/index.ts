@@ -32,6 +32,7 @@ export {
 export { LiveTools, type StepInfo, type ToolSelector } from './live-tools.js';
 export type { RetryOptions } from './retry.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
+export type { ScheduleState } from './schedule-book.js';
 export type { Session, SessionStatus } from './session.js';
 export {
   type ReplayResult,

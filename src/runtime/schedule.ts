@@ -1,6 +1,12 @@
 import { Cron } from 'croner';
+import { nanoid } from 'nanoid';
 
 export interface ScheduleOptions {
+  /**
+   * Names the schedule (default: a fresh id). With a session attached, code that declares its schedules at start-up
+   * gives each an id: declaring one again finds the schedule the session restored, instead of adding a second.
+   */
+  id?: string;
   /** An IANA time zone the cron expression is read in (default: the process's). */
   timezone?: string;
   /**
@@ -24,8 +30,12 @@ export interface MissedRuns {
   last: Date;
 }
 
-/** A recurring prompt; `stop()` ends it (stopping the agent ends all of its schedules). */
+/**
+ * A recurring prompt; `stop()` cancels it (journaled, when a session is attached: it is not restored). Stopping the
+ * agent ends all of its schedules without cancelling them: a session keeps them for the next process.
+ */
 export interface Schedule {
+  readonly id: string;
   readonly cron: string;
   /** Runs started so far. */
   readonly runs: number;
@@ -33,11 +43,26 @@ export interface Schedule {
   readonly skipped: number;
   /** Runs that fell due during downtime (see `since`). */
   readonly missed: number;
+  /** The report of those runs, when there were any. */
+  readonly missedRuns: MissedRuns | undefined;
   /** When the last run started. */
   readonly lastRunAt: Date | undefined;
   /** When the next run falls due, or undefined once stopped or exhausted. */
   next(): Date | undefined;
   stop(): void;
+}
+
+/** What the agent's schedule book hears of a schedule, to journal it; not part of the public options. */
+export interface ScheduleHooks {
+  /** A due time was handled: a run started, or was skipped behind a running one. */
+  onDue?(at: Date, outcome: 'ran' | 'skipped'): void;
+  /** `stop()` was called on the handle (a cancel, as opposed to `halt()` when the agent stops). */
+  onCancel?(): void;
+}
+
+/** The handle as the runtime holds it: `halt()` ends the timer without cancelling the schedule. */
+export interface ScheduleTimer extends Schedule {
+  halt(): void;
 }
 
 // setTimeout holds at most 2^31-1 ms (~24.8 days); a later run is reached by re-arming.
@@ -50,12 +75,17 @@ const MAX_MISSED_COUNTED = 100_000;
  * timer is ours, so that a run that falls due during the previous one can be skipped and the count of runs
  * missed during downtime can be taken from the same expression.
  */
-export function startSchedule(cron: string, run: () => Promise<unknown>, options: ScheduleOptions = {}): Schedule {
+export function startSchedule(
+  cron: string,
+  run: () => Promise<unknown>,
+  options: ScheduleOptions = {},
+  hooks: ScheduleHooks = {},
+): ScheduleTimer {
   const pattern = new Cron(cron, { paused: true, ...(options.timezone ? { timezone: options.timezone } : {}) });
   const overlap = options.overlap ?? 'skip';
   let runs = 0;
   let skipped = 0;
-  let missed = 0;
+  let missedRuns: MissedRuns | undefined;
   let lastRunAt: Date | undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let nextAt: Date | undefined;
@@ -63,11 +93,8 @@ export function startSchedule(cron: string, run: () => Promise<unknown>, options
   let running = 0;
 
   if (options.since) {
-    const report = countMissed(pattern, options.since, new Date());
-    if (report) {
-      missed = report.count;
-      options.onMissed?.(report);
-    }
+    missedRuns = countMissed(pattern, options.since, new Date());
+    if (missedRuns) options.onMissed?.(missedRuns);
   }
 
   const arm = (after: Date): void => {
@@ -86,11 +113,13 @@ export function startSchedule(cron: string, run: () => Promise<unknown>, options
   const fire = (at: Date): void => {
     if (running > 0 && overlap === 'skip') {
       skipped++;
+      hooks.onDue?.(at, 'skipped');
       return;
     }
     runs++;
     running++;
     lastRunAt = at;
+    hooks.onDue?.(at, 'ran');
     run().then(
       (result) => {
         running--;
@@ -103,8 +132,13 @@ export function startSchedule(cron: string, run: () => Promise<unknown>, options
     );
   };
 
+  const halt = () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
   arm(new Date());
   return {
+    id: options.id ?? `schedule_${nanoid(10)}`,
     cron,
     get runs() {
       return runs;
@@ -113,16 +147,21 @@ export function startSchedule(cron: string, run: () => Promise<unknown>, options
       return skipped;
     },
     get missed() {
-      return missed;
+      return missedRuns?.count ?? 0;
+    },
+    get missedRuns() {
+      return missedRuns;
     },
     get lastRunAt() {
       return lastRunAt;
     },
     next: () => (stopped ? undefined : nextAt),
     stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
+      if (stopped) return;
+      halt();
+      hooks.onCancel?.();
     },
+    halt,
   };
 }
 

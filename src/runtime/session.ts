@@ -3,6 +3,7 @@ import type { AgentActorRef, AgentContext, TurnInput } from '../../machines/agen
 import { addUsage, type Message, type UserMessage } from '../protocol/index.js';
 import { type HeaderRecord, JOURNAL_VERSION, type JournalRecord, type JournalStats } from '../session/index.js';
 import type { AgentEnv } from './env.js';
+import type { ScheduleJournal } from './schedule-book.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal } from './session-restore.js';
 import { TreeJournal } from './session-tree.js';
@@ -186,6 +187,15 @@ export class Session {
     });
   }
 
+  /**
+   * Where the root agent's schedules are journaled and restored from (see schedule-book.ts); none for a replay,
+   * whose agent runs no timers.
+   */
+  scheduleJournal(): ScheduleJournal | undefined {
+    if (this.replayOf) return undefined;
+    return { records: this.records, add: (record) => this.sink.add(record) };
+  }
+
   /** Writes what is buffered and lets another writer open the session. The agent stops recording. */
   close(): void {
     if (this.closed) return;
@@ -247,7 +257,8 @@ export class Session {
     const due: Array<{ after: number; input: TurnInput }> = [];
     let before = 0;
     for (const record of original) {
-      if (record.k === 'session' || ('a' in record && record.a !== agentId)) continue;
+      // Schedule facts are the timers' (a replay runs none), not the agent's: they hold no input's place.
+      if (record.k === 'session' || record.k === 'schedule' || ('a' in record && record.a !== agentId)) continue;
       if (record.k === 'input') {
         due.push({
           after: before,

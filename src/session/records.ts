@@ -1,4 +1,4 @@
-import type { Message, ToolResultPart, TurnStopReason, Usage, UserMessage } from '../protocol/index.js';
+import type { Message, ToolResultPart, TurnStopReason, Usage, UserContent, UserMessage } from '../protocol/index.js';
 
 /**
  * The version of the journal format this build writes and the newest it reads. A journal's first record says
@@ -31,7 +31,8 @@ export type JournalRecord =
   | BatchRecord
   | TaskRecord
   | NoticeRecord
-  | CompactionRecord;
+  | CompactionRecord
+  | ScheduleRecord;
 
 /** The first record of every journal. */
 export interface HeaderRecord {
@@ -221,6 +222,28 @@ export interface CompactionRecord {
   base: number;
   first?: number;
   note: UserMessage;
+}
+
+/**
+ * A scheduled prompt of agent `a` (`agent.schedule`): `created` with what restarts it, then each due time it handled
+ * (`ran`, or `skipped` behind a running turn), the runs a restart found missed during downtime (`missed`: `count`,
+ * `first`, and `t` the last; reported, never replayed), and `cancelled` by its handle. An agent opened from the
+ * session restarts every schedule not cancelled, counting misses from the latest `t`. Times: ms since the epoch.
+ */
+export interface ScheduleRecord {
+  k: 'schedule';
+  a: string;
+  id: string;
+  ev: 'created' | 'ran' | 'skipped' | 'missed' | 'cancelled';
+  t: number;
+  /** On `created`. */
+  cron?: string;
+  prompt?: string | UserContent[];
+  timezone?: string;
+  overlap?: 'skip' | 'queue';
+  /** On `missed`. */
+  count?: number;
+  first?: number;
 }
 
 export class JournalError extends Error {
