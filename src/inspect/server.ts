@@ -48,14 +48,13 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 
-/** The page's files sit beside this module in src/; from dist/ they are found back in src/. */
+/** The page's files sit beside this module: in src/, and in dist/ where the build copies them (scripts/build.ts). */
 function pageDir(): string {
-  const candidates = [new URL('./page/', import.meta.url), new URL('../../../src/inspect/page/', import.meta.url)];
-  for (const candidate of candidates) {
-    const path = fileURLToPath(candidate);
-    if (existsSync(`${path}index.html`)) return path;
+  const path = fileURLToPath(new URL('./page/', import.meta.url));
+  if (!existsSync(`${path}index.html`)) {
+    throw new Error(`troupe inspect: the inspector page is missing from this installation (looked in ${path})`);
   }
-  throw new Error('troupe inspect: the page assets (src/inspect/page/) are missing from this installation');
+  return path;
 }
 
 /** The page's only library, served from the installed elkjs package (never from a CDN). */
