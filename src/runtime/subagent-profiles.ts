@@ -1,5 +1,6 @@
 import type { TaskSpec } from '../protocol/index.js';
 import { type AnyTool, outputSpec, ToolRegistry } from '../tools/index.js';
+import { joinSystem, PARENT_PROFILE, resolveNamedProfiles } from './agent-profile.js';
 import type { AgentSettings } from './env.js';
 import { SpawnRefused, SUBAGENT_TOOL_NAMES } from './subagent-tools.js';
 import { positive, type SubagentProfile } from './supervision-options.js';
@@ -8,11 +9,15 @@ import { positive, type SubagentProfile } from './supervision-options.js';
 export class SubagentProfiles {
   private readonly derived = new WeakMap<AgentSettings, Map<string, AgentSettings>>();
 
+  private readonly profiles: Record<string, SubagentProfile>;
+
   constructor(
-    private readonly profiles: Record<string, SubagentProfile>,
+    profiles: Record<string, SubagentProfile>,
     /** The tree's `agent` / `swarm` / `task_status` / `task_cancel`, which a profile may name. */
     private readonly subagentTools: () => readonly AnyTool[],
-  ) {}
+  ) {
+    this.profiles = resolveNamedProfiles(profiles);
+  }
 
   get names(): string[] {
     return Object.keys(this.profiles);
@@ -45,15 +50,22 @@ export class SubagentProfiles {
       const known = ['default', ...this.names.filter((n) => n !== 'default')].join(', ');
       throw new SpawnRefused(`Unknown profile "${name}". Profiles: ${known}.`);
     }
+    const onParent = profile?.extends === PARENT_PROFILE;
     let tools: ToolRegistry = parent.tools;
     if (profile?.tools) {
-      const list: AnyTool[] = [];
+      // On the parent, the profile's tools are added to the parent's; otherwise they are the child's whole set.
+      const list: AnyTool[] = onParent ? parent.tools.names.map((n) => parent.tools.get(n) as AnyTool) : [];
+      const add = (tool: AnyTool) => {
+        const same = list.findIndex((known) => known.name === tool.name);
+        if (same === -1) list.push(tool);
+        else list[same] = tool;
+      };
       for (const entry of profile.tools) {
-        if (typeof entry !== 'string') list.push(entry);
+        if (typeof entry !== 'string') add(entry);
         else {
           const tool = parent.tools.get(entry) ?? this.subagentTool(entry);
           if (!tool) throw new SpawnRefused(`Profile "${name}" names an unknown tool "${entry}"`);
-          list.push(tool);
+          add(tool);
         }
       }
       tools = new ToolRegistry(list);
@@ -61,7 +73,7 @@ export class SubagentProfiles {
     const settings: AgentSettings = {
       ...parent,
       tools,
-      system: profile?.system,
+      system: onParent ? joinSystem(parent.system, profile.system) : profile?.system,
       model: profile?.model ?? parent.model,
       policy: profile?.policy ?? parent.policy,
       permissions: profile?.permissions ? parent.permissions.child(profile.permissions) : parent.permissions,

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { SystemPrompt } from '../context/index.js';
 import type { PermissionsConfig } from '../permissions/index.js';
 import type { Model } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
@@ -8,7 +9,14 @@ import type { Policy } from './env.js';
 export interface SubagentProfile<Output = unknown> {
   /** Shown to the model in the tools' descriptions. */
   description?: string;
-  system?: string;
+  /** A string or parts (see `AgentConfig.system`); with `extends`, the base profile's parts come first. */
+  system?: SystemPrompt;
+  /**
+   * What this profile builds on: another profile of the same tree by name, or `'parent'`, the agent that starts the
+   * child (its system parts and its tools). The base's system parts come first, tools are joined (a same-named one
+   * replaces the base's), every other setting is the most derived one given. A cycle or an unknown name throws.
+   */
+  extends?: string;
   /**
    * Tools: names select from the parent's tools (an allow-list), tool objects are added. Default: every tool of
    * the parent, including `agent` and `swarm` (which refuse beyond `maxDepth`).

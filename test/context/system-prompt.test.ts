@@ -9,7 +9,7 @@ import {
   projectInstructions,
   SystemPromptParts,
 } from '../../src/context/index.js';
-import { createAgent, defineTool, scriptedModel } from '../../src/index.js';
+import { type AgentEvent, createAgent, defineTool, scriptedModel } from '../../src/index.js';
 import { loadSkills, skillsIndex } from '../../src/tools/index.js';
 import { record, resultText, toolResults } from '../agent/helpers.js';
 
@@ -236,5 +236,72 @@ describe('profiles extend profiles', () => {
     const loop: { extends?: unknown } = {};
     loop.extends = loop;
     expect(() => createAgent({ model, extends: loop as never })).toThrow(/cycle/);
+  });
+});
+
+describe('subagent profiles extend profiles by name, or the parent', () => {
+  it("a child's system parts come from the base profile first, and a cycle is refused", async () => {
+    const { createSupervisor } = await import('../../src/index.js');
+    const model = scriptedModel((request) => ({ text: request.system ?? 'no system' }));
+    const supervisor = createSupervisor({
+      model,
+      profiles: {
+        careful: { system: 'Check your work.', maxSteps: 4 },
+        poet: { extends: 'careful', system: ['Rhyme.', () => 'In English.'] },
+      },
+    });
+    const result = await supervisor.run('a verse', { profile: 'poet' });
+    expect(result.text).toBe('Check your work.\n\nRhyme.\n\nIn English.');
+    await supervisor.stop();
+    expect(() => createSupervisor({ model, profiles: { a: { extends: 'b' }, b: { extends: 'a' } } })).toThrow(
+      'Profiles extend each other in a cycle: a → b → a',
+    );
+    expect(() => createSupervisor({ model, profiles: { a: { extends: 'nope' } } })).toThrow(
+      'Profile "a" extends "nope", which is not a profile',
+    );
+    expect(() => createSupervisor({ model, profiles: { parent: {} } })).toThrow(/cannot be named "parent"/);
+  });
+
+  it("a chain that ends in 'parent' builds on the agent that starts the child: its system, tools and settings", async () => {
+    const tool = (name: string, text: string) =>
+      defineTool({ name, description: name, schema: z.object({}), execute: () => text });
+    const childModel = scriptedModel((request) =>
+      request.messages.some((m) => m.role === 'tool')
+        ? { text: 'checked' }
+        : { toolCalls: [{ name: 'search' }, { name: 'lint' }] },
+    );
+    const model = scriptedModel((request) =>
+      request.messages.some((m) => m.role === 'tool')
+        ? { text: 'done' }
+        : { toolCalls: [{ id: 'spawn', name: 'agent', args: { profile: 'reviewer', prompt: 'review it' } }] },
+    );
+    const agent = createAgent({
+      model,
+      system: ['You work for ACME.', () => 'Today is Monday.'],
+      tools: [tool('search', 'parent search'), tool('read', 'read')],
+      subagents: {
+        profiles: {
+          careful: { extends: 'parent', system: 'Check your work.', model: childModel, maxSteps: 3 },
+          reviewer: { extends: 'careful', system: 'You review code.', tools: [tool('lint', 'lint ok')] },
+        },
+      },
+    });
+    const events: AgentEvent[] = [];
+    agent.on('*', (event) => events.push(event), { subtree: true });
+    const result = await agent.prompt('go');
+    expect(result.text).toBe('done');
+    // The child's requests went to the base profile's model, with the parent's parts first, then each profile's.
+    const first = childModel.requests[0];
+    expect(first?.system).toBe('You work for ACME.\n\nToday is Monday.\n\nCheck your work.\n\nYou review code.');
+    // The parent's tools (and its subagent tools), plus the profile's own.
+    expect(first?.tools?.map((t) => t.name).sort()).toEqual(
+      ['agent', 'lint', 'read', 'search', 'swarm', 'task_cancel', 'task_status'].sort(),
+    );
+    const childResults = events
+      .filter((e) => e.type === 'tool_execution_end' && e.agentId !== agent.id)
+      .map((e) => (e.type === 'tool_execution_end' ? resultText(e.result) : ''));
+    expect(childResults.sort()).toEqual(['lint ok', 'parent search']);
+    expect(resultText(toolResults(result.messages)[0])).toContain('checked');
+    await agent.stop();
   });
 });
