@@ -54,10 +54,10 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
         break;
       case 'EXECUTE': {
         const { hooks } = env.settings;
-        // Identical calls of one answer run once: their twins share the result (see addTwins). Not with gates: a
-        // gate may hold back the one that runs, and its twins would wait for a result that never comes.
+        // Identical calls of one answer run once: their twins share the result (see addTwins). With gates, after
+        // them: each call is gated on its own, and only the calls that pass are deduped.
         const running = hooks?.gates
-          ? (env.toolResults.dedupe([]), gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply))
+          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply)
           : execute(env, request.batch, env.toolResults.dedupe(request.calls), outbox);
         running.catch((error: unknown) => {
           // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
@@ -160,7 +160,9 @@ async function execute(env: AgentEnv, batch: number, calls: readonly ToolCallPar
 /**
  * The beforeToolCall hooks see every allowed call of the batch (the machine waits in `tools.gating`): a call a hook
  * answered or refused is done with that result, one whose arguments a hook changed runs with them (checked again
- * against the tool's schema). What the gate lets through then runs as usual.
+ * against the tool's schema). What the gate lets through then runs as usual, identical calls once: twins are
+ * deduped among the calls that passed, so a call a hook held back never leaves a twin waiting for it, and each twin
+ * was seen by the hooks. A call whose arguments a hook changed is no twin of anything.
  */
 async function gateThenExecute(
   env: AgentEnv,
@@ -170,20 +172,24 @@ async function gateThenExecute(
   outbox: Outbox,
   reply: Reply,
 ): Promise<void> {
+  env.toolResults.dedupe([]);
   if (calls.length === 0) return;
   const toolBatch = env.toolBatch;
   reply({ type: 'GATING', batch });
-  const outcomes = await Promise.all(calls.map((call) => gateOne(env, hooks, call)));
+  const changed = new Set<string>();
+  const outcomes = await Promise.all(calls.map((call) => gateOne(env, hooks, call, changed)));
   if (toolBatch.aborted) return;
   reply({ type: 'GATED', batch, outcomes });
   const passed = calls.filter((_, index) => outcomes[index]?.result === undefined);
-  return execute(env, batch, passed, outbox);
+  return execute(env, batch, env.toolResults.dedupe(passed, changed), outbox);
 }
 
 async function gateOne(
   env: AgentEnv,
   hooks: HookRunner,
   call: ToolCallPart,
+  /** Collects the calls whose arguments a hook changed. */
+  changed: Set<string>,
 ): Promise<{ toolCallId: string; result?: ToolResultPart }> {
   const args = env.parsedArgs.get(call.id);
   const outcome = await hooks.gate(call, args, env.info);
@@ -198,6 +204,7 @@ async function gateOne(
       };
     }
     env.parsedArgs.set(call.id, parsed.data);
+    changed.add(call.id);
   }
   return { toolCallId: call.id };
 }

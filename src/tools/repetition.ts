@@ -101,9 +101,13 @@ function stable(value: JsonValue): string {
 
 /**
  * The calls of one answer that run: the first of each group of identical calls. `twins` maps the id of a call that
- * runs to the calls that share its result. A batch without duplicates (nearly all) is returned as it is.
+ * runs to the calls that share its result. A batch without duplicates (nearly all) is returned as it is. Calls in
+ * `apart` (whose arguments a hook changed: they are no longer what the model wrote) always run on their own.
  */
-export function dedupeCalls(calls: readonly ToolCallPart[]): {
+export function dedupeCalls(
+  calls: readonly ToolCallPart[],
+  apart?: ReadonlySet<string>,
+): {
   run: readonly ToolCallPart[];
   twins: Map<string, ToolCallPart[]> | undefined;
 } {
@@ -113,6 +117,10 @@ export function dedupeCalls(calls: readonly ToolCallPart[]): {
   let run: ToolCallPart[] | undefined;
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as ToolCallPart;
+    if (apart?.has(call.id)) {
+      run?.push(call);
+      continue;
+    }
     const key = callKey(call);
     const original = first.get(key);
     if (!original) {

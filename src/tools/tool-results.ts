@@ -37,9 +37,12 @@ export class ToolResults {
     if (options.repetition !== false) this.counter = new RepetitionCounter(options.repetition);
   }
 
-  /** The calls of an answer that run; the others wait for their twin's result ({@link twinsOf}). */
-  dedupe(calls: readonly ToolCallPart[]): readonly ToolCallPart[] {
-    const { run, twins } = dedupeCalls(calls);
+  /**
+   * The calls of an answer that run; the others wait for their twin's result ({@link twinsOf}). Calls in `apart`
+   * (arguments changed by a hook) are never twins.
+   */
+  dedupe(calls: readonly ToolCallPart[], apart?: ReadonlySet<string>): readonly ToolCallPart[] {
+    const { run, twins } = dedupeCalls(calls, apart);
     this.twins = twins;
     return run;
   }

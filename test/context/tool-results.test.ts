@@ -220,6 +220,58 @@ describe('through an agent on the scripted model', () => {
     await agent.stop();
   });
 
+  it('with a beforeToolCall gate, every call is gated and twins are deduped among the calls that passed', async () => {
+    let runs = 0;
+    const count = defineTool({
+      name: 'count',
+      description: 'counts',
+      schema: z.object({ what: z.string() }),
+      execute: ({ what }) => `${what}: ${++runs}`,
+    });
+    const gated: string[] = [];
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: 'held', name: 'count', args: { what: 'a' } },
+          { id: 'a2', name: 'count', args: { what: 'a' } },
+          { id: 'a3', name: 'count', args: { what: 'a' } },
+          { id: 'moved', name: 'count', args: { what: 'a' } },
+          { id: 'b1', name: 'count', args: { what: 'b' } },
+        ],
+      },
+      { text: 'ok' },
+    ]);
+    const agent = createAgent({
+      model,
+      tools: [count],
+      hooks: {
+        // The first of the twins is held back, and one has its arguments changed: neither may leave a twin waiting.
+        beforeToolCall: (call) => {
+          gated.push(call.id);
+          if (call.id === 'held') return { deny: 'not this one' };
+          if (call.id === 'moved') return { args: { what: 'a' } };
+          return undefined;
+        },
+      },
+    });
+    const events = record(agent);
+    const result = await agent.prompt('count');
+    expect(gated.sort()).toEqual(['a2', 'a3', 'b1', 'held', 'moved']);
+    // a2 runs for itself and a3; `moved` (changed by the hook, even to the same value) runs on its own; b1 runs.
+    expect(runs).toBe(3);
+    const byId = new Map(toolResults(result.messages).map((r) => [r.toolCallId, r]));
+    expect(byId.get('held')?.isError).toBe(true);
+    expect(resultText(byId.get('held'))).toContain('not this one');
+    expect(resultText(byId.get('a3'))).toBe(resultText(byId.get('a2')));
+    expect(resultText(byId.get('a2'))).toMatch(/^a: \d$/);
+    expect(resultText(byId.get('moved'))).not.toBe(resultText(byId.get('a2')));
+    expect(resultText(byId.get('b1'))).toMatch(/^b: \d$/);
+    expect(byId.size).toBe(5);
+    expect(events.filter((e) => e.type === 'tool_execution_end')).toHaveLength(4);
+    expectValidHistory(agent.messages);
+    await agent.stop();
+  });
+
   it('a model stuck on one successful call is noted, warned, told to finish, then stopped with its own stop reason', async () => {
     const read = defineTool({
       name: 'read',
