@@ -6,7 +6,7 @@ import type { AgentEnv } from './env.js';
 
 /** Where records go: the session's journal writer, or a list (a replay). */
 export interface RecordSink {
-  add(record: JournalRecord, beforeEffect?: boolean): void;
+  add(record: JournalRecord, atOnce?: boolean): void;
 }
 
 /** What a journal already holds for one agent, so that facts re-announced while catching up are not written twice. */
@@ -20,6 +20,8 @@ export interface Journaled {
   approvals: Set<string>;
   turnStarts: Set<string>;
   turnEnds: Set<string>;
+  /** Approvals remembered for the session (`Permissions.rememberedRules`), as journaled. */
+  remembered: Set<string>;
   /** Turn and step of the last snapshot, as `turn.step` (or `idle`). */
   lastSnapshot?: string;
 }
@@ -34,6 +36,7 @@ export function nothingJournaled(): Journaled {
     approvals: new Set(),
     turnStarts: new Set(),
     turnEnds: new Set(),
+    remembered: new Set(),
   };
 }
 
@@ -47,6 +50,7 @@ export function copyJournaled(journaled: Journaled): Journaled {
     approvals: new Set(journaled.approvals),
     turnStarts: new Set(journaled.turnStarts),
     turnEnds: new Set(journaled.turnEnds),
+    remembered: new Set(journaled.remembered),
   };
 }
 
@@ -64,55 +68,27 @@ export class SessionRecorder {
   private readonly inputMessages = new WeakMap<Message, { input: string; n: number }>();
   private lastCalls?: AgentContext['calls'];
   private watching = false;
+  /** A fact joined the history that a replay could not reproduce: the next step's start is snapshotted. */
+  private snapshotDue = false;
 
   constructor(
     private readonly env: AgentEnv,
     private readonly sink: RecordSink,
     readonly journaled: Journaled,
   ) {
-    const { bus } = env;
-    const mine =
-      <T extends AgentEvent>(fn: (event: T) => void) =>
-      (event: T) => {
-        if (event.agentId === env.agentId) fn(event);
-      };
+    const { bus, agentId } = env;
+    // Listening by agent id: the bus keeps one agent's listeners apart, so a tree of many recorders costs one
+    // lookup per event, not a filter per recorder.
     this.offs.push(
-      bus.on(
-        'message_end',
-        mine((event) => this.message(event)),
-      ),
-      bus.on(
-        'tool_execution_start',
-        mine((event) => this.toolStart(event)),
-      ),
-      bus.on(
-        'tool_execution_end',
-        mine((event) => this.toolEnd(event)),
-      ),
-      bus.on(
-        'approval_requested',
-        mine((event) => this.asked(event)),
-      ),
-      bus.on(
-        'turn_start',
-        mine((event) => this.turnStart(event)),
-      ),
-      bus.on(
-        'turn_end',
-        mine((event) => this.turnEnd(event)),
-      ),
-      bus.on(
-        'compaction_end',
-        mine((event) => this.compaction(event)),
-      ),
-      bus.on(
-        'agent_start',
-        mine((event) => this.run(event, true)),
-      ),
-      bus.on(
-        'agent_end',
-        mine((event) => this.run(event, false)),
-      ),
+      bus.on('message_end', (event) => this.message(event), agentId),
+      bus.on('tool_execution_start', (event) => this.toolStart(event), agentId),
+      bus.on('tool_execution_end', (event) => this.toolEnd(event), agentId),
+      bus.on('approval_requested', (event) => this.asked(event), agentId),
+      bus.on('turn_start', (event) => this.turnStart(event), agentId),
+      bus.on('turn_end', (event) => this.turnEnd(event), agentId),
+      bus.on('compaction_end', (event) => this.compaction(event), agentId),
+      bus.on('agent_start', (event) => this.run(event, true), agentId),
+      bus.on('agent_end', (event) => this.run(event, false), agentId),
     );
   }
 
@@ -143,7 +119,8 @@ export class SessionRecorder {
     });
     if (this.journaled.inputs.has(inputId)) return;
     this.journaled.inputs.add(inputId);
-    this.sink.add({ k: 'input', a: this.env.agentId, inputId, messages, expectsOutput });
+    // At once: a prompt is durable when `prompt()` returns, whatever the process does next.
+    this.sink.add({ k: 'input', a: this.env.agentId, inputId, messages, expectsOutput }, true);
   }
 
   /** Makes restored input messages known, so that their turn stores references again. */
@@ -168,6 +145,10 @@ export class SessionRecorder {
     const i = this.env.transcript.length - 1;
     if (i < this.journaled.messages) return;
     this.journaled.messages = i + 1;
+    // A user message (a prompt, a steer, a notification, output feedback) is what a replay cannot make again
+    // from the journal's answers and results: the next step's state is snapshotted, and a resume starts there.
+    if (event.message.role === 'user') this.snapshotDue = true;
+    if (event.message.role === 'tool') this.denials(event.message.content);
     const ref = this.inputMessages.get(event.message);
     this.sink.add({
       k: 'msg',
@@ -195,6 +176,10 @@ export class SessionRecorder {
 
   private toolStart(event: AgentEventOf<'tool_execution_start'>): void {
     if (this.journaled.toolStarts.has(event.toolCallId)) return;
+    // A call that was asked about and now runs was approved, even when the answer and the run came in one
+    // macrostep and no snapshot in between showed it.
+    const id = event.toolCallId;
+    if (this.journaled.asked.has(id) && !this.journaled.approvals.has(id)) this.approval(id, true);
     this.journaled.toolStarts.add(event.toolCallId);
     // Stored before the tool runs: a crash while it runs is then known as one, and the tool is not run blind again.
     this.sink.add(
@@ -232,26 +217,32 @@ export class SessionRecorder {
   private turnEnd(event: AgentEventOf<'turn_end'>): void {
     if (this.journaled.turnEnds.has(event.inputId)) return;
     this.journaled.turnEnds.add(event.inputId);
-    this.sink.add({
-      k: 'turn_end',
-      s: event.seq,
-      a: event.agentId,
-      turn: event.turn,
-      inputId: event.inputId,
-      stopReason: event.stopReason,
-      usage: event.usage,
-      t: event.time,
-    });
+    this.sink.add(
+      {
+        k: 'turn_end',
+        s: event.seq,
+        a: event.agentId,
+        turn: event.turn,
+        inputId: event.inputId,
+        stopReason: event.stopReason,
+        usage: event.usage,
+        t: event.time,
+      },
+      true,
+    );
   }
 
   /** The view a compaction made: a resume sends it instead of the uncompacted history. */
   private compaction(event: AgentEventOf<'compaction_end'>): void {
     const view = this.env.context.compactedView;
-    if (view) this.sink.add({ k: 'compaction', s: event.seq, a: event.agentId, ...view });
+    if (!view) return;
+    this.sink.add({ k: 'compaction', s: event.seq, a: event.agentId, ...view });
+    this.snapshotDue = true;
   }
 
   private run(event: AgentEvent, running: boolean): void {
-    this.sink.add({ k: 'run', s: event.seq, a: event.agentId, running, t: event.time });
+    // A run's end is stored at once: a program that exits when its prompt resolves keeps its last turn.
+    this.sink.add({ k: 'run', s: event.seq, a: event.agentId, running, t: event.time }, !running);
   }
 
   private onSnapshot(
@@ -265,8 +256,11 @@ export class SessionRecorder {
       this.lastCalls = context.calls;
     }
     if (!snapshots) return;
-    if (snapshot.matches('idle')) this.writeSnapshot(actor, 'idle');
-    else if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
+    // Not at every step: a resume replays the steps after the last snapshot from the journal (answers by turn and
+    // step, results by call id), so a snapshot is needed only where the journal alone cannot lead (see DESIGN).
+    if (snapshot.value === 'idle') this.writeSnapshot(actor, 'idle');
+    else if (this.snapshotDue && snapshot.matches({ running: { turn: { step: 'model' } } })) {
+      this.snapshotDue = false;
       this.writeSnapshot(actor, `${context.turn}.${context.step}`);
     }
   }
@@ -289,9 +283,35 @@ export class SessionRecorder {
     }
   }
 
+  /**
+   * Denied calls whose answer no snapshot showed: a denial that closes a step's last waiting call goes on to the
+   * step's end in the same macrostep. Its result, joining the history, says it.
+   */
+  private denials(results: readonly ToolResultPart[]): void {
+    for (const part of results) {
+      const id = part.toolCallId;
+      if (!this.journaled.asked.has(id) || this.journaled.approvals.has(id)) continue;
+      const text = part.content[0]?.type === 'text' ? part.content[0].text : '';
+      if (text.startsWith(DENIED)) this.approval(id, false, text.slice(DENIED.length + 2) || undefined);
+    }
+  }
+
   private approval(id: string, approved: boolean, reason?: string): void {
     this.journaled.approvals.add(id);
-    this.sink.add({ k: 'approval', a: this.env.agentId, id, approved, ...(reason === undefined ? {} : { reason }) });
+    if (approved) this.remembered(id);
+    this.sink.add(
+      { k: 'approval', a: this.env.agentId, id, approved, ...(reason === undefined ? {} : { reason }) },
+      true,
+    );
+  }
+
+  /** Approvals a person asked to remember ("allow always") with this answer: restored with the session. */
+  private remembered(id: string): void {
+    const now = this.env.settings.permissions.rememberedRules;
+    const rules = now.filter((rule) => !this.journaled.remembered.has(rule));
+    if (rules.length === 0) return;
+    for (const rule of rules) this.journaled.remembered.add(rule);
+    this.sink.add({ k: 'remember', a: this.env.agentId, id, rules }, true);
   }
 
   private writeSnapshot(actor: AgentActorRef, at: string): void {

@@ -36,6 +36,8 @@ export class TreeJournal implements TreeObserver {
     private readonly sink: RecordSink,
     private readonly rootId: string,
     private readonly records: readonly JournalRecord[],
+    /** A journaled approval given again: the "allow always" it carried applies from then on. */
+    private readonly approvedAgain: (toolCallId: string) => void = () => {},
   ) {
     for (const record of records) {
       if (record.k === 'batch') {
@@ -72,6 +74,7 @@ export class TreeJournal implements TreeObserver {
       bus.on('approval_requested', (event) => {
         const answer = this.recorders.get(event.agentId) && this.answers.get(`${event.agentId}/${event.toolCallId}`);
         if (!answer) return;
+        if (answer.approved) this.approvedAgain(event.toolCallId);
         queueMicrotask(() => {
           const ref = this.tree.node(event.agentId)?.ref;
           ref?.send(

@@ -1,6 +1,6 @@
 import { nanoid } from 'nanoid';
 import type { AgentActorRef, AgentContext, TurnInput } from '../../machines/agent/index.js';
-import { addUsage, type Message, type UserMessage } from '../protocol/index.js';
+import { addUsage, type Message, type ToolCallPart, type UserMessage } from '../protocol/index.js';
 import { type HeaderRecord, JOURNAL_VERSION, type JournalRecord, type JournalStats } from '../session/index.js';
 import type { AgentEnv } from './env.js';
 import type { ScheduleJournal } from './schedule-book.js';
@@ -35,6 +35,7 @@ export class Session {
   readonly journal: AgentJournal;
 
   private tree?: TreeJournal;
+  private remembered?: RememberedApprovals;
   private treeRuntime?: Tree;
 
   constructor(
@@ -92,7 +93,7 @@ export class Session {
     this.actor = actor;
     const journal = this.journal;
     if (tree && !this.replayOf) {
-      this.tree = new TreeJournal(tree, this.sink, env.agentId, this.records);
+      this.tree = new TreeJournal(tree, this.sink, env.agentId, this.records, (id) => this.remembered?.restore(id));
       this.treeRuntime = tree;
       tree.observer = this.tree;
     }
@@ -103,6 +104,9 @@ export class Session {
       this.replayOf ? new AgentJournal(env.agentId, []).journaled : copyJournaled(journal.journaled),
     );
     this.recorder = recorder;
+    const remembered = this.replayOf ? undefined : new RememberedApprovals(this.records, env);
+    this.remembered = remembered;
+    remembered?.restoreBefore(this.journal.messages.slice(0, this.journal.snapshot?.n ?? 0));
     env.onInput = (input) => recorder.input(input.inputId, input.messages, input.expectsOutput);
     for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
     env.recording = journal;
@@ -110,6 +114,7 @@ export class Session {
     const offApprovals = env.bus.on('approval_requested', (event) => {
       const answer = journal.approvals.get(event.toolCallId);
       if (event.agentId !== env.agentId || !answer) return;
+      if (answer.approved) remembered?.restore(answer.id);
       queueMicrotask(() =>
         actor.send(
           answer.approved
@@ -297,6 +302,50 @@ export class ReplaySink implements RecordSink {
     if (record.k === 'input') return;
     this.produced++;
     this.onRecord?.();
+  }
+}
+
+/**
+ * Approvals remembered before the restart ("allow always") are remembered again, each when the replay passes the
+ * answer that made it (an earlier call of the same tool was asked, and its journaled answer must be given again),
+ * or at once when that answer is in the restored history. A remembered call is remembered by the call itself (the
+ * permissions make the same key of it), a rule as written.
+ */
+class RememberedApprovals {
+  private readonly byCall = new Map<string, string[]>();
+  private readonly calls = new Map<string, ToolCallPart>();
+
+  constructor(
+    records: readonly JournalRecord[],
+    private readonly env: AgentEnv,
+  ) {
+    for (const record of records) {
+      if (record.k === 'remember') this.byCall.set(record.id, [...(this.byCall.get(record.id) ?? []), ...record.rules]);
+    }
+    if (this.byCall.size === 0) return;
+    for (const record of records) {
+      if (record.k !== 'msg' || !('role' in record.m) || record.m.role !== 'assistant') continue;
+      for (const part of record.m.content) if (part.type === 'tool_call') this.calls.set(part.id, part);
+    }
+  }
+
+  /** Those whose call is in the restored history: no replay passes them again. */
+  restoreBefore(history: readonly Message[]): void {
+    if (this.byCall.size === 0) return;
+    for (const message of history) {
+      if (message.role !== 'assistant') continue;
+      for (const part of message.content) if (part.type === 'tool_call') this.restore(part.id);
+    }
+  }
+
+  restore(callId: string): void {
+    const rules = this.byCall.get(callId);
+    if (!rules) return;
+    this.byCall.delete(callId);
+    const { permissions } = this.env.settings;
+    const call = this.calls.get(callId);
+    const made = call ? permissions.rememberCall(call, this.env.tools.get(call.name)) : undefined;
+    for (const rule of rules) if (rule !== made) permissions.remember(rule);
   }
 }
 

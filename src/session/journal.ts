@@ -12,8 +12,10 @@ import type { Store, StoreWriter } from './store.js';
 /**
  * When journal records reach the store (the OS, for files; a commit, for SQLite):
  * - `fact`: each record as it happens, one write each;
- * - `step` (default): the records of one synchronous block together, on a microtask, and at once a record that
- *   announces an effect (a tool about to run), so a kill at any point loses at most the step in flight;
+ * - `step` (default): the records of one tick of the event loop together, when the tick ends (before the process
+ *   waits on anything: a model's answer, a timer), and at once a record that announces an effect (a tool about to
+ *   run) or ends a turn, so a kill at any point loses at most the step in flight; a loop of steps that never waits
+ *   (a scripted model) writes once per step, with its tool's start;
  * - `never`: only when the buffer fills or the session closes (tests, throwaway runs).
  */
 export type Durability = 'fact' | 'step' | 'never';
@@ -86,8 +88,11 @@ export class JournalWriter {
     readonly durability: Durability = 'step',
   ) {}
 
-  /** Adds a record; `beforeEffect` marks one that must be stored before the effect it announces starts. */
-  add(record: JournalRecord, beforeEffect = false): void {
+  /**
+   * Adds a record; `atOnce` marks one that must be stored before the caller goes on: it announces an effect about
+   * to start, or ends something a caller may stop the process on.
+   */
+  add(record: JournalRecord, atOnce = false): void {
     if (this.closed) return;
     this.buffer.push(encodeRecord(record));
     this.stats.records++;
@@ -96,10 +101,10 @@ export class JournalWriter {
         this.flush();
         break;
       case 'step':
-        if (beforeEffect) this.flush();
+        if (atOnce) this.flush();
         else if (!this.scheduled) {
           this.scheduled = true;
-          queueMicrotask(this.flushSoon);
+          setImmediate(this.flushSoon);
         }
         break;
       case 'never':

@@ -32,7 +32,8 @@ export type JournalRecord =
   | TaskRecord
   | NoticeRecord
   | CompactionRecord
-  | ScheduleRecord;
+  | ScheduleRecord
+  | RememberRecord;
 
 /** The first record of every journal. */
 export interface HeaderRecord {
@@ -244,6 +245,17 @@ export interface ScheduleRecord {
   /** On `missed`. */
   count?: number;
   first?: number;
+}
+
+/**
+ * A person approved call `id` of agent `a` and asked to remember it ("allow always"): `rules` are what the
+ * session's permissions remembered with it (a rule as written, or the call as `tool(argument)`).
+ */
+export interface RememberRecord {
+  k: 'remember';
+  a: string;
+  id: string;
+  rules: string[];
 }
 
 export class JournalError extends Error {

@@ -151,6 +151,62 @@ describe('sessions: journal and resume', () => {
     await Promise.all([second.stop(), thirdAgent.stop()]);
   });
 
+  it('snapshots a turn once, and after a crash replays its steps from the journal without running them again', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs: number[] = [];
+    const hang = latch();
+    const fourth = latch();
+    const count = defineTool({
+      name: 'count',
+      description: 'c',
+      schema: z.object({ n: z.number() }),
+      execute: async ({ n }) => {
+        runs.push(n);
+        if (n === 4) {
+          fourth.resolve();
+          await hang.promise;
+        }
+        return `counted ${n}`;
+      },
+    });
+    const script = byHistory([
+      ...[1, 2, 3, 4].map((n) => ({ toolCalls: [{ name: 'count', args: { n } }] })),
+      { text: 'four' },
+    ]);
+    const agent = createAgent({ model: scriptedModel(script), tools: [count], session });
+    void agent.prompt('count to four');
+    await fourth.promise;
+    const crashed = crashCopy(dir); // killed while step 4's tool runs
+    session.close();
+    await agent.stop();
+    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
+      .split('\n')
+      .filter(Boolean);
+    // One snapshot when the agent was created, one at the turn's start: none per step.
+    expect(records.filter((line) => JSON.parse(line).k === 'snapshot')).toHaveLength(2);
+
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const model = scriptedModel(script);
+    const resumed = createAgent({ model, tools: [count], session: reopened });
+    await reopened.idle();
+    expect(runs).toEqual([1, 2, 3, 4]); // steps 1-3 replayed from the journal, step 4's call interrupted
+    expect(model.requests.map((r) => r.messages.length)).toEqual([9]); // only the step after the crash is asked
+    expect(toolResults(resumed.messages).map(resultText)).toEqual([
+      'counted 1',
+      'counted 2',
+      'counted 3',
+      expect.stringContaining('interrupted by a restart'),
+    ]);
+    expectValidHistory(resumed.messages);
+    expect(resumed.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'four' }] });
+    reopened.close();
+    await resumed.stop();
+    // Each message is journaled once: the replayed steps wrote nothing again.
+    const journal = sessions({ dir: crashed }).open(session.id).journal;
+    expect(journal.messages).toEqual(resumed.messages);
+  });
+
   it('asks the model again for a call in flight at the crash, and resubmits queued prompts', async () => {
     const dir = tempDir();
     const manager = sessions({ dir });
@@ -218,5 +274,62 @@ describe('sessions: journal and resume', () => {
     expectValidHistory(resumed.messages);
     for (const s of [session, reopened]) s.close();
     await Promise.all([agent.stop(), resumed.stop()]);
+  });
+
+  it('journals a denial that closes the step, and an "allow always", and keeps both after a crash', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    // The mode asks before a tool with effects runs; a remembered approval comes before the mode.
+    const permissions = { mode: 'default' as const };
+    const hang = new Promise<never>(() => {});
+    const script = (request: Parameters<ReturnType<typeof byHistory>>[0]) => {
+      const n = request.messages.filter((m) => m.role === 'tool').length;
+      if (n === 0) return { toolCalls: [{ name: 'add', args: { a: 1, b: 1 }, id: 'first' }] };
+      if (n === 1) return { toolCalls: [{ name: 'add', args: { a: 2, b: 2 }, id: 'second' }] };
+      if (n === 2) return { toolCalls: [{ name: 'add', args: { a: 3, b: 3 }, id: 'third' }] };
+      return { text: 'done' };
+    };
+    let calls = 0;
+    const agent = createAgent({
+      model: scriptedModel((request) =>
+        request.messages.filter((m) => m.role === 'tool').length === 3 ? hang : script(request),
+      ),
+      tools: [add],
+      permissions,
+      session,
+    });
+    agent.on('approval_requested', (e) => {
+      calls++;
+      // The only waiting call of its step: the denial closes the step, and the next one starts in the same go.
+      if (e.toolCallId === 'first') agent.deny(e, 'not yet');
+      else agent.approve(e, { remember: 'add' });
+    });
+    const stuck = nextEvent(agent, (e) => e.type === 'message_start' && e.step === 4);
+    void agent.prompt('add');
+    await stuck;
+    expect(calls).toBe(2); // the third call was remembered: not asked
+    await new Promise((resolve) => setImmediate(resolve)); // the tick's records are written when it ends
+    const crashed = crashCopy(dir); // killed while the model answers step 4
+    session.close();
+    await agent.stop();
+
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const resumed = createAgent({ model: scriptedModel(script), tools: [add], permissions, session: reopened });
+    const askedAgain: string[] = [];
+    resumed.on('approval_requested', (e) => askedAgain.push(e.toolCallId));
+    await reopened.idle();
+    // Replayed from the turn's start: the recorded answers are given again, nobody is asked.
+    expect(askedAgain).toEqual(['first', 'second']);
+    expect(toolResults(resumed.messages).map(resultText)).toEqual([
+      'The user denied this tool call: not yet',
+      '4',
+      '6',
+    ]);
+    expectValidHistory(resumed.messages);
+    // "Allow always" outlives the restart: a new call of that tool runs without asking.
+    expect(resumed.permissions.rememberedRules).toEqual(agent.permissions.rememberedRules);
+    expect(resumed.permissions.rememberedRules.length).toBeGreaterThan(0);
+    reopened.close();
+    await resumed.stop();
   });
 });

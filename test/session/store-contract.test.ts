@@ -161,6 +161,9 @@ describe.each(stores)('%s (the Store contract)', (_name, makeStore, makeSource) 
     expect(store.read('step')).toHaveLength(3);
     step.add({ k: 'run', s: 3, a: 'a', running: false, t: 2 });
     await Promise.resolve();
+    // Batched by tick, not by microtask: a loop of steps that never waits writes once per step.
+    expect(store.read('step')).toHaveLength(3);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(store.read('step')).toHaveLength(4);
     expect(step.stats).toMatchObject({ records: 4, writes: 2 });
 
