@@ -4,8 +4,8 @@
  * event log, and checked in the agents' own histories. Under CI=true a missing browser fails it.
  */
 import { describe, expect, it } from 'vitest';
-import { connectInspector, type Message, startInspectorServer } from '../../src/index.js';
-import { launchChromium, runBrowserTests } from './browser.js';
+import type { Message } from '../../src/index.js';
+import { inspectorInBrowser, runBrowserTests } from './browser.js';
 import { controlFixture } from './swarm.js';
 
 /** Every tool call in a history has its result: what an interrupt or a cancellation must leave behind. */
@@ -24,19 +24,14 @@ describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
   it('steers, interrupts, cancels a task and a batch, and resumes a subagent from the page', {
     timeout: 120_000,
   }, async () => {
-    const server = await startInspectorServer();
-    const connection = await connectInspector({ url: server.connectUrl, runId: 'live' });
-    const browser = await launchChromium();
-    const { supervisor, unpriced, hold, held, release } = controlFixture(connection.inspect);
-    connection.attach(supervisor);
+    const inspector = await inspectorInBrowser('live');
+    const { page, errors } = inspector;
+    const { supervisor, unpriced, hold, held, release } = controlFixture(inspector.connection.inspect);
+    inspector.connection.attach(supervisor);
     try {
-      const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-      page.setDefaultTimeout(20_000);
-      const errors: string[] = [];
-      page.on('pageerror', (error) => errors.push(error.message));
       const lead = supervisor.agent({ id: 'lead', tools: [hold], model: unpriced });
       const runner = supervisor.agent({ id: 'runner', tools: [hold] });
-      await page.goto(server.pageUrl);
+      await inspector.open();
       const actor = (name: string) => page.locator(`[data-testid="actor"][data-name="${name}"]`);
       const outcome = page.locator('[data-testid="command-outcome"]');
 
@@ -117,7 +112,7 @@ describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
       ).toBe('—');
 
       // Every command went through the run's own channel, and was answered.
-      expect(connection.commands.map((c) => `${c.command.command}:${c.ok}`)).toEqual([
+      expect(inspector.connection.commands.map((c) => `${c.command.command}:${c.ok}`)).toEqual([
         'STEER:true',
         'INTERRUPT:true',
         'CANCEL_TASK:true',
@@ -127,9 +122,7 @@ describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
       expect(errors).toEqual([]);
     } finally {
       await supervisor.stop();
-      await browser.close();
-      await connection.close();
-      await server.close();
+      await inspector.close();
     }
   });
 });

@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectInspector, createAgent, defineTool, scriptedModel, startInspectorServer } from '../../src/index.js';
-import { CHROMIUM, launchChromium, runBrowserTests } from './browser.js';
+import { CHROMIUM, inspectorInBrowser, runBrowserTests } from './browser.js';
 import { swarmFixture } from './swarm.js';
 
 /** Boxes of the chart's edge labels, in chart coordinates, that overlap another. */
@@ -58,20 +58,13 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
   it('shows a swarm so that it reads well, and approvals clicked on the page let the run continue', {
     timeout: 120_000,
   }, async () => {
-    const server = await startInspectorServer();
-    const connection = await connectInspector({ url: server.connectUrl, runId: 'e2e' });
-    const browser = await launchChromium();
-    const { supervisor, lead, written } = swarmFixture(connection.inspect);
+    const inspector = await inspectorInBrowser('e2e');
+    const { page, errors } = inspector;
+    const { supervisor, lead, written } = swarmFixture(inspector.connection.inspect);
     try {
       // Approvals from the page go through the supervisor, which routes them by agent id.
-      connection.attach(supervisor);
-      const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-      page.setDefaultTimeout(30_000);
-      const requests: string[] = [];
-      page.on('request', (request) => requests.push(request.url()));
-      const errors: string[] = [];
-      page.on('pageerror', (error) => errors.push(error.message));
-      await page.goto(server.pageUrl);
+      inspector.connection.attach(supervisor);
+      await inspector.open();
       await page.locator('[data-testid="actor"][data-name="lead"]').waitFor();
 
       const result = lead.prompt('LEAD');
@@ -164,10 +157,9 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
       expect(written).toEqual(['plan.md']);
       expect(done.text).toContain('plan.md: wrote plan.md');
       expect(done.text).toContain('secrets.txt: The user denied this tool call');
-      expect(connection.commands.map((c) => `${c.command.command}:${c.command.toolCallId}:${c.ok}`).sort()).toEqual([
-        'APPROVE:call_plan_md:true',
-        'DENY:call_secrets_txt:true',
-      ]);
+      expect(
+        inspector.connection.commands.map((c) => `${c.command.command}:${c.command.toolCallId}:${c.ok}`).sort(),
+      ).toEqual(['APPROVE:call_plan_md:true', 'DENY:call_secrets_txt:true']);
 
       // The answered approvals stay on the page: what, for whom, how, and who answered.
       await page.locator('[data-testid="answered"]').nth(1).waitFor();
@@ -211,16 +203,11 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
       expect(await page.locator('[data-testid="state-node"].active').count()).toBe(0);
 
       // Nothing but the inspector itself was asked for anything.
-      const origin = new URL(server.pageUrl).origin;
-      expect(
-        requests.filter((url) => !url.startsWith(origin) && !url.startsWith(origin.replace('http', 'ws'))),
-      ).toEqual([]);
+      expect(inspector.foreignRequests()).toEqual([]);
       expect(errors).toEqual([]);
     } finally {
       await supervisor.stop();
-      await browser.close();
-      await connection.close();
-      await server.close();
+      await inspector.close();
     }
   });
 
@@ -256,9 +243,8 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
   it('keeps hostile text as text: script in agent text, tool names and arguments never runs', {
     timeout: 120_000,
   }, async () => {
-    const server = await startInspectorServer();
-    const connection = await connectInspector({ url: server.connectUrl, runId: 'hostile' });
-    const browser = await launchChromium();
+    const inspector = await inspectorInBrowser('hostile');
+    const { page, connection } = inspector;
     const payload = (n: number) => `<img src=x onerror="window.__pwned=${n}"><script>window.__pwned=${n}</script>`;
     const evil = defineTool({
       name: 'evil_tool',
@@ -284,11 +270,7 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
     });
     connection.attach(agent);
     try {
-      const page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-      page.setDefaultTimeout(30_000);
-      const requests: string[] = [];
-      page.on('request', (request) => requests.push(request.url()));
-      await page.goto(server.pageUrl);
+      await inspector.open();
       const result = agent.prompt(payload(0));
       const card = page.locator('[data-testid="approval"][data-tool-call-id="call_evil"]');
       await card.waitFor();
@@ -304,15 +286,10 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
         expect(await page.locator(`${selector} img, ${selector} script, ${selector} b`).count(), selector).toBe(0);
       }
       expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
-      const origin = new URL(server.pageUrl).origin;
-      expect(
-        requests.filter((url) => !url.startsWith(origin) && !url.startsWith(origin.replace('http', 'ws'))),
-      ).toEqual([]);
+      expect(inspector.foreignRequests()).toEqual([]);
     } finally {
       await agent.stop();
-      await browser.close();
-      await connection.close();
-      await server.close();
+      await inspector.close();
     }
   });
 });
