@@ -1,33 +1,13 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { eventually, running } from '../helpers/processes.js';
 import { ToolDriver, tempDir } from './helpers.js';
 
 let ws: string;
 let driver: ToolDriver;
-
-/** Whether a process is still running (a zombie waiting to be reaped counts as gone). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** Waits (bounded) for a process to go: the turn ends at once on an interrupt, the group's kill follows it. */
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 250 && running(pid); i++) await new Promise((r) => setTimeout(r, 20));
-  return !running(pid);
-}
 
 async function pidFrom(file: string): Promise<number> {
   for (;;) {
@@ -84,7 +64,7 @@ describe('bash', () => {
     controller.abort();
     const result = await call;
     expect(result.isError).toBe(true);
-    expect(await gone(pid)).toBe(true);
+    expect(await eventually(() => !running(pid))).toBe(true);
   });
 
   it('kills the group when the agent stops', async () => {
@@ -157,6 +137,6 @@ describe('background jobs', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, ws]);
     const pid = Number(stdout.trim());
     expect(pid).toBeGreaterThan(0);
-    expect(await gone(pid)).toBe(true);
+    expect(await eventually(() => !running(pid))).toBe(true);
   });
 });

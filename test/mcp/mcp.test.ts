@@ -1,5 +1,4 @@
 /** MCP tools against a small MCP server written with the SDK: over stdio (a child process) and streamable HTTP (loopback). */
-import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,6 +15,7 @@ import {
 import { ToolRegistry } from '../../src/tools/index.js';
 import { resultText } from '../agent/helpers.js';
 import { ToolDriver, tempDir } from '../builtin/helpers.js';
+import { eventually, running } from '../helpers/processes.js';
 import { startHttpServer } from './server.js';
 
 const SERVER = path.join(import.meta.dirname, 'fixtures/stdio-server.ts');
@@ -24,27 +24,6 @@ const stdioServer = (log?: string, env?: Record<string, string>) => ({
   args: ['--import', 'tsx', SERVER, ...(log ? [log] : [])],
   ...(env ? { env } : {}),
 });
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(check: () => Promise<boolean> | boolean): Promise<boolean> {
-  for (let i = 0; i < 250; i++) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
-}
 
 let dir: string;
 let log: string;
@@ -122,7 +101,7 @@ describe('MCP over stdio', () => {
     expect(await driver.refused('mcp__test__hang', {})).toBe(
       'MCP server "test" sent nothing for 400 ms: the call was cancelled',
     );
-    expect(await waitFor(async () => (await fs.readFile(log, 'utf8')).includes('cancelled'))).toBe(true);
+    expect(await eventually(async () => (await fs.readFile(log, 'utf8')).includes('cancelled'))).toBe(true);
   });
 
   it("honours the call's abort signal: an interrupt cancels the call on the server", async () => {
@@ -135,10 +114,10 @@ describe('MCP over stdio', () => {
       await fs.writeFile(log, '');
       const turn = agent.prompt('hang');
       // The server has the call: an abort before the request is sent would never reach it.
-      expect(await waitFor(async () => (await fs.readFile(log, 'utf8')).includes('started'))).toBe(true);
+      expect(await eventually(async () => (await fs.readFile(log, 'utf8')).includes('started'))).toBe(true);
       agent.interrupt();
       expect((await turn).stopReason).toBe('interrupted');
-      expect(await waitFor(async () => (await fs.readFile(log, 'utf8')).includes('cancelled'))).toBe(true);
+      expect(await eventually(async () => (await fs.readFile(log, 'utf8')).includes('cancelled'))).toBe(true);
     } finally {
       await agent.stop();
       await patient.close();
@@ -155,7 +134,7 @@ describe('MCP over stdio', () => {
     expect(running(pids.helper)).toBe(true);
     await own.close();
     expect(running(pids.server)).toBe(false);
-    expect(await waitFor(() => !running(pids.helper))).toBe(true);
+    expect(await eventually(() => !running(pids.helper))).toBe(true);
   }, 60_000);
 
   it('says which server failed to start and what it wrote to stderr', async () => {
