@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { eventually, running } from '../helpers/processes.js';
 import { FakeTerminalInput, type Harness, harness as harnessIn, runIn } from './harness.js';
 import { ANSI, esc, keylessEnv, sampleCopy } from './helpers.js';
 
@@ -143,31 +144,31 @@ describe('the live view', () => {
 });
 
 describe('MCP servers', () => {
-  it('adds the tools of the servers in --mcp-config, and stops them when the run ends', async () => {
+  /** A config naming one stdio server: test/mcp's fixture, with its echo, pids and other tools. */
+  async function mcpConfig(): Promise<string> {
     const config = path.join(dir, 'mcp.json');
     const server = path.join(import.meta.dirname, '../mcp/fixtures/stdio-server.ts');
-    await fs.writeFile(
-      config,
-      JSON.stringify({ mcpServers: { test: { command: process.execPath, args: ['--import', 'tsx', server] } } }),
-    );
+    const test = { command: process.execPath, args: ['--import', 'tsx', server] };
+    await fs.writeFile(config, JSON.stringify({ mcpServers: { test } }));
+    return config;
+  }
+
+  it('adds the tools of the servers in --mcp-config, and stops them when the run ends', async () => {
     const h = harness();
-    expect(await run(h, ['--offline', '--json', '--mcp-config', config, 'Run `true`'])).toBe(0);
-    const start = h
-      .out()
-      .split('\n')
-      .find((line) => line.includes('"agent_start"'));
-    expect(start).toBeDefined();
+    const args = ['--offline', '--mode', 'bypass', '--mcp-config', await mcpConfig()];
+    expect(await run(h, [...args, 'Say `mcp__test__pids {}`'])).toBe(0);
+    const answer = /^main> mcp__test__pids answered:\n(.*)$/m.exec(h.out())?.[1];
+    const pids = JSON.parse(answer ?? 'null') as { server: number; helper: number };
+    expect(pids).toEqual({ server: expect.any(Number), helper: expect.any(Number) });
+    // The server and the helper process it started are gone with the run.
+    expect(await eventually(() => !running(pids.server) && !running(pids.helper))).toBe(true);
   }, 60_000);
 
   it("shows a tool's label where it has one (an MCP tool's title)", async () => {
-    const config = path.join(dir, 'mcp.json');
-    const server = path.join(import.meta.dirname, '../mcp/fixtures/stdio-server.ts');
-    await fs.writeFile(
-      config,
-      JSON.stringify({ mcpServers: { test: { command: process.execPath, args: ['--import', 'tsx', server] } } }),
-    );
     const h = harness();
-    expect(await run(h, ['--offline', '--mcp-config', config, 'Say `mcp__test__echo {"text": "hi"}`'])).toBe(0);
+    expect(await run(h, ['--offline', '--mcp-config', await mcpConfig(), 'Say `mcp__test__echo {"text": "hi"}`'])).toBe(
+      0,
+    );
     const lines = h.out().split('\n');
     expect(lines).toContain('main: Echo text');
     expect(lines.some((line) => /^main: Echo text done \(\d+ ms\)$/.test(line))).toBe(true);
