@@ -88,39 +88,32 @@ describe('the summary call', () => {
     expect(text).toContain('… [4900 more characters]');
   });
 
-  it('falls back in steps when the summary itself overflows, and never loops', async () => {
-    const model = scriptedModel((_request, index) =>
-      index < 3
-        ? { error: { code: 'context_overflow', message: 'prompt is too long', status: 400 } }
-        : { text: 'note' },
-    );
-    const messages = Array.from({ length: 20 }, (_, i) => user(`message ${i}`));
-    const outcome = await summarize({
-      model,
-      messages,
-      window: 100_000,
-      maxTokens: 1_000,
-      scale: 1,
-      signal: new AbortController().signal,
-    });
-    // Two shortenings of the results and dropping half failed; dropping three quarters fit.
-    expect(outcome).toEqual({ text: 'note', dropped: 15 });
-    expect(model.calls).toBe(4);
-
-    const never = scriptedModel(() => ({
-      error: { code: 'context_overflow', message: 'prompt is too long', status: 400 },
-    }));
-    const given = await summarize({
-      model: never,
-      messages,
-      window: 100_000,
-      maxTokens: 1_000,
-      scale: 1,
-      signal: new AbortController().signal,
-    });
-    expect(given).toEqual({ text: '', dropped: 20 });
-    expect(never.calls).toBe(5);
-  });
+  // Each overflow of the summary call falls back one step (results shortened twice, then the oldest half, three
+  // quarters and nine tenths of the messages dropped); past the last step it gives up without another call.
+  it.each([
+    { overflows: 3, outcome: { text: 'note', dropped: 15 }, calls: 4, case: 'fits once three quarters are dropped' },
+    { overflows: Number.POSITIVE_INFINITY, outcome: { text: '', dropped: 20 }, calls: 5, case: 'never fits' },
+  ])(
+    'falls back in steps when the summary itself overflows, and never loops: $case',
+    async ({ overflows, outcome, calls }) => {
+      const model = scriptedModel((_request, index) =>
+        index < overflows
+          ? { error: { code: 'context_overflow', message: 'prompt is too long', status: 400 } }
+          : { text: 'note' },
+      );
+      const messages = Array.from({ length: 20 }, (_, i) => user(`message ${i}`));
+      const summary = await summarize({
+        model,
+        messages,
+        window: 100_000,
+        maxTokens: 1_000,
+        scale: 1,
+        signal: new AbortController().signal,
+      });
+      expect(summary).toEqual(outcome);
+      expect(model.calls).toBe(calls);
+    },
+  );
 
   it('a summary that would not fit is shortened before it is sent (compaction works at 100 % of the window)', async () => {
     const requests: ModelRequest[] = [];
