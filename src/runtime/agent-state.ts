@@ -95,8 +95,16 @@ export function agentStateOf(
   return state;
 }
 
-function stateString(value: unknown): string {
+/** A snapshot's state value as a dotted path (`running.turn.step.model`); parallel regions joined by commas. */
+export function stateString(value: unknown): string {
   if (typeof value === 'string') return value;
-  const [key, inner] = Object.entries(value as Record<string, unknown>)[0] ?? [];
-  return key === undefined ? '' : `${key}.${stateString(inner)}`.replace(/\.$/, '');
+  if (value && typeof value === 'object') {
+    return Object.entries(value)
+      .map(([key, inner]) => {
+        const rest = stateString(inner);
+        return rest ? `${key}.${rest}` : key;
+      })
+      .join(',');
+  }
+  return '';
 }

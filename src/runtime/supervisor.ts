@@ -15,6 +15,7 @@ import type {
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
+import { stateString } from './agent-state.js';
 import { EventBus, type Listener, type ListenOptions } from './bus.js';
 import type { Policy } from './env.js';
 import { runtimeSupervisorMachine } from './machines.js';
@@ -333,19 +334,6 @@ function addChildren(
       addChildren(view, inner.children, id, usageOf);
     }
   }
-}
-
-function stateString(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value && typeof value === 'object') {
-    return Object.entries(value)
-      .map(([key, inner]) => {
-        const rest = stateString(inner);
-        return rest ? `${key}.${rest}` : key;
-      })
-      .join(',');
-  }
-  return '';
 }
 
 function joinOption(join: NonNullable<SwarmOptions['join']>): JoinPolicy {
