@@ -7,9 +7,11 @@ import {
   JOINED_TEXT,
   LANE_SIZE,
   laneActorId,
+  laneOf,
   notifyOf,
   type OwnerNotify,
   type SettleParams,
+  slotOf,
   type TaskSettings,
 } from './shared.js';
 import type { TaskSettled } from './task.js';
@@ -54,8 +56,6 @@ export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
 
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
 type Composite<Name extends string> = Record<Name, undefined>;
-
-const laneOf = (index: number): number => Math.floor(index / LANE_SIZE);
 
 function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
   return {
@@ -143,7 +143,7 @@ export const batchMachine = setup({
             lanes = [...lanes, lane];
             unsealed = [...unsealed, lane];
           }
-          enqueue.sendTo(laneActorId(lane), { type: 'START', task });
+          enqueue.sendTo(laneActorId(lane), { type: 'START', task, slot: slotOf(index) });
           running++;
         }
         // Lanes the cursor has moved past get no more tasks.
@@ -186,7 +186,8 @@ export const batchMachine = setup({
         if (index < context.next) {
           const lane = laneOf(index);
           if (context.lanes.includes(lane)) {
-            enqueue.sendTo(laneActorId(lane), { type: 'CANCEL', taskId, status: 'cancelled', text: CANCELLED_TEXT });
+            const cancel = { type: 'CANCEL', slot: slotOf(index), status: 'cancelled', text: CANCELLED_TEXT } as const;
+            enqueue.sendTo(laneActorId(lane), cancel);
           }
           return;
         }

@@ -17,25 +17,23 @@ export interface LaneInput extends TaskSettings {
 }
 
 export interface LaneContext extends LaneInput {
-  /** Task ids started here whose actor has not ended yet. */
-  open: string[];
+  /** Slots of the tasks started here whose actor has not ended yet. */
+  open: number[];
   /** No more tasks will come (the batch moved past this lane, or stopped starting). */
   sealed: boolean;
 }
 
 export type LaneEvent =
-  | { type: 'START'; task: TaskSpec }
-  | ({ type: 'CANCEL'; taskId: string } & Cancellation)
+  | { type: 'START'; task: TaskSpec; slot: number }
+  | ({ type: 'CANCEL'; slot: number } & Cancellation)
   | ({ type: 'CANCEL_ALL' } & Cancellation)
   | { type: 'SEAL' }
   | TaskSettled;
 
 type TaskEnded = { type: `xstate.done.actor.task.${string}` | `xstate.error.actor.task.${string}` };
 
-const TASK_PREFIX = 'task.';
-function taskIdOf(event: TaskEnded): string {
-  const at = event.type.indexOf(TASK_PREFIX);
-  return at < 0 ? '' : event.type.slice(at + TASK_PREFIX.length);
+function slotOfEvent(event: TaskEnded): number {
+  return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
 }
 
 export const laneMachine = setup({
@@ -52,9 +50,9 @@ export const laneMachine = setup({
     /** Passes a settlement up to the batch, which counts it against its join policy (the runtime: `sendParent`). */
     reportSettled: (_, _params: TaskSettled) => {},
     startTask: enqueueActions(({ context, event, enqueue }) => {
-      const { task } = event as Extract<LaneEvent, { type: 'START' }>;
+      const { task, slot } = event as Extract<LaneEvent, { type: 'START' }>;
       enqueue.spawnChild('task', {
-        id: taskActorId(task.taskId),
+        id: taskActorId(slot),
         input: {
           task,
           batchId: context.batchId,
@@ -65,21 +63,21 @@ export const laneMachine = setup({
           restartDelayMs: context.restartDelayMs,
         },
       });
-      enqueue.assign({ open: [...context.open, task.taskId] });
+      enqueue.assign({ open: [...context.open, slot] });
     }),
     cancelOne: enqueueActions(({ context, event, enqueue }) => {
-      const { taskId, status, text } = event as Extract<LaneEvent, { type: 'CANCEL' }>;
-      if (context.open.includes(taskId)) enqueue.sendTo(taskActorId(taskId), { type: 'CANCEL', status, text });
+      const { slot, status, text } = event as Extract<LaneEvent, { type: 'CANCEL' }>;
+      if (context.open.includes(slot)) enqueue.sendTo(taskActorId(slot), { type: 'CANCEL', status, text });
     }),
     cancelAll: enqueueActions(({ context, event, enqueue }) => {
       const { status, text } = event as Extract<LaneEvent, { type: 'CANCEL_ALL' }>;
-      for (const taskId of context.open) enqueue.sendTo(taskActorId(taskId), { type: 'CANCEL', status, text });
+      for (const slot of context.open) enqueue.sendTo(taskActorId(slot), { type: 'CANCEL', status, text });
     }),
     seal: assign({ sealed: true }),
     forgetTask: assign({
       open: ({ context, event }) => {
-        const taskId = taskIdOf(event as unknown as TaskEnded);
-        return context.open.filter((id) => id !== taskId);
+        const slot = slotOfEvent(event as unknown as TaskEnded);
+        return context.open.filter((open) => open !== slot);
       },
     }),
   },

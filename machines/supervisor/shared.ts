@@ -9,14 +9,23 @@ import { notificationMessage, type TaskSpec, type TaskStatus, type UserMessage }
 export const childId = (agentId: string): string => `subagent.${agentId}`;
 export const batchActorId = (batchId: string): string => `batch.${batchId}`;
 export const laneActorId = (lane: number): string => `lane.${lane}`;
-export const taskActorId = (taskId: string): string => `task.${taskId}`;
+/**
+ * A task actor's id is its slot in its lane (0 … LANE_SIZE-1), not its task id: XState memoizes transitions per
+ * event type for good, so `xstate.done.actor.task.<taskId>` would add an entry for every task ever run, and
+ * children objects keyed by ever-new ids never share a shape. The task id is in the task actor's context.
+ */
+export const taskActorId = (slot: number): string => `task.${slot}`;
 
 /**
  * At most this many tasks share a lane (the actor that parents their task actors). Every spawn copies its parent's
  * `children` (XState's `resolveSpawn`), so a batch of thousands spawns through lanes instead of holding them all;
  * see DESIGN.md, "XState rules of thumb".
  */
-export const LANE_SIZE = 64;
+export const LANE_SIZE = 16;
+
+/** Where the task at `index` of its batch runs: its lane, and its slot there. */
+export const laneOf = (index: number): number => Math.floor(index / LANE_SIZE);
+export const slotOf = (index: number): number => index % LANE_SIZE;
 
 export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
 export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";

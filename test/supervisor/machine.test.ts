@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { transition } from 'xstate';
 import {
   batchMachine,
   INTERRUPTED_TEXT,
@@ -144,26 +145,43 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
 describe('lane machine: bounded fan-out', () => {
   const start = () => lanes.start({ ...settings, batchId: 'b', background: false });
 
-  it('spawns a task actor per START, passes settlements up and cancellations down to open tasks only', () => {
+  it('spawns a task actor per START in its slot, passes settlements up and cancellations down to open tasks only', () => {
     let [snapshot] = start();
     let actions: string[];
-    [snapshot, actions] = lanes.step(snapshot, { type: 'START', task: task(0) });
-    expect(actions).toEqual(['spawn task.t0']);
-    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(1) });
+    [snapshot, actions] = lanes.step(snapshot, { type: 'START', task: task(0), slot: 0 });
+    expect(actions).toEqual(['spawn task.0']);
+    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(1), slot: 1 });
     [snapshot, actions] = lanes.step(snapshot, settledEvent(0));
     expect(actions).toEqual(['parent TASK.SETTLED t0 completed']);
-    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.t0' });
+    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.0' });
+    expect(snapshot.context.open).toEqual([1]);
     [snapshot, actions] = lanes.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: JOINED_TEXT });
-    expect(actions).toEqual(['send task.t1 CANCEL cancelled']);
-    expect(lanes.step(snapshot, { type: 'CANCEL', taskId: 't0', status: 'cancelled', text: 'x' })[1]).toEqual([]);
+    expect(actions).toEqual(['send task.1 CANCEL cancelled']);
+    expect(lanes.step(snapshot, { type: 'CANCEL', slot: 0, status: 'cancelled', text: 'x' })[1]).toEqual([]);
+    expect(lanes.step(snapshot, { type: 'CANCEL', slot: 1, status: 'interrupted', text: 'x' })[1]).toEqual([
+      'send task.1 CANCEL interrupted',
+    ]);
+  });
+
+  it('names task actors by slot, not by task id: the event types XState memoizes stay bounded', () => {
+    let [snapshot] = start();
+    let actions: string[];
+    [snapshot, actions] = lanes.step(snapshot, { type: 'START', task: task(LANE_SIZE + 3), slot: 3 });
+    expect(actions).toEqual(['spawn task.3']);
+    // The task's own id travels in its input (the inspector reads it from the task actor's context).
+    const [, raw] = transition(laneMachine, snapshot, { type: 'START', task: task(7), slot: 7 });
+    expect(raw.find((a) => a.type === 'xstate.spawnChild')?.params).toMatchObject({
+      id: 'task.7',
+      input: { task: { taskId: 't7' } },
+    });
   });
 
   it('ends once sealed and every task actor has ended (in either order)', () => {
     let [snapshot] = start();
-    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(0) });
+    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(0), slot: 0 });
     [snapshot] = lanes.step(snapshot, { type: 'SEAL' });
     expect(snapshot.value).toBe('open');
-    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.t0' });
+    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.0' });
     expect(snapshot.status).toBe('done');
     let [other] = start();
     [other] = lanes.step(other, { type: 'SEAL' });
@@ -256,7 +274,7 @@ describe('batch machine: running → joining → settled → released', () => {
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't1' })[1]).toEqual([]);
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 'nope' })[1]).toEqual([]);
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
-    expect(actions).toEqual(['send lane.0 CANCEL t0']);
+    expect(actions).toEqual(['send lane.0 CANCEL slot 0']);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
     expect(actions).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
   });

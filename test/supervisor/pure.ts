@@ -28,8 +28,9 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
         case 'xstate.spawnChild':
           return `spawn ${p.id as string}`;
         case 'xstate.sendTo': {
-          const event = p.event as { type: string; status?: string; task?: TaskSpec; taskId?: string };
-          const detail = event.task?.taskId ?? event.taskId ?? event.status ?? '';
+          const event = p.event as { type: string; status?: string; task?: TaskSpec; taskId?: string; slot?: number };
+          const slot = event.slot === undefined || event.task ? undefined : `slot ${event.slot}`;
+          const detail = event.task?.taskId ?? event.taskId ?? slot ?? event.status ?? '';
           return `send ${p.targetId as string} ${event.type}${detail ? ` ${detail}` : ''}`;
         }
         case 'reportSettled': {
