@@ -25,6 +25,7 @@ const CUT_OFF =
   'Your previous answer hit the output token limit before this tool call was complete, so it was not run. ' +
   'Issue the call again, with shorter arguments if you can.';
 const INTERRUPTED = 'The user interrupted this tool call before it finished; it has no result.';
+const BUDGET_SPENT = 'The budget for this turn ran out before this tool call finished; it has no result.';
 
 function closeOpenCalls(calls: ToolCallState[], text: string): ToolCallState[] {
   return calls.map((state) =>
@@ -154,6 +155,8 @@ export const agentMachine = setup({
     announceApprovals: () => {},
     /** Aborts the model call and running tools at once, so that nothing they say later lands in this turn. */
     abortInFlight: () => {},
+    /** Announces that a budget ended the turn (the `budget_exhausted` event); runs before `endTurn`. */
+    announceBudgetExhausted: () => {},
     /** The supervisor failed inside the runtime; the agent carries on without it (the runtime reports it). */
     supervisorFailed: () => {},
 
@@ -313,6 +316,12 @@ export const agentMachine = setup({
       },
     }),
     closeInterruptedCalls: assign({ calls: ({ context }) => closeOpenCalls(context.calls, INTERRUPTED) }),
+    /** The budget ran out: the turn ends with its own stop reason and the error that says which budget. */
+    exhaustBudget: assign(({ context, event }) => ({
+      calls: closeOpenCalls(context.calls, BUDGET_SPENT),
+      stopReason: 'budget_exhausted' as const,
+      error: command<'BUDGET_EXHAUSTED'>(event).error,
+    })),
     queueOutputFeedback: assign(({ context, event }) => ({
       outputAttempts: context.outputAttempts + 1,
       injections: [
@@ -440,6 +449,8 @@ export const agentMachine = setup({
     canRetryOutput: ({ context, event }) =>
       reply<'OUTPUT_CHECKED'>(event).turn === context.turn && context.outputAttempts + 1 < context.maxOutputAttempts,
     isCurrentTurn: ({ context, event }) => reply<'OUTPUT_CHECKED'>(event).turn === context.turn,
+    /** A budget message about this turn (one about a turn already over is dropped). */
+    isBudgetOfThisTurn: ({ context, event }) => command<'BUDGET_EXHAUSTED'>(event).turn === context.turn,
     stepLimitReached: ({ context }) => context.step >= context.maxSteps,
     hasQueuedInput: ({ context }) => context.queue.length > 0,
     wakesOnNotification: ({ context }) => context.wakeOnNotification,
@@ -498,6 +509,8 @@ export const agentMachine = setup({
         STEER: { actions: 'inject' },
         NOTIFY: { actions: 'inject' },
         INTERRUPT: '#agent.interrupted',
+        // A guard on the event only: agents without budgets never see it, so the hot path pays nothing.
+        BUDGET_EXHAUSTED: { guard: 'isBudgetOfThisTurn', target: '#agent.budgetExhausted' },
       },
       states: {
         nextTurn: {
@@ -694,6 +707,18 @@ export const agentMachine = setup({
         { type: 'stopWith', params: { reason: 'interrupted' } },
         'endTurn',
       ],
+      always: [
+        { guard: 'hasQueuedInput', target: 'running' },
+        { target: 'idle', actions: 'endRun' },
+      ],
+    },
+    /**
+     * A budget covering the turn ran out: like an interrupt (the model call and the tools are aborted, foreground
+     * subagents with them, every open call gets a result), with the stop reason `budget_exhausted`. Subagents below
+     * are told by their own budgets, background ones included.
+     */
+    budgetExhausted: {
+      entry: ['abortInFlight', 'exhaustBudget', 'recordToolResults', 'announceBudgetExhausted', 'endTurn'],
       always: [
         { guard: 'hasQueuedInput', target: 'running' },
         { target: 'idle', actions: 'endRun' },

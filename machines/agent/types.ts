@@ -1,5 +1,6 @@
 import type {
   AssistantMessage,
+  BudgetView,
   CompactionReason,
   SerializedError,
   SupervisorCommand,
@@ -84,12 +85,26 @@ export type AgentCommand =
   | { type: 'APPROVE'; toolCallId: string }
   | { type: 'DENY'; toolCallId: string; reason?: string }
   /** A command for the agent's subagents, forwarded to its supervisor (created by the first one). */
-  | { type: 'DELEGATE'; command: SupervisorCommand };
+  | { type: 'DELEGATE'; command: SupervisorCommand }
+  /**
+   * A budget covering turn `turn` ran out (the agent's own, or an ancestor's: a parent's turn, a swarm's); `error`
+   * says which and by how much. Sent by the runtime when spending or the clock passes a limit, and by the model
+   * worker when a step would start on a spent budget.
+   */
+  | { type: 'BUDGET_EXHAUSTED'; turn: number; error: SerializedError };
 
 /** Replies from the agent's workers. `turn`/`step`/`batch` let the machine drop replies to closed requests. */
 export type WorkerReply =
   /** `cost`: what the answer cost in USD where the model's prices are known; for observers, the machine ignores it. */
-  | { type: 'MODEL_DONE'; turn: number; step: number; message: AssistantMessage; cost?: number }
+  | {
+      type: 'MODEL_DONE';
+      turn: number;
+      step: number;
+      message: AssistantMessage;
+      cost?: number;
+      /** The turn's budget once this answer is charged, where one covers it; for observers, the machine ignores it. */
+      budget?: BudgetView;
+    }
   | { type: 'MODEL_ERROR'; turn: number; step: number; error: SerializedError }
   /** The request would pass the compaction threshold: compact before calling the model. */
   | { type: 'CONTEXT_FULL'; turn: number; step: number; tokens: number; window: number }

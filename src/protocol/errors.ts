@@ -104,6 +104,19 @@ export class GuardrailTripped extends Error {
   }
 }
 
+/**
+ * A token, cost or wall-time budget of the agent or of an ancestor ran out: the turn ends with the stop reason
+ * `budget_exhausted` and this error, whose message says which budget, whose, and by how much.
+ */
+export class BudgetExhausted extends Error {
+  override readonly name = 'BudgetExhausted';
+  readonly code = 'budget_exhausted' as const;
+
+  toJSON(): SerializedError {
+    return { name: this.name, code: this.code, message: this.message };
+  }
+}
+
 /** A hook failed closed (it threw, or did not answer within its time): the turn ends with stop reason `error`. */
 export class HookFailed extends Error {
   override readonly name = 'HookFailed';
@@ -114,7 +127,13 @@ export class HookFailed extends Error {
   }
 }
 
-export type TurnError = ModelError | OutputValidationError | AgentFailedError | GuardrailTripped | HookFailed;
+export type TurnError =
+  | ModelError
+  | OutputValidationError
+  | AgentFailedError
+  | GuardrailTripped
+  | HookFailed
+  | BudgetExhausted;
 
 /** The JSON shape of an error as it travels in events and machine context. */
 export interface SerializedError {

@@ -1,3 +1,4 @@
+import type { BudgetExhaustion } from './budget.js';
 import type { CompactionReason, ContextRepair, ContextRetryReason } from './context.js';
 import type { SerializedError } from './errors.js';
 import type { JsonValue } from './json.js';
@@ -77,6 +78,11 @@ export type AgentEventBody =
   | { type: 'tool_execution_update'; toolCallId: string; toolName: string; partial: JsonValue }
   | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolResultPart; durationMs: number }
   | ({ type: 'approval_requested' } & ToolCallFacts)
+  /**
+   * A budget ended this agent's turn: which limit, whose account (this agent's, an ancestor's, or `batch <id>` for a
+   * swarm's), its size and what was spent.
+   */
+  | ({ type: 'budget_exhausted' } & BudgetExhaustion)
   /** A call was refused before it ran (a deny rule, plan mode, a policy): a parent sees its subagents' too. */
   | ({ type: 'permission_denied'; reason?: string; rule?: string } & ToolCallFacts)
   | {

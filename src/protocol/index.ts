@@ -1,3 +1,4 @@
+export * from './budget.js';
 export * from './context.js';
 export * from './errors.js';
 export * from './events.js';

@@ -1,6 +1,6 @@
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import type { ContextWindowState } from '../context/index.js';
-import type { Usage } from '../protocol/index.js';
+import type { BudgetView, Usage } from '../protocol/index.js';
 import type { EventBus } from './bus.js';
 import type { GoalView } from './goal.js';
 import type { ScheduleState } from './schedule-book.js';
@@ -28,6 +28,8 @@ export interface AgentState {
   schedules?: ScheduleState[];
   /** The context window: tokens the next request would carry, the window's size, whether it compacts. */
   context: ContextWindowState;
+  /** The budget of the current (or last) turn, where one covers it: limits, spent by its subtree, what is left. */
+  budget?: BudgetView;
 }
 
 /**
@@ -68,6 +70,7 @@ export function agentStateOf(
     goal: GoalView | undefined;
     context: ContextWindowState;
     schedules?: ScheduleState[] | undefined;
+    budget?: BudgetView | undefined;
   },
 ): AgentState {
   const snapshot = actor.getSnapshot();
@@ -92,6 +95,7 @@ export function agentStateOf(
   };
   if (facts.goal) state.goal = facts.goal;
   if (facts.schedules?.length) state.schedules = facts.schedules;
+  if (facts.budget) state.budget = facts.budget;
   return state;
 }
 

@@ -24,6 +24,7 @@ import { AgentFailedError, describeThrown, resumableHistory, userMessage } from 
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry, type ToolResultOptions } from '../tools/index.js';
 import { joinSystem, resolveProfile, type SkillsConfig, skillsFor } from './agent-profile.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
+import { type BudgetLimits, checkLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
 import {
   AgentEnv,
@@ -63,6 +64,11 @@ export interface AgentConfig<Output = unknown> {
   skills?: SkillsConfig;
   /** Model calls per turn before it ends with `max_steps` (default 25). */
   maxSteps?: number;
+  /**
+   * What each turn may spend (`tokens`, `costUsd`, `timeMs`), with every subagent it starts, background ones
+   * included: past it the turn ends with `budget_exhausted` and what still runs below it is cancelled.
+   */
+  budget?: BudgetLimits;
   /** How many calls of one parallel group run at once (default 8). */
   toolConcurrency?: number;
   /**
@@ -190,6 +196,7 @@ export function agentSettings(given: AgentConfig<unknown>, extraTools: readonly 
     toolIntent: config.toolIntent ?? false,
     ...(config.context ? { context: config.context } : {}),
     ...(config.toolResults ? { toolResults: config.toolResults } : {}),
+    ...(config.budget ? { budget: checkLimits(config.budget, 'budget') } : {}),
   };
 }
 
@@ -198,6 +205,8 @@ export interface PromptOptions<Output> {
   signal?: AbortSignal;
   /** Overrides the agent's `outputSchema` for this turn. */
   outputSchema?: z.ZodType<Output>;
+  /** This turn's budget; the agent's own `budget` still holds (the tighter of each limit counts). */
+  budget?: BudgetLimits;
 }
 
 export type PromptInput = string | UserContent[];
@@ -403,6 +412,7 @@ export class Agent<Output = unknown> {
       goal: this.goal?.view(),
       context: this.env.context.windowState(this.env.transcript.messages),
       schedules: this.scheduleBook?.state(),
+      budget: this.env.budget?.view(),
     });
   }
 
@@ -580,6 +590,7 @@ export class Agent<Output = unknown> {
     let turnOutput: OutputSpec | undefined;
     try {
       turnOutput = options.outputSchema ? outputSpec(options.outputSchema) : undefined;
+      if (options.budget) checkLimits(options.budget, 'prompt budget');
     } catch (error) {
       return Promise.reject(error);
     }
@@ -589,6 +600,7 @@ export class Agent<Output = unknown> {
         startIndex: this.env.transcript.length,
       };
       if (turnOutput) pending.outputSpec = turnOutput;
+      if (options.budget) pending.budget = options.budget;
       this.env.pending.set(inputId, pending);
       const { signal } = options;
       if (signal) {

@@ -34,6 +34,7 @@ import {
   type ToolResultOptions,
   ToolResults,
 } from '../tools/index.js';
+import type { Budget, BudgetLimits } from './budget.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
 import type { LiveTools } from './live-tools.js';
@@ -67,6 +68,8 @@ export interface AgentSettings {
   context?: ContextOptions;
   /** The tool-result budget and the repetition ladder (src/tools/tool-results.ts). */
   toolResults?: ToolResultOptions;
+  /** What each turn of this agent may spend, with everything it starts (src/runtime/budget.ts). */
+  budget?: BudgetLimits;
 }
 
 export interface RunResult<Output = unknown> {
@@ -91,6 +94,8 @@ export interface PendingTurn {
   error?: TurnError;
   /** The caller's signal fired before the turn started: interrupt it as soon as it does. */
   abortRequested?: boolean;
+  /** This turn's own budget, on top of the agent's. */
+  budget?: BudgetLimits;
 }
 
 /** A model call in flight, so that an interrupt can close it synchronously. */
@@ -204,6 +209,10 @@ export class AgentEnv implements EventOrigin {
   tools: ToolRegistry;
   /** Made when the agent's tools are first changed while it lives (`agent.tools`). */
   liveTools?: LiveTools;
+  /** The budget account of the current turn (or the last one), when any budget covers it (src/runtime/budget.ts). */
+  budget?: Budget;
+  /** A subagent's: the account of the turn or swarm that started its task, under which its turns open theirs. */
+  budgetParent?: Budget;
   /** The budget, dedupe and repetition ladder every tool result passes (see src/tools/tool-results.ts). */
   readonly toolResults: ToolResults;
   /** The system prompt, made from its parts at the start of each turn (see src/context/system-prompt.ts). */

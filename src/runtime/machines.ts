@@ -10,6 +10,7 @@ import {
   taskMachine,
 } from '../../machines/supervisor/index.js';
 import {
+  BudgetExhausted,
   emptyUsage,
   GuardrailTripped,
   HookFailed,
@@ -19,6 +20,7 @@ import {
   type TurnError,
   textOf,
 } from '../protocol/index.js';
+import { hasBudget, openTurnBudget } from './budget-turn.js';
 import { type AgentEnv, envOf, type RunResult } from './env.js';
 import { modelWorker } from './model-worker.js';
 import { treeOf } from './supervisor-tree.js';
@@ -64,7 +66,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       env.emit({ type: 'agent_end' });
       env.onIdle?.(context.stopReason, context.error);
     },
-    startTurn: ({ context, system }) => {
+    startTurn: ({ context, system, self }) => {
       const env = envOf(system, context.agentId);
       const input = context.current;
       if (!input) return;
@@ -75,6 +77,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       const pending = env.pending.get(input.inputId);
       env.turnStart = env.transcript.length;
       if (pending) pending.startIndex = env.turnStart;
+      if (hasBudget(env, pending?.budget)) openTurnBudget(env, self, context.turn, pending?.budget);
       env.emit({ type: 'turn_start', inputId: input.inputId });
       for (const message of input.messages) env.append(message);
       if (pending?.abortRequested) queueMicrotask(() => env.requestInterrupt?.());
@@ -94,6 +97,8 @@ export const runtimeAgentMachine = agentMachine.provide({
       const env = envOf(system, context.agentId);
       env.append(message);
       env.addUsage(message.usage);
+      // Spending counts against the turn's budget and every ancestor's; one may run out here (BUDGET_EXHAUSTED).
+      env.budget?.charge(message.usage, (event as { cost?: number }).cost);
     },
     recordToolResults: ({ context, system }) => {
       if (context.calls.length === 0) return;
@@ -111,6 +116,11 @@ export const runtimeAgentMachine = agentMachine.provide({
       }
     },
     abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(),
+    announceBudgetExhausted: ({ context, system }) => {
+      const env = envOf(system, context.agentId);
+      const over = env.budget?.exhaustion();
+      if (over) env.emit({ type: 'budget_exhausted', ...over });
+    },
     spawnSupervisor: enqueueActions(({ context, system, enqueue }) => {
       const spawn = enqueue.spawnChild as unknown as SpawnSupervisor;
       spawn(runtimeSupervisorMachine, {
@@ -178,6 +188,7 @@ function guarded(effect: () => void): void {
 }
 
 function endTurn(env: AgentEnv, context: Context): void {
+  env.budget?.close();
   const input = context.current;
   const stopReason = context.stopReason ?? 'completed';
   const usage = { ...env.turnUsage };
@@ -208,6 +219,7 @@ function turnError(env: AgentEnv, context: Context): TurnError | undefined {
     return new OutputValidationError(serialized.message, context.outputAttempts + 1);
   if (serialized.code === 'guardrail_tripped') return new GuardrailTripped(serialized.message);
   if (serialized.code === 'hook_failed') return new HookFailed(serialized.message);
+  if (serialized.code === 'budget_exhausted') return new BudgetExhausted(serialized.message);
   const known = env.lastModelError;
   if (known && known.code === serialized.code && known.message === serialized.message) return known;
   return new ModelError({

@@ -1,5 +1,5 @@
 import { fromCallback } from 'xstate';
-import type { ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
+import type { AgentCommand, ModelWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
 import { costOf } from '../context/index.js';
 import {
   type AssistantMessage,
@@ -10,6 +10,7 @@ import {
   type ModelRequest,
   toModelError,
 } from '../protocol/index.js';
+import { exhaustionError, viewAfter } from './budget.js';
 import { type AgentEnv, envOf, type ModelCall, partialMessage, reportInternalError } from './env.js';
 import type { HookRunner } from './hooks.js';
 import { retryDelay } from './retry.js';
@@ -30,9 +31,13 @@ export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ inpu
 /** The answer for the machine, priced where the model's prices are known (for observers: the inspector's usage table). */
 function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): WorkerReply {
   const cost = costOf(message.usage, env.context.prices);
-  return cost === undefined
-    ? { type: 'MODEL_DONE', turn, step, message }
-    : { type: 'MODEL_DONE', turn, step, message, cost };
+  const done: WorkerReply =
+    cost === undefined
+      ? { type: 'MODEL_DONE', turn, step, message }
+      : { type: 'MODEL_DONE', turn, step, message, cost };
+  // The budget as it stands once this answer is charged, for the inspector's usage table.
+  if (env.budget) done.budget = viewAfter(env.budget.view(), message.usage, cost);
+  return done;
 }
 
 /**
@@ -43,9 +48,15 @@ function answered(env: AgentEnv, turn: number, step: number, message: AssistantM
 async function callModel(
   env: AgentEnv,
   request: ModelWorkerRequest,
-  sendBack: (reply: WorkerReply) => void,
+  sendBack: (reply: WorkerReply | AgentCommand) => void,
 ): Promise<void> {
   const { turn, step } = request;
+  // A step does not start on a spent budget (an ancestor's may have run out before this turn began).
+  const over = env.budget?.exhaustion();
+  if (over) {
+    if (!env.stopped) sendBack({ type: 'BUDGET_EXHAUSTED', turn, error: exhaustionError(over) });
+    return;
+  }
   const recorded = env.recording?.answer(turn, step);
   if (recorded) {
     // A resumed or replayed step whose answer is in the journal: the model is not asked again.

@@ -1,6 +1,7 @@
 import type { TaskSpec } from '../protocol/index.js';
 import { type AnyTool, outputSpec, ToolRegistry } from '../tools/index.js';
 import { joinSystem, PARENT_PROFILE, resolveNamedProfiles } from './agent-profile.js';
+import { checkLimits } from './budget.js';
 import type { AgentSettings } from './env.js';
 import { SpawnRefused, SUBAGENT_TOOL_NAMES } from './subagent-tools.js';
 import { positive, type SubagentProfile } from './supervision-options.js';
@@ -27,11 +28,15 @@ export class SubagentProfiles {
     return this.profiles[name]?.description;
   }
 
-  /** The agent machine settings a profile changes, or undefined when it changes none. */
-  machineSettings(name: string): TaskSpec['agent'] {
+  /**
+   * The agent machine settings a profile changes, or undefined when it changes none. A profile without `maxSteps`
+   * takes its parent's: a subagent must not run longer than the agent that started it was allowed to.
+   */
+  machineSettings(name: string, parentMaxSteps: number | undefined): TaskSpec['agent'] {
     const profile = this.profiles[name];
     const agent: NonNullable<TaskSpec['agent']> = {};
-    if (profile?.maxSteps !== undefined) agent.maxSteps = positive(profile.maxSteps, 'maxSteps');
+    const maxSteps = profile?.maxSteps ?? parentMaxSteps;
+    if (maxSteps !== undefined) agent.maxSteps = positive(maxSteps, 'maxSteps');
     if (profile?.wakeOnNotification !== undefined) agent.wakeOnNotification = profile.wakeOnNotification;
     return Object.keys(agent).length > 0 ? agent : undefined;
   }
@@ -79,6 +84,8 @@ export class SubagentProfiles {
       permissions: profile?.permissions ? parent.permissions.child(profile.permissions) : parent.permissions,
       hooks: parent.hooks?.inherited,
       output: profile?.outputSchema ? outputSpec(profile.outputSchema) : undefined,
+      // A child's own limits come from its profile only; its parent's hold through the account it opens under.
+      budget: profile?.budget ? checkLimits(profile.budget, `profile "${name}" budget`) : undefined,
     };
     byProfile.set(name, settings);
     return settings;

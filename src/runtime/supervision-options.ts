@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { SystemPrompt } from '../context/index.js';
 import type { PermissionsConfig } from '../permissions/index.js';
-import type { Model } from '../protocol/index.js';
+import type { BudgetLimits, Model } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import type { Policy } from './env.js';
 
@@ -31,6 +31,8 @@ export interface SubagentProfile<Output = unknown> {
   permissions?: PermissionsConfig;
   /** Whether the child wakes for its own children's notifications (default true). */
   wakeOnNotification?: boolean;
+  /** What each turn of the child may spend, within what its parent has left (see the agent's `budget`). */
+  budget?: BudgetLimits;
 }
 
 export interface SupervisionOptions {
@@ -49,9 +51,11 @@ export interface SupervisionOptions {
   /** Backoff before the first restart, doubled for each further one (default 1000 ms). */
   restartDelayMs?: number;
   profiles?: Record<string, SubagentProfile>;
+  /** What each batch the `agent` and `swarm` tools start may spend, all its tasks together. */
+  budget?: BudgetLimits;
 }
 
-export type Limits = Required<Omit<SupervisionOptions, 'profiles'>>;
+export type Limits = Required<Omit<SupervisionOptions, 'profiles' | 'budget'>>;
 
 /** The limits of a tree, with defaults; a nonsense value is refused with a RangeError naming it. */
 export function limitsOf(options: SupervisionOptions): Limits {

@@ -10,6 +10,7 @@ import {
 import {
   addUsage,
   type BatchSpec,
+  type BudgetLimits,
   emptyUsage,
   type JoinPolicy,
   lastAssistant,
@@ -23,6 +24,8 @@ import {
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { ApprovalRouting, type ApprovalTarget } from './approval-routing.js';
+import { checkLimits } from './budget.js';
+import { batchAccount } from './budget-turn.js';
 import type { EventBus } from './bus.js';
 import {
   AgentEnv,
@@ -124,6 +127,8 @@ export class Tree implements SubagentHost {
   private readonly pendingMembers = new Map<string, { settings: AgentSettings; messages?: readonly Message[] }>();
   private rootOwnerId?: string;
   private system?: AnyActorSystem;
+  /** What each batch the subagent tools start may spend (`subagents.budget`). */
+  private readonly batchBudget?: BudgetLimits;
   /** A session journal's recorder, when the tree is durable. */
   observer?: TreeObserver;
 
@@ -139,6 +144,7 @@ export class Tree implements SubagentHost {
     this.kept = new KeptAgents(this.limits.keepFinished);
     this.approvals = new ApprovalRouting(bus);
     this.usageAccounts = new TreeUsage(bus, this.nodes);
+    if (options.budget) this.batchBudget = checkLimits(options.budget, 'subagents.budget');
     bus.on('agent_start', (event) => {
       const node = this.nodes.node(event.agentId);
       if (node?.profile === 'member') this.tellSupervisor(node, 'MEMBER.BUSY');
@@ -221,6 +227,7 @@ export class Tree implements SubagentHost {
         background,
         ...(join ? { join } : {}),
         ...(callId === undefined ? {} : { callId }),
+        ...(this.batchBudget ? { budget: this.batchBudget } : {}),
       });
     if (background) return { taskIds: batch.taskIds };
     // The caller was interrupted (its tool call aborted): its foreground children are stopped.
@@ -309,6 +316,8 @@ export class Tree implements SubagentHost {
       callId?: string;
       /** The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's. */
       ids?: { batchId: string; tasks: ReadonlyArray<{ taskId: string; agentId: string }> };
+      /** What the batch may spend, all its tasks together (within what the starting turn has left). */
+      budget?: BudgetLimits;
     },
   ): StartedBatch {
     if (requests.length === 0) throw new SpawnRefused('No tasks given');
@@ -334,6 +343,10 @@ export class Tree implements SubagentHost {
       );
     }
     const batchId = options.ids?.batchId ?? newId('batch');
+    const budget = batchAccount(owner instanceof TreeNode ? owner.env : undefined, batchId, options.budget);
+    // A profile without its own step limit takes the starting agent's (a root supervisor has none to give).
+    const parentMaxSteps: number | undefined =
+      owner instanceof TreeNode ? owner.ref?.getSnapshot().context.maxSteps : undefined;
     const specs: TaskSpec[] = [];
     const records: TaskRecord[] = [];
     const resuming = new Set<string>();
@@ -359,7 +372,7 @@ export class Tree implements SubagentHost {
       }
       const settings = this.profiles.childSettings(owner.settings, profile);
       const spec: TaskSpec = { taskId, agentId, prompt: request.prompt, expectsOutput: Boolean(settings.output) };
-      const agent = this.profiles.machineSettings(profile);
+      const agent = this.profiles.machineSettings(profile, parentMaxSteps);
       if (agent) spec.agent = agent;
       specs.push(spec);
       const record: TaskRecord = {
@@ -374,6 +387,7 @@ export class Tree implements SubagentHost {
         attempt: 0,
       };
       if (base) record.base = base;
+      if (budget) record.budget = budget;
       records.push(record);
     }
     const done = this.tasks.openBatch(batchId, records);
@@ -451,6 +465,7 @@ export class Tree implements SubagentHost {
       this.addNode(node);
     }
     node.task = record;
+    node.env.budgetParent = record.budget;
     node.lastStop = undefined;
     node.lastOutput = undefined;
     const target = node;
@@ -684,6 +699,9 @@ function handOff(node: TreeNode): { outcome: 'completed' | 'failed' | 'interrupt
     return { outcome: 'failed', text: `The subagent failed: ${why}` };
   }
   if (stop === 'interrupted') return { outcome: 'interrupted', text: last || 'The subagent was interrupted.' };
+  if (stop === 'budget_exhausted') {
+    return { outcome: 'interrupted', text: `The subagent stopped: ${node.lastStop?.error?.message ?? 'budget spent'}` };
+  }
   if (node.lastOutput !== undefined) return { outcome: 'completed', text: JSON.stringify(node.lastOutput) };
   return { outcome: 'completed', text: last };
 }

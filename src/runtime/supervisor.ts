@@ -16,6 +16,7 @@ import type {
 import type { AnyTool } from '../tools/index.js';
 import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
 import { stateString } from './agent-state.js';
+import { type BudgetLimits, checkLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions } from './bus.js';
 import type { Policy } from './env.js';
 import { runtimeSupervisorMachine } from './machines.js';
@@ -59,6 +60,11 @@ export interface SwarmOptions {
    * every task. Every task's result is returned, each with its true status.
    */
   join?: 'all' | 'allSettled' | 'any' | { first: number } | { quorum: number };
+  /**
+   * What the whole batch may spend, all its tasks together (tokens, cost, wall time from its start): past it every
+   * task still running ends with `budget_exhausted`, and queued ones stop at their first step.
+   */
+  budget?: BudgetLimits;
 }
 
 export interface TaskInfo {
@@ -156,6 +162,7 @@ export class Supervisor {
       background: options.background === true,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...(options.join === undefined ? {} : { join: joinOption(options.join) }),
+      ...(options.budget === undefined ? {} : { budget: checkLimits(options.budget, 'swarm budget') }),
     });
     if (options.background) return batch.taskIds;
     return batch.done;

@@ -1,4 +1,5 @@
 import type { Message, TaskStatus } from '../protocol/index.js';
+import type { Budget } from './budget.js';
 import type { TaskResult } from './subagent-tools.js';
 
 /** What the runtime knows of one task, from its start until it is forgotten. */
@@ -15,6 +16,8 @@ export interface TaskRecord {
   attempt: number;
   /** For a resume: the history the task continues from (a restart goes back to it). */
   base?: readonly Message[];
+  /** The budget account its agent's turns open under: the starting turn's, or its swarm's. */
+  budget?: Budget;
   result?: TaskResult;
 }
 

@@ -179,6 +179,8 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
       await page.locator('[data-testid="actor"][data-name="lead"][data-state="idle"]').waitFor();
       await page.locator('[data-testid="approvals"] .empty').waitFor();
       await page.locator('[data-testid="usage-row"][data-agent="lead"] td:nth-child(4):text-is("400")').waitFor();
+      const budget = page.locator('[data-testid="usage-row"][data-agent="lead"] [data-testid="usage-budget"]');
+      expect(await budget.textContent()).toMatch(/^[\d,]+\/1,000,000 tok$/);
       const modelDone = page.locator('[data-testid="transition"].taken[data-event="MODEL_DONE"]');
       await modelDone.waitFor();
       expect(await modelDone.count()).toBe(1);
@@ -189,8 +191,8 @@ describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
       expect(await page.locator('[data-testid="usage-task"]').allTextContents()).toEqual(
         expect.arrayContaining(['settled (completed)', 'settled (completed)']),
       );
-      // Cost: none of these scripted answers carries a price, so the column says so rather than $0.
-      expect(await page.locator('[data-testid="usage-total"] td:last-child').textContent()).toBe('—');
+      // Cost (the sixth column; the budget is last): none of these scripted answers carries a price, so it says so.
+      expect(await page.locator('[data-testid="usage-total"] td:nth-child(6)').textContent()).toBe('—');
       // The log names the calls a TOOL_RESULTS event answered.
       const results = page.locator('[data-testid="log-entry"][data-type="TOOL_RESULTS"] .detail');
       await results.first().waitFor();

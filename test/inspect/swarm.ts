@@ -62,7 +62,8 @@ export function swarmFixture(inspect: Observer<InspectionEvent>) {
     policy: (call) => (call.name === 'write_file' ? 'ask' : 'allow'),
     inspect,
   });
-  const lead = supervisor.agent({ id: 'lead', tools: [write] });
+  // A budget its turn never reaches: the usage table shows it beside what the lead's subtree spent.
+  const lead = supervisor.agent({ id: 'lead', tools: [write], budget: { tokens: 1_000_000 } });
   return { supervisor, lead, written };
 }
 

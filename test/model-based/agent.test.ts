@@ -85,6 +85,7 @@ const WORKER_REPLIES = new Set([
 ]);
 const MODEL_REPLIES = new Set(['MODEL_DONE', 'MODEL_ERROR', 'PREPARING', 'PREPARED', 'REVIEWING']);
 const trip = { name: 'GuardrailTripped', code: 'guardrail_tripped', message: 'no' };
+const spent = { name: 'BudgetExhausted', code: 'budget_exhausted', message: 'spent' };
 
 function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   const c = snapshot.context;
@@ -107,6 +108,14 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   if (c.injections.length === 0) events.push(steer, notify);
   events.push({ type: 'INTERRUPT' });
   const { turn, step, batch } = c;
+  // A budget runs out while the model answers or tools run (a timer can fire anywhere, but the chart takes the
+  // event in `running` alike): sent from these two only, so the graph stays within the suite's time.
+  if (
+    is(snapshot, { running: { turn: { step: 'model' } } }) ||
+    is(snapshot, { running: { turn: { step: { tools: 'executing' } } } })
+  ) {
+    events.push({ type: 'BUDGET_EXHAUSTED', turn, error: spent });
+  }
   if (is(snapshot, { running: { turn: { step: 'model' } } })) {
     const next = batch + 1;
     events.push(
@@ -410,9 +419,9 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
       } else {
         actor.send(event);
       }
-      if (event.type === 'INTERRUPT' && !is(before, 'idle')) {
+      if ((event.type === 'INTERRUPT' || event.type === 'BUDGET_EXHAUSTED') && !is(before, 'idle')) {
         const open = openCalls();
-        if (open.length) violations.push(`interrupted with open tool calls ${open.join(', ')}`);
+        if (open.length) violations.push(`${event.type} left open tool calls ${open.join(', ')}`);
       }
       if (violations.length) throw new Violation(violations.join('\n'));
     },
@@ -510,7 +519,7 @@ describe('model-based: the agent machine', () => {
     {
       bug: 'an interrupt leaves the open calls open',
       machine: testMachine.provide({ actions: { closeInterruptedCalls: () => {} } }),
-      expected: 'interrupted with open tool calls',
+      expected: 'INTERRUPT left open tool calls',
     },
     {
       bug: 'a turn never announces its end',

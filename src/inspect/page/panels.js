@@ -184,6 +184,27 @@ const number = (n) => (n ?? 0).toLocaleString('en-US');
 // Agents' costs are mostly fractions of a cent to a few dollars: four decimals below a dollar.
 const money = (cost) => (cost === null ? '—' : `$${cost < 1 ? cost.toFixed(4) : cost.toFixed(2)}`);
 
+/** A turn's budget: what its subtree spent of each limit (the tightest left over the chain in the tooltip). */
+function budgetCell(budget) {
+  if (!budget) return el('td', { 'data-testid': 'usage-budget' }, '—');
+  const { limits, spent, left } = budget;
+  const parts = [];
+  if (limits.tokens !== undefined) parts.push(`${number(spent.tokens)}/${number(limits.tokens)} tok`);
+  if (limits.costUsd !== undefined) parts.push(`${money(spent.costUsd)}/${money(limits.costUsd)}`);
+  if (limits.timeMs !== undefined)
+    parts.push(`${Math.round(spent.timeMs / 1000)}/${Math.round(limits.timeMs / 1000)} s`);
+  if (parts.length === 0) parts.push('inherited');
+  const leftText = Object.entries(left)
+    .map(([k, v]) => `${k} ${k === 'costUsd' ? money(v) : number(Math.round(v))}`)
+    .join(', ');
+  const title = `left (tightest up the tree): ${leftText || 'no limit'}${budget.exhausted ? ` — ${budget.exhausted.message}` : ''}`;
+  return el(
+    'td',
+    { 'data-testid': 'usage-budget', title, class: budget.exhausted ? 'exhausted' : '' },
+    `${parts.join(' · ')}${budget.exhausted ? ' (spent)' : ''}`,
+  );
+}
+
 export function renderUsage(selectActor) {
   // One row per agent id: a resumed subagent is rebuilt as a new actor, and its row adds up all of them.
   const byAgent = new Map();
@@ -220,6 +241,7 @@ export function renderUsage(selectActor) {
       el('td', { class: 'n' }, number(u.input)),
       el('td', { class: 'n' }, number(u.output)),
       el('td', { class: 'n', 'data-testid': 'usage-cost' }, money(cost)),
+      budgetCell(a.budget),
     );
   });
   const head = el(
@@ -231,6 +253,7 @@ export function renderUsage(selectActor) {
     el('th', { class: 'n', title: 'input tokens' }, 'in'),
     el('th', { class: 'n', title: 'output tokens' }, 'out'),
     el('th', { title: "Priced where the model's prices are known" }, 'cost'),
+    el('th', { title: "The turn's budget: spent by it and its subagents / limit" }, 'budget'),
   );
   const foot = el(
     'tr',
@@ -241,6 +264,7 @@ export function renderUsage(selectActor) {
     el('td', { class: 'n' }, number(total.input)),
     el('td', { class: 'n' }, number(total.output)),
     el('td', { class: 'n' }, money(total.cost)),
+    el('td', {}),
   );
   $('usage').replaceChildren(el('table', { class: 'usage' }, head, rows, foot));
 }

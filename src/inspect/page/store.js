@@ -263,6 +263,9 @@ export function onFrame(run, frame) {
       });
       if (actor.log.length > 500) actor.log.shift();
       if (event.type === 'MODEL_DONE' && event.message?.usage) addUsage(actor, event.message, event.cost);
+      // The turn's budget as the runtime reports it with each answer, and the stop when one ran out.
+      if (event.type === 'MODEL_DONE' && event.budget) actor.budget = event.budget;
+      if (event.type === 'BUDGET_EXHAUSTED' && actor.budget) actor.budget = { ...actor.budget, exhausted: event.error };
       if ((event.type === 'APPROVE' || event.type === 'DENY') && isAgent(actor)) {
         recordAnswer(actor, event, frame.createdAt);
       }
