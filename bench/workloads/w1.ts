@@ -93,6 +93,8 @@ export const W1: Workload<ToolLoopSize> = {
   labels: {
     statechart: 'agent statechart alone (fake workers that answer at once)',
     'troupe.session': 'Troupe journaling to a JSONL session (durability step)',
+    'troupe.controls': 'Troupe with 3 permission rules and 2 tool hooks (issue 15)',
+    'troupe.budget': 'Troupe with token, cost and time budgets it never reaches (issue 15)',
   },
   notes: ({ impl, facts }) =>
     impl === 'troupe.session'
@@ -128,6 +130,50 @@ export const W1: Workload<ToolLoopSize> = {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    },
+    /**
+     * Issue 15: the same loop through a chain of three rules (a deny and an ask that do not match, an allow that
+     * does) and two tool hooks that pass: what controls cost per step, beside the plain `troupe` row.
+     */
+    async 'troupe.controls'({ steps }) {
+      const { createAgent } = await troupe();
+      counter.calls = 0;
+      let hooked = 0;
+      const agent = createAgent({
+        model: toolLoopModel(steps),
+        tools,
+        maxSteps: steps + 1,
+        permissions: { deny: ['bash(rm *)'], ask: ['write_file(/etc/**)'], allow: ['echo'] },
+        hooks: {
+          beforeToolCall: () => {
+            hooked++;
+            return undefined;
+          },
+          afterToolCall: () => undefined,
+        },
+      });
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
+      await agent.stop();
+      check(hooked === steps, `expected the hook to see ${steps} calls, got ${hooked}`);
+      loopCheck(result, counter, steps, 2 + 2 * steps);
+      return { ms, cpuMs };
+    },
+    /** Issue 15: budgets charged every step and checked before every model call, never reached. */
+    async 'troupe.budget'({ steps }) {
+      const { createAgent } = await troupe();
+      counter.calls = 0;
+      const agent = createAgent({
+        model: toolLoopModel(steps),
+        tools,
+        maxSteps: steps + 1,
+        budget: { tokens: 1e12, costUsd: 1e6, timeMs: 3_600_000 },
+      });
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
+      const left = agent.getState().budget?.left.timeMs;
+      await agent.stop();
+      check(left !== undefined && left > 0, 'expected an open wall-time budget');
+      loopCheck(result, counter, steps, 2 + 2 * steps);
+      return { ms, cpuMs };
     },
     async plain({ steps }) {
       counter.calls = 0;
