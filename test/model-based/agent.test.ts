@@ -108,12 +108,10 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   if (c.injections.length === 0) events.push(steer, notify);
   events.push({ type: 'INTERRUPT' });
   const { turn, step, batch } = c;
-  // A budget runs out while the model answers or tools run (a timer can fire anywhere, but the chart takes the
-  // event in `running` alike): sent from these two only, so the graph stays within the suite's time.
-  if (
-    is(snapshot, { running: { turn: { step: 'model' } } }) ||
-    is(snapshot, { running: { turn: { step: { tools: 'executing' } } } })
-  ) {
+  // A budget can run out in any state of a run (a timer), and the chart takes the event in `running` alike: it is
+  // sent while the model answers only, so the graph stays within the suite's time (the tool phases are covered by
+  // test/control/budget-transitions.test.ts).
+  if (is(snapshot, { running: { turn: { step: 'model' } } })) {
     events.push({ type: 'BUDGET_EXHAUSTED', turn, error: spent });
   }
   if (is(snapshot, { running: { turn: { step: 'model' } } })) {
@@ -256,9 +254,15 @@ function serializeState(snapshot: Snapshot): string {
     calls: c.calls.map((s) => `${s.status}${s.terminate ? '+t' : ''}${s.result?.isError ? '+e' : ''}`),
     output: c.current?.expectsOutput ?? null,
     attempts: c.outputAttempts,
-    // A repetition stop ends the turn like any other stop: nothing after it depends on which one it was.
-    stop: c.stopReason === 'repetition' ? 'completed' : (c.stopReason ?? null),
-    error: c.error?.code ?? null,
+    // A repetition stop ends the turn like any other stop, and a budget stop like an interrupt: nothing after them
+    // depends on which one it was.
+    stop:
+      c.stopReason === 'repetition'
+        ? 'completed'
+        : c.stopReason === 'budget_exhausted'
+          ? 'interrupted'
+          : (c.stopReason ?? null),
+    error: c.error?.code === 'budget_exhausted' ? null : (c.error?.code ?? null),
     supervising: c.supervising,
     compacted: c.compactedAt?.turn === c.turn && c.compactedAt.step === c.step,
   });
