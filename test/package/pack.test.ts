@@ -18,6 +18,8 @@ const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   version: string;
   license: string;
+  main: string;
+  types: string;
   bin: Record<string, string>;
   engines: Record<string, string>;
   dependencies: Record<string, string>;
@@ -122,6 +124,8 @@ describe('the npm package', () => {
     expect(paths.filter((path) => /(^|\/)(test|bench|fixtures|examples|scripts)\/|\.test\./.test(path))).toEqual([]);
     for (const file of PAGE_FILES) expect(paths).toContain(`dist/src/inspect/page/${file}`);
     const targets = [
+      pkg.main,
+      pkg.types,
       ...Object.values(pkg.bin),
       ...Object.values(pkg.exports).flatMap((entry) => [entry.types, entry.default]),
     ];
@@ -148,38 +152,48 @@ describe('the npm package', () => {
     expect(lines.at(-1)).toBe(`file://${join(project, 'node_modules/troupe/dist/src/index.js')}`);
   }, 60_000);
 
-  it("type-checks the README's first example against the package's declarations", async () => {
-    const imports = Object.keys(ENTRY_POINTS).map((entry, i) => `import * as entry${i} from '${entry}';`);
-    writeFileSync(
-      join(project, 'example.ts'),
-      `${imports.join('\n')}
+  // How a Node program resolves packages, and how a bundler-based app (Vite, Next.js) does.
+  it.each([
+    { module: 'nodenext', moduleResolution: 'nodenext' },
+    { module: 'esnext', moduleResolution: 'bundler' },
+  ])(
+    "type-checks the README's first example against the package's declarations ($moduleResolution)",
+    async ({ module, moduleResolution }) => {
+      const imports = Object.keys(ENTRY_POINTS).map((entry, i) => `import * as entry${i} from '${entry}';`);
+      const file = `example-${moduleResolution}.ts`;
+      writeFileSync(
+        join(project, file),
+        `${imports.join('\n')}
 ${readmeExample('## An agent in twenty lines')}
 export const entries = [${imports.map((_, i) => `entry${i}`).join(', ')}];
 // Fails if the package's types did not resolve (everything would be \`any\`).
 // @ts-expect-error a turn's result has no such field
 result.notAField;
 `,
-    );
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-          // A user's project has its own @types/node; this one borrows the checkout's.
-          typeRoots: [join(REPO, 'node_modules/@types')],
-        },
-        files: ['example.ts'],
-      }),
-    );
-    const tsc = createRequire(join(REPO, 'package.json')).resolve('typescript/bin/tsc');
-    await expect(sh(process.execPath, [tsc, '-p', project], project)).resolves.toBe('');
-  }, 120_000);
+      );
+      const config = `tsconfig-${moduleResolution}.json`;
+      writeFileSync(
+        join(project, config),
+        JSON.stringify({
+          compilerOptions: {
+            module,
+            moduleResolution,
+            target: 'es2022',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+            types: ['node'],
+            // A user's project has its own @types/node; this one borrows the checkout's.
+            typeRoots: [join(REPO, 'node_modules/@types')],
+          },
+          files: [file],
+        }),
+      );
+      const tsc = createRequire(join(REPO, 'package.json')).resolve('typescript/bin/tsc');
+      await expect(sh(process.execPath, [tsc, '-p', join(project, config)], project)).resolves.toBe('');
+    },
+    120_000,
+  );
 
   it('runs the troupe bin offline on a folder', async () => {
     const folder = await sampleCopy();
