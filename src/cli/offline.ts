@@ -2,8 +2,9 @@
  * The model `troupe run --offline` uses: a scripted model that does something sensible in any folder, so the
  * command can be tried (and tested) without a key. It looks at the tree, sends two subagents to find the TODO
  * notes and read the README, writes their findings to TROUPE_NOTES.md (which asks for approval in the default
- * mode) and sums up. A task that quotes a command in backticks runs that command instead, and one that quotes
- * a tool with JSON arguments (`mcp__docs__search {"q": "x"}`) calls that tool.
+ * mode) and sums up. A task that quotes a command in backticks runs that command instead (a subagent runs it when
+ * the task asks a helper to), and one that quotes a tool with JSON arguments (`mcp__docs__search {"q": "x"}`)
+ * calls that tool.
  */
 import type { Message, ModelRequest } from '../protocol/index.js';
 import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../providers/index.js';
@@ -90,6 +91,11 @@ function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedA
     return reply(`${named[1]} answered:\n${tool.text.trim()}`);
   }
   const command = quoted;
+  if (command && /\bhelper\b/i.test(task) && request.tools.some((t) => t.name === 'agent')) {
+    if (step === 0)
+      return reply('A helper will run it.', [{ name: 'agent', args: { prompt: `Please run \`${command}\`` } }]);
+    return reply(`The helper says:\n${tool.text.trim()}`);
+  }
   if (command) {
     if (step === 0) return reply(`Running \`${command}\`.`, [{ name: 'bash', args: { command } }]);
     return reply(`The command ended:\n${tool.text.trim().split('\n').slice(-5).join('\n')}`);
@@ -97,7 +103,7 @@ function answer(request: ModelRequest, pace: Partial<ScriptedAnswer>): ScriptedA
   if (step === 0) return reply('Let me look at the folder first.', [{ name: 'tree', args: { depth: 2 } }]);
   if (step === 1) {
     if (!request.tools.some((t) => t.name === 'swarm')) {
-      // Without subagents (a session run, for now) it searches for the notes itself.
+      // Without subagents (an agent deep in the tree) it searches for the notes itself.
       return reply('Now the TODO and FIXME notes.', [{ name: 'grep', args: { pattern: 'TODO|FIXME' } }]);
     }
     return reply('Two helpers will look closer, in parallel.', [

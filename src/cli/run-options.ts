@@ -39,7 +39,7 @@ stdin; a closed stdin answers no).
 Options:
       --session         record the run in a new session (continue it with troupe resume; list with troupe sessions)
       --session=<id>    record it in session <id>: continues that session with this task if it exists, else starts it
-                        (a session run has no subagents yet: its journal covers one agent)
+                        (the journal covers the agent and its subagents)
 ${MODEL_OPTIONS}
   -h, --help            this text
 

@@ -1,6 +1,6 @@
 /**
- * `troupe run "<task>"` and `troupe resume`: one agent, the built-in tools on a folder, subagents on (off in a
- * session run, for now), drawn live or printed as events, recorded in a session when asked.
+ * `troupe run "<task>"` and `troupe resume`: one agent, the built-in tools on a folder, subagents on, drawn live or
+ * printed as events, recorded in a session when asked (the session journals the whole tree).
  */
 import fs from 'node:fs/promises';
 import { type Agent, type AgentEventOf, createAgent, type JsonObject, type RunResult, type Session } from '../index.js';
@@ -42,17 +42,15 @@ const EXIT: Record<RunResult['stopReason'], number> = {
 
 const ROOT_ID = 'main';
 
-function system(folder: string, subagents: boolean): string {
+function system(folder: string): string {
   return [
     `You work in the folder ${folder}; every path is relative to it.`,
     'Look before you change: list, tree, glob, grep and read_file are cheap. Change files with edit (exact text) or',
     'write_file (whole files); read a file before you change it. Run commands with bash; long-running ones go in the',
     'background.',
-    subagents ? 'Hand independent pieces of work to subagents with swarm.' : '',
+    'Hand independent pieces of work to subagents with swarm.',
     'Answer briefly when you are done.',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  ].join(' ');
 }
 
 async function checkFolder(folder: string): Promise<void> {
@@ -140,12 +138,12 @@ async function runAgent(
     id: ROOT_ID,
     model: options.model,
     tools,
-    system: system(options.folder, session === undefined),
+    system: system(options.folder),
     maxSteps: options.maxSteps,
     permissions,
     ...(inspection ? { inspect: inspection.connection.inspect } : {}),
-    // A session's journal covers one agent until sessions record supervisor trees: a session run has no subagents.
-    ...(session ? { session } : { subagents: { concurrency: 4, maxDepth: 2 } }),
+    subagents: { concurrency: 4, maxDepth: 2 },
+    ...(session ? { session } : {}),
   });
   const view: View = options.json
     ? new JsonView(io.stdout)

@@ -35,7 +35,8 @@ ${WHERE}
 export const REPLAY_USAGE = `Usage: troupe replay [options] <id>
 
 Runs a recorded session again, offline: every model answer and tool result comes from its journal (no model is
-called, no tool runs, nothing in the folder changes), and its events are printed as troupe run prints them. It
+called, no tool runs, nothing in the folder changes), and its events are printed as troupe run prints them. The
+root agent runs again; what its subagents did comes back as the recorded results of its agent and swarm calls. It
 ends by saying whether the replay matched the recording. Exit codes: 0 it matched, 1 it went off its recording,
 2 usage error.
 
@@ -123,13 +124,17 @@ function row(info: SessionInfo, dir: string): string[] {
   ];
 }
 
+/** What a replay reproduces: the root agent's own facts. */
+const TREE_OR_TIMER = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
+
 /**
- * Records compared without their sequence numbers and times, which a replay gives anew; schedule facts are the
- * timers', which a replay does not run.
+ * The root's records, compared without their sequence numbers and times, which a replay gives anew. A replay runs
+ * the root alone: its subagents' work comes back as the journaled results of its agent / swarm calls, so their
+ * records and the tree's are not reproduced, nor are schedule facts (a replay runs no timers).
  */
-function comparable(records: readonly JournalRecord[]): string[] {
+function comparable(records: readonly JournalRecord[], rootId: string): string[] {
   return records
-    .filter((record) => record.k !== 'session' && record.k !== 'schedule')
+    .filter((record) => !TREE_OR_TIMER.has(record.k) && (!('a' in record) || record.a === rootId))
     .map((record) => {
       const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
       return JSON.stringify(rest);
@@ -214,13 +219,13 @@ function show(
   json: boolean,
   io: RunIO,
 ): number {
-  const rootId = events[0]?.agentId ?? 'main';
+  const rootId = original[0]?.k === 'session' ? original[0].agentId : (events[0]?.agentId ?? 'main');
   const view: View = json ? new JsonView(io.stdout) : new PlainView(io.stdout, rootId, model);
   for (const event of events) view.onEvent(event);
   const ends = events.filter((e) => e.type === 'turn_end' && e.agentId === rootId);
   const last = ends.at(-1);
-  const a = comparable(original);
-  const b = comparable(replayed);
+  const a = comparable(original, rootId);
+  const b = comparable(replayed, rootId);
   const differsAt = a.findIndex((record, i) => record !== b[i]);
   const matched = differsAt === -1 && a.length === b.length;
   view.note(

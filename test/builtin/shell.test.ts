@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +9,21 @@ import { ToolDriver, tempDir } from './helpers.js';
 
 let ws: string;
 let driver: ToolDriver;
+
+/** The running children of process `parent` whose command line contains `text`. */
+function childrenWithCommand(parent: number, text: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && running(Number(name)))
+    .flatMap((name) => {
+      try {
+        const ppid = Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
+        const command = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0').join(' ');
+        return ppid === parent && command.includes(text) ? [Number(name)] : [];
+      } catch {
+        return [];
+      }
+    });
+}
 
 async function pidFrom(file: string): Promise<number> {
   for (;;) {
@@ -130,6 +146,36 @@ describe('background jobs', () => {
     await driver.tools.close();
     expect(running(pid)).toBe(false);
     expect(await driver.refused('bash', { command: 'true' })).toMatch(/The shell is closed/);
+  });
+
+  it('leaves nothing running when the process that started the commands is killed with SIGKILL', async () => {
+    // No hook runs on SIGKILL: each group's watchdog, which sees the pipe from this process close, kills it.
+    const script = path.join(import.meta.dirname, 'fixtures/killed-mid-command.ts');
+    const owner = spawn(process.execPath, ['--import', 'tsx', script, ws], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    owner.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+    });
+    const closed = new Promise((resolve) => owner.once('close', resolve));
+    let pids: number[] = [];
+    let watchdogs: number[] = [];
+    try {
+      while (!out.includes('ready')) {
+        if (owner.exitCode !== null) throw new Error(`the owner exited first: ${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      pids = await Promise.all(['foreground.pid', 'job.pid', 'leftover.pid'].map(pidFrom));
+      expect(pids.every(running)).toBe(true);
+      watchdogs = childrenWithCommand(owner.pid ?? 0, 'read -r group');
+    } finally {
+      owner.kill('SIGKILL');
+      await closed;
+    }
+    // One per group still alive (the leftover's job too, though its shell has exited).
+    expect(watchdogs).toHaveLength(3);
+    for (const pid of pids) expect(await eventually(() => !running(pid))).toBe(true);
+    // The watchdogs went with their groups: nothing of the dead process is left running.
+    for (const pid of watchdogs) expect(await eventually(() => !running(pid))).toBe(true);
   });
 
   it('does not let a job outlive the process that started it', async () => {

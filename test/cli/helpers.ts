@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually, running } from '../helpers/processes.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
 const CLI = path.join(REPO, 'src/cli/index.ts');
@@ -125,4 +126,12 @@ export const ANSI = new RegExp(`${ESC}\\[[0-9;?]*[A-Za-z]`, 'g');
 /** One escape code, e.g. `esc('[2m')`, without a control character in a regex literal. */
 export function esc(code: string): string {
   return ESC + code;
+}
+
+/**
+ * Waits (bounded) until a process is gone. A SIGKILLed troupe runs no hook: what ends its commands then is each
+ * process group's watchdog, which sees troupe's end of a pipe close.
+ */
+export function gone(pid: string | number): Promise<boolean> {
+  return eventually(() => !running(Number(pid)));
 }

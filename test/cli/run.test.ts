@@ -2,7 +2,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PipedRun, runPiped, sampleCopy } from './helpers.js';
+import { gone, PipedRun, runPiped, sampleCopy } from './helpers.js';
 
 let dir: string;
 
@@ -55,11 +55,27 @@ describe('troupe run, piped', () => {
   }, 60_000);
 });
 
-/** The process group of the shell whose pid a command wrote, killed: a SIGKILLed troupe cannot stop it itself. */
-function killShell(pid: string): void {
-  try {
-    process.kill(-Number(pid), 'SIGKILL');
-  } catch {}
+async function pidFrom(file: string): Promise<string> {
+  let pid = '';
+  while (!pid) pid = (await fs.readFile(path.join(dir, file), 'utf8').catch(() => '')).trim();
+  return pid;
+}
+
+/** Every tool call in the journal of each agent (root and subagents) has its result: the history is valid. */
+function unansweredCalls(journal: string): string[] {
+  const records = journal
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+  const answered = new Set(records.filter((r) => r.k === 'tool_end').map((r) => `${r.a} ${r.id}`));
+  return records
+    .filter((r) => r.k === 'msg' && r.m.role === 'assistant')
+    .flatMap((r) =>
+      r.m.content
+        .filter((part: { type: string }) => part.type === 'tool_call')
+        .map((c: { id: string }) => `${r.a} ${c.id}`),
+    )
+    .filter((call: string) => !answered.has(call));
 }
 
 describe('a session killed with SIGKILL, then troupe resume', () => {
@@ -78,11 +94,10 @@ describe('a session killed with SIGKILL, then troupe resume', () => {
       { keepStdinOpen: true },
     );
     await run.waitFor(/^main: bash echo/m);
-    let pid = '';
-    while (!pid) pid = (await fs.readFile(path.join(dir, 'shell.pid'), 'utf8').catch(() => '')).trim();
+    const pid = await pidFrom('shell.pid');
     run.child.kill('SIGKILL');
     expect((await run.done).code).toBe(null);
-    killShell(pid);
+    expect(await gone(pid)).toBe(true);
 
     const listed = await runPiped(['sessions', '-C', dir]);
     expect(listed.stdout).toMatch(/^crash +interrupted /m);
@@ -101,6 +116,50 @@ describe('a session killed with SIGKILL, then troupe resume', () => {
     const after = await runPiped(['sessions', '-C', dir]);
     expect(after.stdout).toMatch(/^crash +idle /m);
   }, 90_000);
+
+  it('resumes a run whose subagent was running a command, and the whole tree finishes with a valid history', async () => {
+    const run = new PipedRun(
+      [
+        'run',
+        '--offline',
+        '--mode',
+        'bypass',
+        '--session=tree',
+        '-C',
+        dir,
+        'Have a helper run `echo $$ > shell.pid; echo ran >> runs.txt; sleep 300`',
+      ],
+      { keepStdinOpen: true },
+    );
+    await run.waitFor(/^default_\S+: bash echo/m);
+    const pid = await pidFrom('shell.pid');
+    expect(run.stdout).toMatch(/^main: started (default_\S+)$/m);
+    const child = /^main: started (default_\S+)$/m.exec(run.stdout)?.[1];
+    run.child.kill('SIGKILL');
+    await run.done;
+    expect(await gone(pid)).toBe(true); // the subagent's command died with troupe
+
+    const resumed = await runPiped(['resume', 'tree', '-C', dir]);
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    // The same subagent goes on from its journal: its command is closed, not run again, and it answers.
+    expect(resumed.stdout).toMatch(
+      new RegExp(
+        `^${child}: bash failed \\(\\d+ ms\\): Tool bash was interrupted by a restart before it finished`,
+        'm',
+      ),
+    );
+    expect(resumed.stdout).toContain(`main: ${child} completed`);
+    expect(resumed.stdout).toMatch(/^main> The helper says:$/m);
+    expect(resumed.stdout).toMatch(/^done: completed/m);
+    expect(await fs.readFile(path.join(dir, 'runs.txt'), 'utf8')).toBe('ran\n');
+    const journal = await fs.readFile(path.join(dir, '.troupe/sessions/tree.jsonl'), 'utf8');
+    expect(journal).toContain(`"a":"${child}"`);
+    expect(unansweredCalls(journal)).toEqual([]);
+    expect((await runPiped(['sessions', '-C', dir])).stdout).toMatch(/^tree +idle /m);
+    const replayed = await runPiped(['replay', 'tree', '-C', dir]);
+    expect(replayed.stdout).toMatch(/^replay matched its recording: \d+ records, 1 turn$/m);
+  }, 120_000);
 
   it('asks again a question that was waiting when the process died, and goes on with the answer', async () => {
     const run = new PipedRun(['run', '--offline', '--session=asked', '-C', dir, TASK], { keepStdinOpen: true });

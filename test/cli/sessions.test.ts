@@ -40,9 +40,12 @@ describe('troupe run --session', () => {
       offline: true,
       mode: 'default',
     });
-    // Without subagents (a session covers one agent for now), the offline script searches by itself.
-    expect(h.out()).not.toContain('swarm');
-    expect(h.out()).toMatch(/^main: grep TODO\|FIXME$/m);
+    // The team works as without a session, and the journal holds the subagents' facts beside the root's.
+    expect(h.out()).toMatch(/^main: swarm 2 tasks$/m);
+    const subagents = [...h.out().matchAll(/^main: started (default_\S+)$/gm)].map((m) => m[1]);
+    expect(subagents).toHaveLength(2);
+    const journal = await fs.readFile(path.join(sessionsDir(), `${id}.jsonl`), 'utf8');
+    for (const agent of subagents) expect(journal).toMatch(new RegExp(`"k":"turn_end",[^\\n]*"a":"${agent}"`));
     expect(await fs.readFile(path.join(dir, 'TROUPE_NOTES.md'), 'utf8')).toContain('# Notes on this folder');
     // A second run's tree does not show the journals.
     const again = harness();

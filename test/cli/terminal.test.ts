@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { launchChromium } from '../inspect/browser.js';
-import { ANSI, esc, REPO, sampleCopy, TerminalRun } from './helpers.js';
+import { ANSI, esc, gone, REPO, sampleCopy, TerminalRun } from './helpers.js';
 
 let hasTmux = true;
 try {
@@ -106,9 +106,7 @@ describe.runIf(hasTmux || process.env.CI)('troupe run on a terminal', () => {
     const troupe = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]);
     process.kill(troupe, 'SIGKILL');
     expect(await term.waitFor(/EXIT=\d+/)).toContain('EXIT=137');
-    try {
-      process.kill(-Number(pid), 'SIGKILL');
-    } catch {}
+    expect(await gone(pid)).toBe(true); // the command died with troupe (its group's watchdog)
     term.close();
     term = new TerminalRun(['resume', '-C', dir]);
     const done = await term.waitFor(/EXIT=\d+/);

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { Watchdog } from './watchdog.js';
 
 /**
  * Every group still alive, so that none outlives this process: on exit they get SIGKILL (the only thing an
@@ -31,19 +32,31 @@ export class ProcessGroup {
   readonly pid: number;
   readonly exited: Promise<Exit>;
   private exit: Exit | undefined;
+  private readonly watchdog: Watchdog | undefined;
 
-  /** Takes over a child spawned with `detached: true` (the leader of its own process group). */
-  constructor(readonly child: ChildProcess) {
+  /**
+   * Takes over a child spawned with `detached: true` (the leader of its own process group). A `watchdog` started
+   * before the spawn guards the group from its first moment (see watchdog.ts); without one, one starts now.
+   */
+  constructor(
+    readonly child: ChildProcess,
+    watchdog = Watchdog.start(),
+  ) {
     if (child.pid === undefined) {
+      watchdog?.dismiss();
       child.once('error', () => {}); // reported by the throw below, not as an unhandled 'error' event
       throw new Error('The process could not be started');
     }
     this.pid = child.pid;
+    this.watchdog = watchdog;
+    watchdog?.guard(this.pid);
     live.add(this);
     installExitHook();
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exit = { code, signal };
+        // A command that left nothing behind needs no watchdog (a job may end long before its shell is closed).
+        if (!this.isAlive()) this.watchdog?.dismiss();
         resolve(this.exit);
       });
       child.once('error', () => {
@@ -58,15 +71,22 @@ export class ProcessGroup {
     command: string,
     options: { cwd: string; env: NodeJS.ProcessEnv; shell?: string; onOutput: (chunk: string) => void },
   ): ProcessGroup {
-    const child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', command], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const watchdog = Watchdog.start();
+    let child: ChildProcess;
+    try {
+      child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', command], {
+        cwd: options.cwd,
+        env: options.env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      watchdog?.dismiss();
+      throw error;
+    }
     child.stdout?.setEncoding('utf8').on('data', options.onOutput);
     child.stderr?.setEncoding('utf8').on('data', options.onOutput);
-    return new ProcessGroup(child);
+    return new ProcessGroup(child, watchdog);
   }
 
   get hasExited(): boolean {
@@ -121,6 +141,7 @@ export class ProcessGroup {
     clearTimeout(timer);
     for (const stream of streams) stream.destroy();
     live.delete(this);
+    this.watchdog?.dismiss();
   }
 
   private async gone(withinMs: number): Promise<boolean> {

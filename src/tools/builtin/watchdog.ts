@@ -1,0 +1,47 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/**
+ * Kills a process group when this process dies, however it dies. A SIGKILL (the OOM killer, `kill -9`, a container
+ * runtime) runs no hook, so an `exit` handler cannot; PR_SET_PDEATHSIG (`setpriv --pdeathsig`) reaches only the
+ * direct child, not what it started. The watchdog is a tiny `sh`, outside the group and in a session of its own (a
+ * terminal's Ctrl-C does not reach it), reading a pipe whose only writer is this process (Node opens its end of a
+ * child's pipes close-on-exec, so no other child inherits it). The first line names the group; then `read` blocks
+ * until the pipe closes, which the kernel does when this process dies, and the watchdog SIGKILLs the group. A pgid
+ * is not reused while its group lives, and the watchdog is dismissed once the group is over.
+ *
+ * It is started before the command, and told the group's id as soon as `spawn` returns: the command has barely
+ * begun by then, so no moment of its life is unguarded.
+ */
+const SCRIPT = 'read -r group || exit 0; read -r _; kill -KILL "-$group" 2>/dev/null';
+
+export class Watchdog {
+  private constructor(private readonly process: ChildProcess) {}
+
+  /** Undefined where no `sh` can be started: the process's `exit` hook still covers every ordinary exit. */
+  static start(): Watchdog | undefined {
+    try {
+      const child = spawn('/bin/sh', ['-c', SCRIPT], {
+        cwd: '/',
+        env: {},
+        detached: true,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
+      child.once('error', () => {});
+      child.stdin?.once('error', () => {});
+      // Neither the watchdog nor its pipe keeps this process running.
+      child.unref();
+      (child.stdin as { unref?(): void } | null)?.unref?.();
+      return child.pid === undefined ? undefined : new Watchdog(child);
+    } catch {
+      return undefined;
+    }
+  }
+
+  guard(pgid: number): void {
+    this.process.stdin?.write(`${pgid}\n`);
+  }
+
+  dismiss(): void {
+    this.process.kill('SIGKILL');
+  }
+}
