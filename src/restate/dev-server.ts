@@ -32,7 +32,15 @@ export interface RestateDevServerOptions {
  * `@restatedev/restate-server-<platform>-<arch>`, resolved from the package itself, as its own launcher does).
  */
 export function restateServerBinary(): string {
-  const launcher = createRequire(import.meta.url).resolve('@restatedev/restate-server/package.json');
+  let launcher: string;
+  try {
+    launcher = createRequire(import.meta.url).resolve('@restatedev/restate-server/package.json');
+  } catch {
+    // Troupe's own dev dependency: a project that installed troupe has it only if it added it.
+    throw new Error(
+      'startRestateDevServer runs the restate-server binary: npm install --save-dev @restatedev/restate-server@1.7',
+    );
+  }
   return createRequire(launcher).resolve(`@restatedev/restate-server-${platform()}-${arch()}/bin/restate-server`);
 }
 

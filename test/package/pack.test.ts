@@ -143,13 +143,18 @@ describe('the npm package', () => {
         'console.log(JSON.stringify({ stopReason: result.stopReason, text: result.text }));',
         ...loadEntryPoints,
         "console.log(import.meta.resolve('troupe'));",
+        // The Restate dev server's binary is troupe's dev dependency, absent here: the error says what to install.
+        "await (await import('troupe/restate')).startRestateDevServer().catch((error) => console.log(error.message));",
       ].join('\n'),
     );
     const lines = (await sh(process.execPath, ['example.mjs'], project)).trim().split('\n');
     expect(JSON.parse(lines[0] as string)).toEqual({ stopReason: 'completed', text: 'Go to Lisbon.' });
-    expect(lines.slice(1, -1)).toEqual(Object.keys(ENTRY_POINTS).map((entry) => `${entry} function`));
+    expect(lines.slice(1, -2)).toEqual(Object.keys(ENTRY_POINTS).map((entry) => `${entry} function`));
     // Resolved inside the project's node_modules, not through this checkout.
-    expect(lines.at(-1)).toBe(`file://${join(project, 'node_modules/troupe/dist/src/index.js')}`);
+    expect(lines.at(-2)).toBe(`file://${join(project, 'node_modules/troupe/dist/src/index.js')}`);
+    expect(lines.at(-1)).toBe(
+      'startRestateDevServer runs the restate-server binary: npm install --save-dev @restatedev/restate-server@1.7',
+    );
   }, 60_000);
 
   // How a Node program resolves packages, and how a bundler-based app (Vite, Next.js) does.
