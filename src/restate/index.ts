@@ -9,6 +9,7 @@ export {
   type TaskRequest,
   type TurnOutcome,
 } from './agent-object.js';
+export { type AgentBalancer, balanceAgents } from './balancer.js';
 export { type AgentClient, agentClient } from './client.js';
 export {
   type RestateDevServer,

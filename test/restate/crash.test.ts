@@ -9,9 +9,11 @@ import type { Message } from '../../src/index.js';
 import {
   type AgentClient,
   agentClient,
+  balanceAgents,
   type RestateDevServer,
   startRestateDevServer,
 } from '../../src/restate/index.js';
+import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 
 // kill -9 of a worker in the middle of a turn: a real restate-server, the worker in a child process (the fixture
 // agents), its tools counting their executions in a side file. The worker dies while two tools are running; a new
@@ -46,8 +48,9 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts a worker process on `port` and resolves with its URL once it listens. */
-function startWorker(port: number, slowMs: number): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, String(port), sideFile, String(slowMs)], {
+function startWorker(port: number, slowMs: number, name = ''): Promise<{ url: string; process: ChildProcess }> {
+  const args = ['--import', 'tsx', WORKER, String(port), sideFile, String(slowMs), name];
+  const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   workers.add(child);
@@ -117,57 +120,48 @@ it('a worker killed mid-turn: the turn finishes on a new worker and no journaled
   second.process.kill('SIGKILL');
 }, 120_000);
 
-/** Every tool call of a history has exactly one result, in call order. */
-function expectValidHistory(history: Message[]): void {
-  const calls = history.flatMap((m) => (m.role === 'assistant' ? m.content.filter((p) => p.type === 'tool_call') : []));
-  const results = history.flatMap((m) => (m.role === 'tool' ? m.content : []));
-  expect(results.map((result) => result.toolCallId)).toEqual(calls.map((call) => call.id));
-}
+// 100 subagents, each with a background helper: 400 turns and 200 notifications over 3 worker processes behind
+// one balancer (the registered deployment). One worker is killed -9 at half and started again on its port.
+const SWARM = 100;
 
-const notificationsOf = (history: Message[]) =>
-  history.flatMap((m) =>
-    m.role === 'user'
-      ? m.content.flatMap((p) => (p.type === 'text' && p.text.startsWith('<notification') ? [p.text] : []))
-      : [],
-  );
-
-it('a swarm of subagents with background helpers survives a kill -9 of its worker: every result arrives once', async () => {
-  const size = 40;
-  const port = await freePort();
-  const first = await startWorker(port, 0);
-  await server.register(first.url);
-  expect((await client.prompt('swarm-1', `start ${size}`)).text).toBe('swarm started');
-  // Kill the worker while the subagents and their helpers are running.
+it('a swarm of subagents on 3 workers survives a kill -9 of one of them: every result arrives once', async () => {
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const running = await Promise.all(ports.map((port, i) => startWorker(port, 0, `w${i}`)));
+  const balancer = await balanceAgents(running.map((worker) => worker.url));
+  await server.register(balancer.url);
+  expect((await client.prompt('swarm-1', `start ${SWARM}`)).text).toBe('swarm started');
   await until(
-    () => executions().filter((line) => line.startsWith('ran swarm-1/')).length >= size / 2,
+    () => executions().filter((line) => line.startsWith('ran swarm-1/')).length >= SWARM / 2,
     'half the swarm',
   );
-  first.process.kill('SIGKILL');
-  await new Promise((resolve) => first.process.once('exit', resolve));
-  const second = await startWorker(port, 0);
-  await server.register(second.url);
+  const victim = running[1] as { process: ChildProcess };
+  victim.process.kill('SIGKILL');
+  await new Promise((resolve) => victim.process.once('exit', resolve));
+  running[1] = await startWorker(ports[1] as number, 0, 'w1-again');
 
   let history: Message[] = [];
-  for (let i = 0; i < 2400 && notificationsOf(history).length < size; i++) {
+  for (let i = 0; i < 2400 && notificationsOf(history).length < SWARM; i++) {
     history = await client.history('swarm-1');
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   await new Promise((resolve) => setTimeout(resolve, 1000)); // room for a duplicate, which must not come
   history = await client.history('swarm-1');
   const notes = notificationsOf(history);
-  expect(notes).toHaveLength(size);
-  for (let i = 0; i < size; i++) {
+  expect(notes).toHaveLength(SWARM);
+  for (let i = 0; i < SWARM; i++) {
     const child = `swarm-1/t0.s${i}`;
     // Once each, and only after the child's own helper reported (its result is the turn that helper woke).
     expect(notes.filter((note) => note.includes(`task_id="t0.s${i}"`))).toEqual([
       expect.stringContaining(`${child} done`),
     ]);
+    const childHistory = await client.history(child);
+    expect(notificationsOf(childHistory)).toEqual([expect.stringContaining(`${child}/t0.g done`)]);
     for (const agent of [child, `${child}/t0.g`]) {
       // No call ran twice. A journaled result ran exactly once; a call the kill caught between its `started`
       // marker and its result got the "interrupted by a restart" result (it may or may not have run, never twice).
       const ran = countOf(`ran ${agent} k`);
       expect(ran).toBeLessThanOrEqual(1);
-      const agentHistory = await client.history(agent);
+      const agentHistory = agent === child ? childHistory : await client.history(agent);
       expectValidHistory(agentHistory);
       const result = resultText(agentHistory, 'k');
       if (result.includes('counted')) expect(ran).toBe(1);
@@ -175,5 +169,11 @@ it('a swarm of subagents with background helpers survives a kill -9 of its worke
     }
   }
   expectValidHistory(history);
-  second.process.kill('SIGKILL');
-}, 170_000);
+  // The balancer shared the work: more than one worker process ran tools (how many each got is the scheduler's).
+  const workersThatRan = new Set(
+    executions().flatMap((line) => (line.startsWith('where ') ? [line.split(' ')[3]] : [])),
+  );
+  expect(workersThatRan.size).toBeGreaterThanOrEqual(2);
+  await balancer.close();
+  for (const worker of running) worker.process.kill('SIGKILL');
+}, 240_000);
