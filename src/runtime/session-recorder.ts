@@ -20,6 +20,8 @@ export interface Journaled {
   approvals: Set<string>;
   turnStarts: Set<string>;
   turnEnds: Set<string>;
+  /** Steers journaled (each `steer` record's `n` is its place among them). */
+  steers: number;
   /** Approvals remembered for the session (`Permissions.rememberedRules`), as journaled. */
   remembered: Set<string>;
   /** Turn and step of the last snapshot, as `turn.step` (or `idle`). */
@@ -36,6 +38,7 @@ export function nothingJournaled(): Journaled {
     approvals: new Set(),
     turnStarts: new Set(),
     turnEnds: new Set(),
+    steers: 0,
     remembered: new Set(),
   };
 }
@@ -70,6 +73,9 @@ export class SessionRecorder {
   private watching = false;
   /** A fact joined the history that a replay could not reproduce: the next step's start is snapshotted. */
   private snapshotDue = false;
+  private lastInjections?: AgentContext['injections'];
+  /** Steers already journaled (or restored): a steer is journaled once, when it starts waiting for a boundary. */
+  private readonly steers = new WeakSet<Message>();
 
   constructor(
     private readonly env: AgentEnv,
@@ -96,7 +102,10 @@ export class SessionRecorder {
   watch(actor: AgentActorRef, snapshots = true): void {
     if (this.watching) return;
     this.watching = true;
-    this.lastCalls = actor.getSnapshot().context.calls;
+    const { context } = actor.getSnapshot();
+    this.lastCalls = context.calls;
+    this.lastInjections = context.injections;
+    for (const message of context.injections) this.steers.add(message);
     const subscription = actor.subscribe({
       next: (snapshot) => this.onSnapshot(actor, snapshot, snapshots),
       error: () => {},
@@ -128,6 +137,11 @@ export class SessionRecorder {
     messages.forEach((message, n) => {
       this.inputMessages.set(message, { input: inputId, n });
     });
+  }
+
+  /** A steer sent again after a restart: already journaled. */
+  knowSteer(message: Message): void {
+    this.steers.add(message);
   }
 
   /** Writes the snapshot of the actor's current state now (a new session's first state). */
@@ -255,6 +269,10 @@ export class SessionRecorder {
       this.approvals(this.lastCalls, context.calls);
       this.lastCalls = context.calls;
     }
+    if (context.injections !== this.lastInjections) {
+      this.lastInjections = context.injections;
+      this.steered(context.injections);
+    }
     if (!snapshots) return;
     // Not at every step: a resume replays the steps after the last snapshot from the journal (answers by turn and
     // step, results by call id), so a snapshot is needed only where the journal alone cannot lead (see DESIGN).
@@ -262,6 +280,18 @@ export class SessionRecorder {
     else if (this.snapshotDue && snapshot.matches({ running: { turn: { step: 'model' } } })) {
       this.snapshotDue = false;
       this.writeSnapshot(actor, `${context.turn}.${context.step}`);
+    }
+  }
+
+  /**
+   * Steers waiting for the next step boundary, journaled at once (as a prompt is): one still waiting when the
+   * process dies is sent again after the restart, instead of being lost.
+   */
+  private steered(injections: AgentContext['injections']): void {
+    for (const message of injections) {
+      if (message.source !== 'steer' || this.steers.has(message)) continue;
+      this.steers.add(message);
+      this.sink.add({ k: 'steer', a: this.env.agentId, n: this.journaled.steers++, message }, true);
     }
   }
 

@@ -18,6 +18,7 @@ import {
   type MessageRecord,
   SNAPSHOT_VERSION,
   type SnapshotRecord,
+  type SteerRecord,
 } from '../session/index.js';
 import type { Recording } from './env.js';
 import { type Journaled, nothingJournaled } from './session-recorder.js';
@@ -32,6 +33,9 @@ export class AgentJournal implements Recording {
   readonly inputs = new Map<string, InputRecord>();
   readonly answers = new Map<string, AssistantMessage>();
   readonly approvals = new Map<string, ApprovalRecord>();
+  /** Steers journaled, in order, and how many of them joined the history. */
+  readonly steers: SteerRecord[] = [];
+  joinedSteers = 0;
   readonly journaled: Journaled = nothingJournaled();
   snapshot?: SnapshotRecord;
   /** The last run record said `running`: the process stopped in the middle of a run. */
@@ -81,6 +85,14 @@ export class AgentJournal implements Recording {
       `Tool ${call.name} was interrupted by a restart before it finished; it may or may not have taken effect, ` +
         'and it was not run again.',
     );
+  }
+
+  /**
+   * Steers journaled that had not joined the history when the process stopped, and are not held by the restored
+   * state either (`held` of them are): they are sent again. Steers join in the order sent.
+   */
+  waitingSteers(held: number): SteerRecord[] {
+    return this.steers.filter((record) => record.n >= this.joinedSteers + held);
   }
 
   /** The snapshot to restore, with its inputs' messages put back; undefined for a new agent. */
@@ -147,6 +159,10 @@ export class AgentJournal implements Recording {
       case 'compaction':
         this.compaction = record;
         break;
+      case 'steer':
+        this.steers.push(record);
+        journaled.steers = Math.max(journaled.steers, record.n + 1);
+        break;
       case 'session':
         break;
     }
@@ -167,7 +183,10 @@ export class AgentJournal implements Recording {
         return result;
       });
       message = { role: 'tool', content };
-    } else message = stored;
+    } else {
+      message = stored;
+      if (message.role === 'user' && message.source === 'steer') this.joinedSteers++;
+    }
     this.messages[record.i] = message;
     this.turnOf[record.i] = record.turn;
     this.journaled.messages = Math.max(this.journaled.messages, record.i + 1);

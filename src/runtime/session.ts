@@ -241,12 +241,42 @@ export class Session {
         inputId: context.current?.inputId ?? '',
       });
     }
+    this.steerAgain(actor, context);
     // Prompts submitted but neither finished nor held by the restored state are submitted again, in order.
     const held = new Set([context.current?.inputId, ...context.queue.map((input) => input.inputId)]);
     for (const [inputId, input] of this.journal.inputs) {
       if (held.has(inputId) || this.journal.journaled.turnEnds.has(inputId)) continue;
       this.prompt({ inputId, messages: input.messages, expectsOutput: input.expectsOutput });
     }
+  }
+
+  /**
+   * Steers that were waiting for a step boundary are sent again once the replay of the turn has caught up with
+   * the journal: sent earlier, one would join a replayed step that the recorded answers were given without.
+   */
+  private steerAgain(actor: AgentActorRef, context: AgentContext): void {
+    const held = context.injections.filter((message) => message.source === 'steer').length;
+    const waiting = this.journal.waitingSteers(held);
+    const env = this.env;
+    if (waiting.length === 0 || !env) return;
+    const send = () => {
+      for (const record of waiting) {
+        this.recorder?.knowSteer(record.message);
+        actor.send({ type: 'STEER', message: record.message });
+      }
+    };
+    const journaledMessages = this.journal.messages.length;
+    if (env.transcript.length >= journaledMessages) return send();
+    const off = env.bus.on(
+      'message_end',
+      () => {
+        if (env.transcript.length < journaledMessages) return;
+        off();
+        send();
+      },
+      env.agentId,
+    );
+    this.closers.push(off);
   }
 
   private prompt(input: TurnInput): void {

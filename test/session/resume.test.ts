@@ -332,4 +332,49 @@ describe('sessions: journal and resume', () => {
     reopened.close();
     await resumed.stop();
   });
+
+  it('keeps a steer that was waiting for a step boundary when the process died, and delivers it once', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const hang = latch();
+    const running = latch();
+    const slow = defineTool({
+      name: 'slow',
+      description: 's',
+      schema: z.object({}),
+      execute: async () => {
+        running.resolve();
+        await hang.promise;
+        return 'slow done';
+      },
+    });
+    const script = byHistory([{ toolCalls: [{ name: 'slow' }] }, { text: 'done' }]);
+    const agent = createAgent({ model: scriptedModel(script), tools: [slow], session });
+    void agent.prompt('go');
+    await running.promise;
+    agent.steer('also check the tests'); // waits for the step boundary after the tool
+    const crashed = crashCopy(dir);
+    session.close();
+    await agent.stop();
+
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const model = scriptedModel(script);
+    const resumed = createAgent({ model, tools: [slow], session: reopened });
+    await reopened.idle();
+    const steers = (messages: readonly { role: string; source?: string }[]) =>
+      messages.filter((m) => m.role === 'user' && m.source === 'steer');
+    expect(steers(resumed.messages)).toHaveLength(1);
+    expect(model.requests).toHaveLength(1);
+    expect(steers(model.requests[0]?.messages ?? [])).toMatchObject([
+      { content: [{ type: 'text', text: 'also check the tests' }] },
+    ]);
+    expectValidHistory(resumed.messages);
+    reopened.close();
+    await resumed.stop();
+    // Journaled once, and joined once: a second restart sends nothing again.
+    const again = sessions({ dir: crashed }).open(session.id);
+    expect(again.journal.steers).toHaveLength(1);
+    expect(again.journal.waitingSteers(0)).toEqual([]);
+    again.close();
+  });
 });
