@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { naiveLoop } from '../baselines/naive-xstate.js';
 import { plainLoop, toolTable } from '../baselines/plain-loop.js';
 import { echoTool, swarmModel, ToolCounter } from '../fixtures.js';
@@ -55,6 +58,11 @@ export const W3: Workload<SwarmSize> = {
     { impl: 'troupe', baseline: 'ideal', bound: 'max', ratio: 1.5 },
     { impl: 'troupe', baseline: 'pi', bound: 'max', ratio: 1, metric: 'rss' },
   ],
+  labels: { 'troupe.session': 'Troupe journaling to a JSONL session (durability step)' },
+  notes: ({ impl, facts }) =>
+    impl === 'troupe.session'
+      ? [`W3 session journal: ${facts.journalKB} KB, ${facts.writes} writes, ${facts.records} records per run`]
+      : [],
   impls: {
     async troupe(size) {
       const { createSupervisor } = await troupe();
@@ -77,6 +85,44 @@ export const W3: Workload<SwarmSize> = {
         size.agents * size.toolSteps,
       );
       return { ms, cpuMs };
+    },
+    /** Issue 13: the same swarm journaled to a JSONL session (≤ 1.3× Troupe's row; the journal under 2 MB). */
+    async 'troupe.session'(size) {
+      const { createSupervisor, sessions } = await troupe();
+      counter.calls = 0;
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-'));
+      try {
+        const session = sessions({ dir }).create();
+        const supervisor = createSupervisor({
+          model: swarmModel(size),
+          tools,
+          concurrency: size.concurrency,
+          maxRestarts: 0,
+          session,
+        });
+        const prompts = Array.from({ length: size.agents }, (_, n) => `task ${n}`);
+        const { ms, cpuMs, value: results } = await timed(() => supervisor.swarm(prompts));
+        session.close();
+        await supervisor.stop();
+        const failed = results.filter((result) => result.status !== 'completed').length;
+        check(failed === 0, `${failed} of ${size.agents} subagents did not complete`);
+        swarmCheck(
+          results.map((result) => result.text),
+          counter,
+          size.agents,
+          size.agents * size.toolSteps,
+        );
+        const stats = session.stats;
+        check(stats !== undefined && stats.writes > 0, 'expected the session to have written its journal');
+        const bytes = statSync(join(dir, `${session.id}.jsonl`)).size;
+        return {
+          ms,
+          cpuMs,
+          facts: { journalKB: Math.round(bytes / 1024), writes: stats.writes, records: stats.records },
+        };
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     },
     async plain(size) {
       const model = swarmModel(size);

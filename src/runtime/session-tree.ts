@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../machines/agent/index.js';
 import { type JoinPolicy, notificationMessage, type UserMessage } from '../protocol/index.js';
-import type { BatchRecord, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
+import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal } from './session-restore.js';
@@ -103,7 +103,9 @@ export class TreeJournal implements TreeObserver {
   /** Background tasks and notifications the root was owed when the process stopped. */
   resumeRoot(owner: Owner | undefined, actor: AnyActorRef, context: AgentContext): void {
     if (!owner) return;
-    for (const batch of this.batches.values()) {
+    // Only batches journaled before the restart: one the resumed root opened since is live already.
+    const journaled = this.records.filter((record): record is BatchRecord => record.k === 'batch');
+    for (const batch of journaled) {
       if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
     }
     // Waiting in the restored state already: in its injections or its queue.
@@ -113,7 +115,7 @@ export class TreeJournal implements TreeObserver {
     for (const message of held) for (const taskId of notifiedTasks(message)) waiting.add(taskId);
     // Owed together, so given together: one NOTIFY, one model call (see NotificationOutbox).
     const owed: { inputId: string; message: UserMessage }[] = [];
-    for (const batch of this.batches.values()) {
+    for (const batch of journaled) {
       if (batch.a !== owner.id || !batch.background) continue;
       for (const task of batch.tasks) {
         const settled = this.settled.get(task.taskId);
@@ -129,6 +131,21 @@ export class TreeJournal implements TreeObserver {
     }
     const first = owed[0];
     if (first) actor.send({ type: 'NOTIFY', messages: owed.map((o) => o.message), inputId: first.inputId });
+  }
+
+  /**
+   * A supervisor's own batches as journaled before the restart, foreground or background: their unsettled tasks
+   * start again (no tool call will ask for them again).
+   */
+  resumeOwner(owner: Owner): void {
+    for (const record of this.records) {
+      if (record.k === 'batch' && record.a === owner.id) this.reattach(owner, record);
+    }
+  }
+
+  /** Every task of the tree's batches, with its result once settled. */
+  tasks(): SessionTask[] {
+    return sessionTasks(this.batches.values(), this.settled);
   }
 
   /** Tasks of the tree that have not settled. */
@@ -250,6 +267,43 @@ export class TreeJournal implements TreeObserver {
     });
     return new AgentJournal(agentId, this.records.slice(from));
   }
+}
+
+/** A subagent task of a session, as `session.tasks()` lists it. */
+export interface SessionTask extends BatchTask {
+  /** The agent (or supervisor) whose batch it is. */
+  owner: string;
+  batchId: string;
+  status: TaskResult['status'] | 'open';
+  result?: TaskResult;
+}
+
+export function sessionTasks(batches: Iterable<BatchRecord>, settled: ReadonlyMap<string, TaskFact>): SessionTask[] {
+  const tasks: SessionTask[] = [];
+  for (const batch of batches) {
+    for (const task of batch.tasks) {
+      const record = settled.get(task.taskId);
+      const result = record ? settledResult(record) : undefined;
+      tasks.push({
+        ...task,
+        owner: batch.a,
+        batchId: batch.batchId,
+        status: result ? result.status : 'open',
+        ...(result ? { result } : {}),
+      });
+    }
+  }
+  return tasks;
+}
+
+function settledResult(record: TaskFact): TaskResult {
+  return {
+    taskId: record.taskId,
+    agentId: record.agentId,
+    status: (record.status ?? 'completed') as TaskResult['status'],
+    text: record.text ?? '',
+    ...(record.output === undefined ? {} : { output: record.output }),
+  };
 }
 
 function notifiedTasks(message: UserMessage): string[] {

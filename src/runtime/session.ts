@@ -1,13 +1,21 @@
 import { nanoid } from 'nanoid';
 import type { AgentActorRef, AgentContext, TurnInput } from '../../machines/agent/index.js';
 import { addUsage, type Message, type ToolCallPart, type UserMessage } from '../protocol/index.js';
-import { type HeaderRecord, JOURNAL_VERSION, type JournalRecord, type JournalStats } from '../session/index.js';
+import {
+  type BatchRecord,
+  type HeaderRecord,
+  JOURNAL_VERSION,
+  type JournalRecord,
+  type JournalStats,
+  type TaskRecord,
+} from '../session/index.js';
 import type { AgentEnv } from './env.js';
 import type { ScheduleJournal } from './schedule-book.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal } from './session-restore.js';
-import { TreeJournal } from './session-tree.js';
+import { type SessionTask, sessionTasks, TreeJournal } from './session-tree.js';
 import type { Tree } from './supervisor-tree.js';
+import type { Owner } from './tree-nodes.js';
 
 /** What an agent built on a session starts from. */
 export interface BoundAgent {
@@ -59,8 +67,62 @@ export class Session {
 
   /** `interrupted`: the process stopped in the middle of a run, which the agent resumes. */
   get status(): SessionStatus {
-    if (!this.journal.snapshot) return 'new';
+    if (!this.journal.snapshot) {
+      // A supervisor's session: no root agent, only batches; interrupted while a task had not settled.
+      const tasks = this.tasks();
+      if (tasks.length === 0) return 'new';
+      return tasks.some((task) => task.status === 'open') ? 'interrupted' : 'idle';
+    }
     return this.journal.running ? 'interrupted' : 'idle';
+  }
+
+  /**
+   * The subagent tasks of the session, as journaled (at opening, and as they settle): `open` until settled. After
+   * a crash, a supervisor reopened on the session starts the open ones again; `supervisor.result(taskId)` gives
+   * any task's result.
+   */
+  tasks(): SessionTask[] {
+    if (this.tree) return this.tree.tasks();
+    const batches: BatchRecord[] = [];
+    const settled = new Map<string, TaskRecord>();
+    for (const record of this.records) {
+      if (record.k === 'batch') batches.push(record);
+      else if (record.k === 'task' && record.ev === 'settled') settled.set(record.taskId, record);
+    }
+    return sessionTasks(batches, settled);
+  }
+
+  /** A task's result, when the journal holds its settle (before the crash, or since). */
+  taskResult(taskId: string): SessionTask['result'] {
+    return this.tasks().find((task) => task.taskId === taskId)?.result;
+  }
+
+  /** Called by `createSupervisor`: the supervisor's id (the session's root id). */
+  bindSupervisor(configId: string | undefined): string {
+    if (this.recorder || this.tree || this.closed) throw new Error(`Session "${this.id}" is already in use`);
+    if (this.journal.snapshot) throw new Error(`Session "${this.id}" holds an agent, not a supervisor`);
+    const { agentId } = this.header;
+    if (configId !== undefined && configId !== agentId) {
+      throw new Error(`Session "${this.id}" belongs to supervisor "${agentId}", not "${configId}"`);
+    }
+    return agentId;
+  }
+
+  /**
+   * Called by `createSupervisor` once its actor has started: journals the tree from now on, and starts again every
+   * task of its own batches (foreground or background) that had not settled, under the same ids.
+   */
+  attachSupervisor(tree: Tree, owner: Owner): void {
+    const journal = new TreeJournal(tree, this.sink, owner.id, this.records);
+    this.tree = journal;
+    this.treeRuntime = tree;
+    tree.observer = journal;
+    this.kicked = new Promise((resolve) =>
+      setImmediate(() => {
+        if (!this.closed) journal.resumeOwner(owner);
+        resolve();
+      }),
+    );
   }
 
   /** Write counts and bytes so far (for a session written to a store). */
@@ -165,6 +227,7 @@ export class Session {
   async idle(): Promise<void> {
     await this.kicked;
     const actor = this.actor;
+    if (!actor && this.tree && this.treeRuntime) return this.treeIdle(this.treeRuntime);
     if (!actor || !this.env) return;
     const bus = this.env.bus;
     await new Promise<void>((resolve) => {
@@ -199,6 +262,26 @@ export class Session {
   scheduleJournal(): ScheduleJournal | undefined {
     if (this.replayOf) return undefined;
     return { records: this.records, add: (record) => this.sink.add(record) };
+  }
+
+  /** A supervisor's session: settles when no task of the tree is open. */
+  private treeIdle(tree: Tree): Promise<void> {
+    return new Promise((resolve) => {
+      let checking = false;
+      const check = () => {
+        if (checking) return;
+        checking = true;
+        setImmediate(() => {
+          checking = false;
+          if (this.closed || (this.tree?.openTasks ?? 0) === 0) {
+            off();
+            resolve();
+          }
+        });
+      };
+      const off = tree.bus.on('subagent_end', check);
+      check();
+    });
   }
 
   /** Writes what is buffered and lets another writer open the session. The agent stops recording. */
@@ -266,7 +349,10 @@ export class Session {
       }
     };
     const journaledMessages = this.journal.messages.length;
-    if (env.transcript.length >= journaledMessages) return send();
+    if (env.transcript.length >= journaledMessages) {
+      send();
+      return;
+    }
     const off = env.bus.on(
       'message_end',
       () => {

@@ -21,6 +21,7 @@ import { EventBus, type Listener, type ListenOptions } from './bus.js';
 import type { Policy } from './env.js';
 import { runtimeSupervisorMachine } from './machines.js';
 import type { RetryOptions } from './retry.js';
+import type { Session } from './session.js';
 import { SpawnRefused, type TaskResult } from './subagent-tools.js';
 import { type ApprovalTarget, missingModel, type SupervisionOptions, Tree } from './supervisor-tree.js';
 import { RootOwner } from './tree-nodes.js';
@@ -39,6 +40,11 @@ export interface SupervisorConfig extends SupervisionOptions {
   retry?: RetryOptions | false;
   /** XState's inspection observer: it sees the whole tree (root supervisor → agents → supervisors → …). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * A durable session (`sessions().create()` / `.open(id)`): the tree's batches, tasks and every subagent's facts
+   * are journaled; a supervisor created on a crashed session starts its unsettled tasks again (see "Sessions").
+   */
+  session?: Session;
 }
 
 /** One task of a programmatic swarm: a prompt for a fresh agent of a profile, or a follow-up for a finished one. */
@@ -92,9 +98,10 @@ export class Supervisor {
   private readonly runtime: Tree;
   private readonly owner: RootOwner;
   private stopped = false;
+  private readonly session?: Session;
 
   constructor(config: SupervisorConfig = {}) {
-    this.id = config.id ?? `supervisor_${nanoid(10)}`;
+    this.id = config.session?.bindSupervisor(config.id) ?? config.id ?? `supervisor_${nanoid(10)}`;
     this.runtime = new Tree(this.bus, config);
     const settings = agentSettings(
       {
@@ -117,6 +124,10 @@ export class Supervisor {
     this.runtime.setRootOwner(this.owner);
     this.actor.subscribe({ error: (error) => console.error(`[troupe] supervisor ${this.id} failed:`, error) });
     this.actor.start();
+    if (config.session) {
+      this.session = config.session;
+      config.session.attachSupervisor(this.runtime, this.owner);
+    }
   }
 
   /** A long-lived top-level agent of this tree (a child of this supervisor), with the subagent tools. */
@@ -124,6 +135,9 @@ export class Supervisor {
     config: Omit<AgentConfig<Output>, 'inspect' | 'subagents' | 'model'> & { model?: Model },
   ): Agent<Output> {
     this.assertRunning();
+    if (this.session) {
+      throw new Error('A supervisor on a session cannot have members yet: start its work with swarm() or run()');
+    }
     const id = config.id ?? `agent_${nanoid(10)}`;
     const full: AgentConfig<Output> = {
       ...config,
@@ -193,6 +207,8 @@ export class Supervisor {
   /** The result of a task, when it settles (at once if it has). */
   result(taskId: string): Promise<TaskResult> {
     const record = this.runtime.task(taskId);
+    const journaled = record?.result ? undefined : this.session?.taskResult(taskId);
+    if (journaled) return Promise.resolve(journaled);
     if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
     if (record.result) return Promise.resolve(record.result);
     return new Promise((resolve) => {

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createSupervisor,
+  defineTool,
+  type ModelRequest,
+  type ScriptedAnswer,
+  scriptedModel,
+  sessions,
+  textOf,
+} from '../../src/index.js';
+import { expectValidHistory, latch, resultText, toolResults } from '../agent/helpers.js';
+import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
+
+cleanTempDirs();
+
+/** Each task calls `work` once (its call id names the task), then answers with its name. */
+function script(request: ModelRequest): ScriptedAnswer {
+  const first = request.messages.find((m) => m.role === 'user');
+  const who = first ? textOf(first) : '';
+  if (!request.messages.some((m) => m.role === 'tool')) {
+    return { toolCalls: [{ id: `${who}_work`, name: 'work', args: { who } }] };
+  }
+  return { text: `${who} done` };
+}
+
+describe('sessions: createSupervisor({ session })', () => {
+  it('reopens a crashed supervisor: settled tasks keep their results, unsettled ones replay and finish', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs = new Map<string, number>();
+    const hang = latch();
+    const stuck = latch();
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({ who: z.string() }),
+      execute: async ({ who }) => {
+        runs.set(who, (runs.get(who) ?? 0) + 1);
+        if (who === 'c' || who === 'bg') {
+          if (who === 'c') stuck.resolve();
+          await hang.promise;
+        }
+        return `${who} worked`;
+      },
+    });
+    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work], session });
+    expect(supervisor.id).toBe(session.header.agentId);
+    expect(() => supervisor.agent({})).toThrow(/cannot have members yet/);
+    const [bgTask] = await supervisor.swarm(['bg'], { background: true });
+    void supervisor.swarm(['a', 'b', 'c']);
+    await stuck.promise;
+    await new Promise((resolve) => setImmediate(resolve));
+    const settledBefore = session.tasks().filter((task) => task.status !== 'open');
+    expect(settledBefore.map((task) => task.prompt).sort()).toEqual(['a', 'b']);
+    const crashed = crashCopy(dir); // killed while c and bg run their tools
+    session.close();
+    await supervisor.stop();
+
+    const manager = sessions({ dir: crashed });
+    expect(manager.list()).toMatchObject([{ id: session.id, status: 'interrupted' }]);
+    const reopened = manager.open(session.id);
+    const again = createSupervisor({ model: scriptedModel(script), tools: [work], session: reopened });
+    await reopened.idle();
+    const tasks = reopened.tasks();
+    expect(tasks.map((task) => [task.prompt, task.status])).toEqual([
+      ['bg', 'completed'],
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'completed'],
+    ]);
+    // a and b settled before the crash: never started again; c and bg replayed, their running tool interrupted.
+    expect(Object.fromEntries(runs)).toEqual({ a: 1, b: 1, c: 1, bg: 1 });
+    for (const id of ['c', 'bg']) {
+      const task = tasks.find((t) => t.prompt === id);
+      const history = again.messagesOf(task?.agentId ?? '') ?? [];
+      expect(toolResults(history).map(resultText)).toEqual([expect.stringContaining('interrupted by a restart')]);
+      expectValidHistory(history);
+    }
+    const a = tasks.find((task) => task.prompt === 'a');
+    await expect(again.result(a?.taskId ?? '')).resolves.toMatchObject({ status: 'completed', text: 'a done' });
+    await expect(again.result(bgTask ?? '')).resolves.toMatchObject({ status: 'completed', text: 'bg done' });
+    reopened.close();
+    await again.stop();
+    expect(sessions({ dir: crashed }).list()).toMatchObject([{ status: 'idle' }]);
+  });
+
+  it('refuses an agent session, and a supervisor id that is not the session’s', async () => {
+    const manager = sessions({ dir: tempDir() });
+    const session = manager.create({ agentId: 'root' });
+    expect(() => createSupervisor({ id: 'other', session })).toThrow(/belongs to supervisor "root"/);
+    session.close();
+  });
+});
