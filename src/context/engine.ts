@@ -81,6 +81,8 @@ export class ContextEngine {
   /** A running estimate of the stored messages from the view's base, so a glance at the window costs no walk. */
   private estimated = { base: 0, to: 0, tokens: 0 };
   private compactions = 0;
+  /** A journaled view whose history is still being rebuilt (see {@link restoreView}). */
+  private pendingView?: CompactedView;
 
   constructor(
     private readonly model: Model,
@@ -102,15 +104,27 @@ export class ContextEngine {
 
   /**
    * Takes back a journaled view on resume, so the first request sends what the projection made before the crash,
-   * not the uncompacted history. A view that does not fit the restored history (it reaches past it) is ignored.
+   * not the uncompacted history. A view that reaches past the history so far waits until the history has grown to
+   * it (a subagent's replay rebuilds its history step by step); one whose kept first prompt is no prompt is ignored.
    */
   restoreView(view: CompactedView, stored: readonly Message[]): void {
-    if (view.base > stored.length || (view.first !== undefined && view.first >= view.base)) return;
+    this.pendingView = undefined;
+    if (view.first !== undefined && view.first >= view.base) return;
+    if (view.base > stored.length) {
+      this.pendingView = view;
+      return;
+    }
     const first = view.first === undefined ? undefined : stored[view.first];
     const head: Message[] = first?.role === 'user' ? [first, view.note] : [view.note];
     this.view = { head, base: view.base, since: stored.length, note: view.note };
     if (first?.role === 'user') this.view.first = view.first;
     this.projection = undefined;
+  }
+
+  /** The journaled view, once the rebuilt history reaches it. */
+  private takePendingView(stored: readonly Message[]): void {
+    const view = this.pendingView;
+    if (view && stored.length >= view.base) this.restoreView(view, stored);
   }
 
   /** The model's prices per million tokens, when the table (or the agent's `context.models`) knows them. */
@@ -125,6 +139,7 @@ export class ContextEngine {
 
   /** What is sent of `stored`: the compaction's head, then the stored messages from its base, repaired. */
   project(stored: readonly Message[]): readonly Message[] {
+    if (this.pendingView) this.takePendingView(stored);
     let projection = this.projection;
     if (!projection) {
       projection = new Projection(this.options, (repair) =>
@@ -178,6 +193,7 @@ export class ContextEngine {
    * (before any count) an estimate of the view, kept up to date incrementally.
    */
   windowState(stored: readonly Message[]): ContextWindowState {
+    if (this.pendingView) this.takePendingView(stored);
     let tokens = this.counted(stored);
     if (tokens === undefined) {
       const { base } = this.view;

@@ -1,3 +1,4 @@
+import { cpSync, existsSync } from 'node:fs';
 import type { AgentEvent, Model, Usage } from '../protocol/index.js';
 import { ModelError } from '../protocol/index.js';
 import {
@@ -62,7 +63,7 @@ export class SessionManager {
     const writer = new JournalWriter(this.store.acquire(header.id), this.durability);
     writer.add(header);
     writer.flush();
-    return new Session(header, [header], writer);
+    return new Session(header, [header], writer, undefined, this.store.dirOf?.(header.id));
   }
 
   /** Opens a session for writing (refused while another process holds it); a torn last record is dropped. */
@@ -71,7 +72,8 @@ export class SessionManager {
     if (!journal) throw new Error(`No session "${id}"`);
     const storeWriter = this.store.acquire(id);
     if (journal.dropped) storeWriter.truncate(journal.count);
-    return new Session(journal.header, journal.records, new JournalWriter(storeWriter, this.durability));
+    const writer = new JournalWriter(storeWriter, this.durability);
+    return new Session(journal.header, journal.records, writer, undefined, this.store.dirOf?.(id));
   }
 
   /** The session with the most recent activity, opened; undefined when there is none. */
@@ -127,7 +129,10 @@ export class SessionManager {
     writer.add(header);
     for (const record of kept) writer.add(record);
     writer.flush();
-    return new Session(header, [header, ...kept], writer);
+    // The fork's history names results saved in the source's folder: it gets its own copy.
+    const [from, to] = [this.store.dirOf?.(id), this.store.dirOf?.(header.id)];
+    if (from && to && existsSync(from)) cpSync(from, to, { recursive: true });
+    return new Session(header, [header, ...kept], writer, undefined, to);
   }
 
   /**

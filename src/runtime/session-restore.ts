@@ -71,6 +71,12 @@ export class AgentJournal implements Recording {
     return usage;
   }
 
+  /** The index of the first of the first `count` messages that belongs to turn `turn` (`count` when none does). */
+  firstOfTurn(turn: number, count: number): number {
+    for (let i = 0; i < count; i++) if (this.turnOf[i] === turn) return i;
+    return count;
+  }
+
   answer(turn: number, step: number): AssistantMessage | undefined {
     return this.answers.get(`${turn}.${step}`);
   }

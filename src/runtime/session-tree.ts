@@ -38,6 +38,8 @@ export class TreeJournal implements TreeObserver {
     private readonly records: readonly JournalRecord[],
     /** A journaled approval given again: the "allow always" it carried applies from then on. */
     private readonly approvedAgain: (toolCallId: string) => void = () => {},
+    /** The session's folder: each subagent's oversized tool results are saved under it. */
+    private readonly dir?: string,
   ) {
     for (const record of records) {
       if (record.k === 'batch') {
@@ -192,6 +194,9 @@ export class TreeJournal implements TreeObserver {
     this.toReplay.delete(env.agentId);
     if (replay) env.recording = replay;
     else if (env.recording) env.recording = undefined;
+    if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
+    // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
+    if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
     const journaled = replay ? copyJournaled(replay.journaled) : nothingJournaled();
     if (!replay) journaled.messages = env.transcript.length;
     this.recorders.set(env.agentId, new SessionRecorder(env, this.sink, journaled));

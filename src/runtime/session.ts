@@ -52,6 +52,8 @@ export class Session {
     private readonly sink: RecordSink & { close?(): void; stats?: JournalStats },
     /** Set for a replay: answers come only from the journal, and inputs are fed as recorded. */
     private readonly replayOf?: readonly JournalRecord[],
+    /** The session's folder for its own files (tool results too long to send), when its store keeps one. */
+    readonly dir?: string,
   ) {
     this.journal = new AgentJournal(header.agentId, records);
     if (replayOf) this.journal.offline = true;
@@ -154,8 +156,16 @@ export class Session {
     this.env = env;
     this.actor = actor;
     const journal = this.journal;
+    if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
     if (tree && !this.replayOf) {
-      this.tree = new TreeJournal(tree, this.sink, env.agentId, this.records, (id) => this.remembered?.restore(id));
+      this.tree = new TreeJournal(
+        tree,
+        this.sink,
+        env.agentId,
+        this.records,
+        (id) => this.remembered?.restore(id),
+        this.dir,
+      );
       this.treeRuntime = tree;
       tree.observer = this.tree;
     }
@@ -312,6 +322,10 @@ export class Session {
     env.turnUsage = journal.usageOf(count, context.turn);
     env.bus.continueAt(journal.lastSeq);
     if (journal.compaction) env.context.restoreView(journal.compaction, env.transcript.messages);
+    // Results saved to files are readable again, and the turn's calls so far count on the repetition ladder.
+    const started = (callId: string) => journal.journaled.toolStarts.has(callId);
+    env.toolResults.restore(env.transcript.messages, journal.firstOfTurn(context.turn, count), context.turn, started);
+    env.offerResultReader();
   }
 
   private resume(actor: AgentActorRef, context: AgentContext): void {

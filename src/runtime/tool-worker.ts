@@ -243,9 +243,12 @@ async function runTool(
   }
   const recorded = env.recording?.toolResult(call, tool.safeToRepeat === true);
   if (recorded) {
-    // Its result is in the session's journal (or it was running when the process died): it does not run again.
-    outbox.add({ batch, call, outcome: { result: recorded, terminate: false }, startedAt, toolBatch });
-    addTwins(env, batch, call, { result: recorded, terminate: false }, startedAt, toolBatch, outbox);
+    // Its result is in the session's journal (or it was running when the process died): it does not run again,
+    // but it counts on the repetition ladder and a result saved to a file is readable again.
+    const replayed = env.toolResults.replayed(call, recorded, env.turn);
+    env.offerResultReader();
+    outbox.add({ batch, call, outcome: replayed, startedAt, toolBatch });
+    addTwins(env, batch, call, replayed, startedAt, toolBatch, outbox);
     return;
   }
   const ctx = new CallContext(env, call, toolBatch);

@@ -69,6 +69,12 @@ export class JsonlStore implements Store {
     if (this.isLocked(id)) throw new SessionLockedError(id, `process ${this.holder(id)}`);
     rmSync(this.path(id), { force: true });
     rmSync(this.lockPath(id), { force: true });
+    rmSync(this.dirOf(id), { recursive: true, force: true });
+  }
+
+  /** `<dir>/<id>/`, next to the session's journal. */
+  dirOf(id: string): string {
+    return join(this.dir, checkSessionId(id));
   }
 
   private holder(id: string): number | undefined {

@@ -19,6 +19,11 @@ export interface Store {
   isLocked(id: string): boolean;
   /** Deletes a session and its records; refused while a writer holds it. */
   remove(id: string): void;
+  /**
+   * A folder for the session's own files (tool results too long to send), when the store keeps files; without it,
+   * such files go to a temporary folder and do not outlive the process.
+   */
+  dirOf?(id: string): string;
 }
 
 /** The one writer of a session. */

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -11,7 +11,8 @@ export interface ResultBudgetOptions {
   /** Characters of an oversized result the model still sees: its start and its end (default 4,000). */
   previewChars?: number;
   /**
-   * Where full results over the budget are written. Default: the session's directory when the agent has one, else a
+   * Where full results over the budget are written. Default: the session's directory when the agent has one (a
+   * JSONL store's `<dir>/<session id>/tool-results/<agent id>/`, so `read_result` works after a resume), else a
    * temporary directory made when first needed.
    */
   dir?: string;
@@ -30,6 +31,8 @@ export class ResultBudget {
   private readonly max: number | false;
   private readonly preview: number;
   private dir?: string;
+  /** The session's folder for this agent's results, the default when no `dir` is given. */
+  private sessionDir?: string;
 
   /** Saved results by call id: `read_result` reads only these, never a path the model names. */
   private readonly saved = new Map<string, string>();
@@ -74,6 +77,25 @@ export class ResultBudget {
     return fitted;
   }
 
+  /** Saves from now on in the session's folder for this agent, unless the options name a `dir`. */
+  useSessionDir(dir: string): void {
+    if (this.options.dir === undefined && this.dir === undefined) this.sessionDir = dir;
+  }
+
+  /**
+   * Takes back a result saved before a restart (a resumed session's history, a replayed journal entry), so that
+   * `read_result` reads it again: only a file of this budget's folder, found by the call's id. Whether it was.
+   */
+  adopt(result: ToolResultPart): boolean {
+    if (!isObject(result.details) || !isObject(result.details.fullResult)) return false;
+    const dir = this.options.dir ?? this.sessionDir;
+    if (dir === undefined || this.saved.has(result.toolCallId)) return false;
+    const path = join(dir, fileName(result.toolCallId));
+    if (!existsSync(path)) return false;
+    this.saved.set(result.toolCallId, path);
+    return true;
+  }
+
   /** Whether any result has been saved: from then on the agent needs {@link readerTool}. */
   get hasSaved(): boolean {
     return this.saved.size > 0;
@@ -97,10 +119,11 @@ export class ResultBudget {
   private save(toolCallId: string, text: string): string | undefined {
     try {
       if (!this.dir) {
-        if (this.options.dir) mkdirSync(this.options.dir, { recursive: true });
-        this.dir = this.options.dir ?? mkdtempSync(join(tmpdir(), 'troupe-results-'));
+        const chosen = this.options.dir ?? this.sessionDir;
+        if (chosen) mkdirSync(chosen, { recursive: true });
+        this.dir = chosen ?? mkdtempSync(join(tmpdir(), 'troupe-results-'));
       }
-      const path = join(this.dir, `${toolCallId.replace(/[^\w.-]/g, '_')}.txt`);
+      const path = join(this.dir, fileName(toolCallId));
       writeFileSync(path, text);
       this.saved.set(toolCallId, path);
       return path;
@@ -108,6 +131,11 @@ export class ResultBudget {
       return undefined;
     }
   }
+}
+
+/** A call id as a file name: ids come from the model's provider, so anything but a plain name is replaced. */
+function fileName(toolCallId: string): string {
+  return `${toolCallId.replace(/[^\w.-]/g, '_')}.txt`;
 }
 
 const READ_LIMIT = 200;

@@ -1,6 +1,7 @@
-import type { AgentEventBody, ToolCallPart, ToolResultPart } from '../protocol/index.js';
+import { join } from 'node:path';
+import type { AgentEventBody, Message, ToolCallPart, ToolResultPart } from '../protocol/index.js';
 import type { NormalizedOutput } from './output.js';
-import { dedupeCalls, RepetitionCounter, type RepetitionLadder } from './repetition.js';
+import { callKey, dedupeCalls, RepetitionCounter, type RepetitionLadder, type Rung } from './repetition.js';
 import { ResultBudget, type ResultBudgetOptions } from './result-budget.js';
 
 export interface ToolResultOptions extends ResultBudgetOptions {
@@ -57,19 +58,74 @@ export class ToolResults {
   /** The result of call `call` (of turn `turn`) as the model gets it. */
   finish(call: ToolCallPart, outcome: NormalizedOutput, turn: number): FinishedOutput {
     const fitted = this.budget.fit(outcome.result);
-    const rung = this.counter?.count(call, turn, this.toolNames);
+    const rung = this.climb(call, turn);
     if (!rung) return fitted === outcome.result ? outcome : { result: fitted, terminate: outcome.terminate };
-    this.emit({
-      type: 'tool_repetition',
-      toolCallId: call.id,
-      toolName: call.name,
-      count: rung.count,
-      level: rung.level,
-    });
     const result: ToolResultPart = { ...fitted, content: [...fitted.content, { type: 'text', text: rung.text }] };
     return rung.level === 'stop'
       ? { result, terminate: outcome.terminate, halt: true }
       : { result, terminate: outcome.terminate };
+  }
+
+  /**
+   * A result given again from a session's journal (a resume, a replay): it passed {@link finish} when it was made,
+   * so it is sent as it is, but it counts on the ladder (a stop it reached stops the turn again), and a result saved
+   * to a file is readable again.
+   */
+  replayed(call: ToolCallPart, result: ToolResultPart, turn: number): FinishedOutput {
+    this.budget.adopt(result);
+    const rung = this.climb(call, turn);
+    return rung?.level === 'stop' ? { result, terminate: false, halt: true } : { result, terminate: false };
+  }
+
+  /** Results over the budget are saved in the session's folder, one per agent (unless the options name a `dir`). */
+  useSessionDir(sessionDir: string, agentId: string): void {
+    this.budget.useSessionDir(join(sessionDir, 'tool-results', agentId.replace(/[^\w.-]/g, '_')));
+  }
+
+  /**
+   * A resumed agent's history: its saved results become readable again, and the calls of turn `turn` (stored from
+   * `turnStart`) that ran and whose results are stored count on the ladder again (`started` says which ran: not the
+   * denied; twins are left out here as they were live). Calls of the step in flight count when they are answered.
+   */
+  restore(stored: readonly Message[], turnStart: number, turn: number, started: (callId: string) => boolean): void {
+    const answered = new Set<string>();
+    for (const message of stored) {
+      if (message.role !== 'tool') continue;
+      for (const part of message.content) {
+        if (part.type !== 'tool_result') continue;
+        answered.add(part.toolCallId);
+        this.budget.adopt(part);
+      }
+    }
+    const counter = this.counter;
+    if (!counter) return;
+    for (let i = turnStart; i < stored.length; i++) {
+      const message = stored[i] as Message;
+      if (message.role !== 'assistant') continue;
+      const keys = new Set<string>();
+      for (const part of message.content) {
+        if (part.type !== 'tool_call' || !answered.has(part.id) || !started(part.id)) continue;
+        const key = callKey(part);
+        if (keys.has(key)) continue; // a twin: it shared its first's run
+        keys.add(key);
+        counter.count(part, turn, this.toolNames);
+      }
+    }
+  }
+
+  /** One more run of `call` on the ladder; its rung is an event. */
+  private climb(call: ToolCallPart, turn: number): Rung | undefined {
+    const rung = this.counter?.count(call, turn, this.toolNames);
+    if (rung) {
+      this.emit({
+        type: 'tool_repetition',
+        toolCallId: call.id,
+        toolName: call.name,
+        count: rung.count,
+        level: rung.level,
+      });
+    }
+    return rung;
   }
 }
 
