@@ -77,11 +77,18 @@ describe('after a resume', () => {
 
   it('the repetition ladder counts the calls the turn made before the restart', async () => {
     const dir = tempDir();
+    let runs = 0;
+    let steer = () => {};
     const read = defineTool({
       name: 'read',
       description: 'reads',
       schema: z.object({ path: z.string() }),
-      execute: () => 'the same content',
+      execute: () => {
+        // A steer after the second call: the journal snapshots the next step, so a resume starts there with two
+        // calls in its stored history and replays the third and fourth from the journal.
+        if (++runs === 2) steer();
+        return 'the same content';
+      },
     });
     const config = { tools: [read], maxSteps: 50 };
     const stuck = (request: ModelRequest): ScriptedAnswer => ({
@@ -97,6 +104,7 @@ describe('after a resume', () => {
     });
     const session = sessions({ dir }).create({ id: 'r1', agentId: 'main' });
     const agent = createAgent({ ...config, model: first, session });
+    steer = () => agent.steer('keep going');
     const before: AgentEvent[] = [];
     agent.on('tool_repetition', (event) => before.push(event));
     void agent.prompt('read a.txt');
@@ -115,8 +123,10 @@ describe('after a resume', () => {
     const ended = new Promise<AgentEvent>((resolve) => resumed.on('turn_end', resolve));
     await reopened.idle();
     const end = await ended;
-    // The fifth call is the fifth of the turn: warned at 5, told to finish at 8, stopped at 12, as without a restart.
+    // The stored calls count, the replayed ones count (the third's note is heard again), and the fifth call is the
+    // fifth of the turn: warned at 5, told to finish at 8, stopped at 12, as without a restart.
     expect(after.map((e) => (e.type === 'tool_repetition' ? `${e.level}@${e.count}` : ''))).toEqual([
+      'note@3',
       'warn@5',
       'finish@8',
       'stop@12',
@@ -133,6 +143,7 @@ describe('after a resume', () => {
       name: 'big',
       description: 'a large read',
       schema: z.object({}),
+      safeToRepeat: true,
       execute: () => 'word '.repeat(500),
     });
     const isChild = (request: ModelRequest) =>
@@ -150,13 +161,13 @@ describe('after a resume', () => {
     const first = scriptedModel((request) => {
       if (isSummary(request)) return { text: 'I read the big files; nothing in them yet.' };
       if (!isChild(request)) return root(request);
-      const afterNote = request.messages.findIndex((m) => m.role === 'user' && m.source === 'compaction');
-      if (compacted(request) && request.messages.slice(afterNote).some((m) => m.role === 'tool')) {
+      const readAfter = request.messages.some((m) => m.role === 'tool' && m.content[0]?.toolCallId === 'big_after');
+      if (readAfter) {
         hung = request;
         reachedHang.resolve();
         return hang.promise;
       }
-      return { toolCalls: [{ id: `big_${request.messages.length}`, name: 'big' }] };
+      return { toolCalls: [{ id: compacted(request) ? 'big_after' : `big_${request.messages.length}`, name: 'big' }] };
     });
     const config = { tools: [big], context: { contextWindow: 4_000 }, subagents: {} };
     const session = sessions({ dir }).create({ id: 't1', agentId: 'main' });
