@@ -1,4 +1,4 @@
-import { type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import { type BatchSpec, joinDecided, type TaskSpec } from '../../src/protocol/index.js';
 import {
   CANCELLED_TEXT,
@@ -13,6 +13,7 @@ import {
   type SettleParams,
   slotOf,
   type TaskSettings,
+  type Tell,
 } from './shared.js';
 import type { TaskSettled } from './task.js';
 
@@ -69,6 +70,8 @@ function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['st
   };
 }
 
+const SEAL = { type: 'SEAL' } as const;
+
 function laneOfEvent(event: { type: string }): number {
   return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
 }
@@ -89,6 +92,11 @@ export const batchMachine = setup({
     notifyOwner: (_, _params: OwnerNotify) => {},
     /** Tells the supervisor (its parent) that every task settled; the runtime provides `sendParent`. */
     reportSettled: (_, _params: BatchSettled) => {},
+    tell: sendTo(
+      (_, params: Tell) => params.to,
+      (_, params: Tell) => params.event,
+    ),
+    record: assign((_, changes: Partial<BatchContext>) => changes),
   },
   guards: {
     /** Every task has settled (or was dropped). */
@@ -143,15 +151,18 @@ export const batchMachine = setup({
             lanes = [...lanes, lane];
             unsealed = [...unsealed, lane];
           }
-          enqueue.sendTo(laneActorId(lane), { type: 'START', task, slot: slotOf(index) });
+          enqueue({
+            type: 'tell',
+            params: { to: laneActorId(lane), event: { type: 'START', task, slot: slotOf(index) } },
+          });
           running++;
         }
         // Lanes the cursor has moved past get no more tasks.
         const sealing = unsealed.filter((lane) => next >= size || (lane + 1) * LANE_SIZE <= next);
-        for (const lane of sealing) enqueue.sendTo(laneActorId(lane), { type: 'SEAL' });
+        for (const lane of sealing) enqueue({ type: 'tell', params: { to: laneActorId(lane), event: SEAL } });
         if (sealing.length) unsealed = unsealed.filter((lane) => !sealing.includes(lane));
         if (next !== context.next || running !== context.running || lanes !== context.lanes || sealing.length) {
-          enqueue.assign({ next, running, lanes, unsealed });
+          enqueue({ type: 'record', params: { next, running, lanes, unsealed } });
         }
       }),
       /** A task settled: its slot is free, and the join counts move. */
@@ -167,7 +178,9 @@ export const batchMachine = setup({
       /** Ends every task left: running ones through their lanes, queued ones here (they never start). */
       stopRest: enqueueActions(({ context, enqueue }) => {
         const stopping = context.stopping ?? { status: 'cancelled', text: CANCELLED_TEXT };
-        for (const lane of context.lanes) enqueue.sendTo(laneActorId(lane), { type: 'CANCEL_ALL', ...stopping });
+        const cancelAll = { type: 'CANCEL_ALL', ...stopping };
+        for (const lane of context.lanes)
+          enqueue({ type: 'tell', params: { to: laneActorId(lane), event: cancelAll } });
         let ended = context.ended;
         for (let i = context.next; i < context.tasks.length; i++) {
           const task = context.tasks[i] as TaskSpec;
@@ -175,8 +188,8 @@ export const batchMachine = setup({
           enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
           ended++;
         }
-        for (const lane of context.unsealed) enqueue.sendTo(laneActorId(lane), { type: 'SEAL' });
-        enqueue.assign({ next: context.tasks.length, ended, unsealed: [] });
+        for (const lane of context.unsealed) enqueue({ type: 'tell', params: { to: laneActorId(lane), event: SEAL } });
+        enqueue({ type: 'record', params: { next: context.tasks.length, ended, unsealed: [] } });
       }),
       /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its lane. */
       cancelTask: enqueueActions(({ context, event, enqueue }) => {
@@ -187,7 +200,7 @@ export const batchMachine = setup({
           const lane = laneOf(index);
           if (context.lanes.includes(lane)) {
             const cancel = { type: 'CANCEL', slot: slotOf(index), status: 'cancelled', text: CANCELLED_TEXT } as const;
-            enqueue.sendTo(laneActorId(lane), cancel);
+            enqueue({ type: 'tell', params: { to: laneActorId(lane), event: cancel } });
           }
           return;
         }
@@ -195,12 +208,12 @@ export const batchMachine = setup({
           type: 'dropTask',
           params: dropped(context, context.tasks[index] as TaskSpec, 'cancelled', CANCELLED_TEXT),
         });
-        enqueue.assign({ cancelled: [...context.cancelled, taskId], ended: context.ended + 1 });
+        enqueue({ type: 'record', params: { cancelled: [...context.cancelled, taskId], ended: context.ended + 1 } });
       }),
       stopLane: enqueueActions(({ context, event, enqueue }) => {
         const lane = laneOfEvent(event);
         enqueue.stopChild(laneActorId(lane));
-        enqueue.assign({ lanes: context.lanes.filter((l) => l !== lane) });
+        enqueue({ type: 'record', params: { lanes: context.lanes.filter((l) => l !== lane) } });
       }),
     },
   })

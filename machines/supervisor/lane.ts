@@ -1,6 +1,6 @@
-import { type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { TaskSpec } from '../../src/protocol/index.js';
-import { type Cancellation, type TaskSettings, taskActorId } from './shared.js';
+import { type Cancellation, type TaskSettings, type Tell, taskActorId } from './shared.js';
 import type { TaskSettled } from './task.js';
 
 /**
@@ -30,6 +30,9 @@ export type LaneEvent =
   | { type: 'SEAL' }
   | TaskSettled;
 
+/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
+type Composite<Name extends string> = Record<Name, undefined>;
+
 type TaskEnded = { type: `xstate.done.actor.task.${string}` | `xstate.error.actor.task.${string}` };
 
 function slotOfEvent(event: TaskEnded): number {
@@ -49,30 +52,11 @@ export const laneMachine = setup({
   actions: {
     /** Passes a settlement up to the batch, which counts it against its join policy (the runtime: `sendParent`). */
     reportSettled: (_, _params: TaskSettled) => {},
-    startTask: enqueueActions(({ context, event, enqueue }) => {
-      const { task, slot } = event as Extract<LaneEvent, { type: 'START' }>;
-      enqueue.spawnChild('task', {
-        id: taskActorId(slot),
-        input: {
-          task,
-          batchId: context.batchId,
-          background: context.background,
-          ownerId: context.ownerId,
-          notifyOwner: context.notifyOwner,
-          maxRestarts: context.maxRestarts,
-          restartDelayMs: context.restartDelayMs,
-        },
-      });
-      enqueue.assign({ open: [...context.open, slot] });
-    }),
-    cancelOne: enqueueActions(({ context, event, enqueue }) => {
-      const { slot, status, text } = event as Extract<LaneEvent, { type: 'CANCEL' }>;
-      if (context.open.includes(slot)) enqueue.sendTo(taskActorId(slot), { type: 'CANCEL', status, text });
-    }),
-    cancelAll: enqueueActions(({ context, event, enqueue }) => {
-      const { status, text } = event as Extract<LaneEvent, { type: 'CANCEL_ALL' }>;
-      for (const slot of context.open) enqueue.sendTo(taskActorId(slot), { type: 'CANCEL', status, text });
-    }),
+    tell: sendTo(
+      (_, params: Tell) => params.to,
+      (_, params: Tell) => params.event,
+    ),
+    record: assign((_, changes: Partial<LaneContext>) => changes),
     seal: assign({ sealed: true }),
     forgetTask: assign({
       open: ({ context, event }) => {
@@ -84,26 +68,57 @@ export const laneMachine = setup({
   guards: {
     isDrained: ({ context }) => context.sealed && context.open.length === 0,
   },
-}).createMachine({
-  id: 'lane',
-  context: ({ input }) => ({ ...input, open: [], sealed: false }),
-  initial: 'open',
-  states: {
-    /** Tasks are started here, run, settle and are released. */
-    open: {
-      always: { guard: 'isDrained', target: 'drained' },
-      on: {
-        START: { actions: 'startTask' },
-        CANCEL: { actions: 'cancelOne' },
-        CANCEL_ALL: { actions: 'cancelAll' },
-        SEAL: { actions: 'seal' },
-        'TASK.SETTLED': { actions: { type: 'reportSettled', params: ({ event }) => event } },
-        'xstate.done.actor.task.*': { actions: 'forgetTask' },
-        // A task actor that fails is a bug of the runtime's effects; it must not take the lane (and the batch) down.
-        'xstate.error.actor.task.*': { actions: 'forgetTask' },
-      },
+})
+  .extend<Composite<'startTask' | 'cancelOne' | 'cancelAll'>>({
+    actions: {
+      startTask: enqueueActions(({ context, event, enqueue }) => {
+        const { task, slot } = event as Extract<LaneEvent, { type: 'START' }>;
+        enqueue.spawnChild('task', {
+          id: taskActorId(slot),
+          input: {
+            task,
+            batchId: context.batchId,
+            background: context.background,
+            ownerId: context.ownerId,
+            notifyOwner: context.notifyOwner,
+            maxRestarts: context.maxRestarts,
+            restartDelayMs: context.restartDelayMs,
+          },
+        });
+        enqueue({ type: 'record', params: { open: [...context.open, slot] } });
+      }),
+      cancelOne: enqueueActions(({ context, event, enqueue }) => {
+        const { slot, status, text } = event as Extract<LaneEvent, { type: 'CANCEL' }>;
+        const cancel = { type: 'CANCEL', status, text };
+        if (context.open.includes(slot)) enqueue({ type: 'tell', params: { to: taskActorId(slot), event: cancel } });
+      }),
+      cancelAll: enqueueActions(({ context, event, enqueue }) => {
+        const { status, text } = event as Extract<LaneEvent, { type: 'CANCEL_ALL' }>;
+        const cancel = { type: 'CANCEL', status, text };
+        for (const slot of context.open) enqueue({ type: 'tell', params: { to: taskActorId(slot), event: cancel } });
+      }),
     },
-    /** Sealed and empty: the batch stops it. */
-    drained: { type: 'final' },
-  },
-});
+  })
+  .createMachine({
+    id: 'lane',
+    context: ({ input }) => ({ ...input, open: [], sealed: false }),
+    initial: 'open',
+    states: {
+      /** Tasks are started here, run, settle and are released. */
+      open: {
+        always: { guard: 'isDrained', target: 'drained' },
+        on: {
+          START: { actions: 'startTask' },
+          CANCEL: { actions: 'cancelOne' },
+          CANCEL_ALL: { actions: 'cancelAll' },
+          SEAL: { actions: 'seal' },
+          'TASK.SETTLED': { actions: { type: 'reportSettled', params: ({ event }) => event } },
+          'xstate.done.actor.task.*': { actions: 'forgetTask' },
+          // A task actor that fails is a bug of the runtime's effects; it must not take the lane (and the batch) down.
+          'xstate.error.actor.task.*': { actions: 'forgetTask' },
+        },
+      },
+      /** Sealed and empty: the batch stops it. */
+      drained: { type: 'final' },
+    },
+  });

@@ -1,3 +1,4 @@
+import type { EventObject } from 'xstate';
 import { notificationMessage, type TaskSpec, type TaskStatus, type UserMessage } from '../../src/protocol/index.js';
 
 /**
@@ -96,3 +97,17 @@ export interface TaskSettings {
   /** Backoff before the first restart; doubles with every further attempt. */
   restartDelayMs: number;
 }
+
+/** An event for a child actor, by id: the params of the machines' `tell` action. */
+export interface Tell {
+  to: string;
+  event: EventObject & Record<string, unknown>;
+}
+
+/**
+ * Each machine's `tell` sends `params.event` to the child `params.to`. Composite actions enqueue it by name (`enqueue({ type: 'tell', …})`)
+ * and update context through each machine's named `record` assign, never with `enqueue.sendTo` / `enqueue.assign`:
+ * those create the action while the transition is resolved, and when that transition runs inside another actor's
+ * custom action (a runtime effect that sends to this actor synchronously, e.g. a release) XState's development build
+ * warns "Custom actions should not call assign() directly", rightly: it cannot tell the two apart.
+ */

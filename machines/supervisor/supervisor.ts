@@ -1,7 +1,7 @@
-import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { SupervisorCommand } from '../../src/protocol/index.js';
 import type { BatchSettled } from './batch.js';
-import { batchActorId, childId } from './shared.js';
+import { batchActorId, childId, type Tell } from './shared.js';
 
 /**
  * The supervisor: one per agent that starts subagents (created when first needed), and one at the root of a
@@ -74,6 +74,11 @@ export const supervisorMachine = setup({
      * its agents are interrupted and their own subtrees stopped. XState then stops the actors themselves.
      */
     stopTasks: (_, _params: { ownerId: string }) => {},
+    tell: sendTo(
+      (_, params: Tell) => params.to,
+      (_, params: Tell) => params.event,
+    ),
+    record: assign((_, changes: Partial<SupervisorContext>) => changes),
   },
   guards: {
     isQuiet: ({ context }) => context.open.length === 0 && context.working.length === 0,
@@ -107,17 +112,20 @@ export const supervisorMachine = setup({
             restartDelayMs: context.restartDelayMs,
           },
         });
-        enqueue.assign({ open: [...context.open, batch.batchId], batches: [...context.batches, batch.batchId] });
+        const open = [...context.open, batch.batchId];
+        enqueue({ type: 'record', params: { open, batches: [...context.batches, batch.batchId] } });
       }),
       forwardCancel: enqueueActions(({ context, event, enqueue }) => {
         const { taskId, batchId } = event as Ev<'CANCEL'>;
         if (context.batches.includes(batchId)) {
-          enqueue.sendTo(batchActorId(batchId), { type: 'CANCEL', taskId });
+          enqueue({ type: 'tell', params: { to: batchActorId(batchId), event: { type: 'CANCEL', taskId } } });
         }
       }),
       forwardCancelBatch: enqueueActions(({ context, event, enqueue }) => {
         const { batchId } = event as Ev<'CANCEL_BATCH'>;
-        if (context.open.includes(batchId)) enqueue.sendTo(batchActorId(batchId), { type: 'CANCEL_BATCH' });
+        const cancel = { type: 'CANCEL_BATCH' };
+        if (context.open.includes(batchId))
+          enqueue({ type: 'tell', params: { to: batchActorId(batchId), event: cancel } });
       }),
       batchSettled: assign({
         open: ({ context, event }) => context.open.filter((id) => id !== (event as BatchSettled).batchId),
@@ -126,14 +134,17 @@ export const supervisorMachine = setup({
         const batchId = suffixOf(event.type, 'actor.batch.');
         if (!context.batches.includes(batchId)) return;
         enqueue.stopChild(batchActorId(batchId));
-        enqueue.assign({
-          open: context.open.filter((id) => id !== batchId),
-          batches: context.batches.filter((id) => id !== batchId),
+        enqueue({
+          type: 'record',
+          params: {
+            open: context.open.filter((id) => id !== batchId),
+            batches: context.batches.filter((id) => id !== batchId),
+          },
         });
       }),
       adopt: enqueueActions(({ context, event, enqueue }) => {
         const { agentId, agent } = event as Ev<'ADOPT'>;
-        enqueue.assign({ members: [...context.members, agentId] });
+        enqueue({ type: 'record', params: { members: [...context.members, agentId] } });
         enqueue({ type: 'prepareMember', params: { agentId } });
         enqueue.spawnChild('subagent', {
           id: childId(agentId),
@@ -144,9 +155,12 @@ export const supervisorMachine = setup({
       releaseMember: enqueueActions(({ context, event, enqueue }) => {
         const agentId = event.type === 'RELEASE' ? (event as Ev<'RELEASE'>).agentId : suffixOf(event.type, 'subagent.');
         if (!context.members.includes(agentId)) return;
-        enqueue.assign({
-          members: context.members.filter((id) => id !== agentId),
-          working: context.working.filter((id) => id !== agentId),
+        enqueue({
+          type: 'record',
+          params: {
+            members: context.members.filter((id) => id !== agentId),
+            working: context.working.filter((id) => id !== agentId),
+          },
         });
         enqueue.stopChild(childId(agentId));
         enqueue({ type: 'releaseChild', params: { agentId } });
@@ -163,7 +177,7 @@ export const supervisorMachine = setup({
       stopAll: enqueueActions(({ context, enqueue }) => {
         enqueue({ type: 'stopTasks', params: { ownerId: context.ownerId } });
         for (const agentId of context.members) enqueue({ type: 'releaseChild', params: { agentId } });
-        enqueue.assign({ open: [], batches: [], members: [], working: [] });
+        enqueue({ type: 'record', params: { open: [], batches: [], members: [], working: [] } });
       }),
     },
   })

@@ -1,4 +1,4 @@
-import { type AnyActorLogic, assign, enqueueActions, fromCallback, setup } from 'xstate';
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { TaskSpec } from '../../src/protocol/index.js';
 import {
   type Cancellation,
@@ -10,6 +10,7 @@ import {
   promptOf,
   type SettleParams,
   type TaskSettings,
+  type Tell,
 } from './shared.js';
 
 /**
@@ -91,6 +92,11 @@ export const taskMachine = setup({
     notifyOwner: (_, _params: OwnerNotify) => {},
     /** Tells the lane (its parent) that it settled; the runtime provides `sendParent`. */
     reportSettled: (_, _params: TaskSettled) => {},
+    tell: sendTo(
+      (_, params: Tell) => params.to,
+      (_, params: Tell) => params.event,
+    ),
+    record: assign((_, changes: Partial<TaskContext>) => changes),
   },
   guards: {
     /** A turn end of this task's current agent (a late one from a stopped attempt is stale). */
@@ -132,21 +138,22 @@ export const taskMachine = setup({
           id: childId(task.agentId),
           input: { agentId: task.agentId, parentId: context.ownerId, ...task.agent },
         });
-        enqueue.sendTo(childId(task.agentId), promptOf(task));
-        enqueue.assign({ alive: true });
+        enqueue({ type: 'tell', params: { to: childId(task.agentId), event: promptOf(task) } });
+        enqueue({ type: 'record', params: { alive: true } });
       }),
       interruptAgent: enqueueActions(({ context, enqueue }) => {
-        if (context.alive) enqueue.sendTo(childId(context.task.agentId), { type: 'INTERRUPT' });
+        if (context.alive)
+          enqueue({ type: 'tell', params: { to: childId(context.task.agentId), event: { type: 'INTERRUPT' } } });
       }),
       stopAgent: enqueueActions(({ context, enqueue }) => {
         if (!context.alive) return;
         enqueue.stopChild(childId(context.task.agentId));
         enqueue({ type: 'releaseChild', params: { agentId: context.task.agentId } });
-        enqueue.assign({ alive: false });
+        enqueue({ type: 'record', params: { alive: false } });
       }),
       nextAttempt: enqueueActions(({ context, enqueue }) => {
         const attempt = context.attempt + 1;
-        enqueue.assign({ attempt });
+        enqueue({ type: 'record', params: { attempt } });
         enqueue({ type: 'announceRestart', params: { agentId: context.task.agentId, attempt } });
       }),
       recordOutcome: assign({
