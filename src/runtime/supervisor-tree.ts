@@ -415,13 +415,25 @@ export class Tree implements SubagentHost {
     const node = this.node(agentId);
     if (node) {
       if (node.env.parentId !== owner.id) throw new SpawnRefused(`Agent ${agentId} is not one of your subagents`);
-      if (node.task) throw new SpawnRefused(`Agent ${agentId} is still running a task; wait for its result`);
+      this.assertNoOpenTask(agentId, node.task !== undefined);
       return { profile: node.profile, messages: [...node.env.transcript.messages] };
     }
     const archived = this.archive.get(agentId);
     if (!archived) throw new SpawnRefused(`No finished subagent "${agentId}" is known (it may be too old to resume)`);
     if (archived.ownerId !== owner.id) throw new SpawnRefused(`Agent ${agentId} is not one of your subagents`);
+    this.assertNoOpenTask(agentId, false);
     return { profile: archived.profile, messages: archived.messages };
+  }
+
+  /**
+   * An agent runs one task at a time. A resume still queued (or sent to a supervisor that has not started it yet)
+   * has not reached the agent: only the task book knows of it, and a second resume would rebuild the agent under
+   * the first one's task.
+   */
+  private assertNoOpenTask(agentId: string, running: boolean): void {
+    if (running || this.tasks.openTaskOf(agentId) !== undefined) {
+      throw new SpawnRefused(`Agent ${agentId} is still running a task; wait for its result`);
+    }
   }
 
   // ---- the supervisor machine's effects ----

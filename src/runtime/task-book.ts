@@ -34,6 +34,8 @@ interface OpenBatch {
 export class TaskBook {
   private readonly records = new Map<string, TaskRecord>();
   private readonly batches = new Map<string, OpenBatch>();
+  /** The open task of each agent that has one: an agent runs one task at a time. */
+  private readonly openByAgent = new Map<string, string>();
   /** Finished task ids, oldest first, from `finishedHead` on. */
   private readonly finished: string[] = [];
   private finishedHead = 0;
@@ -44,6 +46,11 @@ export class TaskBook {
 
   get(taskId: string): TaskRecord | undefined {
     return this.records.get(taskId);
+  }
+
+  /** The open (queued or running) task of an agent, if it has one. */
+  openTaskOf(agentId: string): string | undefined {
+    return this.openByAgent.get(agentId);
   }
 
   /** The open (queued or running) tasks of a batch. */
@@ -61,7 +68,10 @@ export class TaskBook {
     const done = new Promise<TaskResult[]>((resolve) => {
       this.batches.set(batchId, { results: new Array(records.length), remaining: records.length, resolve });
     });
-    for (const record of records) this.records.set(record.taskId, record);
+    for (const record of records) {
+      this.records.set(record.taskId, record);
+      this.openByAgent.set(record.agentId, record.taskId);
+    }
     this.open += records.length;
     return done;
   }
@@ -71,6 +81,7 @@ export class TaskBook {
     record.status = result.status;
     record.result = result;
     this.open--;
+    if (this.openByAgent.get(record.agentId) === record.taskId) this.openByAgent.delete(record.agentId);
     const batch = this.batches.get(record.batchId);
     if (batch) {
       batch.results[record.index] = result;

@@ -272,6 +272,38 @@ describe('resume by id', () => {
     expect(result.text).toBe('it was 42');
     await root.stop();
   });
+
+  it('two resumes of one agent sent while its owner is busy (both queued): the second is refused', async () => {
+    const model = router(({ prompt, answers, lastUser }) => {
+      if (prompt === 'SPAWN' && answers === 0)
+        return { toolCalls: [{ name: 'agent', args: { prompt: 'remember 42' } }] };
+      if (prompt === 'remember 42') return { text: lastUser === prompt ? 'ok' : `${lastUser}: 42` };
+      return { text: 'ok' };
+    });
+    const supervisor = createSupervisor({ model });
+    const owner = supervisor.agent({ id: 'owner' });
+    await owner.prompt('SPAWN');
+    const childId = supervisorlessId(owner.messages);
+    expect(supervisor.whereIs(childId)).toBe('alive');
+    // Both resumes are sent from inside the owner's transition: its supervisor hears neither until it is over, so
+    // the agent has no task yet when the second one asks.
+    let resumes: Array<Promise<unknown>> = [];
+    const off = owner.on('turn_start', () => {
+      off();
+      resumes = [supervisor.resume(childId, 'first'), supervisor.resume(childId, 'second')];
+    });
+    await owner.prompt('NEXT');
+    const [first, second] = await Promise.allSettled(resumes);
+    expect(second).toMatchObject({ status: 'rejected' });
+    expect(String((second as PromiseRejectedResult).reason)).toMatch(/is still running a task; wait for its result/);
+    expect(first).toMatchObject({
+      status: 'fulfilled',
+      value: { agentId: childId, status: 'completed', text: 'first: 42' },
+    });
+    // The first resume ran on the one agent, undisturbed: its history holds both of its turns, once each.
+    expect(supervisor.messagesOf(childId)?.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    await supervisor.stop();
+  });
 });
 
 /** The child's agent id, from the details of the first `agent` tool result. */
