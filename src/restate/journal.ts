@@ -121,7 +121,7 @@ export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
           if (!startedHere && !tool.safeToRepeat) return { thrown: INTERRUPTED_BY_RESTART };
           scope.ran.tools++;
           try {
-            return { output: await tool.execute(args, toolCtx) };
+            return { output: await untilAborted(tool.execute(args, toolCtx), toolCtx.signal) };
           } catch (error) {
             return { thrown: describeThrown(error) };
           }
@@ -131,4 +131,21 @@ export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
       return result.output;
     },
   };
+}
+
+/**
+ * A tool that ignores its signal must not hold the invocation: its `ctx.run` would stay open, every later effect
+ * (queued behind it) would wait, and the object's key would stay locked. When the runtime gives up on the call (its
+ * `timeoutMs`, an interrupt), the run ends with the abort's reason, journaled like a thrown error; the hung promise
+ * is left behind in this process.
+ */
+function untilAborted<T>(running: T | Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve(running)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -149,6 +149,20 @@ describe('agents as Restate virtual objects', () => {
   });
 });
 
+it('a hung tool ends on its timeout, the turn goes on, and the agent takes its next prompt', async () => {
+  // The tool never returns and ignores its signal: the runtime's timeout gives up on it, and the journaled run ends
+  // with the abort (else it would hold every later effect of the turn, and the object's key, forever).
+  const outcome = await client.prompt('hung-1', 'hang');
+  expect(outcome).toMatchObject({ stopReason: 'completed', text: 'went on after 1 result' });
+  expect(executions().filter((line) => line === 'start hung-1 h1')).toHaveLength(1);
+  // The key is free: a later prompt to the same agent runs.
+  expect((await client.prompt('hung-1', 'again')).text).toBe('again answered');
+  const history = await client.history('hung-1');
+  expectValidHistory(history);
+  const result = history.find((message) => message.role === 'tool');
+  expect(JSON.stringify(result)).toContain('timed out after 300 ms');
+});
+
 function textOf(message: Message): string {
   return message.role === 'tool' ? '' : message.content.map((part) => ('text' in part ? part.text : '')).join('');
 }
