@@ -34,6 +34,8 @@ export class NotificationOutbox {
   private microtask = false;
   private macrotask = false;
   private closed = false;
+  /** Owners whose results wait: a resumed agent replaying its journal takes them once it has caught up. */
+  private readonly held = new Set<string>();
 
   /** A background task of `ownerId` settled: its accounting waits for the delivery, with its notification if any. */
   settled(ownerId: string, recipient: Recipient, inputId: string, delivered: () => void): void {
@@ -68,6 +70,19 @@ export class NotificationOutbox {
     if (parcel) parcel.message = message;
   }
 
+  /**
+   * Keeps an owner's results until the returned release is called (then they go with the next flush). A resumed
+   * agent replays the steps after its last snapshot from the journal: a notification joining one of those steps
+   * would change a history the journaled answers were made without (see DESIGN, Sessions).
+   */
+  hold(ownerId: string): () => void {
+    this.held.add(ownerId);
+    return () => {
+      if (!this.held.delete(ownerId) || this.closed || !this.byOwner.has(ownerId)) return;
+      nextMacrotask(() => this.flush(true));
+    };
+  }
+
   /** The tree stopped: nothing more is delivered. */
   close(): void {
     this.closed = true;
@@ -78,6 +93,7 @@ export class NotificationOutbox {
   /** Delivers to busy owners, and at the end of a macrotask to every owner. */
   private flush(all: boolean): void {
     for (const [ownerId, { recipient, parcels }] of [...this.byOwner]) {
+      if (this.held.has(ownerId)) continue;
       const ref = recipient();
       const snapshot = ref?.getSnapshot() as { status?: string; value?: unknown } | undefined;
       const active = snapshot?.status === 'active';

@@ -102,14 +102,22 @@ export class TreeJournal implements TreeObserver {
     return answers;
   }
 
-  /** Background tasks and notifications the root was owed when the process stopped. */
-  resumeRoot(owner: Owner | undefined, actor: AnyActorRef, context: AgentContext): void {
+  /** The root's background tasks that had not settled when the process stopped start again. */
+  resumeRoot(owner: Owner | undefined): void {
     if (!owner) return;
     // Only batches journaled before the restart: one the resumed root opened since is live already.
-    const journaled = this.records.filter((record): record is BatchRecord => record.k === 'batch');
-    for (const batch of journaled) {
+    for (const batch of this.journaledBatches()) {
       if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
     }
+  }
+
+  /**
+   * Notifications the root was owed when the process stopped (due, not delivered, not held by its restored
+   * state): sent once its replay has caught up with the journal (Session.afterReplay).
+   */
+  notifyOwed(owner: Owner | undefined, actor: AnyActorRef, context: AgentContext): void {
+    if (!owner) return;
+    const journaled = this.journaledBatches();
     // Waiting in the restored state already: in its injections or its queue.
     const waiting = new Set<string>();
     const held = [...context.injections, ...context.queue.flatMap((input) => input.messages)];
@@ -133,6 +141,10 @@ export class TreeJournal implements TreeObserver {
     }
     const first = owed[0];
     if (first) actor.send({ type: 'NOTIFY', messages: owed.map((o) => o.message), inputId: first.inputId });
+  }
+
+  private journaledBatches(): BatchRecord[] {
+    return this.records.filter((record): record is BatchRecord => record.k === 'batch');
   }
 
   /**

@@ -217,13 +217,21 @@ export class Session {
       : `${snapshot.context.turn}.${snapshot.context.step}`;
     this.restoreEnv(env, snapshot.context);
     recorder.watch(actor);
+    // Background results reach the root only once its replay has caught up with the journal (see afterReplay).
+    const release = tree?.holdNotifications(env.agentId);
+    if (release) this.closers.push(release);
     // What was in flight resumes on the next macrotask, after the caller has attached its listeners (a pending
     // approval is announced again; a model call is asked again or answered from the journal).
     this.kicked = new Promise((resolve) =>
       setImmediate(() => {
         if (!this.closed) {
+          const owner = tree?.node(env.agentId);
           this.resume(actor, snapshot.context);
-          this.tree?.resumeRoot(tree?.node(env.agentId), actor, snapshot.context);
+          this.tree?.resumeRoot(owner);
+          this.afterReplay(() => {
+            release?.();
+            this.tree?.notifyOwed(owner, actor, snapshot.context);
+          });
         }
         resolve();
       }),
@@ -354,29 +362,55 @@ export class Session {
   private steerAgain(actor: AgentActorRef, context: AgentContext): void {
     const held = context.injections.filter((message) => message.source === 'steer').length;
     const waiting = this.journal.waitingSteers(held);
-    const env = this.env;
-    if (waiting.length === 0 || !env) return;
-    const send = () => {
+    if (waiting.length === 0) return;
+    this.afterReplay(() => {
       for (const record of waiting) {
         this.recorder?.knowSteer(record.message);
         actor.send({ type: 'STEER', message: record.message });
       }
-    };
+    });
+  }
+
+  /**
+   * Runs `run` once the resumed agent's history holds every journaled message: the replay of the steps after the
+   * last snapshot has caught up, and a user message sent from then on joins a live step. Sent earlier (a steer, a
+   * background result), it would join a replayed step whose journaled answer was made without it, and the
+   * journaled answer would follow it again: a history with a step twice and a tool call without its result. Run
+   * at the latest when the agent goes idle (a replay that ended short of the journal).
+   */
+  private afterReplay(run: () => void): void {
+    const env = this.env;
+    const actor = this.actor;
     const journaledMessages = this.journal.messages.length;
-    if (env.transcript.length >= journaledMessages) {
-      send();
+    if (!env || !actor || env.transcript.length >= journaledMessages) {
+      run();
       return;
     }
+    let done = false;
+    const fire = () => {
+      if (done) return;
+      done = true;
+      off();
+      subscription.unsubscribe();
+      run();
+    };
     const off = env.bus.on(
       'message_end',
       () => {
-        if (env.transcript.length < journaledMessages) return;
-        off();
-        send();
+        if (env.transcript.length >= journaledMessages) fire();
       },
       env.agentId,
     );
-    this.closers.push(off);
+    const subscription = actor.subscribe({
+      next: (snapshot) => {
+        if (snapshot.matches('idle')) fire();
+      },
+      error: () => {},
+    });
+    this.closers.push(() => {
+      off();
+      subscription.unsubscribe();
+    });
   }
 
   private prompt(input: TurnInput): void {

@@ -606,6 +606,11 @@ export class Tree implements SubagentHost {
     }
   }
 
+  /** Keeps the background results of `ownerId` until the returned release is called (see NotificationOutbox.hold). */
+  holdNotifications(ownerId: string): () => void {
+    return this.outbox.hold(ownerId);
+  }
+
   /** Delivers a background result to its owner, an agent (a root supervisor's tasks notify nobody). */
   notifyOwner(_ownerId: string, notify: OwnerNotify): void {
     // It joins the owner's next NOTIFY, with the other results due (NotificationOutbox).

@@ -11,7 +11,7 @@ import { cleanTempDirs, tempDir } from './helpers.js';
 cleanTempDirs();
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const KILLS = 50;
+const KILLS = Number(process.env.CRASH_KILLS ?? 50);
 
 /**
  * The child is bundled once into one plain JavaScript file: started through tsx it takes ~1 s to load, bundled
@@ -70,6 +70,13 @@ function killedDuring(dir: string, id: string): string {
     if (record.k === 'asked') asked.add(`${record.a}/${record.id}`);
     if (record.k === 'approval') asked.delete(`${record.a}/${record.id}`);
   }
+  // Turns under way (per agent): between a turn's start and its end, an agent waits on its model or is between
+  // steps (a snapshot is written only where the journal cannot lead, so the last record says little on its own).
+  const turns = new Set<string>();
+  for (const record of records) {
+    if (record.k === 'turn_start') turns.add(`${record.a}/${record.inputId}`);
+    if (record.k === 'turn_end') turns.delete(`${record.a}/${record.inputId}`);
+  }
   const background = new Set(
     records.flatMap((r) => (r.k === 'batch' && r.background ? r.tasks : [])).map((t) => t.taskId),
   );
@@ -78,9 +85,9 @@ function killedDuring(dir: string, id: string): string {
   if (due > records.filter((r) => r.k === 'notice').length) return 'notification pending';
   if (started.size > 0) return 'tool execution';
   if (asked.size > 0) return 'approval wait';
+  if (turns.size > 0) return 'model streaming / between steps';
   if (!last || last.k === 'session') return 'start-up';
   if (last.k === 'run' && !last.running) return 'after the run';
-  if (last.k === 'snapshot' || last.k === 'msg') return 'model streaming / between steps';
   return `after ${last.k}`;
 }
 
@@ -152,11 +159,13 @@ describe('sessions: SIGKILL at random moments', () => {
     // Each session is killed at random moments until a run of it finishes; then it is checked and the next
     // kills go to a new session, until fifty kills have landed. A kill that lands after the child said it was
     // done does not count. Four sessions go at once: the children mostly wait on their model's latency.
+    // A failed check stops every worker (no child is started once the test has failed and its files go away).
+    let failed = false;
     const worker = async () => {
-      while (kills < KILLS) {
+      while (kills < KILLS && !failed) {
         const id = `crashy-${sessionsRun++}`;
         const side = join(dir, `${id}.executions`);
-        for (let attempt = 0; ; attempt++) {
+        for (let attempt = 0; !failed; attempt++) {
           // The first attempts die early (a model call, the first batch), later ones further in; once fifty
           // kills have landed (or a session has taken fifteen), the run is let finish.
           const enough = kills >= KILLS || attempt >= 15;
@@ -166,10 +175,17 @@ describe('sessions: SIGKILL at random moments', () => {
           const moment = killedDuring(dir, id);
           moments.set(moment, (moments.get(moment) ?? 0) + 1);
         }
+        if (failed) return;
         verify(dir, id, side);
       }
     };
-    await Promise.all([worker(), worker(), worker(), worker()]);
+    const guarded = () =>
+      worker().catch((error: unknown) => {
+        failed = true;
+        throw error;
+      });
+    const results = await Promise.allSettled([guarded(), guarded(), guarded(), guarded()]);
+    for (const result of results) if (result.status === 'rejected') throw result.reason;
     expect(kills).toBeGreaterThanOrEqual(KILLS);
     // Kills landed at more than one kind of moment (which ones is random; they are reported).
     expect(moments.size).toBeGreaterThan(1);

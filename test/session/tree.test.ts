@@ -149,4 +149,77 @@ describe('sessions: supervision trees', () => {
     // fg1 never ran again: its answers were not asked for after the restore.
     expect(model.requests.map(asker).filter((who) => who === 'fg1')).toHaveLength(0);
   });
+
+  it('a notification owed at the crash joins the resumed root after its replay, not inside a replayed step', async () => {
+    // The root's step 2 runs `work` while its background subagent settles: the journal holds the step's answer
+    // and the task's settle, but no notice (the root had not reached a step boundary), and its last snapshot is
+    // step 1's. The resumed root replays steps 1-2 from the journal; given its notification before the replay
+    // has caught up, it joined step 2's boundary, and the journaled answer of step 2 followed it a second time.
+    const dir = tempDir();
+    const runs = new Map<string, number>();
+    const rootWorking = latch();
+    const hang = latch();
+    const work = defineTool({
+      name: 'work',
+      description: 'work that must not be done twice',
+      schema: z.object({ who: z.string() }),
+      execute: async ({ who }, ctx) => {
+        runs.set(ctx.toolCallId, (runs.get(ctx.toolCallId) ?? 0) + 1);
+        if (who === 'root') {
+          rootWorking.resolve();
+          await hang.promise;
+        } else await rootWorking.promise;
+        return `${who} worked`;
+      },
+    });
+    const owed = (request: ModelRequest): ScriptedAnswer => {
+      const who = asker(request);
+      const n = toolMessages(request);
+      if (who !== 'go')
+        return n === 0 ? { toolCalls: [{ id: `${who}_work`, name: 'work', args: { who } }] } : { text: `${who} done` };
+      if (n === 0) return { toolCalls: [{ id: 'root_bg', name: 'agent', args: { prompt: 'bg', background: true } }] };
+      if (n === 1) return { toolCalls: [{ id: 'root_work', name: 'work', args: { who: 'root' } }] };
+      return { text: notified(request) ? 'root saw the notification' : 'root done' };
+    };
+    const config = { tools: [work], subagents: { concurrency: 2 } };
+    const session = sessions({ dir }).create({ id: 'owed', agentId: 'root' });
+    const agent = createAgent({ ...config, model: scriptedModel(owed), session });
+    const settled = new Promise<void>((resolve) => {
+      agent.on('subagent_end', () => resolve());
+    });
+    void agent.prompt('go');
+    await settled;
+    // The crash comes once the settle is written (records are written when the tick ends).
+    while (!records(dir, 'owed').some((r) => r.k === 'task' && r.ev === 'settled')) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const copy = crashCopy(dir);
+    session.close();
+    await agent.stop();
+    hang.resolve();
+
+    const before = records(copy, 'owed');
+    expect(before.filter((r) => r.k === 'task' && r.ev === 'settled')).toHaveLength(1);
+    expect(before.filter((r) => r.k === 'notice')).toHaveLength(0);
+    expect(before.filter((r) => r.k === 'snapshot' && r.n > 1)).toHaveLength(0);
+
+    const reopened = sessions({ dir: copy }).open('owed');
+    const resumed = createAgent({ ...config, model: scriptedModel(owed), session: reopened });
+    await reopened.idle();
+    reopened.close();
+    await resumed.stop();
+
+    const check = sessions({ dir: copy }).open('owed');
+    const messages = check.journal.messages;
+    check.close();
+    expectValidHistory(messages);
+    expect(
+      messages.filter((m) => m.role === 'assistant' && m.content.some((p) => p.type === 'tool_call')),
+    ).toHaveLength(2);
+    expect(notifications(messages)).toHaveLength(1);
+    expect(records(copy, 'owed').filter((r) => r.k === 'notice')).toHaveLength(1);
+    // The tool running at the crash was closed, not run again.
+    expect(runs.get('root_work')).toBe(1);
+    expect(runs.get('bg_work')).toBe(1);
+  });
 });
