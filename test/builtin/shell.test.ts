@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -176,6 +176,17 @@ describe('background jobs', () => {
     for (const pid of pids) expect(await eventually(() => !running(pid))).toBe(true);
     // The watchdogs went with their groups: nothing of the dead process is left running.
     for (const pid of watchdogs) expect(await eventually(() => !running(pid))).toBe(true);
+  });
+
+  it('does not run a command whose process died before its watchdog knew the group', async () => {
+    const script = path.join(import.meta.dirname, 'fixtures/killed-before-guard.ts');
+    const owner = spawn(process.execPath, ['--import', 'tsx', script, ws], { stdio: 'ignore' });
+    expect(await new Promise((resolve) => owner.once('exit', (_, signal) => resolve(signal)))).toBe('SIGKILL');
+    const pid = await pidFrom('group.pid');
+    expect(pid).toBeGreaterThan(0);
+    // The shell reads EOF where it waited for the go, and exits before the command: nothing is left to kill.
+    expect(await eventually(() => !running(pid))).toBe(true);
+    expect(existsSync(path.join(ws, 'ran.txt'))).toBe(false);
   });
 
   it('does not let a job outlive the process that started it', async () => {

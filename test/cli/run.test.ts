@@ -137,10 +137,8 @@ describe('a session killed with SIGKILL, then troupe resume', () => {
     const child = /^main: started (default_\S+)$/m.exec(run.stdout)?.[1];
     run.child.kill('SIGKILL');
     await run.done;
-    // OPEN (reported to the lead): here, unlike the root's command above and the fixture in test/builtin, the
-    // subagent's command sometimes survives the SIGKILL with its watchdog gone (seen 3 times in ~12 runs under load).
-    // Until that is found, the group is killed by hand so the resume below is what this test checks.
-    if (!(await gone(pid))) process.kill(-Number(pid), 'SIGKILL');
+    // The subagent's command dies with troupe, as the root's does.
+    expect(await gone(pid)).toBe(true);
 
     const resumed = await runPiped(['resume', 'tree', '-C', dir]);
     expect(resumed.stderr).toBe('');

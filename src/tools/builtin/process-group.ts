@@ -21,6 +21,15 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+/**
+ * What the shell runs before the command: it waits for a line that is sent once the watchdog has been told the
+ * group, then gives the command /dev/null as its stdin. Without it, a troupe killed between the spawn and that
+ * moment (under load, long enough for the command to have started and done work) left a command no watchdog knew
+ * of; with it, that shell reads EOF and exits before the command runs. Same line as the command, so that the
+ * shell's messages keep their line numbers.
+ */
+const GATE = 'read -r _ || exit 125; exec </dev/null; ';
+
 const DEFAULT_SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 
 /**
@@ -74,19 +83,23 @@ export class ProcessGroup {
     const watchdog = Watchdog.start();
     let child: ChildProcess;
     try {
-      child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', command], {
+      child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', GATE + command], {
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['pipe', 'pipe', 'pipe'],
       });
     } catch (error) {
       watchdog?.dismiss();
       throw error;
     }
+    child.stdin?.once('error', () => {}); // EPIPE: the shell is already gone
     child.stdout?.setEncoding('utf8').on('data', options.onOutput);
     child.stderr?.setEncoding('utf8').on('data', options.onOutput);
-    return new ProcessGroup(child, watchdog);
+    const group = new ProcessGroup(child, watchdog);
+    // The watchdog knows the group now: the command may start.
+    child.stdin?.end('\n');
+    return group;
   }
 
   get hasExited(): boolean {

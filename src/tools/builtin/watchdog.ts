@@ -9,8 +9,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
  * until the pipe closes, which the kernel does when this process dies, and the watchdog SIGKILLs the group. A pgid
  * is not reused while its group lives, and the watchdog is dismissed once the group is over.
  *
- * It is started before the command, and told the group's id as soon as `spawn` returns: the command has barely
- * begun by then, so no moment of its life is unguarded.
+ * It is started before the command, and told the group's id as soon as `spawn` returns. A shell command
+ * (ProcessGroup.shell) waits on its stdin until then, so no moment of its life is unguarded; a process handed to
+ * ProcessGroup as is (an MCP server) is unguarded for the moment between its spawn and the guard.
  */
 const SCRIPT = 'read -r group || exit 0; read -r _; kill -KILL "-$group" 2>/dev/null';
 
