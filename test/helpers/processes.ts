@@ -16,11 +16,12 @@ export function running(pid: number): boolean {
 }
 
 /**
- * Polls `check` until it holds, for a bounded while (about five seconds): whether it came to hold. What it waits for
- * follows an event the test cannot observe (a process group's kill after a turn ended, a server's log line).
+ * Polls `check` until it holds, for a bounded while (at least ten seconds, generous for a loaded CI machine, and
+ * under the suite's 20 s test timeout): whether it came to hold. What it waits for follows an event the test cannot
+ * observe (a process group's kill after a turn ended, a server's log line).
  */
 export async function eventually(check: () => Promise<boolean> | boolean): Promise<boolean> {
-  for (let i = 0; i < 250; i++) {
+  for (let i = 0; i < 500; i++) {
     if (await check()) return true;
     await new Promise((r) => setTimeout(r, 20));
   }
