@@ -78,53 +78,46 @@ export class OutputValidationError extends Error {
   }
 }
 
-/**
- * The agent's actor stopped on an error it could not turn into a turn's end (a bug, or a machine driven with a
- * malformed event): every turn still waiting settles with it, and the agent takes no more prompts.
- */
-export class AgentFailedError extends Error {
-  override readonly name = 'AgentFailedError';
-  readonly code = 'agent_failed' as const;
+/** An error the runtime ends a turn with: a name, a stable code, and a message, serialised as just those. */
+abstract class CodedError extends Error {
+  abstract readonly code: string;
 
   toJSON(): SerializedError {
     return { name: this.name, code: this.code, message: this.message };
   }
+}
+
+/**
+ * The agent's actor stopped on an error it could not turn into a turn's end (a bug, or a machine driven with a
+ * malformed event): every turn still waiting settles with it, and the agent takes no more prompts.
+ */
+export class AgentFailedError extends CodedError {
+  override readonly name = 'AgentFailedError';
+  readonly code = 'agent_failed' as const;
 }
 
 /**
  * A guardrail said no (a hook threw it): the turn ends with the stop reason `guardrail_tripped` and this error,
  * whose message is the guardrail's reason. Throw it from any hook, e.g. an input check in `beforeTurn`.
  */
-export class GuardrailTripped extends Error {
+export class GuardrailTripped extends CodedError {
   override readonly name = 'GuardrailTripped';
   readonly code = 'guardrail_tripped' as const;
-
-  toJSON(): SerializedError {
-    return { name: this.name, code: this.code, message: this.message };
-  }
 }
 
 /**
  * A token, cost or wall-time budget of the agent or of an ancestor ran out: the turn ends with the stop reason
  * `budget_exhausted` and this error, whose message says which budget, whose, and by how much.
  */
-export class BudgetExhausted extends Error {
+export class BudgetExhausted extends CodedError {
   override readonly name = 'BudgetExhausted';
   readonly code = 'budget_exhausted' as const;
-
-  toJSON(): SerializedError {
-    return { name: this.name, code: this.code, message: this.message };
-  }
 }
 
 /** A hook failed closed (it threw, or did not answer within its time): the turn ends with stop reason `error`. */
-export class HookFailed extends Error {
+export class HookFailed extends CodedError {
   override readonly name = 'HookFailed';
   readonly code = 'hook_failed' as const;
-
-  toJSON(): SerializedError {
-    return { name: this.name, code: this.code, message: this.message };
-  }
 }
 
 export type TurnError =
