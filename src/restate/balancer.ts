@@ -7,7 +7,7 @@ import {
   type OutgoingHttpHeaders,
   type ServerHttp2Stream,
 } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { listen } from './listen.js';
 
 /** One address in front of several workers: what to register with Restate as the deployment. */
 export interface AgentBalancer {
@@ -73,11 +73,6 @@ export async function balanceAgents(
   }
 
   const server = createServer();
-  const inbound = new Set<import('node:http2').ServerHttp2Session>();
-  server.on('session', (session) => {
-    inbound.add(session);
-    session.once('close', () => inbound.delete(session));
-  });
   server.on('stream', (stream, headers) => {
     stream.pause(); // hold the request body until a worker is chosen
     pick().then(
@@ -85,22 +80,10 @@ export async function balanceAgents(
       () => refuse(stream),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+  return listen(server, host, options.port, () => {
+    for (const opening of sessions.values()) opening.then((session) => session.destroy()).catch(() => {});
+    sessions.clear();
   });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const session of inbound) session.destroy();
-        for (const opening of sessions.values()) opening.then((session) => session.destroy()).catch(() => {});
-        sessions.clear();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** Pseudo-headers the client session sets itself (its own scheme and authority). */

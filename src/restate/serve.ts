@@ -1,8 +1,8 @@
 import './node20.js';
 import { createServer, type Http2Server } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { createEndpointHandler, type LoggerTransport } from '@restatedev/restate-sdk';
 import type { AgentObject } from './agent-object.js';
+import { listen } from './listen.js';
 
 type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -36,24 +36,5 @@ export async function serveAgents(
     console.error(`[restate ${meta.level}]`, message, ...rest);
   };
   const server: Http2Server = createServer(createEndpointHandler({ services: [...objects], logger }));
-  const sessions = new Set<import('node:http2').ServerHttp2Session>();
-  server.on('session', (session) => {
-    sessions.add(session);
-    session.once('close', () => sessions.delete(session));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}`,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        // Open streams are turns Restate will retry elsewhere; do not wait for them.
-        for (const session of sessions.values()) session.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  return listen(server, host, options.port);
 }
