@@ -1,6 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../machines/agent/index.js';
-import { type JoinPolicy, notificationMessage, type UserMessage } from '../protocol/index.js';
+import { JOINED_TEXT } from '../../machines/supervisor/index.js';
+import { type JoinPolicy, joinDecided, notificationMessage, type UserMessage } from '../protocol/index.js';
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
@@ -215,10 +216,14 @@ export class TreeJournal implements TreeObserver {
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
+    this.settle(task.ownerId, task, result);
+  }
+
+  private settle(ownerId: string, task: { taskId: string; agentId: string }, result: TaskResult): void {
     if (this.settled.has(task.taskId)) return;
     const record: TaskFact = {
       k: 'task',
-      a: task.ownerId,
+      a: ownerId,
       taskId: task.taskId,
       agentId: task.agentId,
       ev: 'settled',
@@ -254,17 +259,21 @@ export class TreeJournal implements TreeObserver {
         };
       });
     const open = batch.tasks.filter((task) => !this.settled.has(task.taskId));
+    const join = this.joinLeft(batch, open.length);
     let done: Promise<TaskResult[]>;
     if (open.length === 0) done = Promise.resolve(results());
-    else {
-      const join = batch.join as JoinPolicy | undefined;
+    else if (join === 'decided') {
+      // The join was decided before the crash (its deciding settle is journaled, the cancellations were not):
+      // the tasks left are cancelled as the live batch was cancelling them, and none runs again.
+      for (const task of open) this.settle(batch.a, task, this.joinedResult(task));
+      done = Promise.resolve(results());
+    } else {
       const started = this.tree.startBatch(
         owner,
         open.map((task) => ({ prompt: task.prompt, profile: task.profile })),
         {
           background: batch.background,
-          // A policy that counts completions would count only the tasks started again: they all run.
-          ...(join?.kind === 'allSettled' ? { join } : {}),
+          ...(join ? { join } : {}),
           ...(batch.call === undefined ? {} : { callId: batch.call }),
           ids: { batchId: batch.batchId, tasks: open },
         },
@@ -274,6 +283,27 @@ export class TreeJournal implements TreeObserver {
     const handle = { batchId: batch.batchId, taskIds: batch.tasks.map((task) => task.taskId), done };
     this.reattached.set(batch.batchId, handle);
     return handle;
+  }
+
+  /**
+   * The join policy the re-attached tasks run under, counted from where the batch stood at the crash: the tasks
+   * already settled keep their say, so `first(k)` with j completed needs k - j more (at most the tasks left: a
+   * `first` out of reach runs them all, as the live batch does), and `quorum(k)` likewise (it fails once k is out
+   * of reach, which the same count gives). `decided` when the settles journaled already decided it.
+   */
+  private joinLeft(batch: BatchRecord, open: number): JoinPolicy | 'decided' | undefined {
+    const join = batch.join as JoinPolicy | undefined;
+    if (!join || join.kind === 'all') return undefined;
+    if (join.kind === 'allSettled') return join;
+    const size = batch.tasks.length;
+    let completed = 0;
+    for (const task of batch.tasks) if (this.settled.get(task.taskId)?.status === 'completed') completed++;
+    if (joinDecided(join, size, completed, size - open)) return 'decided';
+    return { kind: join.kind, k: Math.min(join.k - completed, open) };
+  }
+
+  private joinedResult(task: BatchTask): TaskResult {
+    return { taskId: task.taskId, agentId: task.agentId, status: 'cancelled', text: JOINED_TEXT };
   }
 
   /** A subagent's facts since its task's last attempt started: what its replay answers from. */
