@@ -24,6 +24,11 @@ function providerOf(model: string): ProviderName | undefined {
   return undefined;
 }
 
+/** The `--provider` name that chooses `model` again (the adapter's own name says which API, e.g. `openai-chat`). */
+export function providerNameOf(model: Model): ProviderName {
+  return model.provider === 'anthropic' ? 'anthropic' : 'openai';
+}
+
 export function chooseModel(choice: ModelChoice): Model {
   const { env } = choice;
   const requested = choice.provider ?? env.TROUPE_PROVIDER;
@@ -54,5 +59,11 @@ export function chooseModel(choice: ModelChoice): Model {
     throw new UsageError(`no API key for ${provider}: set ${keyName}, or run offline with --offline`);
   }
   const model = modelName ?? DEFAULT_MODELS[provider];
-  return provider === 'openai' ? openai({ model }) : anthropic({ model });
+  // The key and address come from the environment this command was given (which a caller may set apart from the
+  // process's own), not from whatever the SDK would find in process.env.
+  const apiKey = env[keyName];
+  if (provider === 'anthropic') return anthropic({ model, ...(apiKey ? { apiKey } : {}) });
+  // A local compatible server often wants no key; the SDK still needs one to send, so it gets a placeholder.
+  const key = apiKey || (compatible ? 'no-key' : undefined);
+  return openai({ model, ...(key ? { apiKey: key } : {}), ...(compatible ? { baseURL: env.OPENAI_BASE_URL } : {}) });
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Model } from '../index.js';
 import { PERMISSION_MODES, type PermissionMode } from '../permissions/types.js';
-import { chooseModel, UsageError } from './model-choice.js';
+import { chooseModel, providerNameOf, UsageError } from './model-choice.js';
 import { offlineModel } from './offline.js';
 import { chooseSession, existingStore, loadSettings, type RunSettings, sessionsDir } from './session-files.js';
 
@@ -16,6 +16,8 @@ const MODEL_OPTIONS = `  -C, --cwd <dir>       the folder to work in (default: t
       --mcp-config <file>  MCP servers to add tools from ({ "mcpServers": { … } }, as .mcp.json); never read
                         from the folder on its own, since a config names commands to run
       --max-steps <n>   model calls per turn (default 40)
+      --no-agents-md    leave out the AGENTS.md files (read by default from your home down to the folder, outer
+                        first, and sent as project instructions with every request)
       --json            print every event as a JSON line (and the result last)
       --inspect         stream the run to the offline inspector, whose page can answer its questions, steer and
                         interrupt it: the one TROUPE_INSPECT names (a troupe inspect left running), else one served
@@ -67,6 +69,8 @@ export interface RunOptions {
   mode: PermissionMode;
   json: boolean;
   maxSteps: number;
+  /** Whether the AGENTS.md files from the home down to the folder go into the system prompt. */
+  agentsMd: boolean;
   mcpConfig?: string;
   /** `--inspect` (true) or `--inspect=<url>`. */
   inspect?: true | string;
@@ -90,6 +94,7 @@ const OPTIONS = {
   'max-steps': { type: 'string' },
   'mcp-config': { type: 'string' },
   'sessions-dir': { type: 'string' },
+  'no-agents-md': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -148,7 +153,7 @@ function modelOf(values: Values, io: Env, saved?: RunSettings): { model: Model; 
     ...(provider ? { provider } : {}),
     ...(name ? { model: name } : {}),
   });
-  return { model, settings: { offline: false, provider: model.provider, model: model.id } };
+  return { model, settings: { offline: false, provider: providerNameOf(model), model: model.id } };
 }
 
 function inspectOf(flag: boolean | undefined, url: string | undefined): { inspect?: true | string } {
@@ -173,12 +178,17 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
   const session = recorded
     ? { dir: sessionsDir(folder, values['sessions-dir'], io.env, io.cwd), ...(sessionId ? { id: sessionId } : {}) }
     : undefined;
-  return runOptions({ task, folder, model, settings, mode, maxSteps, mcpConfig, session }, values, inspectUrl);
+  const agentsMd = values['no-agents-md'] !== true;
+  return runOptions(
+    { task, folder, model, settings, mode, maxSteps, agentsMd, mcpConfig, session },
+    values,
+    inspectUrl,
+  );
 }
 
 /** What `run` and `resume` both build once their own flags (and, for resume, the saved settings) are read. */
 function runOptions(
-  chosen: Pick<RunOptions, 'folder' | 'model' | 'mode' | 'maxSteps'> & {
+  chosen: Pick<RunOptions, 'folder' | 'model' | 'mode' | 'maxSteps' | 'agentsMd'> & {
     task?: string;
     settings: Partial<RunSettings>;
     mcpConfig: string | undefined;
@@ -187,7 +197,7 @@ function runOptions(
   values: Values,
   inspectUrl: string | undefined,
 ): RunOptions {
-  const { task, folder, model, settings, mode, maxSteps, mcpConfig, session } = chosen;
+  const { task, folder, model, settings, mode, maxSteps, agentsMd, mcpConfig, session } = chosen;
   return {
     ...(task ? { task } : {}),
     folder,
@@ -195,10 +205,19 @@ function runOptions(
     mode,
     json: values.json === true,
     maxSteps,
+    agentsMd,
     ...inspectOf(values.inspect, inspectUrl),
     ...(mcpConfig ? { mcpConfig } : {}),
     ...(session ? { session } : {}),
-    settings: { folder, offline: false, ...settings, mode, maxSteps, ...(mcpConfig ? { mcpConfig } : {}) },
+    settings: {
+      folder,
+      offline: false,
+      ...settings,
+      mode,
+      maxSteps,
+      ...(agentsMd ? {} : { agentsMd: false }),
+      ...(mcpConfig ? { mcpConfig } : {}),
+    },
   };
 }
 
@@ -219,10 +238,12 @@ export function parseResume(args: string[], io: Env): RunOptions | 'help' {
   const { model, settings } = modelOf(values, io, saved);
   const mcpFlag = values['mcp-config'] ? path.resolve(io.cwd, values['mcp-config']) : undefined;
   const mcpConfig = mcpFlag ?? saved?.mcpConfig;
+  // Left out once, left out on every resume of that session (a flag given again says so too).
+  const agentsMd = values['no-agents-md'] !== true && saved?.agentsMd !== false;
   const session = { dir, id: chosen };
   const trimmed = task?.trim();
   return runOptions(
-    { ...(trimmed ? { task: trimmed } : {}), folder, model, settings, mode, maxSteps, mcpConfig, session },
+    { ...(trimmed ? { task: trimmed } : {}), folder, model, settings, mode, maxSteps, agentsMd, mcpConfig, session },
     values,
     inspectUrl,
   );

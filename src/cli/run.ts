@@ -3,7 +3,16 @@
  * printed as events, recorded in a session when asked (the session journals the whole tree).
  */
 import fs from 'node:fs/promises';
-import { type Agent, type AgentEventOf, createAgent, type JsonObject, type RunResult, type Session } from '../index.js';
+import { homedir } from 'node:os';
+import {
+  type Agent,
+  type AgentEventOf,
+  createAgent,
+  type JsonObject,
+  projectInstructions,
+  type RunResult,
+  type Session,
+} from '../index.js';
 import { connectMcpServers, loadMcpConfig, type McpConnection } from '../mcp/index.js';
 import { Permissions } from '../permissions/index.js';
 import type { ToolTraits } from '../permissions/types.js';
@@ -138,7 +147,10 @@ async function runAgent(
     id: ROOT_ID,
     model: options.model,
     tools,
-    system: system(options.folder),
+    // As other coding agents do, the project's AGENTS.md files are its standing instructions (home → folder).
+    system: options.agentsMd
+      ? [system(options.folder), projectInstructions({ cwd: options.folder, home: io.env.HOME || homedir() })]
+      : system(options.folder),
     maxSteps: options.maxSteps,
     permissions,
     ...(inspection ? { inspect: inspection.connection.inspect } : {}),

@@ -16,6 +16,8 @@ export interface RunSettings {
   model?: string;
   mode: PermissionMode;
   maxSteps: number;
+  /** false when the run left out the AGENTS.md files (absent: they were read). */
+  agentsMd?: boolean;
   mcpConfig?: string;
 }
 
