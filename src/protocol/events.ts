@@ -13,6 +13,12 @@ export interface EventBase {
   step: number;
   /** Milliseconds since the epoch. */
   time: number;
+  /**
+   * Set on an event that reports again what a session's journal already held before a restart: a resumed agent
+   * replays the steps after its last snapshot, and those steps' events were published once already, before the
+   * crash. A consumer that kept them (an exporter, a log) skips these; a fresh view can rebuild the turn from them.
+   */
+  replayed?: true;
 }
 
 /**

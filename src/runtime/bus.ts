@@ -8,6 +8,8 @@ export interface EventOrigin {
   parentId?: string;
   turn: number;
   step: number;
+  /** Set while a resumed agent replays from its journal: which of its events report what was published before. */
+  replaying?: (body: AgentEventBody) => boolean;
 }
 
 /** How far `on(...)` listens: the agent's own events (default), or those of every agent below it as well. */
@@ -89,6 +91,7 @@ export class EventBus {
         ? { seq, time, agentId, turn, step, ...body }
         : { seq, time, agentId, parentId, turn, step, ...body }
     ) as AgentEvent;
+    if (origin.replaying?.(body)) event.replayed = true;
     this.dispatch(typed, all, event);
     if (own) this.dispatch(own.byType?.get(body.type), own.all, event);
     return event;

@@ -199,6 +199,8 @@ export class AgentEnv implements EventOrigin {
   onInput?: (input: TurnInput) => void;
   /** Set for an agent with a session: answers from its journal, while resuming or replaying. */
   recording?: Recording;
+  /** Set while a resumed agent replays its journal: marks the events it publishes again (see session-restore). */
+  replaying?: (body: AgentEventBody) => boolean;
   /** Set by the agent: sends INTERRUPT to its own actor. */
   requestInterrupt?: () => void;
   /** Set for agents in a supervision tree: called when the agent goes back to idle, with its last turn's end. */

@@ -20,7 +20,7 @@ import {
   type SnapshotRecord,
   type SteerRecord,
 } from '../session/index.js';
-import type { Recording } from './env.js';
+import type { AgentEnv, Recording } from './env.js';
 import { type Journaled, nothingJournaled } from './session-recorder.js';
 
 /** One agent's journal, read back: what a resume restores and what its workers answer from. */
@@ -198,4 +198,48 @@ export class AgentJournal implements Recording {
     this.journaled.messages = Math.max(this.journaled.messages, record.i + 1);
     if (message.role === 'assistant') this.answers.set(`${record.turn}.${record.step}`, message);
   }
+}
+
+/**
+ * Marks the events a resumed agent publishes again while it replays its journal (`replayed: true`): those of the
+ * messages the journal holds and of the steps that made them, a tool call's start and end when the journal holds
+ * them, an approval asked again whose answer the journal holds. A live fact is never marked: an approval still
+ * unanswered is a real question for whoever listens now, and the step after the journal is new. Until the agent's
+ * next live step starts (or its run ends); returns the way to stop earlier.
+ */
+export function markReplayed(env: AgentEnv, journal: AgentJournal): () => void {
+  const count = journal.messages.length;
+  const { toolStarts, toolEnds } = journal.journaled;
+  const behind = () => env.transcript.length < count;
+  env.replaying = (body) => {
+    switch (body.type) {
+      case 'tool_execution_start':
+        return toolStarts.has(body.toolCallId);
+      case 'tool_execution_end':
+        return toolEnds.has(body.toolCallId);
+      case 'approval_requested':
+        return journal.approvals.has(body.toolCallId);
+      case 'message_end':
+      case 'usage':
+        // Announced right after a message joins the history (usage after its answer): the journal's last message
+        // is the one at count - 1.
+        return env.transcript.length <= count;
+      default:
+        return behind();
+    }
+  };
+  const stop = () => {
+    offStep();
+    offEnd();
+    if (env.replaying !== undefined) env.replaying = undefined;
+  };
+  const offStep = env.bus.on(
+    'step_start',
+    () => {
+      if (!behind()) stop();
+    },
+    env.agentId,
+  );
+  const offEnd = env.bus.on('agent_end', stop, env.agentId);
+  return stop;
 }

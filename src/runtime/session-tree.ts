@@ -5,7 +5,7 @@ import { type JoinPolicy, joinDecided, notificationMessage, type UserMessage } f
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { AgentJournal } from './session-restore.js';
+import { AgentJournal, markReplayed } from './session-restore.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from './supervisor-tree.js';
 import type { TaskRecord } from './task-book.js';
@@ -205,8 +205,10 @@ export class TreeJournal implements TreeObserver {
     this.recorders.get(env.agentId)?.stop();
     const replay = attempt === 0 ? this.toReplay.get(env.agentId) : undefined;
     this.toReplay.delete(env.agentId);
-    if (replay) env.recording = replay;
-    else if (env.recording) env.recording = undefined;
+    if (replay) {
+      env.recording = replay;
+      markReplayed(env, replay);
+    } else if (env.recording) env.recording = undefined;
     if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
     // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);

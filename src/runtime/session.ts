@@ -12,7 +12,7 @@ import {
 import type { AgentEnv } from './env.js';
 import type { ScheduleJournal } from './schedule-book.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { AgentJournal } from './session-restore.js';
+import { AgentJournal, markReplayed } from './session-restore.js';
 import { type SessionTask, sessionTasks, TreeJournal } from './session-tree.js';
 import type { Tree } from './supervisor-tree.js';
 import type { Owner } from './tree-nodes.js';
@@ -216,6 +216,7 @@ export class Session {
       ? 'idle'
       : `${snapshot.context.turn}.${snapshot.context.step}`;
     this.restoreEnv(env, snapshot.context);
+    this.closers.push(markReplayed(env, journal));
     recorder.watch(actor);
     // Background results reach the root only once its replay has caught up with the journal (see afterReplay).
     const release = tree?.holdNotifications(env.agentId);

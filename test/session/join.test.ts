@@ -134,10 +134,11 @@ describe('sessions: a re-attached batch keeps its join policy', () => {
     reopened.close();
     await again.stop();
     // The cancellations are journaled: a second opening finds the batch settled.
-    expect(sessions({ dir: crashed }).open(session.id).tasks().map((t) => t.status)).toEqual([
-      'completed',
-      'cancelled',
-      'cancelled',
-    ]);
+    expect(
+      sessions({ dir: crashed })
+        .open(session.id)
+        .tasks()
+        .map((t) => t.status),
+    ).toEqual(['completed', 'cancelled', 'cancelled']);
   });
 });

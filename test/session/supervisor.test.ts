@@ -61,7 +61,18 @@ describe('sessions: createSupervisor({ session })', () => {
     expect(manager.list()).toMatchObject([{ id: session.id, status: 'interrupted' }]);
     const reopened = manager.open(session.id);
     const again = createSupervisor({ model: scriptedModel(script), tools: [work], session: reopened });
+    const ends: string[] = [];
+    again.on('*', (event) => {
+      if (event.type === 'tool_execution_start' || event.type === 'tool_execution_end') {
+        ends.push(`${event.type} ${event.toolCallId}${event.replayed ? ' (replayed)' : ''}`);
+      }
+    });
     await reopened.idle();
+    // A replaying subagent marks what its journal held: the start of its running call, not its new result.
+    expect(ends.filter((e) => e.includes('c_work'))).toEqual([
+      'tool_execution_start c_work (replayed)',
+      'tool_execution_end c_work',
+    ]);
     const tasks = reopened.tasks();
     expect(tasks.map((task) => [task.prompt, task.status])).toEqual([
       ['bg', 'completed'],
