@@ -66,8 +66,8 @@ export type ChildCommand =
   | { type: 'PROMPT'; input: { inputId: string; messages: UserMessage[]; expectsOutput: boolean } }
   | { type: 'INTERRUPT' };
 
-/** A background result on its way to the owner. */
-export type OwnerNotify = { type: 'NOTIFY'; message: UserMessage; inputId: string };
+/** A background result on its way to the owner (the runtime's outbox joins those due at once into one NOTIFY). */
+export type OwnerNotify = { message: UserMessage; inputId: string };
 
 export function promptOf(task: TaskSpec): ChildCommand {
   return {
@@ -82,7 +82,6 @@ export function promptOf(task: TaskSpec): ChildCommand {
 
 export function notifyOf(params: SettleParams): OwnerNotify {
   return {
-    type: 'NOTIFY',
     message: notificationMessage(params.taskId, params.agentId, params.status, params.text),
     inputId: `notify.${params.taskId}`,
   };

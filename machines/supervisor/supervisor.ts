@@ -43,10 +43,9 @@ export type SupervisorEvent =
   | { type: 'MEMBER.BUSY'; agentId: string }
   | { type: 'MEMBER.IDLE'; agentId: string };
 
-const suffixOf = (eventType: string, prefix: string): string => {
-  const at = eventType.indexOf(prefix);
-  return at < 0 ? '' : eventType.slice(at + prefix.length);
-};
+/** The id at the end of an `xstate.*.actor.<prefix><id>` event (its wildcard transition guarantees the prefix). */
+const suffixOf = (eventType: string, prefix: string): string =>
+  eventType.slice(eventType.indexOf(prefix) + prefix.length);
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
 type Composite<Name extends string> = Record<Name, undefined>;
 type Ev<T extends SupervisorEvent['type']> = Extract<SupervisorEvent, { type: T }>;

@@ -56,6 +56,7 @@ function crashText(event: unknown): string {
 }
 
 function settleParams(context: TaskContext): SettleParams {
+  // Stryker disable next-line all: `settled` is entered only with a result recorded (outcome, crash, cancel)
   const result = context.result ?? { status: 'failed' as const, text: 'The task ended without a result.' };
   return {
     taskId: context.task.taskId,
@@ -141,9 +142,9 @@ export const taskMachine = setup({
         enqueue({ type: 'tell', params: { to: childId(task.agentId), event: promptOf(task) } });
         enqueue({ type: 'record', params: { alive: true } });
       }),
+      /** Only from `running`, where its agent is alive. */
       interruptAgent: enqueueActions(({ context, enqueue }) => {
-        if (context.alive)
-          enqueue({ type: 'tell', params: { to: childId(context.task.agentId), event: { type: 'INTERRUPT' } } });
+        enqueue({ type: 'tell', params: { to: childId(context.task.agentId), event: { type: 'INTERRUPT' } } });
       }),
       stopAgent: enqueueActions(({ context, enqueue }) => {
         if (!context.alive) return;
@@ -182,6 +183,7 @@ export const taskMachine = setup({
   })
   .createMachine({
     id: 'task',
+    // Stryker disable next-line BooleanLiteral: equivalent (`running`'s entry spawns the agent and records it alive)
     context: ({ input }) => ({ ...input, attempt: 0, alive: false }),
     initial: 'running',
     states: {

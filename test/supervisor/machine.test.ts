@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { transition } from 'xstate';
+import { initialTransition, transition } from 'xstate';
 import {
   batchMachine,
   INTERRUPTED_TEXT,
@@ -36,11 +36,24 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     expect(snapshot.value).toBe('running');
     expect(actions).toEqual(['prepare a0#0', 'spawn subagent.a0', 'send subagent.a0 PROMPT']);
     expect(snapshot.context).toMatchObject({ attempt: 0, alive: true });
+    // The agent gets the task's prompt as a user message, under the task's id (its run is found by it).
+    const [, raw] = initialTransition(taskMachine, { ...settings, task: task(0), batchId: 'b', background: false });
+    expect(raw.find((a) => a.type === 'xstate.sendTo')?.params).toMatchObject({
+      event: {
+        type: 'PROMPT',
+        input: {
+          inputId: 't0',
+          expectsOutput: false,
+          messages: [{ role: 'user', source: 'prompt', content: [{ type: 'text', text: 'p0' }] }],
+        },
+      },
+    });
   });
 
   it('a completed turn settles it once, with the agent kept alive; the lane hears it; a stale result is ignored', () => {
     const [running] = start();
     expect(tasks.step(running, { ...done(0), taskId: 'old' })[1]).toEqual([]);
+    expect(tasks.step(running, { ...done(0, 'failed'), taskId: 'old' })[1]).toEqual([]);
     const [settled, actions] = tasks.step(running, done(0));
     expect(settled.value).toBe('settled');
     expect(actions).toEqual(['settle t0 completed kept', 'parent TASK.SETTLED t0 completed']);
@@ -105,6 +118,13 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     expect(snapshot.context.result?.text).toBe('The subagent crashed: boom again');
   });
 
+  it('a crash without an error value is reported as an unknown error', () => {
+    const [snapshot] = tasks.step(start({ maxRestarts: 0 })[0], { type: 'xstate.error.actor.subagent.a0' });
+    expect(snapshot.context.result).toEqual({ status: 'failed', text: 'The subagent crashed: unknown error' });
+    const [other] = tasks.step(start({ maxRestarts: 0 })[0], { type: 'xstate.error.actor.subagent.a0', error: 42 });
+    expect(other.context.result?.text).toBe('The subagent crashed: 42');
+  });
+
   it('CANCEL of a running task interrupts its agent, stops and releases it, and settles it (no agent is kept)', () => {
     const [running] = start({ background: true });
     const [after, actions] = tasks.step(running, { type: 'CANCEL', status: 'cancelled', text: JOINED_TEXT });
@@ -153,6 +173,9 @@ describe('lane machine: bounded fan-out', () => {
     [snapshot] = lanes.step(snapshot, { type: 'START', task: task(1), slot: 1 });
     [snapshot, actions] = lanes.step(snapshot, settledEvent(0));
     expect(actions).toEqual(['parent TASK.SETTLED t0 completed']);
+    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(2), slot: 2 });
+    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.2' });
+    expect(snapshot.context.open).toEqual([0, 1]);
     [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.0' });
     expect(snapshot.context.open).toEqual([1]);
     [snapshot, actions] = lanes.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: JOINED_TEXT });
@@ -197,6 +220,15 @@ describe('batch machine: running → joining → settled → released', () => {
     const [snapshot, actions] = start();
     expect(snapshot.value).toBe('running');
     expect(actions).toEqual(['spawn lane.0', 'send lane.0 START t0', 'send lane.0 START t1']);
+    expect(snapshot.context).toMatchObject({
+      next: 2,
+      running: 2,
+      ended: 0,
+      completed: 0,
+      cancelled: [],
+      lanes: [0],
+      unsealed: [0],
+    });
     const [next, more] = batches.step(snapshot, settledEvent(0));
     expect(more).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
     expect(next.context).toMatchObject({ next: 3, running: 2, ended: 1, completed: 1 });
@@ -279,6 +311,91 @@ describe('batch machine: running → joining → settled → released', () => {
     expect(actions).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
   });
 
+  it('quorum: cancelling a queued task that puts the quorum out of reach decides the join at once', () => {
+    const spec = { ...batch('b', [task(0), task(1), task(2)], 1, true), join: { kind: 'quorum', k: 3 } } as const;
+    let [snapshot, actions] = batches.step(start(spec)[0], { type: 'CANCEL', taskId: 't2' });
+    expect(snapshot.value).toBe('joining');
+    expect(actions).toEqual([
+      'settle t2 cancelled',
+      'notify notify.t2',
+      'send lane.0 CANCEL_ALL cancelled',
+      'settle t1 cancelled',
+      'notify notify.t1',
+      'send lane.0 SEAL',
+    ]);
+    expect(snapshot.context).toMatchObject({
+      next: 3,
+      ended: 2,
+      cancelled: ['t2'],
+      unsealed: [],
+      stopping: { status: 'cancelled', text: JOINED_TEXT },
+    });
+    [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
+    expect(snapshot.value).toBe('settled');
+    expect(actions).toEqual(['parent BATCH.SETTLED b']);
+  });
+
+  it('quorum: a cancel that leaves it in reach, a repeated cancel and a cancel of a started task decide nothing', () => {
+    const spec = { ...batch('b', [task(0), task(1), task(2)], 1), join: { kind: 'quorum', k: 2 } } as const;
+    let [snapshot, actions] = batches.step(start(spec)[0], { type: 'CANCEL', taskId: 't2' });
+    expect(snapshot.value).toBe('running');
+    expect(actions).toEqual(['settle t2 cancelled']);
+    // Counted once: a second cancel of the same task would otherwise put the quorum out of reach.
+    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't2' });
+    expect(snapshot.value).toBe('running');
+    expect(actions).toEqual([]);
+    // A started task is cancelled in its lane; the join is decided when it settles, not now.
+    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
+    expect(snapshot.value).toBe('running');
+    expect(actions).toEqual(['send lane.0 CANCEL slot 0']);
+    // The next queued task (at the cursor) is still queued: cancelling it leaves one task for a quorum of two.
+    [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
+    expect(snapshot.value).toBe('joining');
+    expect(actions).toEqual(['settle t1 cancelled', 'send lane.0 CANCEL_ALL cancelled', 'send lane.0 SEAL']);
+    expect(snapshot.context.ended).toBe(2);
+  });
+
+  it(`seals a lane as soon as the cursor has moved past its last task (exactly ${LANE_SIZE}), not later`, () => {
+    const many = Array.from({ length: LANE_SIZE + 2 }, (_, i) => task(i));
+    let [snapshot, actions] = start(batch('b', many, LANE_SIZE));
+    expect(actions.filter((a) => a.startsWith('spawn') || a.endsWith('SEAL'))).toEqual([
+      'spawn lane.0',
+      'send lane.0 SEAL',
+    ]);
+    expect(snapshot.context).toMatchObject({ next: LANE_SIZE, lanes: [0], unsealed: [] });
+    [snapshot, actions] = batches.step(snapshot, settledEvent(0));
+    expect(actions).toEqual(['spawn lane.1', `send lane.1 START t${LANE_SIZE}`]);
+    expect(snapshot.context.unsealed).toEqual([1]);
+    [snapshot, actions] = batches.step(snapshot, settledEvent(1));
+    expect(actions).toEqual([`send lane.1 START t${LANE_SIZE + 1}`, 'send lane.1 SEAL']);
+    expect(snapshot.context).toMatchObject({ next: LANE_SIZE + 2, lanes: [0, 1], unsealed: [] });
+    // One past the boundary: lane 0 is sealed, lane 1 stays open for the task still queued.
+    [snapshot, actions] = start(batch('b', many, LANE_SIZE + 1));
+    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send lane.0 SEAL']);
+    expect(snapshot.context.unsealed).toEqual([1]);
+    [snapshot, actions] = batches.step(snapshot, settledEvent(0));
+    expect(actions).toEqual([`send lane.1 START t${LANE_SIZE + 1}`, 'send lane.1 SEAL']);
+  });
+
+  it('forgets a lane that ended: a late cancel of one of its tasks goes nowhere; released once its last lane ends', () => {
+    const many = Array.from({ length: LANE_SIZE + 1 }, (_, i) => task(i));
+    let [snapshot] = start(batch('b', many, LANE_SIZE));
+    let actions: string[];
+    for (let i = 0; i < LANE_SIZE; i++) [snapshot] = batches.step(snapshot, settledEvent(i));
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.lane.0' });
+    expect(actions).toEqual(['stop lane.0']);
+    expect(snapshot.context.lanes).toEqual([1]);
+    expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't3' })[1]).toEqual([]);
+    expect(batches.step(snapshot, { type: 'CANCEL', taskId: `t${LANE_SIZE}` })[1]).toEqual([
+      'send lane.1 CANCEL slot 0',
+    ]);
+    [snapshot] = batches.step(snapshot, settledEvent(LANE_SIZE));
+    expect(snapshot.value).toBe('settled');
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.lane.1' });
+    expect(actions).toEqual(['stop lane.1']);
+    expect(snapshot.status).toBe('done');
+  });
+
   it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their lanes, queued ones dropped', () => {
     const [running] = start(batch('b', [task(0), task(1), task(2)], 1));
     let [snapshot, actions] = batches.step(running, { type: 'CANCEL_BATCH' });
@@ -330,9 +447,29 @@ describe('supervisor machine: idle / busy / stopped', () => {
     expect(supervisor.step(snapshot, { type: 'CANCEL_BATCH', batchId: 'b' })[1]).toEqual([]);
   });
 
+  it('a batch actor that fails is stopped and forgotten: it no longer keeps the supervisor busy', () => {
+    let [snapshot] = supervisor.step(start()[0], { type: 'SPAWN', batch: batch('b1', [task(0)]) });
+    [snapshot] = supervisor.step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(1)]) });
+    let actions: string[];
+    [snapshot, actions] = supervisor.step(snapshot, { type: 'xstate.error.actor.batch.b1', error: new Error('bug') });
+    expect(actions).toEqual(['stop batch.b1']);
+    expect(snapshot.context).toMatchObject({ open: ['b2'], batches: ['b2'] });
+    expect(snapshot.value).toBe('busy');
+    [snapshot, actions] = supervisor.step(snapshot, { type: 'xstate.error.actor.batch.b2', error: new Error('bug') });
+    expect(snapshot.value).toBe('idle');
+    // A batch it no longer has is not stopped again.
+    expect(supervisor.step(snapshot, { type: 'xstate.done.actor.batch.b2' })[1]).toEqual([]);
+  });
+
   it('ADOPT spawns a member; RELEASE stops it; a crashed member is stopped and leaves the members', () => {
     let [snapshot, actions] = supervisor.step(start()[0], { type: 'ADOPT', agentId: 'm1' });
     expect(actions).toEqual(['member m1', 'spawn subagent.m1']);
+    // The member's agent is told who it is, whom it answers to, and its own machine settings.
+    const [, raw] = transition(supervisorMachine, start()[0], { type: 'ADOPT', agentId: 'm9', agent: { maxSteps: 3 } });
+    expect(raw.find((a) => a.type === 'xstate.spawnChild')?.params).toMatchObject({
+      id: 'subagent.m9',
+      input: { agentId: 'm9', parentId: 'owner', maxSteps: 3 },
+    });
     [snapshot] = supervisor.step(snapshot, { type: 'ADOPT', agentId: 'm2' });
     [snapshot, actions] = supervisor.step(snapshot, { type: 'RELEASE', agentId: 'm1' });
     expect(actions).toEqual(['stop subagent.m1', 'release m1']);
@@ -353,9 +490,10 @@ describe('supervisor machine: idle / busy / stopped', () => {
     [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
     [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
     expect(s.context.working).toEqual(['m1', 'm2']);
-    [s] = supervisor.step(s, { type: 'MEMBER.IDLE', agentId: 'm1' });
-    expect(s.value).toBe('busy');
     [s] = supervisor.step(s, { type: 'RELEASE', agentId: 'm2' });
+    expect(s.context.working).toEqual(['m1']);
+    expect(s.value).toBe('busy');
+    [s] = supervisor.step(s, { type: 'MEMBER.IDLE', agentId: 'm1' });
     expect(s.value).toBe('idle');
   });
 
@@ -366,6 +504,8 @@ describe('supervisor machine: idle / busy / stopped', () => {
     expect(actions).toEqual(['stopTasks owner', 'release m1', 'stop batch.b', 'stop subagent.m1']);
     expect(stopped.value).toBe('stopped');
     expect(stopped.status).toBe('done');
+    // What the inspector shows of a stopped supervisor: nothing left under it.
+    expect(stopped.context).toMatchObject({ open: [], batches: [], members: [], working: [] });
   });
 
   it('never changes the snapshot it transitions from', () => {
