@@ -490,6 +490,9 @@ describe('supervisor machine: idle / busy / stopped', () => {
     [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
     [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
     expect(s.context.working).toEqual(['m1', 'm2']);
+    [s] = supervisor.step(s, { type: 'MEMBER.IDLE', agentId: 'm2' });
+    expect(s.context.working).toEqual(['m1']);
+    [s] = supervisor.step(s, { type: 'MEMBER.BUSY', agentId: 'm2' });
     [s] = supervisor.step(s, { type: 'RELEASE', agentId: 'm2' });
     expect(s.context.working).toEqual(['m1']);
     expect(s.value).toBe('busy');
