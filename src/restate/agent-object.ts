@@ -33,6 +33,18 @@ export interface AgentObjectOptions {
   on?(event: AgentEvent): void;
   /** Gives agents the `start_subagent` tool: a child is another object of this kind, keyed `<parent>/<task>`. */
   subagents?: boolean;
+  /**
+   * How long a turn may send Restate nothing before Restate asks it to suspend (the server's default otherwise,
+   * one minute). A model or tool call sends nothing while it runs, so this counts a call's own duration.
+   */
+  inactivityTimeoutMs?: number;
+  /**
+   * How long after that request Restate waits before it aborts the attempt (the server's default otherwise, one
+   * minute). A call still running then loses its result: the attempt is retried, a tool call is closed as
+   * "interrupted by a restart" (or run again when `safeToRepeat`), a model call is asked again. Set the two
+   * together above your longest call.
+   */
+  abortTimeoutMs?: number;
 }
 
 /** What a turn handler answers. */
@@ -167,6 +179,10 @@ export function agentObject(options: AgentObjectOptions) {
 
   return restate.object({
     name,
+    options: {
+      ...(options.inactivityTimeoutMs === undefined ? {} : { inactivityTimeout: options.inactivityTimeoutMs }),
+      ...(options.abortTimeoutMs === undefined ? {} : { abortTimeout: options.abortTimeoutMs }),
+    },
     handlers: {
       /** One turn: the prompt, until the model answers without tool calls. */
       prompt: async (ctx: restate.ObjectContext, input: { prompt: string }): Promise<TurnOutcome> =>
