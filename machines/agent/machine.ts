@@ -1,4 +1,4 @@
-import { type ActorRefFrom, assign, fromCallback, fromPromise, sendTo, setup, spawnChild } from 'xstate';
+import { type ActorRefFrom, and, assign, fromCallback, fromPromise, sendTo, setup, spawnChild } from 'xstate';
 import type { SupervisorCommand } from '../../src/protocol/index.js';
 import { errorResult, ModelError, toolCallsOf } from '../../src/protocol/index.js';
 import type {
@@ -399,6 +399,12 @@ export const agentMachine = setup({
       return failed.error.code === 'guardrail_tripped' && isCurrentModelReply(context, failed);
     },
     isCurrentBatch: ({ context, event }) => reply<'VALIDATED'>(event).batch === context.batch,
+    /**
+     * The worker validated this batch and nothing can refuse or hold its calls. Read by `authorizing`'s `always`
+     * too, where the event is the one of the macrostep: only the VALIDATED that entered it says `allowed`.
+     */
+    isAllowedBatch: ({ context, event }) =>
+      event.type === 'VALIDATED' && event.allowed === true && event.batch === context.batch,
     allCallsInvalid: ({ context, event }) => {
       const { batch, outcomes } = reply<'VALIDATED'>(event);
       return batch === context.batch && outcomes.filter((outcome) => outcome.error).length === context.calls.length;
@@ -621,16 +627,29 @@ export const agentMachine = setup({
                     validating: {
                       entry: 'requestValidation',
                       on: {
+                        // Authorization is requested on the way in, not on entry: a batch nothing can refuse (the
+                        // worker says `allowed`) passes `authorizing` without a request (see DESIGN.md, rules of thumb).
                         VALIDATED: [
                           { guard: 'allCallsInvalid', target: 'finalizing', actions: 'applyValidation' },
-                          { guard: 'anyInvalid', target: 'authorizing', actions: 'applyValidation' },
+                          {
+                            guard: and(['isAllowedBatch', 'anyInvalid']),
+                            target: 'authorizing',
+                            actions: 'applyValidation',
+                          },
                           // Every call valid: nothing to record (an assign would clone the snapshot for nothing).
-                          { guard: 'isCurrentBatch', target: 'authorizing' },
+                          { guard: 'isAllowedBatch', target: 'authorizing' },
+                          {
+                            guard: 'anyInvalid',
+                            target: 'authorizing',
+                            actions: ['applyValidation', 'requestAuthorization'],
+                          },
+                          { guard: 'isCurrentBatch', target: 'authorizing', actions: 'requestAuthorization' },
                         ],
                       },
                     },
                     authorizing: {
-                      entry: 'requestAuthorization',
+                      // Nothing can refuse or hold a call: every valid call is allowed, in the same macrostep.
+                      always: { guard: 'isAllowedBatch', target: 'executing', actions: 'requestExecution' },
                       on: {
                         AUTHORIZED: [
                           { guard: 'anyAsks', target: 'awaitingApproval', actions: 'applyDecisions' },

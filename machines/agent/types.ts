@@ -108,7 +108,16 @@ export type WorkerReply =
   | { type: 'MODEL_ERROR'; turn: number; step: number; error: SerializedError }
   /** The request would pass the compaction threshold: compact before calling the model. */
   | { type: 'CONTEXT_FULL'; turn: number; step: number; tokens: number; window: number }
-  | { type: 'VALIDATED'; batch: number; outcomes: Array<{ toolCallId: string; error?: ToolResultPart }> }
+  /**
+   * `allowed`: nothing can refuse or hold a call of this agent (no policy, rules or mode), so every valid call is
+   * allowed: the batch passes `authorizing` without a request (the tool worker's word, as for hook waits).
+   */
+  | {
+      type: 'VALIDATED';
+      batch: number;
+      outcomes: Array<{ toolCallId: string; error?: ToolResultPart }>;
+      allowed?: boolean;
+    }
   | {
       type: 'AUTHORIZED';
       batch: number;

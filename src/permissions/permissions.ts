@@ -139,7 +139,12 @@ export class Permissions {
    * (no promise, no rule matching), which keeps an agent without permissions exactly as fast as before.
    */
   get inert(): boolean {
-    return this.mode === undefined && this.rememberedRules.length === 0 && !this.hasRules();
+    return (
+      this.mode === undefined &&
+      this.remembered.rules.length === 0 &&
+      this.remembered.calls.size === 0 &&
+      !this.hasRules()
+    );
   }
 
   private hasRules(): boolean {

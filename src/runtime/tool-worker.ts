@@ -43,14 +43,10 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
         reply(validate(env, request.batch, request.calls));
         break;
       case 'AUTHORIZE':
-        // Without a policy, rules or a mode every call is allowed: answer at once rather than a promise tick later.
-        if (!env.settings.policy && env.settings.permissions.inert) reply(allowAll(request.batch, request.calls));
-        else {
-          authorize(env, request.batch, request.calls).then(reply, (error: unknown) => {
-            reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
-            reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
-          });
-        }
+        authorize(env, request.batch, request.calls).then(reply, (error: unknown) => {
+          reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
+          reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
+        });
         break;
       case 'EXECUTE': {
         const { hooks } = env.settings;
@@ -82,11 +78,10 @@ function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerRe
     env.parsedArgs.set(call.id, validation.args);
     return { toolCallId: call.id };
   });
-  return { type: 'VALIDATED', batch, outcomes };
-}
-
-function allowAll(batch: number, calls: ToolCallPart[]): WorkerReply {
-  return { type: 'AUTHORIZED', batch, decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'allow' })) };
+  // Without a policy, rules or a mode every call is allowed: the machine then asks for no authorization at all.
+  return !env.settings.policy && env.settings.permissions.inert
+    ? { type: 'VALIDATED', batch, outcomes, allowed: true }
+    : { type: 'VALIDATED', batch, outcomes };
 }
 
 function denyAll(batch: number, calls: ToolCallPart[], reason: string): WorkerReply {

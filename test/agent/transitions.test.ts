@@ -352,6 +352,39 @@ describe('running.turn.step.tools.validating', () => {
     expect(snapshot.context.calls[1]?.result).toEqual(error);
   });
 
+  it('a batch nothing can refuse passes authorizing within the same macrostep: EXECUTE, no AUTHORIZE, no assign', () => {
+    const validating = inValidating();
+    const snapshot = transition(agentMachine, validating, {
+      type: 'VALIDATED',
+      batch: 1,
+      outcomes: [{ toolCallId: 'c1' }, { toolCallId: 'c2' }],
+      allowed: true,
+    });
+    expect(stateOf(snapshot[0])).toBe(tools('executing'));
+    const sent = snapshot[1].flatMap((a) => {
+      const event = (a.params as { event?: { type?: string; calls?: Array<{ id: string }> } } | undefined)?.event;
+      return event ? [`${event.type} ${event.calls?.map((c) => c.id).join(',')}`] : [];
+    });
+    expect(sent).toEqual(['EXECUTE c1,c2']);
+    expect(snapshot[0].context).toBe(validating.context);
+  });
+
+  it('an allowed batch with an invalid call runs only the valid ones', () => {
+    const [snapshot, actions] = drive(inValidating(), {
+      type: 'VALIDATED',
+      batch: 1,
+      outcomes: [{ toolCallId: 'c1', error: result('c1', true) }, { toolCallId: 'c2' }],
+      allowed: true,
+    });
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(actions).toEqual(['xstate.sendTo']);
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['done', 'open']);
+  });
+
+  it('a batch nothing can refuse still stops in authorizing when the VALIDATED is not this batch', () => {
+    expectIgnored(inValidating(), { type: 'VALIDATED', batch: 0, outcomes: [], allowed: true });
+  });
+
   it('a batch with no valid call skips authorization and execution', () => {
     const [snapshot, actions] = drive(inValidating(['c1']), {
       type: 'VALIDATED',
@@ -382,6 +415,12 @@ describe('running.turn.step.tools.validating', () => {
 });
 
 describe('running.turn.step.tools.authorizing', () => {
+  it('waits for the permission chain: other events do not pass it', () => {
+    const authorizing = inAuthorizing();
+    const [snapshot] = drive(authorizing, { type: 'STEER', message: { role: 'user', content: [] } });
+    expect(stateOf(snapshot)).toBe(tools('authorizing'));
+  });
+
   it('all allowed: executing, with the calls still open and sent to the tool worker, and no assign', () => {
     const authorizing = inAuthorizing();
     const [snapshot] = drive(authorizing, {

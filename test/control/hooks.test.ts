@@ -241,7 +241,10 @@ describe('model hooks and guardrails', () => {
   });
 });
 
-/** The agent's own step states, in the order its actor entered them (from the inspector's snapshots). */
+/**
+ * The agent's own step states where its actor stopped, in order (from the inspector's snapshots: states passed within
+ * one macrostep, such as `tools.authorizing` of an agent that nothing can refuse, are not among them).
+ */
 function stepStates(agentId: string): { inspect: (e: InspectionEvent) => void; states: string[] } {
   const states: string[] = [];
   const inspect = (e: InspectionEvent) => {
@@ -277,7 +280,6 @@ describe('hook waits are states of the agent statechart', () => {
       'model',
       'reviewing',
       'tools.validating',
-      'tools.authorizing',
       'tools.executing',
       'tools.gating',
       'tools.executing',
@@ -291,8 +293,21 @@ describe('hook waits are states of the agent statechart', () => {
     const plain = stepStates('plain');
     const other = createAgent({ id: 'plain', model: script(), tools: [tool], inspect: plain.inspect });
     await other.prompt('go');
-    expect(plain.states).toEqual(['model', 'tools.validating', 'tools.authorizing', 'tools.executing', 'model']);
+    expect(plain.states).toEqual(['model', 'tools.validating', 'tools.executing', 'model']);
     await other.stop();
+
+    // With a rule, the batch waits in authorizing for the permission chain.
+    const ruled = stepStates('ruled');
+    const third = createAgent({
+      id: 'ruled',
+      model: script(),
+      tools: [tool],
+      inspect: ruled.inspect,
+      permissions: { allow: ['write'] },
+    });
+    await third.prompt('go');
+    expect(ruled.states).toEqual(['model', 'tools.validating', 'tools.authorizing', 'tools.executing', 'model']);
+    await third.stop();
   });
 });
 

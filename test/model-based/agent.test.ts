@@ -169,6 +169,16 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
         outcomes: ids.map((toolCallId) => ({ toolCallId, error: result(toolCallId, true) })),
       },
       { type: 'VALIDATED', batch: batch - 1, outcomes: [] },
+      // Nothing can refuse a call (no policy, rules or mode): authorizing is passed without a request.
+      { type: 'VALIDATED', batch, outcomes: ids.map((toolCallId) => ({ toolCallId })), allowed: true },
+      {
+        type: 'VALIDATED',
+        batch,
+        outcomes: ids.map((toolCallId, i) =>
+          i === 0 ? { toolCallId, error: result(toolCallId, true) } : { toolCallId },
+        ),
+        allowed: true,
+      },
     );
   }
   if (is(snapshot, { running: { turn: { step: { tools: 'authorizing' } } } })) {
@@ -297,6 +307,8 @@ class Recorder {
   turnsStarted = new Map<number, number>();
   turnsEnded = new Map<number, number>();
   authorised = new Set<string>();
+  /** Batches the worker validated as `allowed`: nothing can refuse their calls, so none is sent to authorization. */
+  allowedBatches = new Set<number>();
   executed = new Set<string>();
   results = new Map<string, number>();
   violations: string[] = [];
@@ -327,6 +339,9 @@ const testMachine = agentMachine.provide({
       const rec = current;
       rec.workers.tools = sendBack as (e: AgentMachineEvent) => void;
       receive((request) => {
+        if (request.type === 'AUTHORIZE' && rec.allowedBatches.has(request.batch)) {
+          rec.check(() => violate(`batch ${request.batch} was validated as allowed and still sent to authorization`));
+        }
         if (request.type !== 'EXECUTE') return;
         rec.check(() => {
           for (const c of request.calls) {
@@ -371,7 +386,17 @@ const keys = transitionKeys(testMachine);
 function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
   const rec = new Recorder();
   current = rec;
-  const { workers, modelRequests, turnsStarted, turnsEnded, authorised, executed, results, violations } = rec;
+  const {
+    workers,
+    modelRequests,
+    turnsStarted,
+    turnsEnded,
+    authorised,
+    allowedBatches,
+    executed,
+    results,
+    violations,
+  } = rec;
   const taken = new Set<string>();
   const entered = new Set<string>();
   const actor = createActor(machine, {
@@ -404,6 +429,10 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
       const before = actor.getSnapshot();
       if (event.type === 'AUTHORIZED' && event.batch === before.context.batch) {
         for (const d of event.decisions) if (d.decision === 'allow') authorised.add(d.toolCallId);
+      }
+      if (event.type === 'VALIDATED' && event.allowed && event.batch === before.context.batch) {
+        allowedBatches.add(event.batch);
+        for (const o of event.outcomes) if (!o.error) authorised.add(o.toolCallId);
       }
       if (
         event.type === 'APPROVE' &&
