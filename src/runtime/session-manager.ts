@@ -7,12 +7,15 @@ import {
   JournalWriter,
   JsonlStore,
   readJournal,
+  SessionSummary,
   type Store,
+  type SummaryState,
+  summarize,
+  summaryOf,
   type WarningHandler,
 } from '../session/index.js';
 import { type AgentConfig, createAgent } from './agent.js';
 import { newHeader, ReplaySink, Session, type SessionStatus } from './session.js';
-import { AgentJournal } from './session-restore.js';
 
 export interface SessionsOptions {
   /** Where sessions are kept; default: a {@link JsonlStore} in `dir`. */
@@ -60,7 +63,7 @@ export class SessionManager {
   create(options: { id?: string; title?: string; agentId?: string } = {}): Session {
     const header = newHeader(options.id, options.agentId, options.title);
     if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
-    const writer = new JournalWriter(this.store.acquire(header.id), this.durability);
+    const writer = new JournalWriter(this.store.acquire(header.id), this.durability, new SessionSummary(header));
     writer.add(header);
     writer.flush();
     return new Session(header, [header], writer, undefined, this.store.dirOf?.(header.id));
@@ -72,7 +75,8 @@ export class SessionManager {
     if (!journal) throw new Error(`No session "${id}"`);
     const storeWriter = this.store.acquire(id);
     if (journal.dropped) storeWriter.truncate(journal.count);
-    const writer = new JournalWriter(storeWriter, this.durability);
+    const summary = summaryOf(journal.header, journal.records);
+    const writer = new JournalWriter(storeWriter, this.durability, summary);
     return new Session(journal.header, journal.records, writer, undefined, this.store.dirOf?.(id));
   }
 
@@ -82,22 +86,24 @@ export class SessionManager {
     return newest ? this.open(newest.id) : undefined;
   }
 
+  /**
+   * Every session of the store with its title, status, last activity and usage. Each is read from its index (a
+   * summary its writer saves beside the journal now and then) and the records written after it, so listing many
+   * long sessions does not read their journals whole; a session without an index is read whole.
+   */
   list(): SessionInfo[] {
     return this.store.list().flatMap((id): SessionInfo[] => {
-      const journal = readJournal(this.store, id, () => {});
-      if (!journal) return [];
-      const { header } = journal;
-      const agent = new AgentJournal(header.agentId, journal.records);
-      const session = new Session(header, journal.records, { add: () => {} });
+      const summary = summarize(this.store, id)?.state;
+      if (!summary) return [];
       return [
         {
           id,
-          ...(session.title === undefined ? {} : { title: session.title }),
-          status: this.store.isLocked(id) ? 'open' : session.status,
-          lastActivity: Math.max(header.t, agent.lastTime),
-          usage: agent.usage,
-          messages: agent.messages.length,
-          ...(header.forkOf ? { forkOf: header.forkOf } : {}),
+          ...(summary.title === undefined ? {} : { title: summary.title }),
+          status: this.store.isLocked(id) ? 'open' : statusOf(summary),
+          lastActivity: summary.lastActivity,
+          usage: summary.usage,
+          messages: summary.messages,
+          ...(summary.forkOf ? { forkOf: summary.forkOf } : {}),
         },
       ];
     });
@@ -125,7 +131,7 @@ export class SessionManager {
     };
     if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
     const kept = source.records.slice(1, cut + 1);
-    const writer = new JournalWriter(this.store.acquire(header.id), this.durability);
+    const writer = new JournalWriter(this.store.acquire(header.id), this.durability, new SessionSummary(header));
     writer.add(header);
     for (const record of kept) writer.add(record);
     writer.flush();
@@ -176,6 +182,13 @@ const offlineModel: Model = {
     });
   },
 };
+
+/** Where a session stands by its summary (see Session.status, which says the same from the journal). */
+function statusOf(summary: SummaryState): SessionStatus {
+  // A supervisor's session has no root agent, only batches: interrupted while a task had not settled.
+  if (!summary.agent) return summary.tasks === 0 ? 'new' : summary.settled < summary.tasks ? 'interrupted' : 'idle';
+  return summary.running ? 'interrupted' : 'idle';
+}
 
 /** The sessions of a store: `sessions({ dir })` (JSONL files, the default) or `sessions({ store })`. */
 export function sessions(options: SessionsOptions = {}): SessionManager {

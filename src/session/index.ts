@@ -1,5 +1,14 @@
-export { type Durability, type JournalStats, JournalWriter, readJournal, type WarningHandler } from './journal.js';
+export {
+  type Durability,
+  type JournalStats,
+  JournalWriter,
+  readJournal,
+  summarize,
+  summaryOf,
+  type WarningHandler,
+} from './journal.js';
 export { JsonlStore } from './jsonl-store.js';
 export * from './records.js';
 export { SqliteStore } from './sqlite-store.js';
 export { SessionLockedError, type Store, type StoreWriter } from './store.js';
+export { SessionSummary, type SummaryState } from './summary.js';

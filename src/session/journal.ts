@@ -8,6 +8,10 @@ import {
   JournalVersionError,
 } from './records.js';
 import type { Store, StoreWriter } from './store.js';
+import { SessionSummary } from './summary.js';
+
+/** Bytes written after which the writer saves the session's index again: what a listing reads past it, at most. */
+const INDEX_EVERY = 16 * 1024;
 
 /**
  * When journal records reach the store (the OS, for files; a commit, for SQLite):
@@ -65,6 +69,33 @@ export function readJournal(
   return { header, records, count: records.length, dropped };
 }
 
+/**
+ * A session's summary for listing: its store's index and the records written after it, or, without an index, its
+ * whole journal. Lenient, as a listing must be: a damaged record in the tail is skipped (opening the session is
+ * what refuses it). Undefined when there is no such session.
+ */
+export function summarize(store: Store, id: string): SessionSummary | undefined {
+  const indexed = store.readIndexed?.(id);
+  const summary = indexed ? SessionSummary.parse(indexed.index) : undefined;
+  if (indexed && summary) {
+    for (const text of indexed.tail) {
+      const record = decodeRecord(text);
+      if (record) summary.take(record);
+    }
+    return summary;
+  }
+  const journal = readJournal(store, id, () => {});
+  if (!journal) return undefined;
+  return summaryOf(journal.header, journal.records);
+}
+
+/** The summary of records read whole (the header first). */
+export function summaryOf(header: HeaderRecord, records: readonly JournalRecord[]): SessionSummary {
+  const summary = new SessionSummary(header);
+  for (let i = 1; i < records.length; i++) summary.take(records[i] as JournalRecord);
+  return summary;
+}
+
 /** Write counts, for benchmarks and tests. */
 export interface JournalStats {
   records: number;
@@ -78,6 +109,8 @@ export class JournalWriter {
   private buffer: string[] = [];
   private scheduled = false;
   private closed = false;
+  /** Bytes written since the index was last saved. */
+  private sinceIndex = 0;
   private readonly flushSoon = () => {
     this.scheduled = false;
     this.flush();
@@ -86,6 +119,8 @@ export class JournalWriter {
   constructor(
     private readonly writer: StoreWriter,
     readonly durability: Durability = 'step',
+    /** The summary of the records written so far, saved as the store's index now and then (when it keeps one). */
+    private readonly summary?: SessionSummary,
   ) {}
 
   /**
@@ -96,6 +131,7 @@ export class JournalWriter {
     if (this.closed) return;
     this.buffer.push(encodeRecord(record));
     this.stats.records++;
+    this.summary?.take(record);
     switch (this.durability) {
       case 'fact':
         this.flush();
@@ -119,13 +155,25 @@ export class JournalWriter {
     this.buffer = [];
     this.writer.append(batch);
     this.stats.writes++;
-    for (const text of batch) this.stats.bytes += text.length + 1;
+    let bytes = 0;
+    for (const text of batch) bytes += text.length + 1;
+    this.stats.bytes += bytes;
+    this.sinceIndex += bytes;
+    if (this.sinceIndex >= INDEX_EVERY) this.saveIndex();
+  }
+
+  /** Saves the summary as the store's index: a listing then reads only what was written after this point. */
+  private saveIndex(): void {
+    if (!this.summary || !this.writer.saveIndex) return;
+    this.sinceIndex = 0;
+    this.writer.saveIndex(JSON.stringify(this.summary));
   }
 
   /** Writes what is buffered and releases the session for another writer. */
   close(): void {
     if (this.closed) return;
     this.flush();
+    if (this.sinceIndex > 0) this.saveIndex();
     this.closed = true;
     this.writer.release();
   }

@@ -8,18 +8,23 @@ import {
   readdirSync,
   readFileSync,
   readSync,
+  renameSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { checkSessionId, processAlive, SessionLockedError, type Store, type StoreWriter } from './store.js';
 
 const EXT = '.jsonl';
+/** `<id>.index`: the journal's byte length when the index was saved, a line break, the index. */
+const INDEX = '.index';
 
 /**
  * Sessions as JSON Lines files in a directory, one file per session (`<id>.jsonl`), appended to and never
  * rewritten, so `tail -f` and `jq` read them as they grow. A writer holds `<id>.lock` (its pid): a lock whose
- * process has died (a crash) is taken over, a live one refuses the second writer.
+ * process has died (a crash) is taken over, a live one refuses the second writer. `<id>.index` holds the writer's
+ * last index and the journal's length when it was saved: a listing reads it and the lines after that length.
  */
 export class JsonlStore implements Store {
   constructor(readonly dir: string) {
@@ -57,7 +62,37 @@ export class JsonlStore implements Store {
     }
     writeSync(fd, String(process.pid));
     closeSync(fd);
-    return new JsonlWriter(this.path(id), lock);
+    return new JsonlWriter(this.path(id), lock, this.indexPath(id));
+  }
+
+  readIndexed(id: string): { index: string; tail: string[] } | undefined {
+    let saved: string;
+    try {
+      saved = readFileSync(this.indexPath(id), 'utf8');
+    } catch {
+      return undefined;
+    }
+    const cut = saved.indexOf('\n');
+    const at = Number(saved.slice(0, cut));
+    if (cut < 0 || !Number.isSafeInteger(at) || at < 0) return undefined;
+    let fd: number;
+    try {
+      fd = openSync(this.path(id), 'r');
+    } catch {
+      return undefined;
+    }
+    try {
+      const size = fstatSync(fd).size;
+      // Shorter than when the index was saved: cut since (a torn record dropped), the index may count too much.
+      if (size < at) return undefined;
+      const buffer = Buffer.alloc(size - at);
+      readSync(fd, buffer, 0, buffer.length, at);
+      const tail = buffer.length === 0 ? [] : buffer.toString('utf8').split('\n');
+      if (tail[tail.length - 1] === '') tail.pop();
+      return { index: saved.slice(cut + 1), tail };
+    } finally {
+      closeSync(fd);
+    }
   }
 
   isLocked(id: string): boolean {
@@ -69,6 +104,7 @@ export class JsonlStore implements Store {
     if (this.isLocked(id)) throw new SessionLockedError(id, `process ${this.holder(id)}`);
     rmSync(this.path(id), { force: true });
     rmSync(this.lockPath(id), { force: true });
+    rmSync(this.indexPath(id), { force: true });
     rmSync(this.dirOf(id), { recursive: true, force: true });
   }
 
@@ -90,6 +126,10 @@ export class JsonlStore implements Store {
     return join(this.dir, checkSessionId(id) + EXT);
   }
 
+  private indexPath(id: string): string {
+    return join(this.dir, checkSessionId(id) + INDEX);
+  }
+
   private lockPath(id: string): string {
     return join(this.dir, `${checkSessionId(id)}.lock`);
   }
@@ -97,18 +137,30 @@ export class JsonlStore implements Store {
 
 class JsonlWriter implements StoreWriter {
   private fd: number | undefined;
+  /** The journal's length in bytes, as written by this writer. */
+  private size: number;
 
   constructor(
     path: string,
     private readonly lock: string,
+    private readonly index: string,
   ) {
     this.fd = openSync(path, 'a+');
+    this.size = fstatSync(this.fd).size;
   }
 
   append(records: readonly string[]): void {
     if (records.length === 0) return;
     // One write per batch: a kill can tear only the batch's last line, which the journal drops on opening.
-    writeSync(this.open(), records.length === 1 ? `${records[0]}\n` : `${records.join('\n')}\n`);
+    this.size += writeSync(this.open(), records.length === 1 ? `${records[0]}\n` : `${records.join('\n')}\n`);
+  }
+
+  saveIndex(index: string): void {
+    this.open();
+    // Written aside and renamed over the old one: a kill leaves the old index or the new one, never half of one.
+    const temporary = `${this.index}.${process.pid}`;
+    writeFileSync(temporary, `${this.size}\n${index}`);
+    renameSync(temporary, this.index);
   }
 
   truncate(count: number): void {
@@ -123,6 +175,9 @@ class JsonlWriter implements StoreWriter {
       offset = end + 1;
     }
     ftruncateSync(fd, offset);
+    this.size = offset;
+    // The index summed up what was just dropped (and the next records would land where it thinks its tail starts).
+    rmSync(this.index, { force: true });
   }
 
   release(): void {

@@ -22,7 +22,8 @@ export class SqliteStore implements Store {
     this.db.exec(
       `CREATE TABLE IF NOT EXISTS records (session TEXT NOT NULL, n INTEGER NOT NULL, body TEXT NOT NULL,
          PRIMARY KEY (session, n)) WITHOUT ROWID;
-       CREATE TABLE IF NOT EXISTS locks (session TEXT PRIMARY KEY, pid INTEGER NOT NULL);`,
+       CREATE TABLE IF NOT EXISTS locks (session TEXT PRIMARY KEY, pid INTEGER NOT NULL);
+       CREATE TABLE IF NOT EXISTS indexes (session TEXT PRIMARY KEY, n INTEGER NOT NULL, body TEXT NOT NULL);`,
     );
     this.insert = this.db.prepare('INSERT INTO records (session, n, body) VALUES (?, ?, ?)');
     this.selectAll = this.db.prepare('SELECT body FROM records WHERE session = ? ORDER BY n').pluck();
@@ -35,6 +36,18 @@ export class SqliteStore implements Store {
 
   read(id: string): string[] {
     return this.selectAll.all(checkSessionId(id)) as string[];
+  }
+
+  readIndexed(id: string): { index: string; tail: string[] } | undefined {
+    const saved = this.db.prepare('SELECT n, body FROM indexes WHERE session = ?').get(checkSessionId(id)) as
+      | { n: number; body: string }
+      | undefined;
+    if (!saved) return undefined;
+    const tail = this.db
+      .prepare('SELECT body FROM records WHERE session = ? AND n >= ? ORDER BY n')
+      .pluck()
+      .all(id, saved.n) as string[];
+    return { index: saved.body, tail };
   }
 
   acquire(id: string): StoreWriter {
@@ -61,7 +74,13 @@ export class SqliteStore implements Store {
       truncate: (count) => {
         live();
         this.db.prepare('DELETE FROM records WHERE session = ? AND n >= ?').run(id, count);
+        // An index that counted the records dropped no longer sums up the journal.
+        this.db.prepare('DELETE FROM indexes WHERE session = ? AND n > ?').run(id, count);
         next = Math.min(next, count);
+      },
+      saveIndex: (index) => {
+        live();
+        this.db.prepare('INSERT OR REPLACE INTO indexes (session, n, body) VALUES (?, ?, ?)').run(id, next, index);
       },
       release: () => {
         if (released) return;
@@ -81,6 +100,7 @@ export class SqliteStore implements Store {
     this.db.transaction(() => {
       this.db.prepare('DELETE FROM records WHERE session = ?').run(id);
       this.db.prepare('DELETE FROM locks WHERE session = ?').run(id);
+      this.db.prepare('DELETE FROM indexes WHERE session = ?').run(id);
     })();
   }
 

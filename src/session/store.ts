@@ -24,6 +24,12 @@ export interface Store {
    * such files go to a temporary folder and do not outlive the process.
    */
   dirOf?(id: string): string;
+  /**
+   * The index last saved with {@link StoreWriter.saveIndex} and the records appended after it (the last one may be
+   * torn); undefined when there is none (then the whole journal is read). Optional: it makes listing many long
+   * sessions cost what their indexes and short tails cost, not their whole journals.
+   */
+  readIndexed?(id: string): { index: string; tail: string[] } | undefined;
 }
 
 /** The one writer of a session. */
@@ -34,6 +40,8 @@ export interface StoreWriter {
   truncate(count: number): void;
   /** Lets another writer take the session. */
   release(): void;
+  /** Saves a small text that sums up the records appended so far (see {@link Store.readIndexed}). */
+  saveIndex?(index: string): void;
 }
 
 /** Another writer holds the session: two writers would interleave one journal. */

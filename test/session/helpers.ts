@@ -19,12 +19,14 @@ export function cleanTempDirs(): void {
 }
 
 /**
- * What a `kill -9` at this moment would leave: the journals as written so far, without the locks (their process
- * is gone). Taken in the same process, so the test can go on inspecting the live agent.
+ * What a `kill -9` at this moment would leave: the journals (and their indexes) as written so far, without the locks
+ * (their process is gone). Taken in the same process, so the test can go on inspecting the live agent.
  */
 export function crashCopy(dir: string): string {
   const copy = tempDir();
-  for (const name of readdirSync(dir)) if (name.endsWith('.jsonl')) cpSync(join(dir, name), join(copy, name));
+  for (const name of readdirSync(dir)) {
+    if (name.endsWith('.jsonl') || name.endsWith('.index')) cpSync(join(dir, name), join(copy, name));
+  }
   return copy;
 }
 

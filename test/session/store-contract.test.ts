@@ -93,6 +93,27 @@ describe.each(stores)('%s (the Store contract)', (_name, makeStore, makeSource) 
     expect(store.read('s')).toHaveLength(3);
   });
 
+  it('keeps an index: the records appended after it are its tail, and a truncation below it drops it', () => {
+    const store = makeStore(tempDir());
+    expect(store.readIndexed?.('s')).toBeUndefined();
+    const writer = store.acquire('s');
+    writer.append([encodeRecord(header('s')), run(1)]);
+    writer.saveIndex?.('{"upTo":2}');
+    expect(store.readIndexed?.('s')).toEqual({ index: '{"upTo":2}', tail: [] });
+    writer.append([run(2), run(3)]);
+    expect(store.readIndexed?.('s')).toEqual({ index: '{"upTo":2}', tail: [run(2), run(3)] });
+    writer.saveIndex?.('{"upTo":4}');
+    writer.append([run(4)]);
+    expect(store.readIndexed?.('s')).toEqual({ index: '{"upTo":4}', tail: [run(4)] });
+    // A torn record dropped below the index: it summed up records that are gone, so it is no longer read.
+    writer.truncate(3);
+    writer.append([run(6), run(7)]);
+    expect(store.readIndexed?.('s')).toBeUndefined();
+    writer.release();
+    store.remove('s');
+    expect(store.readIndexed?.('s')).toBeUndefined();
+  });
+
   it('refuses a second writer, and lets one in after release', () => {
     const store = makeStore(tempDir());
     const writer = store.acquire('s');
