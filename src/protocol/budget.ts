@@ -16,7 +16,7 @@ export type BudgetLimit = 'tokens' | 'cost' | 'time';
 /** Which account ran out, of what: the agent's own, or an ancestor's (a parent's turn, a swarm's). */
 export interface BudgetExhaustion {
   limit: BudgetLimit;
-  /** The account that ran out: an agent id, or `batch <id>` for a swarm's. */
+  /** The account that ran out: an agent id (its turn), `batch <id>` for a swarm's, `total <id>` for a lifetime. */
   account: string;
   max: number;
   spent: number;

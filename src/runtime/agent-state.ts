@@ -30,6 +30,8 @@ export interface AgentState {
   context: ContextWindowState;
   /** The budget of the current (or last) turn, where one covers it: limits, spent by its subtree, what is left. */
   budget?: BudgetView;
+  /** The lifetime account (`totalBudget`): limits, spent over every turn (and, with a session, before restarts). */
+  totalBudget?: BudgetView;
 }
 
 /**
@@ -71,6 +73,7 @@ export function agentStateOf(
     context: ContextWindowState;
     schedules?: ScheduleState[] | undefined;
     budget?: BudgetView | undefined;
+    totalBudget?: BudgetView | undefined;
   },
 ): AgentState {
   const snapshot = actor.getSnapshot();
@@ -96,6 +99,7 @@ export function agentStateOf(
   if (facts.goal) state.goal = facts.goal;
   if (facts.schedules?.length) state.schedules = facts.schedules;
   if (facts.budget) state.budget = facts.budget;
+  if (facts.totalBudget) state.totalBudget = facts.totalBudget;
   return state;
 }
 

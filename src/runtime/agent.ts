@@ -24,7 +24,7 @@ import { AgentFailedError, describeThrown, resumableHistory, userMessage } from 
 import { type AnyTool, type OutputSpec, outputSpec, ToolRegistry, type ToolResultOptions } from '../tools/index.js';
 import { joinSystem, resolveProfile, type SkillsConfig, skillsFor } from './agent-profile.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
-import { type BudgetLimits, checkLimits } from './budget.js';
+import { Budget, type BudgetLimits, checkLimits, checkTotalLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
 import {
   AgentEnv,
@@ -69,6 +69,12 @@ export interface AgentConfig<Output = unknown> {
    * included: past it the turn ends with `budget_exhausted` and what still runs below it is cancelled.
    */
   budget?: BudgetLimits;
+  /**
+   * What the agent may spend over its whole life (`tokens`, `costUsd`; wall time is per turn): every turn, with
+   * everything each starts, and every `run()` conversation. With a session, the session's whole life, across
+   * restarts. Past it the running turn ends with `budget_exhausted`, and so does every later one, before its model call.
+   */
+  totalBudget?: BudgetLimits;
   /** How many calls of one parallel group run at once (default 8). */
   toolConcurrency?: number;
   /**
@@ -242,6 +248,8 @@ export class Agent<Output = unknown> {
   /** What `run()` builds its conversations from; absent on a handle bound to a spawned subagent. */
   private readonly config?: AgentConfig<Output>;
   private readonly goal?: GoalTracker;
+  /** The lifetime account (`totalBudget`): every turn's account opens under it. */
+  private total?: Budget;
 
   /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
   constructor(original: AgentConfig<Output>, attached?: AttachedAgent) {
@@ -271,6 +279,10 @@ export class Agent<Output = unknown> {
     const settings = agentSettings(config, extraTools);
     this.env = new AgentEnv(this.id, undefined, settings, new Transcript(bound?.messages ?? given), this.bus);
     this.env.requestInterrupt = () => this.interrupt();
+    if (config.totalBudget) {
+      this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));
+      this.env.budgetParent = this.total;
+    }
     const inspect = config.inspect;
     this.actor = createActor(runtimeAgentMachine, {
       id: this.id,
@@ -310,7 +322,9 @@ export class Agent<Output = unknown> {
     if (!this.config) throw new TypeError(`run() needs an agent made by createAgent; ${this.id} is a subagent handle`);
     if (this.stopping) throw new Error(`Agent ${this.id} is stopped`);
     const { messages, input, on, ...options } = conversation;
-    const actor = new Agent<Output>({ ...this.config, id: undefined, messages });
+    const actor = new Agent<Output>({ ...this.config, id: undefined, messages, totalBudget: undefined });
+    // Conversations spend from this agent's lifetime account.
+    if (this.total) actor.env.budgetParent = actor.total = this.total;
     const off = on ? actor.on('*', on, { subtree: true }) : undefined;
     try {
       return await actor.prompt(input, options);
@@ -413,6 +427,7 @@ export class Agent<Output = unknown> {
       context: this.env.context.windowState(this.env.transcript.messages),
       schedules: this.scheduleBook?.state(),
       budget: this.env.budget?.view(),
+      totalBudget: this.total?.view(),
     });
   }
 

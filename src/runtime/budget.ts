@@ -24,6 +24,15 @@ export function checkLimits(limits: BudgetLimits, where: string): BudgetLimits {
   return limits;
 }
 
+/** A lifetime's limits: tokens and cost; wall time is a turn's (an agent's age is no budget). */
+export function checkTotalLimits(limits: BudgetLimits): BudgetLimits {
+  checkLimits(limits, 'totalBudget');
+  if (limits.timeMs !== undefined) {
+    throw new RangeError('totalBudget: wall time is budgeted per turn (budget.timeMs), not over a lifetime');
+  }
+  return limits;
+}
+
 /** A view as it will stand once `usage` (costing `cost`) is charged: what MODEL_DONE carries for the inspector. */
 export function viewAfter(view: BudgetView, usage: Usage, cost: number | undefined): BudgetView {
   const tokens = tokensOf(usage);
@@ -93,8 +102,10 @@ export class Budget {
     readonly account: string,
     readonly limits: BudgetLimits,
     readonly parent?: Budget,
+    /** When the turn began: now, or, for a turn restored after a restart, when it first started. */
+    startedAt = Date.now(),
   ) {
-    this.startedAt = Date.now();
+    this.startedAt = startedAt;
     const own = limits.timeMs === undefined ? Number.POSITIVE_INFINITY : this.startedAt + limits.timeMs;
     this.deadline = parent ? Math.min(own, parent.deadline) : own;
     // Below its parent from the start: a swarm's account is never opened, yet its tasks' accounts must hear the
@@ -127,8 +138,11 @@ export class Budget {
 
   /** Spending by this account's agent: counted here and in every ancestor; any of them may run out now. */
   charge(usage: Usage, cost: number | undefined): void {
-    const tokens = tokensOf(usage);
-    const usd = cost ?? 0;
+    this.add(tokensOf(usage), cost ?? 0);
+  }
+
+  /** Spending counted in tokens and dollars: a charge, or what a restored account had spent before a restart. */
+  add(tokens: number, usd: number): void {
     for (let account: Budget | undefined = this; account; account = account.parent) {
       account.tokens += tokens;
       account.cost += usd;

@@ -35,6 +35,7 @@ import {
   ToolResults,
 } from '../tools/index.js';
 import type { Budget, BudgetLimits } from './budget.js';
+import type { RestoredSpend } from './budget-ledger.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
 import type { LiveTools } from './live-tools.js';
@@ -133,6 +134,10 @@ export interface Recording {
   answer(turn: number, step: number): AssistantMessage | undefined;
   /** A call's recorded result, or the result a restart gives a call that was running; undefined: run it. */
   toolResult(call: ToolCallPart, safeToRepeat: boolean): ToolResultPart | undefined;
+  /** A journaled turn's budget: its prompt's limits, what it had spent before the restart and since when it ran. */
+  restoredTurn?(turn: number, inputId: string): { budget?: BudgetLimits; spent?: RestoredSpend } | undefined;
+  /** Whether a history of this length is still being rebuilt from the journal (its steps are facts, not choices). */
+  replaying?(historyLength: number): boolean;
 }
 
 /**

@@ -20,7 +20,7 @@ import {
   type TurnError,
   textOf,
 } from '../protocol/index.js';
-import { hasBudget, openTurnBudget } from './budget-turn.js';
+import { startTurnBudget } from './budget-turn.js';
 import { type AgentEnv, envOf, type RunResult } from './env.js';
 import { modelWorker } from './model-worker.js';
 import { treeOf } from './supervisor-tree.js';
@@ -77,7 +77,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       const pending = env.pending.get(input.inputId);
       env.turnStart = env.transcript.length;
       if (pending) pending.startIndex = env.turnStart;
-      if (hasBudget(env, pending?.budget)) openTurnBudget(env, self, context.turn, pending?.budget);
+      startTurnBudget(env, self, context.turn, input.inputId, pending?.budget);
       env.emit({ type: 'turn_start', inputId: input.inputId });
       for (const message of input.messages) env.append(message);
       if (pending?.abortRequested) queueMicrotask(() => env.requestInterrupt?.());

@@ -51,17 +51,18 @@ async function callModel(
   sendBack: (reply: WorkerReply | AgentCommand) => void,
 ): Promise<void> {
   const { turn, step } = request;
+  const recorded = env.recording?.answer(turn, step);
+  if (recorded) {
+    // A resumed or replayed step whose answer is in the journal: the model is not asked again (and a budget that
+    // ran out meanwhile is judged once the replay has caught up: the journaled steps happened).
+    if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
+    if (!env.stopped) sendBack(answered(env, turn, step, recorded));
+    return;
+  }
   // A step does not start on a spent budget (an ancestor's may have run out before this turn began).
   const over = env.budget?.exhaustion();
   if (over) {
     if (!env.stopped) sendBack({ type: 'BUDGET_EXHAUSTED', turn, error: exhaustionError(over) });
-    return;
-  }
-  const recorded = env.recording?.answer(turn, step);
-  if (recorded) {
-    // A resumed or replayed step whose answer is in the journal: the model is not asked again.
-    if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
-    if (!env.stopped) sendBack(answered(env, turn, step, recorded));
     return;
   }
   // A turn's first request evaluates the system prompt's function parts (synchronously when none is async).

@@ -129,7 +129,11 @@ export class SessionRecorder {
     if (this.journaled.inputs.has(inputId)) return;
     this.journaled.inputs.add(inputId);
     // At once: a prompt is durable when `prompt()` returns, whatever the process does next.
-    this.sink.add({ k: 'input', a: this.env.agentId, inputId, messages, expectsOutput }, true);
+    const budget = this.env.pending.get(inputId)?.budget;
+    this.sink.add(
+      { k: 'input', a: this.env.agentId, inputId, messages, expectsOutput, ...(budget ? { budget } : {}) },
+      true,
+    );
   }
 
   /** Makes restored input messages known, so that their turn stores references again. */

@@ -20,6 +20,8 @@ import {
   type SnapshotRecord,
   type SteerRecord,
 } from '../session/index.js';
+import type { BudgetLimits } from './budget.js';
+import type { RestoredSpend, SpendLedger } from './budget-ledger.js';
 import type { AgentEnv, Recording } from './env.js';
 import { type Journaled, nothingJournaled } from './session-recorder.js';
 
@@ -44,6 +46,8 @@ export class AgentJournal implements Recording {
   lastTime = 0;
   /** When set (a replay), a step or call the journal has no answer for is an error instead of a live call. */
   offline = false;
+  /** What the tree's budget accounts had spent, for the turns this agent replays (set on resume). */
+  ledger?: SpendLedger;
 
   constructor(
     readonly agentId: string,
@@ -75,6 +79,17 @@ export class AgentJournal implements Recording {
   firstOfTurn(turn: number, count: number): number {
     for (let i = 0; i < count; i++) if (this.turnOf[i] === turn) return i;
     return count;
+  }
+
+  restoredTurn(turn: number, inputId: string): { budget?: BudgetLimits; spent?: RestoredSpend } | undefined {
+    const budget = this.inputs.get(inputId)?.budget;
+    const spent = this.ledger?.turn(this.agentId, turn);
+    if (!budget && !spent) return undefined;
+    return { ...(budget ? { budget } : {}), ...(spent ? { spent } : {}) };
+  }
+
+  replaying(historyLength: number): boolean {
+    return historyLength < this.messages.length;
   }
 
   answer(turn: number, step: number): AssistantMessage | undefined {

@@ -3,6 +3,7 @@ import type { AgentContext } from '../../machines/agent/index.js';
 import { JOINED_TEXT } from '../../machines/supervisor/index.js';
 import { type JoinPolicy, joinDecided, notificationMessage, type UserMessage } from '../protocol/index.js';
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
+import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal, markReplayed } from './session-restore.js';
@@ -31,6 +32,8 @@ export class TreeJournal implements TreeObserver {
   /** Agents whose task had not settled at the restore: they replay their journal once. */
   private readonly toReplay = new Map<string, AgentJournal>();
   private readonly offs: Array<() => void> = [];
+  /** What the tree's restored accounts had spent before the restart (set by the session on resume). */
+  ledger?: SpendLedger;
 
   constructor(
     private readonly tree: Tree,
@@ -190,6 +193,7 @@ export class TreeJournal implements TreeObserver {
       tasks: batch.tasks,
       ...(batch.callId === undefined ? {} : { call: batch.callId }),
       ...(batch.join ? { join: batch.join } : {}),
+      ...(batch.budget ? { budget: batch.budget } : {}),
     };
     this.batches.set(batch.batchId, record);
     if (batch.callId !== undefined) this.byCall.set(`${owner.id}/${batch.callId}`, batch.batchId);
@@ -206,6 +210,7 @@ export class TreeJournal implements TreeObserver {
     const replay = attempt === 0 ? this.toReplay.get(env.agentId) : undefined;
     this.toReplay.delete(env.agentId);
     if (replay) {
+      replay.ledger = this.ledger;
       env.recording = replay;
       markReplayed(env, replay);
     } else if (env.recording) env.recording = undefined;
@@ -277,6 +282,8 @@ export class TreeJournal implements TreeObserver {
           background: batch.background,
           ...(join ? { join } : {}),
           ...(batch.call === undefined ? {} : { callId: batch.call }),
+          // Its own budget again, charged with what its settled tasks spent.
+          ...(batch.budget ? { budget: batch.budget, spent: this.ledger?.batch(batch.batchId) } : {}),
           ids: { batchId: batch.batchId, tasks: open },
         },
       );

@@ -9,6 +9,7 @@ import {
   type JournalStats,
   type TaskRecord,
 } from '../session/index.js';
+import { restoreBudgets, supervisorLedger } from './budget-turn.js';
 import type { AgentEnv } from './env.js';
 import type { ScheduleJournal } from './schedule-book.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
@@ -116,6 +117,7 @@ export class Session {
    */
   attachSupervisor(tree: Tree, owner: Owner): void {
     const journal = new TreeJournal(tree, this.sink, owner.id, this.records);
+    journal.ledger = supervisorLedger(this.records, owner.id);
     this.tree = journal;
     this.treeRuntime = tree;
     tree.observer = journal;
@@ -217,6 +219,11 @@ export class Session {
       : `${snapshot.context.turn}.${snapshot.context.step}`;
     this.restoreEnv(env, snapshot.context);
     this.closers.push(markReplayed(env, journal));
+    // Budgets are derived from the journaled answers: the accounts of the turn in flight and of the agent's life.
+    const inTurn = snapshot.matches('running') ? snapshot.context : undefined;
+    const ledger = restoreBudgets(env, actor, this.records, inTurn, journal.snapshot.n);
+    journal.ledger = ledger;
+    if (this.tree) this.tree.ledger = ledger;
     recorder.watch(actor);
     // Background results reach the root only once its replay has caught up with the journal (see afterReplay).
     const release = tree?.holdNotifications(env.agentId);

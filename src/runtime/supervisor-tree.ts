@@ -25,6 +25,7 @@ import {
 import type { AnyTool } from '../tools/index.js';
 import { ApprovalRouting, type ApprovalTarget } from './approval-routing.js';
 import { checkLimits } from './budget.js';
+import type { RestoredSpend } from './budget-ledger.js';
 import { batchAccount } from './budget-turn.js';
 import type { EventBus } from './bus.js';
 import {
@@ -92,6 +93,7 @@ export interface OpenedBatch {
   callId?: string;
   background: boolean;
   join?: JoinPolicy;
+  budget?: BudgetLimits;
   tasks: Array<{ taskId: string; agentId: string; profile: string; prompt: string }>;
 }
 
@@ -318,6 +320,8 @@ export class Tree implements SubagentHost {
       ids?: { batchId: string; tasks: ReadonlyArray<{ taskId: string; agentId: string }> };
       /** What the batch may spend, all its tasks together (within what the starting turn has left). */
       budget?: BudgetLimits;
+      /** What a batch started again after a restart had spent (its settled tasks): see SpendLedger. */
+      spent?: RestoredSpend;
     },
   ): StartedBatch {
     if (requests.length === 0) throw new SpawnRefused('No tasks given');
@@ -343,7 +347,12 @@ export class Tree implements SubagentHost {
       );
     }
     const batchId = options.ids?.batchId ?? newId('batch');
-    const budget = batchAccount(owner instanceof TreeNode ? owner.env : undefined, batchId, options.budget);
+    const budget = batchAccount(
+      owner instanceof TreeNode ? owner.env : undefined,
+      batchId,
+      options.budget,
+      options.spent,
+    );
     // A profile without its own step limit takes the starting agent's (a root supervisor has none to give).
     const parentMaxSteps: number | undefined =
       owner instanceof TreeNode ? owner.ref?.getSnapshot().context.maxSteps : undefined;
@@ -397,6 +406,7 @@ export class Tree implements SubagentHost {
       background: options.background,
       ...(options.callId === undefined ? {} : { callId: options.callId }),
       ...(join && join.kind !== 'all' ? { join } : {}),
+      ...(options.budget ? { budget: options.budget } : {}),
       tasks: specs.map((spec, i) => ({
         taskId: spec.taskId,
         agentId: spec.agentId,

@@ -1,4 +1,12 @@
-import type { Message, ToolResultPart, TurnStopReason, Usage, UserContent, UserMessage } from '../protocol/index.js';
+import type {
+  BudgetLimits,
+  Message,
+  ToolResultPart,
+  TurnStopReason,
+  Usage,
+  UserContent,
+  UserMessage,
+} from '../protocol/index.js';
 
 /**
  * The version of the journal format this build writes and the newest it reads. A journal's first record says
@@ -57,6 +65,8 @@ export interface InputRecord {
   inputId: string;
   messages: UserMessage[];
   expectsOutput: boolean;
+  /** The prompt's own budget (`prompt(x, { budget })`): a turn resumed after a restart keeps it. */
+  budget?: BudgetLimits;
 }
 
 /** A stored message part that refers to a result held by a `tool_end` record. */
@@ -186,6 +196,8 @@ export interface BatchRecord {
   background: boolean;
   /** The join policy, when not `all`. */
   join?: { kind: string; k?: number };
+  /** What the batch may spend, all its tasks together: a batch started again after a restart keeps it. */
+  budget?: BudgetLimits;
   tasks: BatchTask[];
 }
 
