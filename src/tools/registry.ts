@@ -109,9 +109,25 @@ export class ToolRegistry {
       name,
       description: tool.description ?? '',
       // A schema written as JSON Schema (`jsonSchema()`) goes to the model as written, not as zod's round trip.
-      inputSchema: originalJsonSchema(tool.schema) ?? jsonSchemaOf(tool.schema, `Tool "${name}": its schema`),
+      inputSchema: originalJsonSchema(tool.schema) ?? toolJsonSchema(tool.schema, name),
     };
   }
+}
+
+/**
+ * A tool schema's JSON Schema, converted once per schema object: agents made one by one with the same tools (a fresh
+ * array each time, so no shared registry) would each convert it again (~1 % of a 200-step W1 run). Specs are
+ * never mutated (providers copy what they change), so agents can share them as they share a registry.
+ */
+const toolSchemas = new WeakMap<z.ZodType, JsonObject>();
+
+function toolJsonSchema(schema: z.ZodType, name: string): JsonObject {
+  let json = toolSchemas.get(schema);
+  if (!json) {
+    json = jsonSchemaOf(schema, `Tool "${name}": its schema`);
+    toolSchemas.set(schema, json);
+  }
+  return json;
 }
 
 /** A structured-answer schema with the JSON Schema the model is given, converted once. */
