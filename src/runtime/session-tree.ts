@@ -161,6 +161,43 @@ export class TreeJournal implements TreeObserver {
     }
   }
 
+  /**
+   * A member of a supervisor (`supervisor.agent()`) on the session: journaled from now on, and when the journal
+   * knows it (the same id, after a restart), rebuilt by replaying its journal: every input again, in order, each
+   * turn answered from its recorded answers and results (nothing runs twice), until the first turn the journal
+   * has not finished goes on live. A spawned member cannot be given a machine snapshot, so it replays from its
+   * first message; its steers are not replayed.
+   */
+  member(env: AgentEnv, actor: AnyActorRef): void {
+    const journal = this.journalOf(env.agentId);
+    const known = journal.journaled.messages > 0 || journal.inputs.size > 0;
+    const journaled = copyJournaled(journal.journaled);
+    if (!known) {
+      // A new member: its starting history is the journal's first fact of it.
+      env.transcript.messages.forEach((m, i) => {
+        this.sink.add({ k: 'msg', s: 0, a: env.agentId, i, turn: 0, step: 0, m });
+      });
+      journaled.messages = env.transcript.length;
+    }
+    const recorder = new SessionRecorder(env, this.sink, journaled);
+    this.recorders.get(env.agentId)?.stop();
+    this.recorders.set(env.agentId, recorder);
+    recorder.watchApprovals(actor);
+    env.onInput = (input) => recorder.input(input.inputId, input.messages, input.expectsOutput);
+    if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
+    if (!known) return;
+    for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
+    env.recording = journal;
+    markReplayed(env, journal);
+    // Queued in order: each journaled turn replays, the first unfinished one goes on live, the rest follow it.
+    for (const [inputId, input] of journal.inputs) {
+      actor.send({
+        type: 'PROMPT',
+        input: { inputId, messages: input.messages, expectsOutput: input.expectsOutput },
+      });
+    }
+  }
+
   /** Every task of the tree's batches, with its result once settled. */
   tasks(): SessionTask[] {
     return sessionTasks(this.batches.values(), this.settled);

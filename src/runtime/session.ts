@@ -129,6 +129,18 @@ export class Session {
     );
   }
 
+  /**
+   * Called by `supervisor.agent()`: a member of the supervisor is journaled on the session, and one the journal
+   * already knows (the same id after a restart) is rebuilt from it (see TreeJournal.member).
+   */
+  attachMember(env: AgentEnv, actor: AgentActorRef): void {
+    if (!this.tree || this.closed) throw new Error(`Session "${this.id}" has no supervisor to add a member to`);
+    this.members.push(actor);
+    this.tree.member(env, actor);
+  }
+
+  private readonly members: AgentActorRef[] = [];
+
   /** Write counts and bytes so far (for a session written to a store). */
   get stats(): JournalStats | undefined {
     return this.sink.stats;
@@ -290,8 +302,13 @@ export class Session {
     return { records: this.records, add: (record) => this.sink.add(record) };
   }
 
-  /** A supervisor's session: settles when no task of the tree is open. */
+  /** A supervisor's session: settles when no task of the tree is open and every member is idle with nothing queued. */
   private treeIdle(tree: Tree): Promise<void> {
+    const membersIdle = () =>
+      this.members.every((member) => {
+        const s = member.getSnapshot();
+        return s.status !== 'active' || (s.matches('idle') && s.context.queue.length === 0);
+      });
     return new Promise((resolve) => {
       let checking = false;
       const check = () => {
@@ -299,13 +316,15 @@ export class Session {
         checking = true;
         setImmediate(() => {
           checking = false;
-          if (this.closed || (this.tree?.openTasks ?? 0) === 0) {
-            off();
+          if (this.closed || ((this.tree?.openTasks ?? 0) === 0 && membersIdle())) {
+            offTasks();
+            offRuns();
             resolve();
           }
         });
       };
-      const off = tree.bus.on('subagent_end', check);
+      const offTasks = tree.bus.on('subagent_end', check);
+      const offRuns = tree.bus.on('agent_end', check);
       check();
     });
   }

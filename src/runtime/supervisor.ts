@@ -135,9 +135,6 @@ export class Supervisor {
     config: Omit<AgentConfig<Output>, 'inspect' | 'subagents' | 'model'> & { model?: Model },
   ): Agent<Output> {
     this.assertRunning();
-    if (this.session) {
-      throw new Error('A supervisor on a session cannot have members yet: start its work with swarm() or run()');
-    }
     const id = config.id ?? `agent_${nanoid(10)}`;
     const full: AgentConfig<Output> = {
       ...config,
@@ -155,6 +152,8 @@ export class Supervisor {
     const node = this.runtime.node(id);
     const actor = this.actor.getSnapshot().children[childId(id)] as AgentActorRef | undefined;
     if (!node || !actor) throw new Error(`Agent ${id} could not be started`);
+    // Journaled on the session; a member the journal knows (the same id after a restart) replays its turns.
+    this.session?.attachMember(node.env, actor);
     return new Agent<Output>(full, {
       env: node.env,
       actor,

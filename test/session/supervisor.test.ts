@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -46,7 +48,6 @@ describe('sessions: createSupervisor({ session })', () => {
     });
     const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work], session });
     expect(supervisor.id).toBe(session.header.agentId);
-    expect(() => supervisor.agent({})).toThrow(/cannot have members yet/);
     const [bgTask] = await supervisor.swarm(['bg'], { background: true });
     void supervisor.swarm(['a', 'b', 'c']);
     await stuck.promise;
@@ -101,5 +102,70 @@ describe('sessions: createSupervisor({ session })', () => {
     const session = manager.create({ agentId: 'root' });
     expect(() => createSupervisor({ id: 'other', session })).toThrow(/belongs to supervisor "root"/);
     session.close();
+  });
+});
+
+describe('sessions: members of a supervisor on a session', () => {
+  it('rebuilds a member after a crash: its finished turns replay, the turn in flight goes on, nothing runs twice', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs: number[] = [];
+    const hang = latch();
+    const third = latch();
+    const count = defineTool({
+      name: 'count',
+      description: 'c',
+      schema: z.object({ n: z.number() }),
+      execute: async ({ n }) => {
+        runs.push(n);
+        if (n === 3) {
+          third.resolve();
+          await hang.promise;
+        }
+        return `counted ${n}`;
+      },
+    });
+    // Turn 1 counts 1 and answers; turn 2 counts 2, 3, 4 and answers.
+    const memberScript = (request: ModelRequest): ScriptedAnswer => {
+      const results = request.messages.filter((m) => m.role === 'tool').length;
+      const last = request.messages.at(-1);
+      if (last?.role === 'user')
+        return { toolCalls: [{ id: `count_${results + 1}`, name: 'count', args: { n: results + 1 } }] };
+      if (results === 1) return { text: 'one' };
+      if (results < 4) return { toolCalls: [{ id: `count_${results + 1}`, name: 'count', args: { n: results + 1 } }] };
+      return { text: 'four' };
+    };
+    const supervisor = createSupervisor({ model: scriptedModel(memberScript), tools: [count], session });
+    const member = supervisor.agent({ id: 'counter', tools: [count] });
+    await member.prompt('count to one');
+    void member.prompt('count on to four');
+    await third.promise;
+    const crashed = crashCopy(dir); // killed while 3 is being counted
+    session.close();
+    await supervisor.stop();
+
+    const model = scriptedModel(memberScript);
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const again = createSupervisor({ model, tools: [count], session: reopened });
+    const rebuilt = again.agent({ id: 'counter', tools: [count] });
+    await reopened.idle();
+    expect(runs).toEqual([1, 2, 3, 4]); // 1 and 2 replayed from the journal, 3 interrupted, 4 live
+    expect(model.requests).toHaveLength(2); // the steps after the crash only: count 4, then the answer
+    expect(toolResults(rebuilt.messages).map(resultText)).toEqual([
+      'counted 1',
+      'counted 2',
+      expect.stringContaining('interrupted by a restart'),
+      'counted 4',
+    ]);
+    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('four');
+    expectValidHistory(rebuilt.messages);
+    reopened.close();
+    await again.stop();
+    // The member's journal holds each message once: the replay wrote nothing again.
+    const lines = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const messages = lines.map((line) => JSON.parse(line)).filter((r) => r.k === 'msg' && r.a === 'counter');
+    expect(messages.map((r) => r.i)).toEqual(rebuilt.messages.map((_, i) => i));
   });
 });
