@@ -13,7 +13,7 @@ import {
   type TurnStopReason,
   type Usage,
 } from '../index.js';
-import { type JournalScope, journaledModel, journaledTool, journalScope, serially } from './journal.js';
+import { type JournalScope, journaledModel, journaledRetry, journaledTool, journalScope, serially } from './journal.js';
 
 /**
  * What an agent hosted on Restate is made of: everything `createAgent` takes, except what the host owns (the id is
@@ -137,6 +137,7 @@ export function agentObject(options: AgentObjectOptions) {
       ...hosted,
       id: agentId,
       model: journaledModel(scope, config.model),
+      retry: journaledRetry(scope, config.retry),
       tools,
       messages: history,
     });

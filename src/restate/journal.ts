@@ -1,4 +1,4 @@
-import type * as restate from '@restatedev/restate-sdk';
+import * as restate from '@restatedev/restate-sdk';
 import {
   type AnyTool,
   type AssistantMessage,
@@ -6,6 +6,7 @@ import {
   type Model,
   ModelError,
   type ModelEvent,
+  type RetryOptions,
   type SerializedError,
   type ToolOutput,
   toModelError,
@@ -52,8 +53,21 @@ export function serially<T>(scope: JournalScope, effect: () => Promise<T>): Prom
   return run;
 }
 
-/** What a journaled model call stores: its final answer, or the classified error it ended with. */
-type ModelOutcome = { message: AssistantMessage } | { error: SerializedError };
+/**
+ * What a journaled model call stores: its final answer, or the classified error it ended with (with what the
+ * runtime's retry policy reads and `toJSON` leaves out: whether to retry, and the provider's `retry-after`).
+ */
+type ModelOutcome =
+  | { message: AssistantMessage }
+  | { error: SerializedError; retryable: boolean; retryAfterMs?: number };
+
+function journaledError(error: ModelError): ModelOutcome {
+  return {
+    error: error.toJSON(),
+    retryable: error.retryable,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  };
+}
 
 /**
  * The agent's model, journaled. A call streams the model inside `ctx.run` and journals the final message (at least
@@ -74,22 +88,44 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
               for await (const event of model.stream(request, signal)) {
                 if (event.type === 'done') return { message: event.message };
               }
-              return {
-                error: new ModelError({
-                  code: 'bad_response',
-                  message: 'The model stream ended without a final message',
-                }).toJSON(),
-              };
+              return journaledError(
+                new ModelError({ code: 'bad_response', message: 'The model stream ended without a final message' }),
+              );
             } catch (error) {
-              return { error: toModelError(error, model.provider).toJSON() };
+              return journaledError(toModelError(error, model.provider));
             }
           }),
         );
-        if ('error' in outcome)
-          throw new ModelError({ ...outcome.error, code: outcome.error.code as ModelError['code'] });
+        if ('error' in outcome) {
+          const { error, retryable, retryAfterMs } = outcome;
+          throw new ModelError({
+            ...error,
+            code: error.code as ModelError['code'],
+            shouldRetry: retryable,
+            ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          });
+        }
         yield { type: 'done', message: outcome.message, stopReason: outcome.message.stopReason ?? 'stop' };
       })();
     },
+  };
+}
+
+/**
+ * The runtime's model retries, waiting on durable timers: the backoff is a journaled `ctx.sleep` (a retry after a
+ * crash waits until the first attempt's deadline, not a new one) and its jitter comes from Restate's deterministic
+ * random, so a replay asks for the same waits in the same places.
+ */
+export function journaledRetry(scope: JournalScope, retry: RetryOptions | false | undefined): RetryOptions | false {
+  if (retry === false) return false;
+  return {
+    ...retry,
+    sleep: (ms, signal) =>
+      untilAborted(
+        serially(scope, () => scope.ctx.sleep(ms)),
+        signal,
+      ),
+    random: () => scope.ctx.rand.random(),
   };
 }
 
@@ -105,10 +141,15 @@ const INTERRUPTED_BY_RESTART =
  * acknowledgement awaited, so the marker is durable before the tool begins. A replay that finds the marker but no
  * result knows the call may have begun in a process that died: it journals an "interrupted by a restart" result
  * instead of running the tool again (at most once), unless the tool is `safeToRepeat` (at least once: it runs again).
+ *
+ * A tool's `timeoutMs` becomes a durable timer: `ctx.sleep` raced with the call, taken from the runtime (whose
+ * in-process timer a replay would start again from zero). Its wake-up time is in the journal, so a call run again
+ * after a restart gets what was left of its time, not all of it.
  */
 export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
+  const { timeoutMs, ...untimed } = tool;
   return {
-    ...tool,
+    ...untimed,
     async execute(args, toolCtx) {
       const id = toolCtx.toolCallId;
       const result = await serially(scope, async () => {
@@ -117,15 +158,30 @@ export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
           startedHere = true;
           return true;
         });
-        return scope.ctx.run<ToolOutcome>(`tool ${id}`, async () => {
+        // The call's own signal: the runtime's (an interrupt), or the durable timer's when it wins.
+        const controller = new AbortController();
+        const abort = () => controller.abort(toolCtx.signal.reason);
+        if (toolCtx.signal.aborted) abort();
+        else toolCtx.signal.addEventListener('abort', abort, { once: true });
+        const callCtx = { toolCallId: id, agentId: toolCtx.agentId, update: toolCtx.update, signal: controller.signal };
+        const run = scope.ctx.run<ToolOutcome>(`tool ${id}`, async () => {
           if (!startedHere && !tool.safeToRepeat) return { thrown: INTERRUPTED_BY_RESTART };
           scope.ran.tools++;
           try {
-            return { output: await untilAborted(tool.execute(args, toolCtx), toolCtx.signal) };
+            return { output: await untilAborted(tool.execute(args, callCtx), controller.signal) };
           } catch (error) {
             return { thrown: describeThrown(error) };
           }
         });
+        try {
+          if (timeoutMs === undefined) return await run;
+          const timedOut: ToolOutcome = { thrown: `timed out after ${timeoutMs} ms and was cancelled` };
+          const outcome = await restate.RestatePromise.race([run, scope.ctx.sleep(timeoutMs).map(() => timedOut)]);
+          if (outcome === timedOut) controller.abort(new Error(outcome.thrown));
+          return outcome;
+        } finally {
+          toolCtx.signal.removeEventListener('abort', abort);
+        }
       });
       if ('thrown' in result) throw new Error(result.thrown);
       return result.output;

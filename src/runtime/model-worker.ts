@@ -14,7 +14,6 @@ import { exhaustionError, viewAfter } from './budget.js';
 import { type AgentEnv, envOf, type ModelCall, partialMessage, reportInternalError } from './env.js';
 import type { HookRunner } from './hooks.js';
 import { retryDelay } from './retry.js';
-import { sleep } from './sleep.js';
 
 /**
  * The agent's model worker: lives as long as a run, takes MODEL_REQUEST, streams the answer (deltas go to the
@@ -128,7 +127,7 @@ async function callModel(
           modelRequest = repaired;
           continue;
         }
-        const delayMs = retryDelay(error, attempt, env.settings.retry);
+        const delayMs = retryDelay(error, attempt, env.settings.retry, env.settings.retry.random);
         if (delayMs === undefined) {
           const reply = fail(env, call, turn, step, error);
           if (!env.stopped) sendBack(reply);
@@ -137,7 +136,7 @@ async function callModel(
         discardAttempt(env, call, 'retry');
         env.emit({ type: 'model_retry', attempt, delayMs, error: error.toJSON() });
         try {
-          await sleep(delayMs, call.controller.signal);
+          await env.settings.retry.sleep(delayMs, call.controller.signal);
         } catch {
           return; // interrupted while waiting
         }

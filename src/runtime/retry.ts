@@ -1,4 +1,5 @@
 import type { ModelError } from '../protocol/index.js';
+import { sleep } from './sleep.js';
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 4). */
@@ -9,17 +10,27 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A `retry-after` longer than this is not waited for: the error ends the turn instead (default 60 s). */
   maxRetryAfterMs?: number;
+  /**
+   * How the wait is made (default: an in-process timer). A durable host replaces it: `troupe/restate` waits with a
+   * journaled `ctx.sleep`, so a backoff that a crash interrupts ends at its first deadline, not a new one.
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The jitter's source, in [0, 1) (default `Math.random`); a durable host gives a deterministic one. */
+  random?: () => number;
 }
 
 export type RetryPolicy = Required<RetryOptions>;
 
 export function retryPolicy(options: RetryOptions | false | undefined): RetryPolicy {
-  if (options === false) return { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 0 };
+  if (options === false)
+    return { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 0, sleep, random: Math.random };
   return {
     maxRetries: options?.maxRetries ?? 4,
     initialDelayMs: options?.initialDelayMs ?? 1000,
     maxDelayMs: options?.maxDelayMs ?? 30_000,
     maxRetryAfterMs: options?.maxRetryAfterMs ?? 60_000,
+    sleep: options?.sleep ?? sleep,
+    random: options?.random ?? Math.random,
   };
 }
 

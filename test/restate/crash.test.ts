@@ -63,6 +63,27 @@ function startWorker(port: number, slowMs: number, name = ''): Promise<{ url: st
   });
 }
 
+/** Rows of an invocation's journal (the admin API's SQL introspection), filtered by a condition. */
+async function journalRows(invocationId: string, where: string): Promise<{ index: number; entry_type: string }[]> {
+  const response = await fetch(`${server.adminUrl}/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({
+      query: `SELECT index, entry_type FROM sys_journal WHERE id = '${invocationId}' AND ${where} ORDER BY index`,
+    }),
+  });
+  expect(response.ok).toBe(true);
+  return ((await response.json()) as { rows: { index: number; entry_type: string }[] }).rows;
+}
+
+async function untilJournaled(invocationId: string, where: string, what: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if ((await journalRows(invocationId, where)).length > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`gave up waiting for ${what} in the journal`);
+}
+
 const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
 const countOf = (line: string) => executions().filter((l) => l === line).length;
 
@@ -117,6 +138,50 @@ it('a worker killed mid-turn: the turn finishes on a new worker and no journaled
   const results = history.flatMap((m) => (m.role === 'tool' ? m.content : []));
   expect(calls.map((call) => call.id)).toEqual(['c1', 'c2', 'c3', 'c4']);
   expect(results.map((result) => result.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
+it("a tool's timeout is a durable timer: the turn run again after a kill keeps the first attempt's deadline", async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 0);
+  await server.register(first.url);
+  const invocation = await client.send('timer-1', 'hang');
+  await until(() => countOf('start timer-1 t1') === 1, 'the hanging tool to start');
+  await untilJournaled(invocation, "entry_type = 'Command: Sleep'", 'the timer');
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  const outcome = await client.result(invocation);
+  expect(outcome).toMatchObject({ stopReason: 'completed', text: 'went on after 1 result' });
+  const history = await client.history('timer-1');
+  expect(resultText(history, 't1')).toContain('timed out after 5000 ms and was cancelled');
+  // The timer is in the journal once, with its wake-up time, across both attempts: the second worker did not start
+  // a timer of its own (the runtime's in-process timer would have; it journals nothing).
+  const sleeps = await journalRows(invocation, "entry_type = 'Command: Sleep'");
+  expect(sleeps).toHaveLength(1);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
+it('a model retry waits on a durable timer: killed during the backoff, the retry keeps its deadline', async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 0);
+  await server.register(first.url);
+  const invocation = await client.send('flaky-1', 'go');
+  // The model was refused (retry after 5 s) and the backoff is journaled: the worker dies while it waits.
+  await untilJournaled(invocation, "entry_type = 'Command: Sleep'", 'the backoff');
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  const outcome = await client.result(invocation);
+  expect(outcome).toMatchObject({ stopReason: 'completed', text: 'recovered after a retry' });
+  // The refused call is in the journal (never asked again); the retry was asked once, on the new worker.
+  expect(countOf('model flaky-1')).toBe(2);
+  // One backoff across both attempts: the new worker waited on the journaled timer rather than starting its own.
+  expect(await journalRows(invocation, "entry_type = 'Command: Sleep'")).toHaveLength(1);
   second.process.kill('SIGKILL');
 }, 120_000);
 
