@@ -1,0 +1,124 @@
+/**
+ * Two builds of Troupe alternated in one process on W1 (one agent, 200 tool steps): the finest comparison of two
+ * commits this shared machine allows, since both see the same load at the same moments. Each directory is a
+ * checkout (or `git archive` of one) with `npm run build` done and a `node_modules`:
+ *
+ *   node --expose-gc --import tsx bench/ab.ts /tmp/base /tmp/head [pairs] [--gc]
+ *
+ * Reports the CPU per step (`process.cpuUsage`: every thread, so background GC and compilation count) and the
+ * wall time per step of each, medians over the pairs, and the median of the per-pair ratios head ÷ base. The order
+ * within a pair alternates. Run it twice with the directories swapped, and once with a build against a copy of
+ * itself (in another directory: a module is loaded once per path) for the noise floor. `--gc` collects before
+ * every run, as the peer benchmark does (DESIGN.md, "XState rules of thumb", on what that measures).
+ */
+import { createRequire } from 'node:module';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const STEPS = 200;
+const args = process.argv.slice(2);
+const collect = args.includes('--gc');
+const [dirA, dirB, pairsArg] = args.filter((arg) => !arg.startsWith('--'));
+if (!dirA || !dirB) throw new Error('usage: bench/ab.ts <dirA> <dirB> [pairs] [--gc]');
+const pairs = Number(pairsArg ?? 200);
+
+type Run = () => Promise<void>;
+
+/** One W1 run of the build in `dir`, through its public API, with its own zod (the one its registry checks). */
+async function w1Of(dir: string): Promise<Run> {
+  const root = resolve(dir);
+  const troupe = await import(pathToFileURL(join(root, 'dist/src/index.js')).href);
+  const { z } = await import(pathToFileURL(createRequire(join(root, 'package.json')).resolve('zod')).href);
+  let executed = 0;
+  const tool = troupe.defineTool({
+    name: 'echo',
+    description: 'echo',
+    schema: z.object({ i: z.number() }),
+    execute: async (args: { i: number }) => {
+      executed++;
+      return JSON.stringify({ echo: args.i });
+    },
+  });
+  const usage = () => ({ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+  const answer = (content: unknown[], stopReason: string) => ({
+    role: 'assistant',
+    content,
+    provider: 'bench',
+    model: 'scripted',
+    stopReason,
+    usage: usage(),
+  });
+  let seq = 0;
+  const model = () => {
+    let n = 0;
+    return {
+      id: 'scripted',
+      provider: 'bench',
+      async *stream() {
+        const k = n++;
+        if (k < STEPS) {
+          const call = { type: 'tool_call', id: `call_${++seq}`, name: 'echo', arguments: { i: k } };
+          yield { type: 'done', message: answer([call], 'tool_calls'), stopReason: 'tool_calls' };
+        } else {
+          yield { type: 'done', message: answer([{ type: 'text', text: 'done' }], 'stop'), stopReason: 'stop' };
+        }
+      },
+    };
+  };
+  return async () => {
+    executed = 0;
+    const agent = troupe.createAgent({ model: model(), tools: [tool], system: 'bench', maxSteps: STEPS + 1 });
+    const result = await agent.prompt('go');
+    await agent.stop();
+    if (result.text !== 'done' || executed !== STEPS) throw new Error(`${dir}: a W1 run did not do its work`);
+  };
+}
+
+async function measure(run: Run): Promise<{ cpu: number; wall: number }> {
+  if (collect) (globalThis as { gc?: () => void }).gc?.();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await run();
+  const wall = ((performance.now() - t0) * 1000) / STEPS;
+  const cpu = process.cpuUsage(cpu0);
+  return { cpu: (cpu.user + cpu.system) / STEPS, wall };
+}
+
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[values.length >> 1] ?? Number.NaN;
+
+const a = await w1Of(dirA);
+const b = await w1Of(dirB);
+for (let i = 0; i < 15; i++) {
+  await measure(a);
+  await measure(b);
+}
+const cpuA: number[] = [];
+const cpuB: number[] = [];
+const wallA: number[] = [];
+const wallB: number[] = [];
+const ratios: number[] = [];
+for (let pair = 0; pair < pairs; pair++) {
+  const first = pair % 2 === 0 ? a : b;
+  const one = await measure(first);
+  const other = await measure(first === a ? b : a);
+  const [ofA, ofB] = first === a ? [one, other] : [other, one];
+  cpuA.push(ofA.cpu);
+  cpuB.push(ofB.cpu);
+  wallA.push(ofA.wall);
+  wallB.push(ofB.wall);
+  ratios.push(ofB.cpu / ofA.cpu);
+}
+const fixed = (value: number) => value.toFixed(1);
+process.stdout.write(
+  `${JSON.stringify({
+    a: dirA,
+    b: dirB,
+    pairs,
+    gc: collect,
+    load: loadavg().map((x) => x.toFixed(1)),
+    cpuPerStepUs: { a: fixed(median(cpuA)), b: fixed(median(cpuB)) },
+    wallPerStepUs: { a: fixed(median(wallA)), b: fixed(median(wallB)) },
+    cpuRatioBoverA: median(ratios).toFixed(3),
+  })}\n`,
+);
