@@ -121,6 +121,7 @@ export const taskMachine = setup({
       | 'startAgent'
       | 'interruptAgent'
       | 'stopAgent'
+      | 'releaseAgent'
       | 'nextAttempt'
       | 'recordOutcome'
       | 'recordCrash'
@@ -140,11 +141,19 @@ export const taskMachine = setup({
           input: { agentId: task.agentId, parentId: context.ownerId, ...task.agent },
         });
         enqueue({ type: 'tell', params: { to: childId(task.agentId), event: promptOf(task) } });
-        enqueue({ type: 'record', params: { alive: true } });
+        // The context starts with its first agent alive (spawned here, on entry): only a restart's is recorded.
+        if (!context.alive) enqueue({ type: 'record', params: { alive: true } });
       }),
       /** Only from `running`, where its agent is alive. */
       interruptAgent: enqueueActions(({ context, enqueue }) => {
         enqueue({ type: 'tell', params: { to: childId(context.task.agentId), event: { type: 'INTERRUPT' } } });
+      }),
+      /**
+       * Its agent ends as the task ends: XState stops a finished actor's children, so only the runtime hears it
+       * (no stop of its own, no context to record: each is a snapshot copy, see DESIGN.md's rules of thumb).
+       */
+      releaseAgent: enqueueActions(({ context, enqueue }) => {
+        if (context.alive) enqueue({ type: 'releaseChild', params: { agentId: context.task.agentId } });
       }),
       stopAgent: enqueueActions(({ context, enqueue }) => {
         if (!context.alive) return;
@@ -183,8 +192,7 @@ export const taskMachine = setup({
   })
   .createMachine({
     id: 'task',
-    // Stryker disable next-line BooleanLiteral: equivalent (`running`'s entry spawns the agent and records it alive)
-    context: ({ input }) => ({ ...input, attempt: 0, alive: false }),
+    context: ({ input }) => ({ ...input, attempt: 0, alive: true }),
     initial: 'running',
     states: {
       /** Its agent works on the prompt. */
@@ -218,7 +226,7 @@ export const taskMachine = setup({
           'xstate.error.actor.subagent.*': 'released',
         },
       },
-      /** Done with: its agent (if still alive) is stopped and its history archived. */
-      released: { type: 'final', entry: 'stopAgent' },
+      /** Done with: its agent (if still alive) is stopped with it and its history archived. */
+      released: { type: 'final', entry: 'releaseAgent' },
     },
   });

@@ -60,7 +60,8 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     expect(tasks.step(settled, done(0))[1]).toEqual([]);
     const [released, releasing] = tasks.step(settled, { type: 'RELEASE' });
     expect(released.status).toBe('done');
-    expect(releasing).toEqual(['stop subagent.a0', 'release a0']);
+    // The runtime releases the agent, then XState stops it with the task actor (a finished actor's children stop).
+    expect(releasing).toEqual(['release a0', 'stop subagent.a0']);
   });
 
   it('a background result goes to the owner as an escaped notification; not under a root supervisor', () => {
@@ -158,7 +159,7 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     const [settled] = tasks.step(start()[0], done(0));
     const [after, actions] = tasks.step(settled, { type: 'xstate.error.actor.subagent.a0', error: 'x' });
     expect(after.status).toBe('done');
-    expect(actions).toEqual(['stop subagent.a0', 'release a0']);
+    expect(actions).toEqual(['release a0', 'stop subagent.a0']);
   });
 });
 
