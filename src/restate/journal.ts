@@ -140,7 +140,8 @@ const INTERRUPTED_BY_RESTART =
  * A tool whose calls are journaled by call id. Before `execute` runs, a `started` marker is journaled and its
  * acknowledgement awaited, so the marker is durable before the tool begins. A replay that finds the marker but no
  * result knows the call may have begun in a process that died: it journals an "interrupted by a restart" result
- * instead of running the tool again (at most once), unless the tool is `safeToRepeat` (at least once: it runs again).
+ * instead of running the tool again (at most once). A `safeToRepeat` tool has no marker: a call without a result
+ * runs again (at least once).
  *
  * A tool's `timeoutMs` becomes a durable timer: `ctx.sleep` raced with the call, taken from the runtime (whose
  * in-process timer a replay would start again from zero). Its wake-up time is in the journal, so a call run again
@@ -153,11 +154,15 @@ export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
     async execute(args, toolCtx) {
       const id = toolCtx.toolCallId;
       const result = await serially(scope, async () => {
+        // The marker tells a replay that the call may have run: a tool safe to repeat runs again anyway, so it
+        // does without one (a round-trip less per call).
         let startedHere = false;
-        await scope.ctx.run(`tool ${id} started`, () => {
-          startedHere = true;
-          return true;
-        });
+        if (!tool.safeToRepeat) {
+          await scope.ctx.run(`tool ${id} started`, () => {
+            startedHere = true;
+            return true;
+          });
+        }
         // The call's own signal: the runtime's (an interrupt), or the durable timer's when it wins.
         const controller = new AbortController();
         const abort = () => controller.abort(toolCtx.signal.reason);

@@ -138,6 +138,10 @@ it('a worker killed mid-turn: the turn finishes on a new worker and no journaled
   const results = history.flatMap((m) => (m.role === 'tool' ? m.content : []));
   expect(calls.map((call) => call.id)).toEqual(['c1', 'c2', 'c3', 'c4']);
   expect(results.map((result) => result.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
+  // An at-most-once call journals a `started` marker before it runs; a call safe to repeat needs none.
+  expect(await journalRows(invocation, "name = 'tool c3 started'")).toHaveLength(1);
+  expect(await journalRows(invocation, "name = 'tool c4 started'")).toHaveLength(0);
+  expect(await journalRows(invocation, "name = 'tool c4'")).toHaveLength(1);
   second.process.kill('SIGKILL');
 }, 120_000);
 
