@@ -335,8 +335,12 @@ export const agentEvents = {
     }));
     return { type: 'MODEL_DONE', turn, step, message: assistant(parts, 'tool_calls') };
   },
-  validated(batch: number, ids: string[]): AgentMachineEvent {
-    return { type: 'VALIDATED', batch, outcomes: ids.map((toolCallId) => ({ toolCallId })) };
+  /** Every call valid; `allowed`: nothing can refuse them (no policy, rules or mode), so authorization is not asked. */
+  validated(batch: number, ids: string[], options: { allowed?: boolean } = {}): AgentMachineEvent {
+    const outcomes = ids.map((toolCallId) => ({ toolCallId }));
+    return options.allowed
+      ? { type: 'VALIDATED', batch, outcomes, allowed: true }
+      : { type: 'VALIDATED', batch, outcomes };
   },
   authorized(batch: number, decisions: Record<string, 'allow' | 'deny' | 'ask'>): AgentMachineEvent {
     return {
