@@ -31,7 +31,7 @@ describe('sessions: list() from indexes', () => {
     const session = sessions({ dir }).create();
     const last = latch();
     const hang = latch();
-    // Each result is ~6 KB: the journal passes the index's 16 KB mark many times during the turn.
+    // Each result is ~6 KB: the journal passes the index's 64 KB mark twice during the turn.
     const fetch = defineTool({
       name: 'fetch',
       description: 'f',

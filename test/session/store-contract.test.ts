@@ -200,6 +200,20 @@ describe.each(stores)('%s (the Store contract)', (_name, makeStore, makeSource) 
 });
 
 describe('JsonlStore files', () => {
+  it('does not read an index that a kill left longer than it was written (the end of the old one after it)', () => {
+    const dir = tempDir();
+    const store = new JsonlStore(dir);
+    const writer = store.acquire('s');
+    writer.append([encodeRecord(header('s')), run(1)]);
+    writer.saveIndex?.('{"a":"a longer first index"}');
+    writer.saveIndex?.('{"a":"short"}');
+    expect(store.readIndexed('s')?.index).toBe('{"a":"short"}');
+    const path = join(dir, 's.index');
+    writeFileSync(path, `${readFileSync(path, 'utf8')}er first index"}\n`);
+    expect(store.readIndexed('s')).toBeUndefined();
+    writer.release();
+  });
+
   it('reads a journal cut at every byte offset of its last two records as the records before the cut', () => {
     const dir = tempDir();
     const store = new JsonlStore(dir);
