@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { type AgentEvent, defineTool, type Message, type ToolCallPart, type ToolResultPart } from '../../src/index.js';
+import {
+  type AgentEvent,
+  defineTool,
+  type Message,
+  type ModelRequest,
+  type ToolCallPart,
+  type ToolResultPart,
+  textOf,
+} from '../../src/index.js';
 
 /** A tool that answers with its `text` argument. */
 export const echo = defineTool({
@@ -8,6 +16,12 @@ export const echo = defineTool({
   schema: z.object({ text: z.string() }),
   execute: ({ text }) => text,
 });
+
+/** The text of a request's first user message: in a tree, the prompt that says which agent (or task) is asking. */
+export function taskOf(request: ModelRequest): string {
+  const first = request.messages.find((m) => m.role === 'user');
+  return first ? textOf(first) : '';
+}
 
 /** Checks the history invariant every provider relies on: each tool call answered exactly once, right after. */
 export function expectValidHistory(messages: readonly Message[]): void {

@@ -16,9 +16,8 @@ import {
   type ScriptedAnswer,
   scriptedModel,
   sessions,
-  textOf,
 } from '../../src/index.js';
-import { expectValidHistory, latch, nextEvent, resultText, toolResults } from '../agent/helpers.js';
+import { expectValidHistory, latch, nextEvent, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { byHistory, cleanTempDirs, crashCopy, tempDir } from '../session/helpers.js';
 import { router } from '../supervisor/helpers.js';
 
@@ -206,7 +205,7 @@ describe('a swarm budget across a restart', () => {
   it("a reopened supervisor's swarm counts what its settled tasks spent against the tasks it starts again", async () => {
     /** a and b: one call, then done (20 tokens each); c: two calls, then done. */
     const model = scriptedModel((request) => {
-      const who = textOf(request.messages.find((m) => m.role === 'user'));
+      const who = taskOf(request);
       const n = request.messages.filter((m) => m.role === 'tool').length;
       if (n < (who === 'c' ? 2 : 1))
         return { toolCalls: [{ id: `${who}_${n}`, name: 'work', args: { who } }], usage: TEN };

@@ -11,7 +11,7 @@ import {
   sessions,
   textOf,
 } from '../../src/index.js';
-import { expectValidHistory, latch } from '../agent/helpers.js';
+import { expectValidHistory, latch, taskOf } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
 
 cleanTempDirs();
@@ -20,8 +20,7 @@ const JOINED = /join policy was decided without it/;
 
 /** Whose task a request is (its prompt), and how many tool results its history holds. */
 function who(request: ModelRequest): { name: string; results: number } {
-  const first = request.messages.find((m) => m.role === 'user');
-  return { name: first ? textOf(first) : '', results: request.messages.filter((m) => m.role === 'tool').length };
+  return { name: taskOf(request), results: request.messages.filter((m) => m.role === 'tool').length };
 }
 
 /**

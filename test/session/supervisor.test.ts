@@ -11,15 +11,14 @@ import {
   sessions,
   textOf,
 } from '../../src/index.js';
-import { expectValidHistory, latch, resultText, toolResults } from '../agent/helpers.js';
+import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
 /** Each task calls `work` once (its call id names the task), then answers with its name. */
 function script(request: ModelRequest): ScriptedAnswer {
-  const first = request.messages.find((m) => m.role === 'user');
-  const who = first ? textOf(first) : '';
+  const who = taskOf(request);
   if (!request.messages.some((m) => m.role === 'tool')) {
     return { toolCalls: [{ id: `${who}_work`, name: 'work', args: { who } }] };
   }

@@ -13,16 +13,13 @@ import {
   textOf,
 } from '../../src/index.js';
 import type { JournalRecord } from '../../src/session/index.js';
-import { expectValidHistory, latch, resultText, toolResults } from '../agent/helpers.js';
+import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
 /** Who asks: the root (prompt "go") or a subagent (its prompt names it). */
-function asker(request: ModelRequest): string {
-  const first = request.messages.find((m) => m.role === 'user');
-  return first ? textOf(first) : '';
-}
+const asker = taskOf;
 
 const toolMessages = (request: ModelRequest) => request.messages.filter((m) => m.role === 'tool').length;
 const notified = (request: ModelRequest) =>
