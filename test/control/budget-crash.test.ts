@@ -2,37 +2,18 @@
  * Budgets after a real `kill -9`: the child process runs a budgeted turn on a JSONL session and is killed while a
  * tool runs; this process reopens the session, and the resumed turn stops where the original's budget would have.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEvent, createAgent, defineTool, scriptedModel, sessions } from '../../src/index.js';
 import { expectValidHistory } from '../agent/helpers.js';
-import { cleanTempDirs, tempDir } from '../session/helpers.js';
+import { bundleChild, cleanTempDirs, tempDir } from '../session/helpers.js';
 import { script } from './budget-crash-child.js';
 
 cleanTempDirs();
 
 const ROOT = join(import.meta.dirname, '..', '..');
-
-/** Bundled into one plain JavaScript file: Node 20 runs no TypeScript, and tsx would take a second to load. */
-function bundleChild(dir: string): string {
-  const out = join(dir, 'budget-crash-child.mjs');
-  execFileSync(
-    join(ROOT, 'node_modules', '.bin', 'esbuild'),
-    [
-      join(import.meta.dirname, 'budget-crash-child.ts'),
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--log-level=warning',
-      `--outfile=${out}`,
-      "--banner:js=import{createRequire}from'node:module';const require=createRequire(import.meta.url);",
-    ],
-    { cwd: ROOT, stdio: 'inherit' },
-  );
-  return out;
-}
 
 /** Runs the child until its tool hangs, then SIGKILLs it. */
 function killWhenReady(child: string, dir: string, id: string): Promise<void> {
@@ -51,7 +32,7 @@ function killWhenReady(child: string, dir: string, id: string): Promise<void> {
 describe('budgets after kill -9', () => {
   it('the reopened turn goes on from the 30 tokens it had spent and stops at its budget of 45', async () => {
     const dir = tempDir();
-    await killWhenReady(bundleChild(tempDir()), dir, 'killed');
+    await killWhenReady(bundleChild(join(import.meta.dirname, 'budget-crash-child.ts'), tempDir()), dir, 'killed');
     const session = sessions({ dir }).open('killed');
     expect(session.status).toBe('interrupted');
     const runs: string[] = [];

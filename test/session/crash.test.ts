@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,34 +6,12 @@ import { sessions } from '../../src/index.js';
 import { AgentJournal } from '../../src/runtime/session-restore.js';
 import { decodeRecord, type JournalRecord } from '../../src/session/index.js';
 import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
-import { cleanTempDirs, tempDir } from './helpers.js';
+import { bundleChild, cleanTempDirs, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const KILLS = Number(process.env.CRASH_KILLS ?? 50);
-
-/**
- * The child is bundled once into one plain JavaScript file: started through tsx it takes ~1 s to load, bundled
- * ~0.2 s, which is what lets fifty kills (and the runs that finish after them) fit in CI's time.
- */
-function bundleChild(dir: string): string {
-  const out = join(dir, 'crash-child.mjs');
-  execFileSync(
-    join(ROOT, 'node_modules', '.bin', 'esbuild'),
-    [
-      join(import.meta.dirname, 'crash-child.ts'),
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      '--log-level=warning',
-      `--outfile=${out}`,
-      "--banner:js=import{createRequire}from'node:module';const require=createRequire(import.meta.url);",
-    ],
-    { cwd: ROOT, stdio: 'inherit' },
-  );
-  return out;
-}
 
 /** Runs the child; kills it `killAfterMs` after it is ready (undefined: lets it finish). True if it finished. */
 function runChild(child: string, dir: string, id: string, side: string, killAfterMs?: number): Promise<boolean> {
@@ -152,7 +130,7 @@ function verify(dir: string, id: string, side: string): void {
 describe('sessions: SIGKILL at random moments', () => {
   it(`loses nothing over ${KILLS} kills: every turn ends once, no journaled tool runs twice, histories stay valid`, async () => {
     const dir = process.env.CRASH_DIR ?? tempDir();
-    const child = bundleChild(tempDir());
+    const child = bundleChild(join(import.meta.dirname, 'crash-child.ts'), tempDir());
     const moments = new Map<string, number>();
     let kills = 0;
     let sessionsRun = 0;

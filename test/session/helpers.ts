@@ -1,6 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { ModelRequest, ScriptedAnswer } from '../../src/index.js';
 
@@ -47,4 +48,28 @@ export function byHistory(answers: ScriptedAnswer[]): (request: ModelRequest) =>
         : {}),
     };
   };
+}
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/**
+ * A crash test's child script bundled once into one plain JavaScript file in `dir`: started through tsx it takes
+ * ~1 s to load, bundled ~0.2 s, which is what lets many kills (and the runs that finish after them) fit in CI's time.
+ */
+export function bundleChild(entry: string, dir: string): string {
+  const out = join(dir, basename(entry).replace(/\.ts$/, '.mjs'));
+  execFileSync(
+    join(ROOT, 'node_modules', '.bin', 'esbuild'),
+    [
+      entry,
+      '--bundle',
+      '--platform=node',
+      '--format=esm',
+      '--log-level=warning',
+      `--outfile=${out}`,
+      "--banner:js=import{createRequire}from'node:module';const require=createRequire(import.meta.url);",
+    ],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
+  return out;
 }
