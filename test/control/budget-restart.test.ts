@@ -11,15 +11,14 @@ import {
   createAgent,
   createSupervisor,
   defineTool,
-  type JsonObject,
   type Model,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
 } from '../../src/index.js';
 import { expectValidHistory, latch, nextEvent, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { byHistory, cleanTempDirs, crashCopy, tempDir } from '../session/helpers.js';
 import { router } from '../supervisor/helpers.js';
+import { call, counter, say, TEN } from './budget-helpers.js';
 
 cleanTempDirs();
 
@@ -27,22 +26,8 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-/** Every answer bills 10 tokens. */
-const TEN = { input: 8, output: 2 };
-const call = (name: string, args: JsonObject = {}): ScriptedAnswer => ({ toolCalls: [{ name, args }], usage: TEN });
-const say = (text: string): ScriptedAnswer => ({ text, usage: TEN });
-
 function tools() {
-  const runs: string[] = [];
-  const work = defineTool({
-    name: 'work',
-    description: 'does a piece of work',
-    schema: z.object({}),
-    execute: (_args, ctx) => {
-      runs.push(ctx.agentId);
-      return 'worked';
-    },
-  });
+  const { tool: work, runs } = counter();
   // Runs until the process "dies": the crash is taken while it runs.
   const hang = defineTool({
     name: 'hang',

@@ -11,34 +11,11 @@ import {
   createAgent,
   createSupervisor,
   defineTool,
-  type JsonObject,
-  type ScriptedAnswer,
   scriptedModel,
 } from '../../src/index.js';
 import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
 import { router, waitFor } from '../supervisor/helpers.js';
-
-/** Every answer of these scripts bills 10 tokens. */
-const TEN = { input: 8, output: 2 };
-const call = (name: string, args: JsonObject = {}): ScriptedAnswer => ({
-  toolCalls: [{ name, args }],
-  usage: TEN,
-});
-const say = (text: string): ScriptedAnswer => ({ text, usage: TEN });
-
-function counter() {
-  const runs: string[] = [];
-  const tool = defineTool({
-    name: 'work',
-    description: 'does a piece of work',
-    schema: z.object({}),
-    execute: (_args, ctx) => {
-      runs.push(ctx.agentId);
-      return 'worked';
-    },
-  });
-  return { tool, runs };
-}
+import { call, counter, say } from './budget-helpers.js';
 
 /** A tool that runs until its call is aborted, and says when it started and how it ended. */
 function waiter() {
