@@ -10,10 +10,13 @@ import {
   emptyUsage,
   type Message,
   notificationText,
+  type RunResult,
   type TurnStopReason,
   type Usage,
 } from '../index.js';
 import { type JournalScope, journaledModel, journaledRetry, journaledTool, journalScope, serially } from './journal.js';
+import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
+import { type HandOff, handOffOf, type RunRequest } from './swarm.js';
 
 /**
  * What an agent hosted on Restate is made of: everything `createAgent` takes, except what the host owns (the id is
@@ -31,8 +34,13 @@ export interface AgentObjectOptions {
    * publishes a turn's events again (Restate re-runs the handler and reads its effects back from the journal).
    */
   on?(event: AgentEvent): void;
-  /** Gives agents the `start_subagent` tool: a child is another object of this kind, keyed `<parent>/<task>`. */
+  /**
+   * Gives agents the subagent tools: `agent` and `swarm` (the embedded runtime's, with join policies) and
+   * `start_subagent`. A child is another object of this kind, keyed `<parent>/<task>`.
+   */
   subagents?: boolean;
+  /** Foreground batches: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s doubled). */
+  supervision?: HostedSupervision;
   /**
    * How long a turn may send Restate nothing before Restate asks it to suspend (the server's default otherwise,
    * one minute). A model or tool call sends nothing while it runs, so this counts a call's own duration.
@@ -116,6 +124,13 @@ export function agentObject(options: AgentObjectOptions) {
   }
 
   async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
+    return (await hostTurn(ctx, input)).outcome;
+  }
+
+  async function hostTurn(
+    ctx: restate.ObjectContext,
+    input: string,
+  ): Promise<{ outcome: TurnOutcome; handOff: HandOff }> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
     const history: Message[] = [];
@@ -130,6 +145,16 @@ export function agentObject(options: AgentObjectOptions) {
         ctx.set(OPEN_CHILDREN, ++open);
       };
       tools.push(subagentTool(scope, turns, start));
+      const call = (key: string, request: RunRequest) =>
+        ctx.genericCall<RunRequest, HandOff>({
+          service: name,
+          method: 'run',
+          key,
+          parameter: request,
+          inputSerde: restate.serde.json,
+          outputSerde: restate.serde.json,
+        });
+      tools.push(...hostedSubagentTools({ scope, turn: turns, call, start, supervision: options.supervision ?? {} }));
     }
     // The approval timeout is a durable timer here (below), not the runtime's in-process one, which a replay restarts.
     const { approvalTimeoutMs, ...hosted } = config;
@@ -141,6 +166,8 @@ export function agentObject(options: AgentObjectOptions) {
       tools,
       messages: history,
     });
+    // Restate cancelled this invocation (a parent's join decided without it): the turn is interrupted, as embedded.
+    scope.onCancel = () => agent.interrupt();
     const offEvents = options.on ? agent.on('*', options.on) : undefined;
     const offApprovals = agent.on('approval_requested', (event) => {
       // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
@@ -170,7 +197,10 @@ export function agentObject(options: AgentObjectOptions) {
       ctx.set(TURNS, turns + 1);
       const usage = addUsage((await ctx.get<Usage>(USAGE)) ?? emptyUsage(), result.usage);
       ctx.set(USAGE, usage);
-      return { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage };
+      return {
+        outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
+        handOff: handOffOf(result as RunResult),
+      };
     } finally {
       offEvents?.();
       offApprovals();
@@ -198,6 +228,19 @@ export function agentObject(options: AgentObjectOptions) {
         const outcome = await runTurn(ctx, request.prompt);
         await reportIfSettled(ctx, outcome);
         return outcome;
+      },
+
+      /**
+       * A foreground task (the `agent` and `swarm` tools): one turn, whose hand-off is the answer to the parent's
+       * call. A restart (`fresh`) drops the failed attempt's history first.
+       */
+      run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<HandOff> => {
+        if (request.fresh) {
+          const turns = (await ctx.get<number>(TURNS)) ?? 0;
+          for (let n = 0; n < turns; n++) ctx.clear(turnKey(n));
+          ctx.clear(TURNS);
+        }
+        return (await hostTurn(ctx, request.prompt)).handOff;
       },
 
       /** A child's result: wakes the agent for a turn that opens with the notification. */

@@ -30,6 +30,8 @@ export interface JournalScope {
   tail: Promise<unknown>;
   /** Counts the effects that really ran in this process (not read back from the journal): for tests and benches. */
   ran: { model: number; tools: number };
+  /** Called when Restate cancels the invocation (an effect's await throws `CancelledError`): ends the turn. */
+  onCancel?: () => void;
 }
 
 /** A fresh scope for one invocation. */
@@ -45,7 +47,12 @@ export function journalScope(ctx: restate.ObjectContext): JournalScope {
  * one at a time on Restate (DESIGN.md, "Troupe on Restate").
  */
 export function serially<T>(scope: JournalScope, effect: () => Promise<T>): Promise<T> {
-  const run = scope.tail.then(effect);
+  const run = scope.tail.then(effect).catch((error: unknown) => {
+    // Restate delivers a cancellation to the await in progress: the turn is interrupted before the error goes on,
+    // so the machine closes the open calls and drops what this effect answers.
+    if (error instanceof restate.CancelledError) scope.onCancel?.();
+    throw error;
+  });
   scope.tail = run.then(
     () => undefined,
     () => undefined,
@@ -184,6 +191,10 @@ export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
           const outcome = await restate.RestatePromise.race([run, scope.ctx.sleep(timeoutMs).map(() => timedOut)]);
           if (outcome === timedOut) controller.abort(new Error(outcome.thrown));
           return outcome;
+        } catch (error) {
+          // Restate cancelled the invocation while the call ran: its tool is told, as an interrupt would tell it.
+          if (error instanceof restate.CancelledError) controller.abort(error);
+          throw error;
         } finally {
           toolCtx.signal.removeEventListener('abort', abort);
         }

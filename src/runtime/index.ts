@@ -41,7 +41,7 @@ export {
   type SessionsOptions,
   sessions,
 } from './session-manager.js';
-export type { TaskResult } from './subagent-tools.js';
+export { type SubagentHost, type SubagentRequest, subagentTools, type TaskResult } from './subagent-tools.js';
 export {
   createSupervisor,
   describeTree,

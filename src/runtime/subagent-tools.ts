@@ -20,7 +20,7 @@ export interface TaskResult<Output = unknown> {
   output?: Output;
 }
 
-/** What the subagent tools need from the runtime; the supervision tree implements it. */
+/** What the subagent tools need from their host: the supervision tree embedded, child objects on Restate. */
 export interface SubagentHost {
   readonly profileNames: readonly string[];
   /** What a profile is for, shown to the model next to its name. */

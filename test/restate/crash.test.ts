@@ -63,17 +63,20 @@ function startWorker(port: number, slowMs: number, name = ''): Promise<{ url: st
   });
 }
 
-/** Rows of an invocation's journal (the admin API's SQL introspection), filtered by a condition. */
-async function journalRows(invocationId: string, where: string): Promise<{ index: number; entry_type: string }[]> {
+/** Rows of a query of the server's SQL introspection (admin API). */
+async function sql<Row>(query: string): Promise<Row[]> {
   const response = await fetch(`${server.adminUrl}/query`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({
-      query: `SELECT index, entry_type FROM sys_journal WHERE id = '${invocationId}' AND ${where} ORDER BY index`,
-    }),
+    body: JSON.stringify({ query }),
   });
   expect(response.ok).toBe(true);
-  return ((await response.json()) as { rows: { index: number; entry_type: string }[] }).rows;
+  return ((await response.json()) as { rows: Row[] }).rows;
+}
+
+/** Rows of an invocation's journal, filtered by a condition. */
+function journalRows(invocationId: string, where: string): Promise<{ index: number; entry_type: string }[]> {
+  return sql(`SELECT index, entry_type FROM sys_journal WHERE id = '${invocationId}' AND ${where} ORDER BY index`);
 }
 
 async function untilJournaled(invocationId: string, where: string, what: string): Promise<void> {
@@ -246,3 +249,67 @@ it('a swarm of subagents on 3 workers survives a kill -9 of one of them: every r
   await balancer.close();
   for (const worker of running) worker.process.kill('SIGKILL');
 }, 240_000);
+
+// A foreground swarm (8 tasks, 4 at a time) whose worker is killed -9 after the first tasks finished: the parent's
+// turn, replayed on a new worker, decides its join from the journaled completions and calls no child again.
+it('a worker killed mid-batch: each task of a foreground swarm settles exactly once', async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 1_500);
+  await server.register(first.url);
+  const tasks = Array.from({ length: 8 }, (_, i) => ({ prompt: `work ${i}` }));
+  const invocation = await client.send('boss-crash-1', `swarm ${JSON.stringify({ tasks })}`);
+  await until(
+    () => executions().filter((line) => /^ran boss-crash-1\/t0\.sw\.\d w$/.test(line)).length >= 2,
+    'the first tasks to finish',
+  );
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'joined' });
+  const history = await client.history('boss-crash-1');
+  expectValidHistory(history);
+  const result = resultText(history, 'sw');
+  for (let i = 0; i < 8; i++) {
+    const child = `boss-crash-1/t0.sw.${i}`;
+    expect(result).toContain(`agent_id=\\"${child}\\" status=\\"completed\\">did ${i}<`);
+    // One `run` per task: its history holds one prompt, and no tool of it ran twice.
+    const childHistory = await client.history(child);
+    expectValidHistory(childHistory);
+    expect(childHistory.filter((message) => message.role === 'user')).toHaveLength(1);
+    expect(countOf(`ran ${child} k`)).toBeLessThanOrEqual(1);
+    expect(countOf(`start ${child} w`)).toBeLessThanOrEqual(1);
+    if (resultText(childHistory, 'k').includes('counted')) expect(countOf(`ran ${child} k`)).toBe(1);
+  }
+  const calls = await sql<{ key: string; n: number }>(
+    "SELECT target_service_key AS key, COUNT(*) AS n FROM sys_invocation WHERE target_handler_name = 'run' " +
+      "AND target_service_key LIKE 'boss-crash-1/%' GROUP BY target_service_key",
+  );
+  expect(calls).toHaveLength(8);
+  for (const row of calls) expect(Number(row.n)).toBe(1);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
+it("a failed subagent's restart waits on a durable timer: killed during the backoff, it keeps its deadline", async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 0);
+  await server.register(first.url);
+  const invocation = await client.send('boss-backoff-1', `swarm ${JSON.stringify({ tasks: [{ prompt: 'flaky b' }] })}`);
+  // The child failed; the parent waits 3 s before its restart, and dies meanwhile.
+  await untilJournaled(invocation, "entry_type = 'Command: Sleep'", 'the restart backoff');
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'joined' });
+  const history = await client.history('boss-backoff-1');
+  expect(resultText(history, 'sw')).toContain('status=\\"completed\\">recovered b<');
+  // Two attempts of the child (the refused one, the restart), one backoff in the parent's journal across both
+  // of its attempts: the new worker waited on the journaled timer rather than starting one of its own.
+  expect(countOf('model boss-backoff-1/t0.sw')).toBe(2);
+  expect(await journalRows(invocation, "entry_type = 'Command: Sleep'")).toHaveLength(1);
+  expect((await client.history('boss-backoff-1/t0.sw')).map((message) => message.role)).toEqual(['user', 'assistant']);
+  second.process.kill('SIGKILL');
+}, 120_000);

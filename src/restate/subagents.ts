@@ -1,0 +1,116 @@
+import type * as restate from '@restatedev/restate-sdk';
+import {
+  type AnyTool,
+  type JoinPolicy,
+  SpawnRefused,
+  type SubagentHost,
+  type SubagentRequest,
+  type SupervisionOptions,
+  subagentTools,
+  type TaskResult,
+} from '../index.js';
+import { type JournalScope, serially } from './journal.js';
+import { type HandOff, type HostedTask, type RunRequest, runBatch } from './swarm.js';
+
+/** What of the embedded supervision options applies to agents hosted on Restate. */
+export type HostedSupervision = Pick<SupervisionOptions, 'concurrency' | 'maxDepth' | 'maxRestarts' | 'restartDelayMs'>;
+
+/** What the subagent tools of one hosted turn need from its object. */
+export interface HostedTree {
+  scope: JournalScope;
+  /** The turn's number: with the tool call's id, it names the tasks (stable across replays). */
+  turn: number;
+  /** Calls a child object's `run` handler (a foreground task). */
+  call(childId: string, request: RunRequest): restate.InvocationPromise<HandOff>;
+  /** Sends a child object its `task` (a background task, reported to the parent's `notify`). */
+  start(childId: string, request: { parentId: string; taskId: string; prompt: string }): void;
+  supervision: HostedSupervision;
+}
+
+/**
+ * The embedded runtime's `agent` and `swarm` tools (the same schemas, descriptions and result texts), hosted: a
+ * task is a child object keyed `<parent>/<task id>`, a foreground batch runs in the parent's invocation
+ * (`runBatch`), a background one is a message per task. Profiles are not hosted (each child is built by the
+ * object's `agent(id)`), nor `task_status` / `task_cancel`.
+ */
+export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
+  const concurrency = tree.supervision.concurrency ?? 4;
+  const maxDepth = tree.supervision.maxDepth ?? 3;
+  const host: SubagentHost = {
+    profileNames: [],
+    profileDescription: () => undefined,
+    async run(callerId, requests, background, _signal, join, callId) {
+      const tasks = tasksOf(callerId, requests, tree.turn, callId ?? 'call', maxDepth, join);
+      if (background) {
+        await serially(tree.scope, async () => {
+          for (const task of tasks)
+            tree.start(task.agentId, { parentId: callerId, taskId: task.taskId, prompt: task.prompt });
+        });
+        return { taskIds: tasks.map((task) => task.taskId) };
+      }
+      const results: TaskResult[] = await serially(tree.scope, () =>
+        runBatch(
+          tree.scope.ctx,
+          (task, fresh) =>
+            tree.call(task.agentId, {
+              parentId: callerId,
+              taskId: task.taskId,
+              prompt: task.prompt,
+              ...(fresh ? { fresh } : {}),
+            }),
+          tasks,
+          {
+            concurrency,
+            ...(join ? { join } : {}),
+            maxRestarts: tree.supervision.maxRestarts ?? 2,
+            restartDelayMs: tree.supervision.restartDelayMs ?? 1000,
+          },
+        ),
+      );
+      return { taskIds: tasks.map((task) => task.taskId), results };
+    },
+    status: () => undefined,
+    cancel: () => 'unknown',
+  };
+  return subagentTools(host).filter((tool) => tool.name === 'agent' || tool.name === 'swarm');
+}
+
+/**
+ * A batch's tasks, named from the turn and the call (`t<turn>.<call>`, and `.<i>` in a swarm), or refused with the
+ * embedded tree's words: no tasks, a join that cannot be met, a depth past `maxDepth`, a profile or a resumed agent
+ * that is not this agent's.
+ */
+function tasksOf(
+  callerId: string,
+  requests: readonly SubagentRequest[],
+  turn: number,
+  callId: string,
+  maxDepth: number,
+  join: JoinPolicy | undefined,
+): HostedTask[] {
+  if (requests.length === 0) throw new SpawnRefused('No tasks given');
+  if (join && (join.kind === 'first' || join.kind === 'quorum')) {
+    if (!Number.isInteger(join.k) || join.k < 1 || join.k > requests.length) {
+      throw new SpawnRefused(`Refused: ${join.kind}(${join.k}) needs k between 1 and the ${requests.length} task(s)`);
+    }
+  }
+  const depth = callerId.split('/').length;
+  if (depth > maxDepth) {
+    throw new SpawnRefused(
+      `Refused: subagents may nest at most ${maxDepth} deep (maxDepth), and this one would be at ` +
+        `depth ${depth}. Do the work yourself.`,
+    );
+  }
+  const single = requests.length === 1;
+  return requests.map((request, index) => {
+    if (request.profile !== undefined && request.profile !== 'default') {
+      throw new SpawnRefused(`Unknown profile "${request.profile}". Profiles: default.`);
+    }
+    const taskId = single ? `t${turn}.${callId}` : `t${turn}.${callId}.${index}`;
+    if (request.agentId === undefined) return { taskId, agentId: `${callerId}/${taskId}`, prompt: request.prompt };
+    // A resume continues the child object's history: only a child of this agent.
+    const own = request.agentId.startsWith(`${callerId}/`) && !request.agentId.slice(callerId.length + 1).includes('/');
+    if (!own) throw new SpawnRefused(`Agent ${request.agentId} is not one of your subagents`);
+    return { taskId, agentId: request.agentId, prompt: request.prompt };
+  });
+}

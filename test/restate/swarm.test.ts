@@ -1,0 +1,121 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
+import {
+  type AgentClient,
+  type AgentWorker,
+  agentClient,
+  type RestateDevServer,
+  serveAgents,
+  startRestateDevServer,
+} from '../../src/restate/index.js';
+import { bossAnswer, fixtureObject, taskOf } from './fixtures/agents.js';
+import { expectValidHistory } from './fixtures/histories.js';
+
+// Foreground batches on Restate: the `swarm` tool with join policies, each task a child object, the join decided
+// in the parent's invocation. The same swarm embedded gives the same tool result (ids aside).
+let server: RestateDevServer;
+let worker: AgentWorker;
+let client: AgentClient;
+let dir: string;
+let sideFile: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'troupe-restate-swarm-'));
+  sideFile = join(dir, 'executions.log');
+  writeFileSync(sideFile, '');
+  server = await startRestateDevServer();
+  worker = await serveAgents([fixtureObject({ sideFile })]);
+  await server.register(worker.url);
+  client = agentClient(server.ingressUrl);
+}, 90_000);
+
+afterAll(async () => {
+  await worker?.close();
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
+const countOf = (line: string) => executions().filter((l) => l === line).length;
+
+/** The text of the result a history gives a tool call. */
+function resultOf(history: Message[], toolCallId: string): string {
+  for (const message of history) {
+    if (message.role !== 'tool') continue;
+    const result = message.content.find((part) => part.toolCallId === toolCallId);
+    if (result) return result.content.map((part) => ('text' in part ? part.text : '')).join('');
+  }
+  throw new Error(`no result for ${toolCallId}`);
+}
+
+/** A swarm result with its ids taken out, to compare hosts that name tasks differently. */
+const withoutIds = (text: string) => text.replace(/task_id="[^"]*" agent_id="[^"]*"/g, 'task_id="…" agent_id="…"');
+
+const ANY = { join: 'any', tasks: [{ prompt: 'quick a' }, { prompt: 'block b' }, { prompt: 'block c' }] };
+
+/** The same swarm on the embedded runtime: the tool result its root's history holds. */
+async function embeddedSwarm(args: object): Promise<string> {
+  const block = defineTool({
+    name: 'block',
+    description: 'Blocks until aborted',
+    schema: z.object({}),
+    execute: (_args, ctx) =>
+      new Promise<string>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('x')))),
+  });
+  const model = scriptedModel((request: ModelRequest) => {
+    const results = request.messages.filter((message) => message.role === 'tool').length;
+    const last = request.messages.at(-1);
+    const lastText = last?.role === 'user' ? last.content.map((p) => ('text' in p ? p.text : '')).join('') : '';
+    return bossAnswer(taskOf(request).startsWith('swarm '), request, results, lastText);
+  });
+  const root = createAgent({ id: 'boss-embedded', model, tools: [block], subagents: {} });
+  await root.prompt(`swarm ${JSON.stringify(args)}`);
+  const history = root.messages;
+  await root.stop();
+  return resultOf([...history], 'sw');
+}
+
+it('first(1) on Restate: the first to complete wins, the running losers are cancelled and their tools see the abort', async () => {
+  const outcome = await client.prompt('boss-any-1', `swarm ${JSON.stringify(ANY)}`);
+  expect(outcome).toMatchObject({ stopReason: 'completed', text: 'joined' });
+  const history = await client.history('boss-any-1');
+  expectValidHistory(history);
+  const result = resultOf(history, 'sw');
+  expect(result).toBe(
+    '<join policy="first(1)" outcome="met" completed="1"/>\n' +
+      '<result task_id="t0.sw.0" agent_id="boss-any-1/t0.sw.0" status="completed">did a</result>\n' +
+      '<result task_id="t0.sw.1" agent_id="boss-any-1/t0.sw.1" status="cancelled">' +
+      "The task was cancelled: its batch's join policy was decided without it.</result>\n" +
+      '<result task_id="t0.sw.2" agent_id="boss-any-1/t0.sw.2" status="cancelled">' +
+      "The task was cancelled: its batch's join policy was decided without it.</result>",
+  );
+  for (const loser of ['boss-any-1/t0.sw.1', 'boss-any-1/t0.sw.2']) {
+    // A loser cancelled in its tool saw the abort; one cancelled before it never ran it. Neither runs it again.
+    const started = countOf(`start ${loser} b`);
+    expect(started).toBeLessThanOrEqual(1);
+    expect(countOf(`aborted ${loser} b`)).toBe(started);
+    const childHistory = await client.history(loser);
+    expectValidHistory(childHistory);
+    expect(childHistory.filter((message) => message.role === 'user')).toHaveLength(1);
+  }
+  // Same text embedded, ids aside.
+  expect(withoutIds(await embeddedSwarm(ANY))).toBe(withoutIds(result));
+}, 120_000);
+
+it('a failed task is restarted from its prompt with a fresh history after a durable backoff', async () => {
+  const args = { tasks: [{ prompt: 'quick a' }, { prompt: 'flaky b' }] };
+  await client.prompt('boss-restart-1', `swarm ${JSON.stringify(args)}`);
+  const history = await client.history('boss-restart-1');
+  expect(resultOf(history, 'sw')).toBe(
+    '<result task_id="t0.sw.0" agent_id="boss-restart-1/t0.sw.0" status="completed">did a</result>\n' +
+      '<result task_id="t0.sw.1" agent_id="boss-restart-1/t0.sw.1" status="completed">recovered b</result>',
+  );
+  // Its model was asked twice (the refused attempt, the restart); the restart began again from the prompt alone.
+  expect(countOf('model boss-restart-1/t0.sw.1')).toBe(2);
+  const child = await client.history('boss-restart-1/t0.sw.1');
+  expect(child.map((message) => message.role)).toEqual(['user', 'assistant']);
+}, 120_000);
