@@ -3,15 +3,14 @@ import { type BatchSpec, joinDecided, type TaskSpec } from '../../src/protocol/i
 import {
   CANCELLED_TEXT,
   type Cancellation,
+  GROUP_TASKS,
+  groupActorId,
+  groupOf,
   INTERRUPTED_TEXT,
   JOINED_TEXT,
-  LANE_SIZE,
-  laneActorId,
-  laneOf,
   notifyOf,
   type OwnerNotify,
   type SettleParams,
-  slotOf,
   type TaskSettings,
   type Tell,
 } from './shared.js';
@@ -19,10 +18,10 @@ import type { TaskSettled } from './task.js';
 
 /**
  * A swarm batch: `running → joining → settled → released`. It holds the queue, the concurrency cap and the join
- * counts; its tasks run in lanes of at most LANE_SIZE (bounded fan-out). `running` starts tasks up to the cap as
- * slots free up; the settle that decides the join policy (or CANCEL_BATCH) moves it to `joining`, which cancels
+ * counts; its tasks run in groups of lanes (bounded fan-out: GROUP_SIZE lanes of LANE_SIZE tasks each). `running`
+ * starts tasks up to the cap as slots free up; the settle that decides the join policy (or CANCEL_BATCH) moves it to `joining`, which cancels
  * the tasks still running and drops the queued ones; `settled` tells the supervisor once every task has settled;
- * `released` is reached when its lanes are gone (a settled task may keep its idle agent alive for a while).
+ * `released` is reached when its groups are gone (a settled task may keep its idle agent alive for a while).
  */
 
 export interface BatchInput extends TaskSettings {
@@ -39,8 +38,8 @@ export interface BatchContext extends TaskSettings, BatchSpec {
   completed: number;
   /** Queued tasks cancelled before they started: skipped when their turn comes. */
   cancelled: string[];
-  /** Lanes alive, and those that may still be given a task. */
-  lanes: number[];
+  /** Groups alive, and those that may still be given a task. */
+  groups: number[];
   unsealed: number[];
   /** Why the tasks left are being ended (the join was decided, or the batch was cancelled). */
   stopping?: Cancellation;
@@ -50,7 +49,7 @@ export type BatchEvent =
   | { type: 'CANCEL'; taskId: string }
   | { type: 'CANCEL_BATCH' }
   | TaskSettled
-  | { type: `xstate.done.actor.lane.${string}` };
+  | { type: `xstate.done.actor.group.${string}` };
 
 /** What the supervisor hears when every task of a batch has settled. */
 export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
@@ -72,7 +71,7 @@ function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['st
 
 const SEAL = { type: 'SEAL' } as const;
 
-function laneOfEvent(event: { type: string }): number {
+function groupOfEvent(event: { type: string }): number {
   return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
 }
 
@@ -83,8 +82,8 @@ export const batchMachine = setup({
     input: {} as BatchInput,
   },
   actors: {
-    /** The lane machine, provided by the runtime's composition. */
-    lane: fromCallback(() => {}) as AnyActorLogic,
+    /** The group machine, provided by the runtime's composition. */
+    group: fromCallback(() => {}) as AnyActorLogic,
   },
   actions: {
     // Effects, provided by the runtime (the same ones the task machine names), for tasks that never started.
@@ -113,12 +112,12 @@ export const batchMachine = setup({
       if (index < context.next || context.cancelled.includes(taskId)) return false;
       return joinDecided(context.join, context.tasks.length, context.completed, context.ended + 1);
     },
-    noLanes: ({ context }) => context.lanes.length === 0,
+    noGroups: ({ context }) => context.groups.length === 0,
   },
 })
   .extend<
     { dropTask: SettleParams } & Composite<
-      'fill' | 'count' | 'joined' | 'interrupted' | 'stopRest' | 'cancelTask' | 'stopLane'
+      'fill' | 'count' | 'joined' | 'interrupted' | 'stopRest' | 'cancelTask' | 'stopGroup'
     >
   >({
     actions: {
@@ -127,18 +126,18 @@ export const batchMachine = setup({
         enqueue({ type: 'settleTask', params });
         if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
       }),
-      /** Starts queued tasks up to the cap, each in its lane, and seals the lanes it has moved past. */
+      /** Starts queued tasks up to the cap, each in its group, and seals the groups it has moved past. */
       fill: enqueueActions(({ context, enqueue }) => {
-        let { next, running, lanes, unsealed } = context;
+        let { next, running, groups, unsealed } = context;
         const size = context.tasks.length;
         while (running < context.concurrency && next < size) {
           const index = next++;
           const task = context.tasks[index] as TaskSpec;
           if (context.cancelled.includes(task.taskId)) continue;
-          const lane = laneOf(index);
-          if (!lanes.includes(lane)) {
-            enqueue.spawnChild('lane', {
-              id: laneActorId(lane),
+          const group = groupOf(index);
+          if (!groups.includes(group)) {
+            enqueue.spawnChild('group', {
+              id: groupActorId(group),
               input: {
                 batchId: context.batchId,
                 background: context.background,
@@ -148,25 +147,22 @@ export const batchMachine = setup({
                 restartDelayMs: context.restartDelayMs,
               },
             });
-            lanes = [...lanes, lane];
-            unsealed = [...unsealed, lane];
+            groups = [...groups, group];
+            unsealed = [...unsealed, group];
           }
-          enqueue({
-            type: 'tell',
-            params: { to: laneActorId(lane), event: { type: 'START', task, slot: slotOf(index) } },
-          });
+          enqueue({ type: 'tell', params: { to: groupActorId(group), event: { type: 'START', task, index } } });
           running++;
         }
-        // Lanes the cursor has moved past get no more tasks.
-        const sealing = unsealed.filter((lane) => next >= size || (lane + 1) * LANE_SIZE <= next);
-        for (const lane of sealing) enqueue({ type: 'tell', params: { to: laneActorId(lane), event: SEAL } });
+        // Groups the cursor has moved past get no more tasks.
+        const sealing = unsealed.filter((group) => next >= size || (group + 1) * GROUP_TASKS <= next);
+        for (const group of sealing) enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
         // Both `if`s below only save a context copy when nothing moved (a task started only by moving the cursor,
-        // a lane spawned only for a started task): recording unchanged values is the same state.
-        // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same lanes)
-        if (sealing.length) unsealed = unsealed.filter((lane) => !sealing.includes(lane));
+        // a group spawned only for a started task): recording unchanged values is the same state.
+        // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same groups)
+        if (sealing.length) unsealed = unsealed.filter((group) => !sealing.includes(group));
         // Stryker disable next-line ConditionalExpression: `true` records unchanged values (the same state)
         if (next !== context.next || sealing.length)
-          enqueue({ type: 'record', params: { next, running, lanes, unsealed } });
+          enqueue({ type: 'record', params: { next, running, groups, unsealed } });
       }),
       /** A task settled: its slot is free, and the join counts move. */
       count: assign(({ context, event }) => ({
@@ -178,13 +174,13 @@ export const batchMachine = setup({
       joined: assign({ stopping: { status: 'cancelled', text: JOINED_TEXT } }),
       /** The owner's call was interrupted (its tool call aborted): the tasks left are interrupted. */
       interrupted: assign({ stopping: { status: 'interrupted', text: INTERRUPTED_TEXT } }),
-      /** Ends every task left: running ones through their lanes, queued ones here (they never start). */
+      /** Ends every task left: running ones through their groups, queued ones here (they never start). */
       stopRest: enqueueActions(({ context, enqueue }) => {
         // Stryker disable next-line all: `joining` is entered only with `stopping` set (joined, interrupted)
         const stopping = context.stopping ?? { status: 'cancelled', text: CANCELLED_TEXT };
         const cancelAll = { type: 'CANCEL_ALL', ...stopping };
-        for (const lane of context.lanes)
-          enqueue({ type: 'tell', params: { to: laneActorId(lane), event: cancelAll } });
+        for (const group of context.groups)
+          enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancelAll } });
         let ended = context.ended;
         for (let i = context.next; i < context.tasks.length; i++) {
           const task = context.tasks[i] as TaskSpec;
@@ -192,21 +188,22 @@ export const batchMachine = setup({
           enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
           ended++;
         }
-        for (const lane of context.unsealed) enqueue({ type: 'tell', params: { to: laneActorId(lane), event: SEAL } });
+        for (const group of context.unsealed)
+          enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
         enqueue({ type: 'record', params: { next: context.tasks.length, ended, unsealed: [] } });
       }),
-      /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its lane. */
+      /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its group. */
       cancelTask: enqueueActions(({ context, event, enqueue }) => {
         const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
         const index = context.tasks.findIndex((task) => task.taskId === taskId);
-        // An unknown task (−1) would fall in the started branch below and find no lane −1; this says it plainly.
+        // An unknown task (−1) would fall in the started branch below and find no group −1; this says it plainly.
         // Stryker disable next-line ConditionalExpression: equivalent, see above
         if (index < 0 || context.cancelled.includes(taskId)) return;
         if (index < context.next) {
-          const lane = laneOf(index);
-          if (context.lanes.includes(lane)) {
-            const cancel = { type: 'CANCEL', slot: slotOf(index), status: 'cancelled', text: CANCELLED_TEXT } as const;
-            enqueue({ type: 'tell', params: { to: laneActorId(lane), event: cancel } });
+          const group = groupOf(index);
+          if (context.groups.includes(group)) {
+            const cancel = { type: 'CANCEL', index, status: 'cancelled', text: CANCELLED_TEXT } as const;
+            enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancel } });
           }
           return;
         }
@@ -216,10 +213,10 @@ export const batchMachine = setup({
         });
         enqueue({ type: 'record', params: { cancelled: [...context.cancelled, taskId], ended: context.ended + 1 } });
       }),
-      stopLane: enqueueActions(({ context, event, enqueue }) => {
-        const lane = laneOfEvent(event);
-        enqueue.stopChild(laneActorId(lane));
-        enqueue({ type: 'record', params: { lanes: context.lanes.filter((l) => l !== lane) } });
+      stopGroup: enqueueActions(({ context, event, enqueue }) => {
+        const group = groupOfEvent(event);
+        enqueue.stopChild(groupActorId(group));
+        enqueue({ type: 'record', params: { groups: context.groups.filter((g) => g !== group) } });
       }),
     },
   })
@@ -236,12 +233,12 @@ export const batchMachine = setup({
       ended: 0,
       completed: 0,
       cancelled: [],
-      lanes: [],
+      groups: [],
       unsealed: [],
     }),
     initial: 'running',
     on: {
-      'xstate.done.actor.lane.*': { actions: 'stopLane' },
+      'xstate.done.actor.group.*': { actions: 'stopGroup' },
     },
     states: {
       /** Tasks run, at most `concurrency` at once; each settle frees a slot for the next queued task. */
@@ -268,13 +265,13 @@ export const batchMachine = setup({
           'TASK.SETTLED': { actions: 'count' },
         },
       },
-      /** Every task has settled: the supervisor hears it. Lanes with kept agents may still be alive. */
+      /** Every task has settled: the supervisor hears it. Groups with kept agents may still be alive. */
       settled: {
         entry: {
           type: 'reportSettled',
           params: ({ context }) => ({ type: 'BATCH.SETTLED', batchId: context.batchId }),
         },
-        always: { guard: 'noLanes', target: 'released' },
+        always: { guard: 'noGroups', target: 'released' },
       },
       /** Nothing of the batch is left: the supervisor stops it. */
       released: { type: 'final' },

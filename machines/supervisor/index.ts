@@ -1,4 +1,5 @@
 export * from './batch.js';
+export * from './group.js';
 export * from './lane.js';
 export * from './shared.js';
 export * from './supervisor.js';

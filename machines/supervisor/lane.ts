@@ -6,7 +6,7 @@ import type { TaskSettled } from './task.js';
 /**
  * A lane parents up to LANE_SIZE task actors of one batch, so that no actor of a swarm holds thousands of children
  * (every spawn copies its parent's `children`). The batch decides what starts and when; a lane only spawns, passes
- * cancellations down and settlements up, and ends once the batch has sealed it and every task in it is released.
+ * cancellations down and settlements up, and ends once its group has sealed it and every task in it is released.
  * Finished task actors are not stopped one by one (a stop copies `children` again, on V8's slow path): the lane's
  * end stops them together.
  */

@@ -9,6 +9,8 @@ import { notificationMessage, type TaskSpec, type TaskStatus, type UserMessage }
 /** A subagent's actor id under its task (and a member's under its supervisor). */
 export const childId = (agentId: string): string => `subagent.${agentId}`;
 export const batchActorId = (batchId: string): string => `batch.${batchId}`;
+export const groupActorId = (group: number): string => `group.${group}`;
+/** A lane's id is its place in its group (0 … GROUP_SIZE-1): a bounded set of ids, like task slots. */
 export const laneActorId = (lane: number): string => `lane.${lane}`;
 /**
  * A task actor's id is its slot in its lane (0 … LANE_SIZE-1), not its task id: XState memoizes transitions per
@@ -23,9 +25,17 @@ export const taskActorId = (slot: number): string => `task.${slot}`;
  * see DESIGN.md, "XState rules of thumb".
  */
 export const LANE_SIZE = 16;
+/**
+ * At most this many lanes share a group (the actor that parents them), so that a batch of thousands of tasks holds
+ * a few groups, not hundreds of lanes: a lane's end is a stop, and every stop copies its parent's `children`.
+ */
+const GROUP_SIZE = 16;
+/** Tasks per group. */
+export const GROUP_TASKS = LANE_SIZE * GROUP_SIZE;
 
-/** Where the task at `index` of its batch runs: its lane, and its slot there. */
-export const laneOf = (index: number): number => Math.floor(index / LANE_SIZE);
+/** Where the task at `index` of its batch runs: its group, its lane in that group, and its slot in that lane. */
+export const groupOf = (index: number): number => Math.floor(index / GROUP_TASKS);
+export const laneOf = (index: number): number => Math.floor(index / LANE_SIZE) % GROUP_SIZE;
 export const slotOf = (index: number): number => index % LANE_SIZE;
 
 export const CANCELLED_TEXT = 'The task was cancelled before it finished.';

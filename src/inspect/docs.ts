@@ -1,7 +1,13 @@
 import type { AnyStateMachine } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
 import { goalMachine } from '../../machines/goal.js';
-import { batchMachine, laneMachine, supervisorMachine, taskMachine } from '../../machines/supervisor/index.js';
+import {
+  batchMachine,
+  groupMachine,
+  laneMachine,
+  supervisorMachine,
+  taskMachine,
+} from '../../machines/supervisor/index.js';
 import { toMermaid, toStudioJSON, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
@@ -9,6 +15,7 @@ const documentedMachines: Record<string, AnyStateMachine> = {
   agent: agentMachine,
   supervisor: supervisorMachine,
   batch: batchMachine,
+  group: groupMachine,
   lane: laneMachine,
   task: taskMachine,
   goal: goalMachine,

@@ -3,6 +3,7 @@ import { agentMachine, type CompactorInput } from '../../machines/agent/index.js
 import {
   type BatchSettled,
   batchMachine,
+  groupMachine,
   laneMachine,
   type SupervisorInput,
   supervisorMachine,
@@ -46,8 +47,8 @@ type SpawnSupervisor = (
 ) => void;
 
 /**
- * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, lane,
- * task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
+ * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, group,
+ * lane, task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
  * rebuild the machine each time). Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree)
  * through the actor system.
  *
@@ -159,9 +160,14 @@ const runtimeLaneMachine = laneMachine.provide({
   actions: { reportSettled: sendParent((_, params: TaskSettled) => params) },
 });
 
+const runtimeGroupMachine = groupMachine.provide({
+  actors: { lane: runtimeLaneMachine },
+  actions: { reportSettled: sendParent((_, params: TaskSettled) => params) },
+});
+
 /** A batch settles the tasks that never started with the same effects as a task actor. */
 const runtimeBatchMachine = batchMachine.provide({
-  actors: { lane: runtimeLaneMachine },
+  actors: { group: runtimeGroupMachine },
   actions: {
     settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
     notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),

@@ -1,9 +1,9 @@
 /**
  * Model-based tests of the swarm batch machine (the supervisor's queue, cap and join policy), the same way as the
  * agent's: xstate/graph explores it with an abstract serializeState, one path per abstract transition is replayed
- * on a real batch actor whose lanes are fakes (they record what they are told), and the invariants are checked:
+ * on a real batch actor whose groups are fakes (they record what they are told), and the invariants are checked:
  *
- * - every task is settled exactly once: by its lane (as its task actor would report it) or by the batch itself
+ * - every task is settled exactly once: by its group (as its task actor would report it) or by the batch itself
  *   when it was dropped before it started; a dropped task never starts, a task never starts twice;
  * - never more tasks running than the batch's concurrency, and none started once the join is decided;
  * - a background task dropped by the batch reaches the owner exactly once (a started one is its task actor's to
@@ -11,18 +11,12 @@
  * - once the join is decided (or the batch cancelled), every task still running is told to stop, with the reason;
  * - the supervisor hears BATCH.SETTLED exactly once, when every task has settled, and the batch ends only after.
  *
- * The model: which started tasks have settled is the lanes' knowledge, not the batch's (it counts them); the model
- * lets them settle in the order they started, so the events offered are the ones real lanes could send.
+ * The model: which started tasks have settled is the groups' knowledge, not the batch's (it counts them); the model
+ * lets them settle in the order they started, so the events offered are the ones real groups could send.
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, type InspectionEvent, type SnapshotFrom } from 'xstate';
-import {
-  type BatchContext,
-  type BatchEvent,
-  type BatchInput,
-  batchMachine,
-  LANE_SIZE,
-} from '../../machines/supervisor/index.js';
+import { type BatchContext, type BatchEvent, type BatchInput, batchMachine } from '../../machines/supervisor/index.js';
 import { stateIds, transitionKeys, transitionList } from '../../src/inspect/export.js';
 import type { BatchSpec, TaskSpec } from '../../src/protocol/index.js';
 import { coveringPaths } from './paths.js';
@@ -59,8 +53,8 @@ function eventsFor(snapshot: Snapshot): BatchEvent[] {
   const c = contextOf(snapshot);
   const events: BatchEvent[] = [];
   if (c.running > 0) {
-    // A running task settles by itself, or cancelled (after the batch told its lane so). The batch counts
-    // settlements by status (which task it is only matters to its lane), so the model lets them settle in the
+    // A running task settles by itself, or cancelled (after the batch told its group so). The batch counts
+    // settlements by status (which task it is only matters to its group), so the model lets them settle in the
     // order they started.
     events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: 'completed' });
     events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: 'failed' });
@@ -68,9 +62,9 @@ function eventsFor(snapshot: Snapshot): BatchEvent[] {
   }
   for (const task of c.tasks) events.push({ type: 'CANCEL', taskId: task.taskId });
   events.push({ type: 'CANCEL_BATCH' });
-  // A lane ends once it is sealed and every task it was given has settled (all these tasks share lane 0).
-  if (c.lanes.includes(0) && !c.unsealed.includes(0) && c.running === 0) {
-    events.push({ type: 'xstate.done.actor.lane.0' });
+  // A group ends once it is sealed and every task it was given has settled (all these tasks share group 0).
+  if (c.groups.includes(0) && !c.unsealed.includes(0) && c.running === 0) {
+    events.push({ type: 'xstate.done.actor.group.0' });
   }
   return events;
 }
@@ -85,7 +79,7 @@ function serializeState(snapshot: Snapshot): string {
     ended: c.ended,
     completed: c.completed,
     cancelled: c.cancelled,
-    lanes: c.lanes,
+    groups: c.groups,
     unsealed: c.unsealed,
     stopping: c.stopping?.status,
   });
@@ -93,11 +87,11 @@ function serializeState(snapshot: Snapshot): string {
 
 class Violation extends Error {}
 
-/** What the fake lanes and the batch's effects saw in one replay. */
+/** What the fake groups and the batch's effects saw in one replay. */
 class Recorder {
   started = new Map<string, number>();
   running = new Set<string>();
-  /** Tasks told to stop (CANCEL_ALL or CANCEL of their slot), with the reason. */
+  /** Tasks told to stop (CANCEL_ALL or CANCEL of their index), with the reason. */
   stopped = new Map<string, string>();
   settled = new Map<string, number>();
   notified = new Map<string, number>();
@@ -112,35 +106,35 @@ class Recorder {
 }
 let current = new Recorder(CASES[0]?.batch as BatchSpec);
 
-type LaneCommand =
-  | { type: 'START'; task: TaskSpec; slot: number }
-  | { type: 'CANCEL'; slot: number; status: string }
+type GroupCommand =
+  | { type: 'START'; task: TaskSpec; index: number }
+  | { type: 'CANCEL'; index: number; status: string }
   | { type: 'CANCEL_ALL'; status: string }
   | { type: 'SEAL' };
 
 const testMachine = batchMachine.provide({
   actors: {
-    lane: fromCallback<LaneCommand>(({ receive }) => {
+    group: fromCallback<GroupCommand>(({ receive }) => {
       const rec = current;
-      const slots = new Map<number, string>();
+      const indexes = new Map<number, string>();
       receive((command) => {
         if (command.type === 'START') {
           const { taskId } = command.task;
           if (rec.settled.has(taskId)) rec.violations.push(`${taskId} started after it was settled`);
           if (rec.started.has(taskId)) rec.violations.push(`${taskId} started twice`);
-          if (command.slot !== rec.batch.tasks.findIndex((t) => t.taskId === taskId) % LANE_SIZE) {
-            rec.violations.push(`${taskId} started in slot ${command.slot}`);
+          if (command.index !== rec.batch.tasks.findIndex((t) => t.taskId === taskId)) {
+            rec.violations.push(`${taskId} started as index ${command.index}`);
           }
           rec.started.set(taskId, 1);
           rec.running.add(taskId);
-          slots.set(command.slot, taskId);
+          indexes.set(command.index, taskId);
           if (rec.running.size > rec.batch.concurrency) {
             rec.violations.push(`${rec.running.size} tasks running, over the cap of ${rec.batch.concurrency}`);
           }
         } else if (command.type === 'CANCEL_ALL') {
           for (const taskId of rec.running) rec.stopped.set(taskId, command.status);
         } else if (command.type === 'CANCEL') {
-          const taskId = slots.get(command.slot);
+          const taskId = indexes.get(command.index);
           if (taskId && rec.running.has(taskId)) rec.stopped.set(taskId, command.status);
         }
       });
@@ -201,7 +195,7 @@ function replay(batch: BatchSpec) {
     entered,
     send(event: BatchEvent) {
       if (event.type === 'TASK.SETTLED') {
-        // What a real lane reports: only for a task it runs, once; here the oldest one.
+        // What a real group reports: only for a task it runs, once; here the oldest one.
         const [oldest] = rec.running;
         if (!oldest) throw new Error('the model offered a settle with no task running');
         rec.settle(oldest);
@@ -225,7 +219,7 @@ function replay(batch: BatchSpec) {
   };
 }
 
-describe('model-based: the batch machine (queue, cap, join policy) with fake lanes', () => {
+describe('model-based: the batch machine (queue, cap, join policy) with fake groups', () => {
   const taken = new Set<string>();
   const entered = new Set<string>();
 

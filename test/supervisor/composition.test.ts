@@ -25,7 +25,7 @@ function script(request: ModelRequest): ScriptedAnswer {
   return { toolCalls: [{ name: 'agent', args: { prompt: `level ${level + 1}` } }] };
 }
 
-/** The agent ids along the XState parent chain: agent → supervisor → batch → lane → task → subagent.<id> → … */
+/** The agent ids along the XState parent chain: agent → supervisor → batch → group → lane → task → subagent.<id> → … */
 function chain(actor: AnyActorRef): string[] {
   const ids: string[] = [];
   let agent: AnyActorRef | undefined = actor;
@@ -39,7 +39,7 @@ function chain(actor: AnyActorRef): string[] {
 function firstAgentUnder(actor: AnyActorRef | undefined): AnyActorRef | undefined {
   for (const [key, child] of Object.entries(actor?.getSnapshot().children ?? {})) {
     if (key.startsWith('subagent.')) return child as AnyActorRef;
-    if (/^(batch|lane|task)\./.test(key)) {
+    if (/^(batch|group|lane|task)\./.test(key)) {
       const found = firstAgentUnder(child as AnyActorRef);
       if (found) return found;
     }

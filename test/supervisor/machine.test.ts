@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import {
   batchMachine,
+  GROUP_TASKS,
+  groupMachine,
   INTERRUPTED_TEXT,
   JOINED_TEXT,
   LANE_SIZE,
@@ -15,6 +17,7 @@ import { batch, pure, settings, task } from './pure.js';
 
 const supervisor = pure(supervisorMachine);
 const batches = pure(batchMachine);
+const groups = pure(groupMachine);
 const lanes = pure(laneMachine);
 const tasks = pure(taskMachine);
 
@@ -213,45 +216,124 @@ describe('lane machine: bounded fan-out', () => {
   });
 });
 
+describe('group machine: lanes of one batch, bounded fan-out', () => {
+  const start = () => groups.start({ ...settings, batchId: 'b', background: false });
+  const startAt = (index: number) => ({ type: 'START', task: task(index), index });
+
+  it('spawns a lane with its first task (named by its place in the group), and passes on the task and its slot', () => {
+    let [snapshot] = start();
+    let actions: string[];
+    [snapshot, actions] = groups.step(snapshot, startAt(0));
+    expect(actions).toEqual(['spawn lane.0', 'send lane.0 START t0']);
+    [snapshot, actions] = groups.step(snapshot, startAt(1));
+    expect(actions).toEqual(['send lane.0 START t1']);
+    expect(snapshot.context).toMatchObject({ lanes: [0], unsealed: [0], sealed: false });
+    // The task at index GROUP_TASKS + 3·LANE_SIZE + 2 is the second group's lane 3, slot 2.
+    const index = GROUP_TASKS + 3 * LANE_SIZE + 2;
+    const [, raw] = transition(groupMachine, start()[0], startAt(index) as never);
+    expect(raw.filter((a) => a.type !== 'record').map((a) => a.params)).toMatchObject([
+      { id: 'lane.3', input: { batchId: 'b', ownerId: 'owner', maxRestarts: 1 } },
+      { targetId: 'lane.3', event: { type: 'START', task: { taskId: `t${index}` }, slot: 2 } },
+    ]);
+  });
+
+  it(`seals a lane once its last slot (${LANE_SIZE - 1}) is given, or a later lane gets a task; SEAL seals the rest`, () => {
+    let [snapshot] = start();
+    let actions: string[];
+    for (let i = 0; i < LANE_SIZE - 1; i++) [snapshot] = groups.step(snapshot, startAt(i));
+    expect(snapshot.context.unsealed).toEqual([0]);
+    [snapshot, actions] = groups.step(snapshot, startAt(LANE_SIZE - 1));
+    expect(actions).toEqual([`send lane.0 START t${LANE_SIZE - 1}`, 'send lane.0 SEAL']);
+    expect(snapshot.context).toMatchObject({ lanes: [0], unsealed: [] });
+    // Lane 1 got one task; the next goes to lane 3 (the tasks between were cancelled while queued).
+    [snapshot] = groups.step(snapshot, startAt(LANE_SIZE));
+    [snapshot, actions] = groups.step(snapshot, startAt(3 * LANE_SIZE));
+    expect(actions).toEqual(['spawn lane.3', `send lane.3 START t${3 * LANE_SIZE}`, 'send lane.1 SEAL']);
+    expect(snapshot.context).toMatchObject({ lanes: [0, 1, 3], unsealed: [3] });
+    [snapshot, actions] = groups.step(snapshot, { type: 'SEAL' });
+    expect(actions).toEqual(['send lane.3 SEAL']);
+    expect(snapshot.context).toMatchObject({ unsealed: [], sealed: true });
+  });
+
+  it('passes settlements up and cancellations down, to live lanes only', () => {
+    let [snapshot] = start();
+    let actions: string[];
+    [snapshot] = groups.step(snapshot, startAt(0));
+    [snapshot] = groups.step(snapshot, startAt(LANE_SIZE + 1));
+    [snapshot, actions] = groups.step(snapshot, settledEvent(0));
+    expect(actions).toEqual(['parent TASK.SETTLED t0 completed']);
+    const cancel = { type: 'CANCEL', index: LANE_SIZE + 1, status: 'cancelled', text: 'x' };
+    [snapshot, actions] = groups.step(snapshot, cancel);
+    expect(actions).toEqual(['send lane.1 CANCEL slot 1']);
+    [snapshot, actions] = groups.step(snapshot, { type: 'CANCEL_ALL', status: 'interrupted', text: INTERRUPTED_TEXT });
+    expect(actions).toEqual(['send lane.0 CANCEL_ALL interrupted', 'send lane.1 CANCEL_ALL interrupted']);
+    [snapshot, actions] = groups.step(snapshot, { type: 'xstate.done.actor.lane.0' });
+    expect(actions).toEqual(['stop lane.0']);
+    expect(snapshot.context.lanes).toEqual([1]);
+    expect(groups.step(snapshot, { type: 'CANCEL', index: 0, status: 'cancelled', text: 'x' })[1]).toEqual([]);
+    expect(groups.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: 'x' })[1]).toEqual([
+      'send lane.1 CANCEL_ALL cancelled',
+    ]);
+  });
+
+  it('ends once sealed and every lane has ended (in either order)', () => {
+    let [snapshot] = start();
+    [snapshot] = groups.step(snapshot, startAt(0));
+    [snapshot] = groups.step(snapshot, { type: 'SEAL' });
+    expect(snapshot.value).toBe('open');
+    [snapshot] = groups.step(snapshot, { type: 'xstate.done.actor.lane.0' });
+    expect(snapshot.status).toBe('done');
+    // A lane given its last slot is sealed, and may end before its group is.
+    let [other] = start();
+    [other] = groups.step(other, startAt(LANE_SIZE - 1));
+    [other] = groups.step(other, { type: 'xstate.done.actor.lane.0' });
+    expect(other.value).toBe('open');
+    [other] = groups.step(other, { type: 'SEAL' });
+    expect(other.status).toBe('done');
+  });
+});
+
 describe('batch machine: running → joining → settled → released', () => {
   const start = (spec = batch('b', [task(0), task(1), task(2)]), overrides: Record<string, unknown> = {}) =>
     batches.start({ ...settings, ...overrides, batch: spec });
 
-  it('starts up to its concurrency in lane 0 and queues the rest; each settle frees a slot for the next', () => {
+  it('starts up to its concurrency in group 0 and queues the rest; each settle frees a slot for the next', () => {
     const [snapshot, actions] = start();
     expect(snapshot.value).toBe('running');
-    expect(actions).toEqual(['spawn lane.0', 'send lane.0 START t0', 'send lane.0 START t1']);
+    expect(actions).toEqual(['spawn group.0', 'send group.0 START t0', 'send group.0 START t1']);
     expect(snapshot.context).toMatchObject({
       next: 2,
       running: 2,
       ended: 0,
       completed: 0,
       cancelled: [],
-      lanes: [0],
+      groups: [0],
       unsealed: [0],
     });
     const [next, more] = batches.step(snapshot, settledEvent(0));
-    expect(more).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
+    expect(more).toEqual(['send group.0 START t2', 'send group.0 SEAL']);
     expect(next.context).toMatchObject({ next: 3, running: 2, ended: 1, completed: 1 });
   });
 
-  it(`puts at most ${LANE_SIZE} tasks in a lane, sealing each one it has moved past`, () => {
-    const many = Array.from({ length: LANE_SIZE + 2 }, (_, i) => task(i));
-    const [snapshot, actions] = start(batch('b', many, LANE_SIZE + 2));
-    expect(actions.filter((a) => a.startsWith('spawn'))).toEqual(['spawn lane.0', 'spawn lane.1']);
-    expect(actions.filter((a) => a.startsWith('send lane.1 START'))).toHaveLength(2);
-    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send lane.0 SEAL', 'send lane.1 SEAL']);
-    expect(snapshot.context.lanes).toEqual([0, 1]);
+  it(`puts at most ${GROUP_TASKS} tasks in a group, sealing each one it has moved past`, () => {
+    const many = Array.from({ length: GROUP_TASKS + 2 }, (_, i) => task(i));
+    const [snapshot, actions] = start(batch('b', many, GROUP_TASKS + 2));
+    expect(actions.filter((a) => a.startsWith('spawn'))).toEqual(['spawn group.0', 'spawn group.1']);
+    expect(actions.filter((a) => a.startsWith('send group.1 START'))).toHaveLength(2);
+    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send group.0 SEAL', 'send group.1 SEAL']);
+    expect(snapshot.context.groups).toEqual([0, 1]);
+    // A group is told each task's index in the batch (its lane and slot follow from it).
+    expect(actions).toContain(`send group.1 START t${GROUP_TASKS + 1}`);
   });
 
-  it('settles once every task has; the supervisor hears it; it is released when its lanes are gone', () => {
+  it('settles once every task has; the supervisor hears it; it is released when its groups are gone', () => {
     let [snapshot] = start(batch('b', [task(0)]));
     let actions: string[];
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'failed'));
     expect(snapshot.value).toBe('settled');
     expect(actions).toEqual(['parent BATCH.SETTLED b']);
-    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.lane.0' });
-    expect(actions).toEqual(['stop lane.0']);
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.0' });
+    expect(actions).toEqual(['stop group.0']);
     expect(snapshot.status).toBe('done');
   });
 
@@ -265,10 +347,10 @@ describe('batch machine: running → joining → settled → released', () => {
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
     expect(snapshot.value).toBe('joining');
     expect(actions).toEqual([
-      'send lane.0 CANCEL_ALL cancelled',
+      'send group.0 CANCEL_ALL cancelled',
       'settle t3 cancelled',
       'notify notify.t3',
-      'send lane.0 SEAL',
+      'send group.0 SEAL',
     ]);
     expect(snapshot.context.stopping).toEqual({ status: 'cancelled', text: JOINED_TEXT });
     [snapshot] = batches.step(snapshot, settledEvent(0, 'cancelled'));
@@ -299,7 +381,7 @@ describe('batch machine: running → joining → settled → released', () => {
     }
   });
 
-  it('CANCEL of a queued task drops it at once (it never starts); of a started one goes to its lane', () => {
+  it('CANCEL of a queued task drops it at once (it never starts); of a started one goes to its group', () => {
     let [snapshot] = start(batch('b', [task(0), task(1), task(2)], 1, true));
     let actions: string[];
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
@@ -307,9 +389,9 @@ describe('batch machine: running → joining → settled → released', () => {
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't1' })[1]).toEqual([]);
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 'nope' })[1]).toEqual([]);
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
-    expect(actions).toEqual(['send lane.0 CANCEL slot 0']);
+    expect(actions).toEqual(['send group.0 CANCEL index 0']);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
-    expect(actions).toEqual(['send lane.0 START t2', 'send lane.0 SEAL']);
+    expect(actions).toEqual(['send group.0 START t2', 'send group.0 SEAL']);
   });
 
   it('quorum: cancelling a queued task that puts the quorum out of reach decides the join at once', () => {
@@ -319,10 +401,10 @@ describe('batch machine: running → joining → settled → released', () => {
     expect(actions).toEqual([
       'settle t2 cancelled',
       'notify notify.t2',
-      'send lane.0 CANCEL_ALL cancelled',
+      'send group.0 CANCEL_ALL cancelled',
       'settle t1 cancelled',
       'notify notify.t1',
-      'send lane.0 SEAL',
+      'send group.0 SEAL',
     ]);
     expect(snapshot.context).toMatchObject({
       next: 3,
@@ -345,67 +427,67 @@ describe('batch machine: running → joining → settled → released', () => {
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't2' });
     expect(snapshot.value).toBe('running');
     expect(actions).toEqual([]);
-    // A started task is cancelled in its lane; the join is decided when it settles, not now.
+    // A started task is cancelled in its group; the join is decided when it settles, not now.
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
     expect(snapshot.value).toBe('running');
-    expect(actions).toEqual(['send lane.0 CANCEL slot 0']);
+    expect(actions).toEqual(['send group.0 CANCEL index 0']);
     // The next queued task (at the cursor) is still queued: cancelling it leaves one task for a quorum of two.
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
     expect(snapshot.value).toBe('joining');
-    expect(actions).toEqual(['settle t1 cancelled', 'send lane.0 CANCEL_ALL cancelled', 'send lane.0 SEAL']);
+    expect(actions).toEqual(['settle t1 cancelled', 'send group.0 CANCEL_ALL cancelled', 'send group.0 SEAL']);
     expect(snapshot.context.ended).toBe(2);
   });
 
-  it(`seals a lane as soon as the cursor has moved past its last task (exactly ${LANE_SIZE}), not later`, () => {
-    const many = Array.from({ length: LANE_SIZE + 2 }, (_, i) => task(i));
-    let [snapshot, actions] = start(batch('b', many, LANE_SIZE));
+  it(`seals a group as soon as the cursor has moved past its last task (exactly ${GROUP_TASKS}), not later`, () => {
+    const many = Array.from({ length: GROUP_TASKS + 2 }, (_, i) => task(i));
+    let [snapshot, actions] = start(batch('b', many, GROUP_TASKS));
     expect(actions.filter((a) => a.startsWith('spawn') || a.endsWith('SEAL'))).toEqual([
-      'spawn lane.0',
-      'send lane.0 SEAL',
+      'spawn group.0',
+      'send group.0 SEAL',
     ]);
-    expect(snapshot.context).toMatchObject({ next: LANE_SIZE, lanes: [0], unsealed: [] });
+    expect(snapshot.context).toMatchObject({ next: GROUP_TASKS, groups: [0], unsealed: [] });
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
-    expect(actions).toEqual(['spawn lane.1', `send lane.1 START t${LANE_SIZE}`]);
+    expect(actions).toEqual(['spawn group.1', `send group.1 START t${GROUP_TASKS}`]);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
-    expect(actions).toEqual([`send lane.1 START t${LANE_SIZE + 1}`, 'send lane.1 SEAL']);
-    expect(snapshot.context).toMatchObject({ next: LANE_SIZE + 2, lanes: [0, 1], unsealed: [] });
-    // One past the boundary: lane 0 is sealed, lane 1 stays open for the task still queued.
-    [snapshot, actions] = start(batch('b', many, LANE_SIZE + 1));
-    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send lane.0 SEAL']);
+    expect(actions).toEqual([`send group.1 START t${GROUP_TASKS + 1}`, 'send group.1 SEAL']);
+    expect(snapshot.context).toMatchObject({ next: GROUP_TASKS + 2, groups: [0, 1], unsealed: [] });
+    // One past the boundary: group 0 is sealed, group 1 stays open for the task still queued.
+    [snapshot, actions] = start(batch('b', many, GROUP_TASKS + 1));
+    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send group.0 SEAL']);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
-    expect(actions).toEqual([`send lane.1 START t${LANE_SIZE + 1}`, 'send lane.1 SEAL']);
+    expect(actions).toEqual([`send group.1 START t${GROUP_TASKS + 1}`, 'send group.1 SEAL']);
   });
 
-  it('forgets a lane that ended: a late cancel of one of its tasks goes nowhere; released once its last lane ends', () => {
-    const many = Array.from({ length: LANE_SIZE + 1 }, (_, i) => task(i));
-    let [snapshot] = start(batch('b', many, LANE_SIZE));
+  it('forgets a group that ended: a late cancel of one of its tasks goes nowhere; released once its last group ends', () => {
+    const many = Array.from({ length: GROUP_TASKS + 1 }, (_, i) => task(i));
+    let [snapshot] = start(batch('b', many, GROUP_TASKS));
     let actions: string[];
-    for (let i = 0; i < LANE_SIZE; i++) [snapshot] = batches.step(snapshot, settledEvent(i));
-    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.lane.0' });
-    expect(actions).toEqual(['stop lane.0']);
-    expect(snapshot.context.lanes).toEqual([1]);
+    for (let i = 0; i < GROUP_TASKS; i++) [snapshot] = batches.step(snapshot, settledEvent(i));
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.0' });
+    expect(actions).toEqual(['stop group.0']);
+    expect(snapshot.context.groups).toEqual([1]);
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't3' })[1]).toEqual([]);
-    expect(batches.step(snapshot, { type: 'CANCEL', taskId: `t${LANE_SIZE}` })[1]).toEqual([
-      'send lane.1 CANCEL slot 0',
+    expect(batches.step(snapshot, { type: 'CANCEL', taskId: `t${GROUP_TASKS}` })[1]).toEqual([
+      `send group.1 CANCEL index ${GROUP_TASKS}`,
     ]);
-    [snapshot] = batches.step(snapshot, settledEvent(LANE_SIZE));
+    [snapshot] = batches.step(snapshot, settledEvent(GROUP_TASKS));
     expect(snapshot.value).toBe('settled');
-    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.lane.1' });
-    expect(actions).toEqual(['stop lane.1']);
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.1' });
+    expect(actions).toEqual(['stop group.1']);
     expect(snapshot.status).toBe('done');
   });
 
-  it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their lanes, queued ones dropped', () => {
+  it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their groups, queued ones dropped', () => {
     const [running] = start(batch('b', [task(0), task(1), task(2)], 1));
     let [snapshot, actions] = batches.step(running, { type: 'CANCEL_BATCH' });
     expect(snapshot.value).toBe('joining');
     expect(actions).toEqual([
-      'send lane.0 CANCEL_ALL interrupted',
+      'send group.0 CANCEL_ALL interrupted',
       'settle t1 interrupted',
       'settle t2 interrupted',
-      'send lane.0 SEAL',
+      'send group.0 SEAL',
     ]);
     [snapshot] = batches.step(snapshot, settledEvent(0, 'interrupted'));
     expect(snapshot.value).toBe('settled');

@@ -28,9 +28,23 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
         case 'xstate.spawnChild':
           return `spawn ${p.id as string}`;
         case 'xstate.sendTo': {
-          const event = p.event as { type: string; status?: string; task?: TaskSpec; taskId?: string; slot?: number };
-          const slot = event.slot === undefined || event.task ? undefined : `slot ${event.slot}`;
-          const detail = event.task?.taskId ?? event.taskId ?? slot ?? event.status ?? '';
+          const event = p.event as {
+            type: string;
+            status?: string;
+            task?: TaskSpec;
+            taskId?: string;
+            slot?: number;
+            index?: number;
+          };
+          // A task's place: its slot in a lane, or its index in the batch (what a group is told).
+          const place = event.task
+            ? undefined
+            : event.slot !== undefined
+              ? `slot ${event.slot}`
+              : event.index !== undefined
+                ? `index ${event.index}`
+                : undefined;
+          const detail = event.task?.taskId ?? event.taskId ?? place ?? event.status ?? '';
           return `send ${p.targetId as string} ${event.type}${detail ? ` ${detail}` : ''}`;
         }
         case 'reportSettled': {

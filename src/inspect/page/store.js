@@ -173,7 +173,7 @@ function recordAnswer(actor, event, createdAt) {
   if (answered.length > 50) answered.shift();
 }
 
-/** The supervisor a batch, lane or task actor works for: the nearest supervisor above it. */
+/** The supervisor a batch, group, lane or task actor works for: the nearest supervisor above it. */
 function supervisorAbove(actor) {
   let up = parentOf(actor);
   while (up && !isSupervisor(up)) up = parentOf(up);
@@ -181,7 +181,7 @@ function supervisorAbove(actor) {
 }
 
 /**
- * Where each task of a supervisor stands, from its batch and task actors (supervisor → batch → lane → task →
+ * Where each task of a supervisor stands, from its batch and task actors (supervisor → batch → group → lane → task →
  * agent): queued or cancelled from the batch's context, running, restarting or settled from the task's state.
  */
 function trackBatch(actor) {
