@@ -14,9 +14,10 @@ import {
   type TurnStopReason,
   type Usage,
 } from '../index.js';
-import { type JournalScope, journaledModel, journaledRetry, journaledTool, journalScope, serially } from './journal.js';
+import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
 import { type HandOff, handOffOf, type RunRequest } from './swarm.js';
+import { journaledTool } from './tool-batch.js';
 
 /**
  * What an agent hosted on Restate is made of: everything `createAgent` takes, except what the host owns (the id is
@@ -137,7 +138,10 @@ export function agentObject(options: AgentObjectOptions) {
     for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
     const scope = journalScope(ctx);
     const config = options.agent(agentId);
-    const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool));
+    // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
+    // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
+    const toolConcurrency = config.toolConcurrency ?? 8;
+    const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool, toolConcurrency));
     if (options.subagents) {
       let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
       const start = (key: string, request: TaskRequest) => {
@@ -164,6 +168,7 @@ export function agentObject(options: AgentObjectOptions) {
       model: journaledModel(scope, config.model),
       retry: journaledRetry(scope, config.retry),
       tools,
+      toolConcurrency: Number.MAX_SAFE_INTEGER,
       messages: history,
     });
     // Restate cancelled this invocation (a parent's join decided without it): the turn is interrupted, as embedded.

@@ -1,14 +1,11 @@
 import * as restate from '@restatedev/restate-sdk';
 import {
-  type AnyTool,
   type AssistantMessage,
-  describeThrown,
   type Model,
   ModelError,
   type ModelEvent,
   type RetryOptions,
   type SerializedError,
-  type ToolOutput,
   toModelError,
 } from '../index.js';
 
@@ -43,8 +40,9 @@ export function journalScope(ctx: restate.ObjectContext): JournalScope {
  * Runs an invocation's effects one after the other, in the order they are asked for. Two reasons: journal entries
  * are matched by position, so the order must be one a replay reproduces (the order the machine asks, not the
  * order acknowledgements happen to arrive); and the SDK drives an invocation with one await at a time (a second
- * concurrent await fails with "awaitNext already pending" and aborts the attempt). The price: a batch's tools run
- * one at a time on Restate (DESIGN.md, "Troupe on Restate").
+ * concurrent await fails with "awaitNext already pending" and aborts the attempt). Effects that may run together
+ * are issued together inside one queued effect and awaited with one combinator (a tool batch, `tool-batch.ts`; a
+ * swarm, `swarm.ts`).
  */
 export function serially<T>(scope: JournalScope, effect: () => Promise<T>): Promise<T> {
   const run = scope.tail.then(effect).catch((error: unknown) => {
@@ -136,82 +134,13 @@ export function journaledRetry(scope: JournalScope, retry: RetryOptions | false 
   };
 }
 
-/** A tool's journaled outcome: what `execute` returned, or the message of what it threw. */
-type ToolOutcome = { output: ToolOutput } | { thrown: string };
-
-const INTERRUPTED_BY_RESTART =
-  'This tool call was running when its worker stopped, and it was not run again (it may have had its effect): ' +
-  'check before repeating it.';
-
-/**
- * A tool whose calls are journaled by call id. Before `execute` runs, a `started` marker is journaled and its
- * acknowledgement awaited, so the marker is durable before the tool begins. A replay that finds the marker but no
- * result knows the call may have begun in a process that died: it journals an "interrupted by a restart" result
- * instead of running the tool again (at most once). A `safeToRepeat` tool has no marker: a call without a result
- * runs again (at least once).
- *
- * A tool's `timeoutMs` becomes a durable timer: `ctx.sleep` raced with the call, taken from the runtime (whose
- * in-process timer a replay would start again from zero). Its wake-up time is in the journal, so a call run again
- * after a restart gets what was left of its time, not all of it.
- */
-export function journaledTool(scope: JournalScope, tool: AnyTool): AnyTool {
-  const { timeoutMs, ...untimed } = tool;
-  return {
-    ...untimed,
-    async execute(args, toolCtx) {
-      const id = toolCtx.toolCallId;
-      const result = await serially(scope, async () => {
-        // The marker tells a replay that the call may have run: a tool safe to repeat runs again anyway, so it
-        // does without one (a round-trip less per call).
-        let startedHere = false;
-        if (!tool.safeToRepeat) {
-          await scope.ctx.run(`tool ${id} started`, () => {
-            startedHere = true;
-            return true;
-          });
-        }
-        // The call's own signal: the runtime's (an interrupt), or the durable timer's when it wins.
-        const controller = new AbortController();
-        const abort = () => controller.abort(toolCtx.signal.reason);
-        if (toolCtx.signal.aborted) abort();
-        else toolCtx.signal.addEventListener('abort', abort, { once: true });
-        const callCtx = { toolCallId: id, agentId: toolCtx.agentId, update: toolCtx.update, signal: controller.signal };
-        const run = scope.ctx.run<ToolOutcome>(`tool ${id}`, async () => {
-          if (!startedHere && !tool.safeToRepeat) return { thrown: INTERRUPTED_BY_RESTART };
-          scope.ran.tools++;
-          try {
-            return { output: await untilAborted(tool.execute(args, callCtx), controller.signal) };
-          } catch (error) {
-            return { thrown: describeThrown(error) };
-          }
-        });
-        try {
-          if (timeoutMs === undefined) return await run;
-          const timedOut: ToolOutcome = { thrown: `timed out after ${timeoutMs} ms and was cancelled` };
-          const outcome = await restate.RestatePromise.race([run, scope.ctx.sleep(timeoutMs).map(() => timedOut)]);
-          if (outcome === timedOut) controller.abort(new Error(outcome.thrown));
-          return outcome;
-        } catch (error) {
-          // Restate cancelled the invocation while the call ran: its tool is told, as an interrupt would tell it.
-          if (error instanceof restate.CancelledError) controller.abort(error);
-          throw error;
-        } finally {
-          toolCtx.signal.removeEventListener('abort', abort);
-        }
-      });
-      if ('thrown' in result) throw new Error(result.thrown);
-      return result.output;
-    },
-  };
-}
-
 /**
  * A tool that ignores its signal must not hold the invocation: its `ctx.run` would stay open, every later effect
  * (queued behind it) would wait, and the object's key would stay locked. When the runtime gives up on the call (its
  * `timeoutMs`, an interrupt), the run ends with the abort's reason, journaled like a thrown error; the hung promise
  * is left behind in this process.
  */
-function untilAborted<T>(running: T | Promise<T>, signal: AbortSignal): Promise<T> {
+export function untilAborted<T>(running: T | Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

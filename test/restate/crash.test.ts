@@ -313,3 +313,35 @@ it("a failed subagent's restart waits on a durable timer: killed during the back
   expect((await client.history('boss-backoff-1/t0.sw')).map((message) => message.role)).toEqual(['user', 'assistant']);
   second.process.kill('SIGKILL');
 }, 120_000);
+
+// One batch of three calls, the slow one first: the two quick calls run (and are journaled) while it runs, and the
+// worker is killed after their results are journaled. The replay reads them back and closes the slow call.
+it("a batch's calls run together; killed after the second result is journaled, none runs again", async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 60_000);
+  await server.register(first.url);
+  const invocation = await client.send('batchy-1', 'go');
+  // The slow call started first and is still running when the quick ones have run: they overlap.
+  await until(() => countOf('ran batchy-1 k1') === 1 && countOf('ran batchy-1 k2') === 1, 'the quick calls');
+  expect(countOf('start batchy-1 w')).toBe(1);
+  // Journaled so far: the model's answer, the three markers, then the two quick results (six run completions).
+  const completions = async () => (await journalRows(invocation, "entry_type = 'Notification: Run'")).length;
+  for (let i = 0; i < 1200 && (await completions()) < 6; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  expect(await completions()).toBe(6);
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'batch done' });
+  // The journaled results ran once; the slow call, started and not journaled, was not run again.
+  expect(countOf('ran batchy-1 k1')).toBe(1);
+  expect(countOf('ran batchy-1 k2')).toBe(1);
+  expect(countOf('start batchy-1 w')).toBe(1);
+  expect(countOf('ran batchy-1 w')).toBe(0);
+  const history = await client.history('batchy-1');
+  expectValidHistory(history);
+  expect(resultText(history, 'w')).toContain('was running when its worker stopped');
+  expect(resultText(history, 'k1')).toContain('counted 1');
+  expect(resultText(history, 'k2')).toContain('counted 2');
+  second.process.kill('SIGKILL');
+}, 120_000);

@@ -149,6 +149,20 @@ describe('agents as Restate virtual objects', () => {
   });
 });
 
+it("a batch's calls run together: three calls that each wait for the other two all meet", async () => {
+  // Run one after the other, each would give up waiting (3 s) and say it was alone.
+  expect((await client.prompt('meety-1', 'meet')).text).toBe('met');
+  const history = await client.history('meety-1');
+  expectValidHistory(history);
+  const results = history.flatMap((message) => (message.role === 'tool' ? message.content : []));
+  expect(results.map((result) => [result.toolCallId, JSON.stringify(result.content)])).toEqual([
+    ['m1', expect.stringContaining('met all 3')],
+    ['m2', expect.stringContaining('met all 3')],
+    ['m3', expect.stringContaining('met all 3')],
+  ]);
+  expect(executions().filter((line) => line.startsWith('start meety-1 '))).toHaveLength(3);
+}, 60_000);
+
 it('a hung tool ends on its timeout, the turn goes on, and the agent takes its next prompt', async () => {
   // The tool never returns and ignores its signal: the runtime's timeout gives up on it, and the journaled run ends
   // with the abort (else it would hold every later effect of the turn, and the object's key, forever).
