@@ -10,7 +10,7 @@ import {
   type TaskResult,
 } from '../index.js';
 import { type JournalScope, serially } from './journal.js';
-import { type HandOff, type HostedTask, type RunRequest, runBatch } from './swarm.js';
+import { type Batch, type HandOff, type HostedTask, type RunRequest, runBatches } from './swarm.js';
 
 /** What of the embedded supervision options applies to agents hosted on Restate. */
 export type HostedSupervision = Pick<SupervisionOptions, 'concurrency' | 'maxDepth' | 'maxRestarts' | 'restartDelayMs'>;
@@ -30,12 +30,33 @@ export interface HostedTree {
 /**
  * The embedded runtime's `agent` and `swarm` tools (the same schemas, descriptions and result texts), hosted: a
  * task is a child object keyed `<parent>/<task id>`, a foreground batch runs in the parent's invocation
- * (`runBatch`), a background one is a message per task. Profiles are not hosted (each child is built by the
+ * (`runBatches`, with the other batches of its step), a background one is a message per task. Profiles are not hosted (each child is built by the
  * object's `agent(id)`), nor `task_status` / `task_cancel`.
  */
 export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const concurrency = tree.supervision.concurrency ?? 4;
   const maxDepth = tree.supervision.maxDepth ?? 3;
+  const startChild = (parentId: string) => (task: HostedTask, fresh: boolean) =>
+    tree.call(task.agentId, { parentId, taskId: task.taskId, prompt: task.prompt, ...(fresh ? { fresh } : {}) });
+  // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
+  let waiting: { batch: Batch; fail(error: unknown): void }[] | undefined;
+  const runTogether = (callerId: string, batch: Omit<Batch, 'done'>) =>
+    new Promise<TaskResult[]>((resolve, reject) => {
+      const entry = { batch: { ...batch, done: resolve }, fail: reject };
+      if (waiting) {
+        waiting.push(entry);
+        return;
+      }
+      waiting = [entry];
+      queueMicrotask(() => {
+        const entries = waiting ?? [];
+        waiting = undefined;
+        const batches = entries.map((one) => one.batch);
+        serially(tree.scope, () => runBatches(tree.scope.ctx, startChild(callerId), batches)).catch((error) => {
+          for (const one of entries) one.fail(error);
+        });
+      });
+    });
   const host: SubagentHost = {
     profileNames: [],
     profileDescription: () => undefined,
@@ -48,25 +69,15 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
         });
         return { taskIds: tasks.map((task) => task.taskId) };
       }
-      const results: TaskResult[] = await serially(tree.scope, () =>
-        runBatch(
-          tree.scope.ctx,
-          (task, fresh) =>
-            tree.call(task.agentId, {
-              parentId: callerId,
-              taskId: task.taskId,
-              prompt: task.prompt,
-              ...(fresh ? { fresh } : {}),
-            }),
-          tasks,
-          {
-            concurrency,
-            ...(join ? { join } : {}),
-            maxRestarts: tree.supervision.maxRestarts ?? 2,
-            restartDelayMs: tree.supervision.restartDelayMs ?? 1000,
-          },
-        ),
-      );
+      const results = await runTogether(callerId, {
+        tasks,
+        options: {
+          concurrency,
+          ...(join ? { join } : {}),
+          maxRestarts: tree.supervision.maxRestarts ?? 2,
+          restartDelayMs: tree.supervision.restartDelayMs ?? 1000,
+        },
+      });
       return { taskIds: tasks.map((task) => task.taskId), results };
     },
     status: () => undefined,

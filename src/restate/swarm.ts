@@ -5,7 +5,7 @@ import { JOINED_TEXT } from '../../machines/supervisor/index.js';
 import { type JoinPolicy, joinDecided, type RunResult, type TaskResult } from '../index.js';
 
 /**
- * A foreground batch on Restate: each task a call to a child object's `run` handler, the join decided here, in the
+ * Foreground batches on Restate: each task a call to a child object's `run` handler, the join decided here, in the
  * parent's invocation, by the order in which the calls completed. Restate journals that order (the combinators'
  * completions), so a replay after a crash decides the same way, exactly once, and re-issues nothing it had issued.
  */
@@ -56,83 +56,133 @@ export function handOffOf(result: RunResult): HandOff {
   return { status: 'completed', text: result.text };
 }
 
-/** What one place of the batch is waiting for: a child's call, or the backoff before its restart. */
+/** A batch being run: its tasks, its policy, and how far it is. */
+export interface Batch {
+  tasks: readonly HostedTask[];
+  options: BatchOptions;
+  /** Told the results, in task order, once the batch is over. */
+  done(results: TaskResult[]): void;
+}
+
+interface BatchState extends Batch {
+  results: (TaskResult | undefined)[];
+  next: number;
+  ended: number;
+  completed: number;
+  busy: number;
+  decided: boolean;
+}
+
+/** What one busy place waits for: a child's call, or the backoff before its restart. */
 interface Place {
+  batch: BatchState;
   index: number;
   attempt: number;
   call?: restate.InvocationPromise<HandOff>;
-  settled: restate.RestatePromise<{ index: number; handOff?: HandOff }>;
+  settled: restate.RestatePromise<{ place: Place; handOff?: HandOff }>;
 }
 
 /**
- * Runs a batch and returns every task's result in task order. At most `concurrency` places are busy (a task
- * waiting for its restart keeps its place, as embedded); when the join policy is decided, the calls still running
- * are cancelled (Restate cancels the child's invocation: its turn is interrupted, its tools see the abort) and
- * awaited, so a loser that finished first keeps its true status; the rest are reported cancelled. Must run as one
- * effect of the invocation's queue (`serially`): it awaits one combinator at a time.
+ * Runs batches together (the foreground batches one step's calls started: several `agent` calls run at once, as
+ * embedded) and tells each its results, in task order, as soon as it is over. Each batch keeps its own cap: at most
+ * `concurrency` of its places are busy (a task waiting for its restart keeps its place, as embedded). When a batch's
+ * join policy is decided, its calls still running are cancelled (Restate cancels the child's invocation: its turn is
+ * interrupted, its tools see the abort) and still heard, so a loser that finished first keeps its true status; the
+ * others, and its tasks never started, are reported cancelled. Must run as one effect of the invocation's queue
+ * (`serially`): it awaits one combinator at a time, and the order Restate journals for them is what a replay
+ * decides by.
  */
-export async function runBatch(
+export async function runBatches(
   ctx: restate.ObjectContext,
   call: (task: HostedTask, fresh: boolean) => restate.InvocationPromise<HandOff>,
-  tasks: readonly HostedTask[],
-  options: BatchOptions,
-): Promise<TaskResult[]> {
-  const results: (TaskResult | undefined)[] = tasks.map(() => undefined);
-  const busy = new Map<number, Place>();
-  let next = 0;
-  let ended = 0;
-  let completed = 0;
-  const start = (index: number, attempt: number) => {
-    const task = tasks[index] as HostedTask;
-    const running = call(task, attempt > 0);
-    busy.set(index, {
-      index,
-      attempt,
-      call: running,
-      settled: running.map((handOff, failure) => ({ index, handOff: handOff ?? failedCall(failure) })),
-    });
+  batches: readonly Batch[],
+): Promise<void> {
+  const places = new Set<Place>();
+  const start = (batch: BatchState, index: number, attempt: number) => {
+    const running = call(batch.tasks[index] as HostedTask, attempt > 0);
+    const place: Place = { batch, index, attempt, call: running, settled: undefined as never };
+    place.settled = running.map((handOff, failure) => ({ place, handOff: handOff ?? failedCall(failure) }));
+    places.add(place);
   };
-  const fill = () => {
-    while (busy.size < options.concurrency && next < tasks.length) start(next++, 0);
+  const fill = (batch: BatchState) => {
+    for (; !batch.decided && batch.busy < batch.options.concurrency && batch.next < batch.tasks.length; batch.busy++) {
+      start(batch, batch.next++, 0);
+    }
   };
-  fill();
-  while (busy.size > 0 && !joinDecided(options.join, tasks.length, completed, ended)) {
-    const { index, handOff } = await restate.RestatePromise.race([...busy.values()].map((place) => place.settled));
-    const place = busy.get(index) as Place;
-    if (!handOff) {
-      start(index, place.attempt + 1); // the backoff is over
-      continue;
-    }
-    if (handOff.status === 'failed' && place.attempt < options.maxRestarts) {
-      const delay = options.restartDelayMs * 2 ** place.attempt;
-      busy.set(index, { index, attempt: place.attempt, settled: ctx.sleep(delay).map(() => ({ index })) });
-      continue;
-    }
-    busy.delete(index);
-    const task = tasks[index] as HostedTask;
-    results[index] = { taskId: task.taskId, agentId: task.agentId, status: handOff.status, text: handOff.text };
-    ended++;
-    if (handOff.status === 'completed') completed++;
-    fill();
+  const finishIfOver = (batch: BatchState) => {
+    if (batch.busy > 0 || (!batch.decided && batch.next < batch.tasks.length)) return;
+    batch.done(
+      batch.tasks.map(
+        (task, index) =>
+          batch.results[index] ?? {
+            taskId: task.taskId,
+            agentId: task.agentId,
+            status: 'cancelled',
+            text: JOINED_TEXT,
+          },
+      ),
+    );
+  };
+  for (const given of batches) {
+    const batch: BatchState = {
+      ...given,
+      results: given.tasks.map(() => undefined),
+      next: 0,
+      ended: 0,
+      completed: 0,
+      busy: 0,
+      decided: false,
+    };
+    fill(batch);
+    finishIfOver(batch);
   }
-  // Decided with tasks still open: cancel the running ones, then hear how each really ended.
-  const losers = [...busy.values()].filter((place) => place.call !== undefined);
-  for (const place of losers) {
-    ctx.invocation(await (place.call as restate.InvocationPromise<HandOff>).invocationId).cancel();
-  }
-  if (losers.length > 0) {
-    const settled = await restate.RestatePromise.all(losers.map((place) => place.settled));
-    for (const { index, handOff } of settled) {
-      const task = tasks[index] as HostedTask;
-      if (handOff?.status === 'completed') {
-        results[index] = { taskId: task.taskId, agentId: task.agentId, status: 'completed', text: handOff.text };
+  while (places.size > 0) {
+    const { place, handOff } = await restate.RestatePromise.race([...places].map((busy) => busy.settled));
+    places.delete(place);
+    const { batch, index } = place;
+    const task = batch.tasks[index] as HostedTask;
+    if (batch.decided) {
+      // A loser heard after its cancellation: it keeps a completion that came first; else it stays cancelled.
+      if (handOff?.status === 'completed')
+        batch.results[index] = { ...ids(task), status: 'completed', text: handOff.text };
+    } else if (!handOff) {
+      start(batch, index, place.attempt + 1); // the backoff is over
+      continue;
+    } else if (handOff.status === 'failed' && place.attempt < batch.options.maxRestarts) {
+      const delay = batch.options.restartDelayMs * 2 ** place.attempt;
+      const backoff: Place = { batch, index, attempt: place.attempt, settled: undefined as never };
+      backoff.settled = ctx.sleep(delay).map(() => ({ place: backoff }));
+      places.add(backoff);
+      continue;
+    } else {
+      batch.results[index] = { ...ids(task), status: handOff.status, text: handOff.text };
+      batch.ended++;
+      if (handOff.status === 'completed') batch.completed++;
+      if (joinDecided(batch.options.join, batch.tasks.length, batch.completed, batch.ended)) {
+        batch.decided = true;
+        await cancelRunning(ctx, places, batch);
       }
     }
+    batch.busy--;
+    fill(batch);
+    finishIfOver(batch);
   }
-  return tasks.map(
-    (task, index) =>
-      results[index] ?? { taskId: task.taskId, agentId: task.agentId, status: 'cancelled', text: JOINED_TEXT },
-  );
+}
+
+function ids(task: HostedTask): { taskId: string; agentId: string } {
+  return { taskId: task.taskId, agentId: task.agentId };
+}
+
+/** A decided batch's running calls are cancelled (and still heard); its restarts waiting on a backoff are dropped. */
+async function cancelRunning(ctx: restate.ObjectContext, places: Set<Place>, batch: BatchState): Promise<void> {
+  for (const place of [...places]) {
+    if (place.batch !== batch) continue;
+    if (place.call) ctx.invocation(await place.call.invocationId).cancel();
+    else {
+      places.delete(place);
+      batch.busy--;
+    }
+  }
 }
 
 /** A child call that failed as an invocation (its handler threw, or it was cancelled before it could answer). */

@@ -119,3 +119,12 @@ it('a failed task is restarted from its prompt with a fresh history after a dura
   const child = await client.history('boss-restart-1/t0.sw.1');
   expect(child.map((message) => message.role)).toEqual(['user', 'assistant']);
 }, 120_000);
+
+it("a step's agent calls run their children at once, as embedded", async () => {
+  // Each child waits in its `meet` call for the other two; run one after the other, each would give up alone.
+  const prompts = ['meet r1 a', 'meet r1 b', 'meet r1 c'];
+  expect((await client.prompt('boss-agents-1', `agents ${JSON.stringify(prompts)}`)).text).toBe('joined');
+  const history = await client.history('boss-agents-1');
+  expectValidHistory(history);
+  for (const id of ['a0', 'a1', 'a2']) expect(resultOf(history, id)).toContain('met all 3');
+}, 120_000);
