@@ -2,14 +2,13 @@ import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup
 import type { TaskSpec } from '../../src/protocol/index.js';
 import type { LaneInput } from './lane.js';
 import { type Cancellation, LANE_SIZE, laneActorId, laneOf, slotOf, type Tell } from './shared.js';
-import type { TaskSettled } from './task.js';
 
 /**
  * A group parents up to GROUP_SIZE lanes of one batch, as a lane parents up to LANE_SIZE tasks: a batch of
  * thousands of tasks holds a few groups, each a few lanes, so that no lane's end (a stop, which copies its parent's
  * `children`) costs more than a copy of GROUP_SIZE entries. The batch decides what starts and when; a group spawns
- * the lane a task belongs in, seals the lanes that will get no more tasks, passes cancellations down and
- * settlements up, stops each lane that ended, and ends once the batch has sealed it and its lanes are gone.
+ * the lane a task belongs in, seals the lanes that will get no more tasks, passes cancellations down, stops each
+ * lane that ended (a settled task tells its batch itself), and ends once the batch has sealed it and its lanes are gone.
  */
 
 export type GroupInput = LaneInput;
@@ -28,7 +27,6 @@ export type GroupEvent =
   | ({ type: 'CANCEL'; index: number } & Cancellation)
   | ({ type: 'CANCEL_ALL' } & Cancellation)
   | { type: 'SEAL' }
-  | TaskSettled
   | { type: `xstate.done.actor.lane.${string}` };
 
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
@@ -51,8 +49,6 @@ export const groupMachine = setup({
     lane: fromCallback(() => {}) as AnyActorLogic,
   },
   actions: {
-    /** Passes a settlement up to the batch, which counts it against its join policy (the runtime: `sendParent`). */
-    reportSettled: (_, _params: TaskSettled) => {},
     tell: sendTo(
       (_, params: Tell) => params.to,
       (_, params: Tell) => params.event,
@@ -125,7 +121,6 @@ export const groupMachine = setup({
           CANCEL: { actions: 'cancelOne' },
           CANCEL_ALL: { actions: 'cancelAll' },
           SEAL: { actions: 'seal' },
-          'TASK.SETTLED': { actions: { type: 'reportSettled', params: ({ event }) => event } },
           'xstate.done.actor.lane.*': { actions: 'stopLane' },
         },
       },

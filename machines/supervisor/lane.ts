@@ -1,12 +1,11 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { TaskSpec } from '../../src/protocol/index.js';
 import { type Cancellation, type TaskSettings, type Tell, taskActorId } from './shared.js';
-import type { TaskSettled } from './task.js';
 
 /**
  * A lane parents up to LANE_SIZE task actors of one batch, so that no actor of a swarm holds thousands of children
  * (every spawn copies its parent's `children`). The batch decides what starts and when; a lane only spawns, passes
- * cancellations down and settlements up, and ends once its group has sealed it and every task in it is released.
+ * cancellations down (a settled task tells its batch itself), and ends once its group has sealed it and every task in it is released.
  * Finished task actors are not stopped one by one (a stop copies `children` again, on V8's slow path): the lane's
  * end stops them together.
  */
@@ -27,8 +26,7 @@ export type LaneEvent =
   | { type: 'START'; task: TaskSpec; slot: number }
   | ({ type: 'CANCEL'; slot: number } & Cancellation)
   | ({ type: 'CANCEL_ALL' } & Cancellation)
-  | { type: 'SEAL' }
-  | TaskSettled;
+  | { type: 'SEAL' };
 
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
 type Composite<Name extends string> = Record<Name, undefined>;
@@ -50,8 +48,6 @@ export const laneMachine = setup({
     task: fromCallback(() => {}) as AnyActorLogic,
   },
   actions: {
-    /** Passes a settlement up to the batch, which counts it against its join policy (the runtime: `sendParent`). */
-    reportSettled: (_, _params: TaskSettled) => {},
     tell: sendTo(
       (_, params: Tell) => params.to,
       (_, params: Tell) => params.event,
@@ -112,7 +108,6 @@ export const laneMachine = setup({
           CANCEL: { actions: 'cancelOne' },
           CANCEL_ALL: { actions: 'cancelAll' },
           SEAL: { actions: 'seal' },
-          'TASK.SETTLED': { actions: { type: 'reportSettled', params: ({ event }) => event } },
           'xstate.done.actor.task.*': { actions: 'forgetTask' },
           // A task actor that fails is a bug of the runtime's effects; it must not take the lane (and the batch) down.
           'xstate.error.actor.task.*': { actions: 'forgetTask' },

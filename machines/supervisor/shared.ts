@@ -9,6 +9,8 @@ import { notificationMessage, type TaskSpec, type TaskStatus, type UserMessage }
 /** A subagent's actor id under its task (and a member's under its supervisor). */
 export const childId = (agentId: string): string => `subagent.${agentId}`;
 export const batchActorId = (batchId: string): string => `batch.${batchId}`;
+/** A batch is also known to its actor system by this id, so that its tasks can report to it directly. */
+export const batchSystemId = (batchId: string): string => `batch.${batchId}`;
 export const groupActorId = (group: number): string => `group.${group}`;
 /** A lane's id is its place in its group (0 … GROUP_SIZE-1): a bounded set of ids, like task slots. */
 export const laneActorId = (lane: number): string => `lane.${lane}`;

@@ -1,7 +1,7 @@
 import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { SupervisorCommand } from '../../src/protocol/index.js';
 import type { BatchSettled } from './batch.js';
-import { batchActorId, childId, type Tell } from './shared.js';
+import { batchActorId, batchSystemId, childId, type Tell } from './shared.js';
 
 /**
  * The supervisor: one per agent that starts subagents (created when first needed), and one at the root of a
@@ -104,6 +104,7 @@ export const supervisorMachine = setup({
         const { batch } = event as Ev<'SPAWN'>;
         enqueue.spawnChild('batch', {
           id: batchActorId(batch.batchId),
+          systemId: batchSystemId(batch.batchId),
           input: {
             batch,
             ownerId: context.ownerId,

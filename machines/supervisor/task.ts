@@ -41,7 +41,7 @@ export type TaskEvent =
   | ({ type: 'CANCEL' } & Cancellation)
   | { type: 'RELEASE' };
 
-/** What its lane hears when the task settles. */
+/** What its batch hears when the task settles (straight from the task: the lane and group have nothing to add). */
 export type TaskSettled = { type: 'TASK.SETTLED'; taskId: string; status: SettleParams['status'] };
 
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
@@ -91,7 +91,11 @@ export const taskMachine = setup({
     announceRestart: (_, _params: { agentId: string; attempt: number }) => {},
     /** Delivers a background result to the task's owner (the agent that started it). */
     notifyOwner: (_, _params: OwnerNotify) => {},
-    /** Tells the lane (its parent) that it settled; the runtime provides `sendParent`. */
+    /**
+     * Tells its batch that it settled, to be counted against the join policy. The runtime sends it straight to the
+     * batch (registered under `batchSystemId`): relayed through the lane and the group, it cost two more macrosteps
+     * per task.
+     */
     reportSettled: (_, _params: TaskSettled) => {},
     tell: sendTo(
       (_, params: Tell) => params.to,

@@ -1,8 +1,9 @@
-import { enqueueActions, fromPromise, sendParent } from 'xstate';
+import { enqueueActions, fromPromise, sendParent, sendTo } from 'xstate';
 import { agentMachine, type CompactorInput } from '../../machines/agent/index.js';
 import {
   type BatchSettled,
   batchMachine,
+  batchSystemId,
   groupMachine,
   laneMachine,
   type SupervisorInput,
@@ -151,19 +152,17 @@ const runtimeTaskMachine = taskMachine.provide({
     releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
     notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
     announceRestart: () => {},
-    reportSettled: sendParent((_, params: TaskSettled) => params),
+    // Its batch is alive as long as the task is (it is the task's ancestor), so the look-up always finds it.
+    reportSettled: sendTo(
+      ({ context, system }) => system.get(batchSystemId(context.batchId)),
+      (_, params: TaskSettled) => params,
+    ),
   },
 });
 
-const runtimeLaneMachine = laneMachine.provide({
-  actors: { task: runtimeTaskMachine },
-  actions: { reportSettled: sendParent((_, params: TaskSettled) => params) },
-});
+const runtimeLaneMachine = laneMachine.provide({ actors: { task: runtimeTaskMachine } });
 
-const runtimeGroupMachine = groupMachine.provide({
-  actors: { lane: runtimeLaneMachine },
-  actions: { reportSettled: sendParent((_, params: TaskSettled) => params) },
-});
+const runtimeGroupMachine = groupMachine.provide({ actors: { lane: runtimeLaneMachine } });
 
 /** A batch settles the tasks that never started with the same effects as a task actor. */
 const runtimeBatchMachine = batchMachine.provide({

@@ -49,7 +49,7 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
         }
         case 'reportSettled': {
           const event = p as { type: string; taskId?: string; status?: string; batchId?: string };
-          return `parent ${event.type} ${event.taskId ?? event.batchId ?? ''}${event.status ? ` ${event.status}` : ''}`;
+          return `report ${event.type} ${event.taskId ?? event.batchId ?? ''}${event.status ? ` ${event.status}` : ''}`;
         }
         case 'xstate.stopChild':
           return `stop ${(p as { id?: string }).id ?? JSON.stringify(p)}`;
