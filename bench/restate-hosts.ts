@@ -115,7 +115,9 @@ export async function compareHosts(
   const logger: restate.LoggerTransport = (meta, message, ...rest) => {
     if (meta.level === 'warn' || meta.level === 'error') console.error(`[restate ${meta.level}]`, message, ...rest);
   };
-  const endpoint = createServer(restate.createEndpointHandler({ services: [troupe, onXState, ourMachine], logger }));
+  const endpoint = createServer(
+    restate.createEndpointHandler({ services: [troupe, troupe.control, onXState, ourMachine], logger }),
+  );
   // Restate keeps its HTTP/2 sessions open: closing the endpoint must drop them, not wait for them.
   const sessions = new Set<ServerHttp2Session>();
   endpoint.on('session', (session) => {

@@ -14,6 +14,7 @@ import {
   type TurnStopReason,
   type Usage,
 } from '../index.js';
+import { controlObject, DOORBELL, TurnControl, takeMessages } from './control.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
 import { type HandOff, handOffOf, type RunRequest } from './swarm.js';
@@ -124,19 +125,23 @@ export function agentObject(options: AgentObjectOptions) {
     ctx.set(TASK, { ...task, reported: true });
   }
 
-  async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
-    return (await hostTurn(ctx, input)).outcome;
+  async function runTurn(ctx: restate.ObjectContext, input: string, steers: string[] = []): Promise<TurnOutcome> {
+    return (await hostTurn(ctx, input, steers)).outcome;
   }
 
+  /** One turn; `steers` join it at its first step boundary (more steers than one that found no turn running). */
   async function hostTurn(
     ctx: restate.ObjectContext,
     input: string,
+    steers: string[] = [],
   ): Promise<{ outcome: TurnOutcome; handOff: HandOff }> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
     const history: Message[] = [];
     for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
-    const scope = journalScope(ctx);
+    // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect.
+    const control = new TurnControl(ctx, name);
+    const scope = journalScope(ctx, (effect, abandon) => control.wait(effect, abandon));
     const config = options.agent(agentId);
     // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
@@ -171,8 +176,9 @@ export function agentObject(options: AgentObjectOptions) {
       toolConcurrency: Number.MAX_SAFE_INTEGER,
       messages: history,
     });
+    control.attach(agent);
     // Restate cancelled this invocation (a parent's join decided without it): the turn is interrupted, as embedded.
-    scope.onCancel = () => agent.interrupt();
+    scope.onCancel = () => control.apply({ kind: 'interrupt' });
     const offEvents = options.on ? agent.on('*', options.on) : undefined;
     const offApprovals = agent.on('approval_requested', (event) => {
       // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
@@ -187,7 +193,8 @@ export function agentObject(options: AgentObjectOptions) {
         approvalTimeoutMs === undefined
           ? awakeable.promise
           : restate.RestatePromise.race([awakeable.promise, ctx.sleep(approvalTimeoutMs).map(() => timedOut)]);
-      serially(scope, () => answered).then(
+      const interrupted: ApprovalAnswer = { ...timedOut, reason: 'The turn was interrupted' };
+      serially(scope, () => scope.wait(answered, () => interrupted)).then(
         (answer) => {
           ctx.clear(approvalKey(event.toolCallId));
           if (answer.approve) agent.approve(event.toolCallId);
@@ -197,7 +204,12 @@ export function agentObject(options: AgentObjectOptions) {
       );
     });
     try {
-      const result = await agent.prompt(input);
+      const running = agent.prompt(input);
+      for (const text of steers) agent.steer(text);
+      const result = await running;
+      // An interrupted turn may still be finishing an aborted call's journal entry: the turn's effects come first.
+      await scope.tail;
+      control.end();
       ctx.set(turnKey(turns), result.messages);
       ctx.set(TURNS, turns + 1);
       const usage = addUsage((await ctx.get<Usage>(USAGE)) ?? emptyUsage(), result.usage);
@@ -213,7 +225,7 @@ export function agentObject(options: AgentObjectOptions) {
     }
   }
 
-  return restate.object({
+  const object = restate.object({
     name,
     options: {
       ...(options.inactivityTimeoutMs === undefined ? {} : { inactivityTimeout: options.inactivityTimeoutMs }),
@@ -257,6 +269,23 @@ export function agentObject(options: AgentObjectOptions) {
         return outcome;
       },
 
+      /**
+       * Steers and interrupts that no running turn took (control.ts): the control object sends this after each,
+       * so it runs after the turn it was meant for. Steers after the last interrupt start a turn of their own.
+       */
+      steered: async (ctx: restate.ObjectContext): Promise<TurnOutcome | null> => {
+        const messages = await takeMessages(ctx, name);
+        const last = messages.findLastIndex((message) => message.kind === 'interrupt');
+        const steers = messages.slice(last + 1).flatMap((message) => (message.kind === 'steer' ? [message.text] : []));
+        const [first, ...rest] = steers;
+        return first === undefined ? null : runTurn(ctx, first, rest);
+      },
+
+      /** The running turn's doorbell (an awakeable id), for the control object to ring; null between turns. */
+      doorbell: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext): Promise<string | null> => (await ctx.get<string>(DOORBELL)) ?? null,
+      ),
+
       /** The agent's history, turn by turn as stored. */
       history: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<Message[]> => {
         const turns = (await ctx.get<number>(TURNS)) ?? 0;
@@ -281,6 +310,8 @@ export function agentObject(options: AgentObjectOptions) {
       ),
     },
   });
+  // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them.
+  return Object.assign(object, { control: controlObject(name) });
 }
 
 export type AgentObject = ReturnType<typeof agentObject>;

@@ -29,11 +29,22 @@ export interface JournalScope {
   ran: { model: number; tools: number };
   /** Called when Restate cancels the invocation (an effect's await throws `CancelledError`): ends the turn. */
   onCancel?: () => void;
+  /**
+   * Waits for one journaled effect: the turn's control (`control.ts`) races it with the doorbell that steers and
+   * interrupts ring. `abandon` answers instead once the turn is interrupted, for waits nobody needs then.
+   */
+  wait<T>(effect: restate.RestatePromise<T>, abandon?: () => T): Promise<T>;
 }
 
-/** A fresh scope for one invocation. */
-export function journalScope(ctx: restate.ObjectContext): JournalScope {
-  return { ctx, modelCalls: 0, tail: Promise.resolve(), ran: { model: 0, tools: 0 } };
+/** A fresh scope for one invocation; without `wait`, effects are awaited as they are. */
+export function journalScope(ctx: restate.ObjectContext, wait?: JournalScope['wait']): JournalScope {
+  return {
+    ctx,
+    modelCalls: 0,
+    tail: Promise.resolve(),
+    ran: { model: 0, tools: 0 },
+    wait: wait ?? (async (effect) => effect),
+  };
 }
 
 /**
@@ -87,19 +98,17 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
       const name = `model ${++scope.modelCalls}`;
       return (async function* (): AsyncGenerator<ModelEvent> {
         const outcome = await serially(scope, () =>
-          scope.ctx.run<ModelOutcome>(name, async () => {
-            scope.ran.model++;
-            try {
-              for await (const event of model.stream(request, signal)) {
-                if (event.type === 'done') return { message: event.message };
+          scope.wait(
+            scope.ctx.run<ModelOutcome>(name, async () => {
+              scope.ran.model++;
+              try {
+                const answer = untilAborted(finalMessage(model.stream(request, signal)), signal);
+                return { message: await answer };
+              } catch (error) {
+                return journaledError(toModelError(error, model.provider));
               }
-              return journaledError(
-                new ModelError({ code: 'bad_response', message: 'The model stream ended without a final message' }),
-              );
-            } catch (error) {
-              return journaledError(toModelError(error, model.provider));
-            }
-          }),
+            }),
+          ),
         );
         if ('error' in outcome) {
           const { error, retryable, retryAfterMs } = outcome;
@@ -116,6 +125,12 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
   };
 }
 
+/** A model stream's final message; a stream that ends without one is a `bad_response`. */
+async function finalMessage(stream: AsyncIterable<ModelEvent>): Promise<AssistantMessage> {
+  for await (const event of stream) if (event.type === 'done') return event.message;
+  throw new ModelError({ code: 'bad_response', message: 'The model stream ended without a final message' });
+}
+
 /**
  * The runtime's model retries, waiting on durable timers: the backoff is a journaled `ctx.sleep` (a retry after a
  * crash waits until the first attempt's deadline, not a new one) and its jitter comes from Restate's deterministic
@@ -127,7 +142,8 @@ export function journaledRetry(scope: JournalScope, retry: RetryOptions | false 
     ...retry,
     sleep: (ms, signal) =>
       untilAborted(
-        serially(scope, () => scope.ctx.sleep(ms)),
+        // Given up when the turn is interrupted: the runtime has stopped waiting (its signal), and so does the turn.
+        serially(scope, () => scope.wait(scope.ctx.sleep(ms), () => undefined)),
         signal,
       ),
     random: () => scope.ctx.rand.random(),

@@ -35,6 +35,8 @@ export async function serveAgents(
     if (host === '127.0.0.1' && String(message).startsWith('Accepting requests without validating')) return;
     console.error(`[restate ${meta.level}]`, message, ...rest);
   };
-  const server: Http2Server = createServer(createEndpointHandler({ services: [...objects], logger }));
+  const server: Http2Server = createServer(
+    createEndpointHandler({ services: objects.flatMap((object) => [object, object.control]), logger }),
+  );
   return listen(server, host, options.port);
 }

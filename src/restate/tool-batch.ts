@@ -69,17 +69,27 @@ export function journaledTool(scope: JournalScope, tool: AnyTool, concurrency: n
   };
 }
 
-async function runGroup(scope: JournalScope, calls: readonly PendingCall[]): Promise<void> {
+async function runGroup(scope: JournalScope, group: readonly PendingCall[]): Promise<void> {
+  // A call of a group queued behind one that an interrupt caught is closed already: it must not start.
+  const calls = group.filter((call) => {
+    if (!call.toolCtx.signal.aborted) return true;
+    call.resolve({ thrown: describeThrown(call.toolCtx.signal.reason) });
+    return false;
+  });
+  if (calls.length === 0) return;
   const started = new Set<PendingCall>();
   try {
     const marked = calls.filter((call) => !call.tool.safeToRepeat);
     if (marked.length > 0) {
-      await restate.RestatePromise.all(
-        marked.map((call) =>
-          scope.ctx.run(`tool ${call.id} started`, () => {
-            started.add(call);
-            return true;
-          }),
+      // Raced with the turn's doorbell (control.ts), like every wait of the turn.
+      await scope.wait(
+        restate.RestatePromise.all(
+          marked.map((call) =>
+            scope.ctx.run(`tool ${call.id} started`, () => {
+              started.add(call);
+              return true;
+            }),
+          ),
         ),
       );
     }
@@ -90,7 +100,7 @@ async function runGroup(scope: JournalScope, calls: readonly PendingCall[]): Pro
   const fresh = started.size > 0;
   const runs = calls.map((call) => startCall(scope, call, fresh || call.tool.safeToRepeat === true));
   try {
-    const outcomes = await restate.RestatePromise.all(runs.map((run) => run.outcome));
+    const outcomes = await scope.wait(restate.RestatePromise.all(runs.map((run) => run.outcome)));
     for (const [index, outcome] of outcomes.entries()) calls[index]?.resolve(outcome);
   } catch (error) {
     // Restate cancelled the invocation while the calls ran: their tools are told, as an interrupt would tell them.
@@ -113,6 +123,8 @@ function startCall(scope: JournalScope, call: PendingCall, mayRun: boolean) {
   const callCtx = { toolCallId: id, agentId: toolCtx.agentId, update: toolCtx.update, signal: controller.signal };
   const run = scope.ctx.run<ToolOutcome>(`tool ${id}`, async () => {
     if (!mayRun) return { thrown: INTERRUPTED_BY_RESTART };
+    // Interrupted while its marker was being journaled: closed already, never started.
+    if (controller.signal.aborted) return { thrown: describeThrown(controller.signal.reason) };
     scope.ran.tools++;
     try {
       return { output: await untilAborted(tool.execute(call.args, callCtx), controller.signal) };

@@ -14,6 +14,7 @@ import {
   startRestateDevServer,
 } from '../../src/restate/index.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
+import { journalRows as journalRowsOf, sql as sqlOf, untilJournaled as untilJournaledIn } from './fixtures/journal.js';
 
 // kill -9 of a worker in the middle of a turn: a real restate-server, the worker in a child process (the fixture
 // agents), its tools counting their executions in a side file. The worker dies while two tools are running; a new
@@ -63,29 +64,10 @@ function startWorker(port: number, slowMs: number, name = ''): Promise<{ url: st
   });
 }
 
-/** Rows of a query of the server's SQL introspection (admin API). */
-async function sql<Row>(query: string): Promise<Row[]> {
-  const response = await fetch(`${server.adminUrl}/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ query }),
-  });
-  expect(response.ok).toBe(true);
-  return ((await response.json()) as { rows: Row[] }).rows;
-}
-
-/** Rows of an invocation's journal, filtered by a condition. */
-function journalRows(invocationId: string, where: string): Promise<{ index: number; entry_type: string }[]> {
-  return sql(`SELECT index, entry_type FROM sys_journal WHERE id = '${invocationId}' AND ${where} ORDER BY index`);
-}
-
-async function untilJournaled(invocationId: string, where: string, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if ((await journalRows(invocationId, where)).length > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what} in the journal`);
-}
+const sql = <Row>(query: string) => sqlOf<Row>(server.adminUrl, query);
+const journalRows = (invocationId: string, where: string) => journalRowsOf(server.adminUrl, invocationId, where);
+const untilJournaled = (invocationId: string, where: string, what: string) =>
+  untilJournaledIn(server.adminUrl, invocationId, where, what);
 
 const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
 const countOf = (line: string) => executions().filter((l) => l === line).length;
@@ -189,6 +171,40 @@ it('a model retry waits on a durable timer: killed during the backoff, the retry
   expect(countOf('model flaky-1')).toBe(2);
   // One backoff across both attempts: the new worker waited on the journaled timer rather than starting its own.
   expect(await journalRows(invocation, "entry_type = 'Command: Sleep'")).toHaveLength(1);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
+it('a steer accepted while the worker is down reaches the turn once, after the restart', async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 60_000);
+  await server.register(first.url);
+  const invocation = await client.send('steer-crash-1', 'work');
+  await until(() => countOf('start steer-crash-1 w1') === 1, 'the slow tool to start');
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+
+  // Accepted with no worker to run anything: Restate holds it durably; no turn has read it.
+  const steer = await client.steer('steer-crash-1', 'also tea', { idempotencyKey: 'tea-1' });
+  // A client that retries with the same key is answered with the same invocation: accepted once.
+  expect(await client.steer('steer-crash-1', 'also tea', { idempotencyKey: 'tea-1' })).toBe(steer);
+
+  // The new worker's slow tools take 3 s, so the turn is still running when the steer rings it.
+  const second = await startWorker(port, 3_000);
+  await server.register(second.url);
+  const outcome = await client.result(invocation);
+  expect(outcome.stopReason).toBe('completed');
+  // The steer's fallback runs after the turn; a prompt queued behind it sees everything settled.
+  await client.result(steer);
+  expect((await client.prompt('steer-crash-1', 'bye')).text).toBe('heard: work | also tea | bye');
+  const history = await client.history('steer-crash-1');
+  expectValidHistory(history);
+  // Once, whether it joined the running turn (the usual case) or a turn of its own.
+  const steers = history.filter((m) => m.role === 'user' && JSON.stringify(m.content).includes('also tea'));
+  expect(steers).toHaveLength(1);
+  expect(countOf('start steer-crash-1 w1')).toBe(1);
+  expect(countOf('ran steer-crash-1 w1')).toBe(0);
+  expect(resultText(history, 'w1')).toContain('was running when its worker stopped');
+  expect(countOf('ran steer-crash-1 w2')).toBe(1);
   second.process.kill('SIGKILL');
 }, 120_000);
 

@@ -1,0 +1,148 @@
+import * as restate from '@restatedev/restate-sdk';
+
+/**
+ * Steering and interrupting a hosted turn. A turn is an exclusive invocation of the agent's object, so nothing
+ * else of that object can write to it while it runs; what a user sends it goes through a small object of its own
+ * (`<name>-control`, keyed by the same agent id) whose exclusive handlers keep the messages in order, and the turn
+ * is woken by an awakeable, its doorbell:
+ *
+ * 1. A turn creates its doorbell at its start and stores the id in its object's state (`doorbell`), where the
+ *    control object reads it (through the agent object's shared `doorbell` handler).
+ * 2. `steer` / `interrupt` on the control object append the message to its state, ring the doorbell, and send the
+ *    agent object a `steered` message, which runs whatever no turn took (below).
+ * 3. The turn races every effect it waits for (a model call, a tool call, an approval, a timer) with its doorbell.
+ *    When it rings, the turn arms a new doorbell, *then* takes the messages (a call to the control object, so the
+ *    taking is in the turn's journal), and hands them to the agent: `steer()` joins the next step boundary, as
+ *    embedded; `interrupt()` ends the turn with stop reason `interrupted` and an "interrupted" result for every open
+ *    tool call. Then it goes back to waiting for the effect.
+ *
+ * Exactly once: a message is in the control object's state from the moment the user's call is accepted (an ingress
+ * `send` is durable before it returns), and leaves it only in a `take` whose answer is journaled by the turn that
+ * took it; a replay (a worker killed after the take) reads the same answer back and applies the same messages at
+ * the same place, since the ring is a journaled notification and Restate's combinators see notifications in journal
+ * order. Arming before taking means a message appended after the take rings the new doorbell. A message no turn
+ * takes (it came between turns, or rang a turn that was already ending) is taken by the `steered` invocation, which
+ * Restate runs after the current turn: steers then start a turn of their own, as a steer of an idle embedded agent
+ * does; an interrupt with no turn to stop is dropped.
+ */
+export type ControlMessage = { kind: 'steer'; text: string } | { kind: 'interrupt' };
+
+/** The agent object's state key that holds the running turn's doorbell (an awakeable id); cleared when it ends. */
+export const DOORBELL = 'doorbell';
+/** The control object's state key: messages accepted and not taken yet, in order. */
+const PENDING = 'pending';
+
+/** The control object's name for an agent object's name. */
+export const controlName = (agentObjectName: string) => `${agentObjectName}-control`;
+
+const json = restate.serde.json;
+
+/** Takes (and clears) what the control object holds for this agent: a call, so the answer is in the journal. */
+export function takeMessages(ctx: restate.ObjectContext, agentObjectName: string): Promise<ControlMessage[]> {
+  return ctx.genericCall<null, ControlMessage[]>({
+    service: controlName(agentObjectName),
+    method: 'take',
+    key: ctx.key,
+    parameter: null,
+    inputSerde: json,
+    outputSerde: json,
+  });
+}
+
+/** The control object of the agents hosted by the object named `agentObjectName` (served beside it). */
+export function controlObject(agentObjectName: string) {
+  async function accept(ctx: restate.ObjectContext, message: ControlMessage): Promise<null> {
+    ctx.set(PENDING, [...((await ctx.get<ControlMessage[]>(PENDING)) ?? []), message]);
+    // A shared handler of the agent's object reads its state as of now (a call started after the append, so a
+    // turn that took before it has armed its next doorbell already). Ringing a doorbell twice, or the doorbell of a
+    // turn that has ended, wakes nothing: the messages stay here until taken.
+    const doorbell = await ctx.genericCall<null, string | null>({
+      service: agentObjectName,
+      method: 'doorbell',
+      key: ctx.key,
+      parameter: null,
+      inputSerde: json,
+      outputSerde: json,
+    });
+    if (doorbell) ctx.resolveAwakeable(doorbell, null);
+    ctx.genericSend({ service: agentObjectName, method: 'steered', key: ctx.key, parameter: null, inputSerde: json });
+    return null;
+  }
+  return restate.object({
+    name: controlName(agentObjectName),
+    handlers: {
+      /** A user message for the agent's running turn (or a turn of its own when none runs). */
+      steer: async (ctx: restate.ObjectContext, input: { text: string }): Promise<null> =>
+        accept(ctx, { kind: 'steer', text: input.text }),
+      /** Stops the agent's running turn; nothing when none runs. */
+      interrupt: async (ctx: restate.ObjectContext): Promise<null> => accept(ctx, { kind: 'interrupt' }),
+      /** What was accepted since the last take, in order; cleared. */
+      take: async (ctx: restate.ObjectContext): Promise<ControlMessage[]> => {
+        const pending = (await ctx.get<ControlMessage[]>(PENDING)) ?? [];
+        if (pending.length > 0) ctx.clear(PENDING);
+        return pending;
+      },
+    },
+  });
+}
+
+/** What a turn does with a message: the hosted agent's own `steer` and `interrupt`. */
+export interface Controllable {
+  steer(text: string): void;
+  interrupt(): void;
+}
+
+const RUNG: unique symbol = Symbol('rung');
+
+/** One turn's end of the protocol: its doorbell, and the wait that every effect of the turn goes through. */
+export class TurnControl {
+  private bell: restate.RestatePromise<unknown>;
+  /** The turn's agent: set before its first effect, which is the first wait that can take a message. */
+  private target: Controllable | undefined;
+  /** An interrupt was applied: waits that may be given up (approvals, backoff) return at once. */
+  interrupted = false;
+
+  constructor(
+    private readonly ctx: restate.ObjectContext,
+    private readonly agentObjectName: string,
+  ) {
+    this.bell = this.arm();
+  }
+
+  attach(target: Controllable): void {
+    this.target = target;
+  }
+
+  apply(message: ControlMessage): void {
+    if (message.kind === 'interrupt') {
+      this.interrupted = true;
+      this.target?.interrupt();
+    } else this.target?.steer(message.text);
+  }
+
+  /**
+   * Waits for one of the turn's effects, taking and applying control messages whenever the doorbell rings
+   * meanwhile. `abandon`, when given, is what the wait answers once the turn is interrupted (an approval or a timer
+   * nobody needs any more; a call's run is always waited for, since its signal has been aborted and it ends soon).
+   */
+  async wait<T>(effect: restate.RestatePromise<T>, abandon?: () => T): Promise<T> {
+    for (;;) {
+      if (this.interrupted && abandon) return abandon();
+      const outcome = await restate.RestatePromise.race([effect, this.bell.map(() => RUNG)]);
+      if (outcome !== RUNG) return outcome as T;
+      this.bell = this.arm();
+      for (const message of await takeMessages(this.ctx, this.agentObjectName)) this.apply(message);
+    }
+  }
+
+  /** The turn is over: later messages go to the `steered` fallback. */
+  end(): void {
+    this.ctx.clear(DOORBELL);
+  }
+
+  private arm(): restate.RestatePromise<unknown> {
+    const doorbell = this.ctx.awakeable<unknown>();
+    this.ctx.set(DOORBELL, doorbell.id);
+    return doorbell.promise;
+  }
+}
