@@ -102,6 +102,8 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
             scope.ctx.run<ModelOutcome>(name, async () => {
               scope.ran.model++;
               try {
+                // Interrupted before this call could start (a steer's take, a cancellation): the model is not asked.
+                if (signal.aborted) throw signal.reason;
                 const answer = untilAborted(finalMessage(model.stream(request, signal)), signal);
                 return { message: await answer };
               } catch (error) {
@@ -157,7 +159,10 @@ export function journaledRetry(scope: JournalScope, retry: RetryOptions | false 
  * is left behind in this process.
  */
 export function untilAborted<T>(running: T | Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    Promise.resolve(running).catch(() => {}); // given up on: its own failure concerns nobody
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
