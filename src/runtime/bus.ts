@@ -79,7 +79,11 @@ export class EventBus {
     const typed = this.global.byType?.get(body.type);
     const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
     const own = this.byAgent?.get(origin.agentId);
-    if (all === undefined && (typed === undefined || typed.size === 0) && own === undefined) return undefined;
+    // One agent's listeners want only some types (a session's recorder, five of them): the rest are not built.
+    const ownTyped = own?.byType?.get(body.type);
+    const ownAll = own?.all !== undefined && own.all.size > 0 ? own.all : undefined;
+    const mine = ownAll !== undefined || (ownTyped !== undefined && ownTyped.size > 0);
+    if (all === undefined && (typed === undefined || typed.size === 0) && !mine) return undefined;
     // Built as one literal with the body spread last: the origin is usually the agent's runtime object, so it is
     // never spread (that would copy the runtime into every event), and on this V8 `{ ...body, more }` or adding
     // fields after a spread take a slow path (~1 µs or worse per event, the whole cost of a streamed delta).
@@ -93,7 +97,7 @@ export class EventBus {
     ) as AgentEvent;
     if (origin.replaying?.(body)) event.replayed = true;
     this.dispatch(typed, all, event);
-    if (own) this.dispatch(own.byType?.get(body.type), own.all, event);
+    if (mine) this.dispatch(ownTyped, ownAll, event);
     return event;
   }
 
@@ -106,7 +110,10 @@ export class EventBus {
     const typed = this.global.byType?.get('message_update');
     const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
     const own = this.byAgent?.get(origin.agentId);
-    if (all === undefined && (typed === undefined || typed.size === 0) && own === undefined) return;
+    const ownTyped = own?.byType?.get('message_update');
+    const ownAll = own?.all !== undefined && own.all.size > 0 ? own.all : undefined;
+    const mine = ownAll !== undefined || (ownTyped !== undefined && ownTyped.size > 0);
+    if (all === undefined && (typed === undefined || typed.size === 0) && !mine) return;
     const seq = ++this.seq;
     const time = Date.now();
     const { agentId, parentId, turn, step } = origin;
@@ -115,7 +122,7 @@ export class EventBus {
         ? { seq, time, agentId, turn, step, type: 'message_update', delta }
         : { seq, time, agentId, parentId, turn, step, type: 'message_update', delta };
     this.dispatch(typed, all, event);
-    if (own) this.dispatch(own.byType?.get('message_update'), own.all, event);
+    if (mine) this.dispatch(ownTyped, ownAll, event);
   }
 
   /**

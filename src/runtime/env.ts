@@ -204,6 +204,11 @@ export class AgentEnv implements EventOrigin {
   onInput?: (input: TurnInput) => void;
   /** Set for an agent with a session: answers from its journal, while resuming or replaying. */
   recording?: Recording;
+  /**
+   * Set for an agent with a session: a promise when a tool's start, just announced, is not stored yet (a tree's
+   * starts are written together at the end of the tick); the tool runs once it settles.
+   */
+  durable?: () => Promise<void> | undefined;
   /** Set while a resumed agent replays its journal: marks the events it publishes again (see session-restore). */
   replaying?: (body: AgentEventBody) => boolean;
   /** Set by the agent: sends INTERRUPT to its own actor. */

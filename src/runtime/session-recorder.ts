@@ -1,12 +1,22 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentActorRef, AgentContext } from '../../machines/agent/index.js';
 import type { AgentEvent, AgentEventOf, Message, ToolResultPart, UserMessage } from '../protocol/index.js';
-import { type JournalRecord, type ResultRef, SNAPSHOT_VERSION, type StoredMessage } from '../session/index.js';
+import {
+  type JournalRecord,
+  type ResultRef,
+  SNAPSHOT_VERSION,
+  type StoredMessage,
+  type Urgency,
+} from '../session/index.js';
 import type { AgentEnv } from './env.js';
 
 /** Where records go: the session's journal writer, or a list (a replay). */
 export interface RecordSink {
-  add(record: JournalRecord, atOnce?: boolean): void;
+  add(record: JournalRecord, urgency?: Urgency): void;
+  /** Settles once the `effect` records added so far are stored; undefined when they are (see JournalWriter). */
+  durable?(): Promise<void> | undefined;
+  /** Whether tool starts are written together at the end of the tick (set while subagents are at work). */
+  groupEffects?: boolean;
 }
 
 /** What a journal already holds for one agent, so that facts re-announced while catching up are not written twice. */
@@ -77,12 +87,23 @@ export class SessionRecorder {
   /** Steers already journaled (or restored): a steer is journaled once, when it starts waiting for a boundary. */
   private readonly steers = new WeakSet<Message>();
 
+  /**
+   * How soon an input, a turn's end and a run's end are stored: at once for an agent a program prompts (it may
+   * exit when its prompt resolves), with the tick's write for a subagent task's agent, whose work a program sees
+   * only as its task's settle.
+   */
+  private readonly ends: Urgency | undefined;
+
   constructor(
     private readonly env: AgentEnv,
     private readonly sink: RecordSink,
     readonly journaled: Journaled,
+    options: { task?: boolean } = {},
   ) {
+    this.ends = options.task ? undefined : 'now';
     const { bus, agentId } = env;
+    // The tool worker waits for this before a tool runs, when the session groups tool starts into one write.
+    if (sink.durable) env.durable = () => sink.durable?.();
     // Listening by agent id: the bus keeps one agent's listeners apart, so a tree of many recorders costs one
     // lookup per event, not a filter per recorder.
     this.offs.push(
@@ -128,11 +149,12 @@ export class SessionRecorder {
     });
     if (this.journaled.inputs.has(inputId)) return;
     this.journaled.inputs.add(inputId);
-    // At once: a prompt is durable when `prompt()` returns, whatever the process does next.
+    // At once: a prompt is durable when `prompt()` returns, whatever the process does next. A subagent's input
+    // is its task's prompt, already in its batch record: it goes with the tick's write.
     const budget = this.env.pending.get(inputId)?.budget;
     this.sink.add(
       { k: 'input', a: this.env.agentId, inputId, messages, expectsOutput, ...(budget ? { budget } : {}) },
-      true,
+      this.ends,
     );
   }
 
@@ -155,6 +177,7 @@ export class SessionRecorder {
 
   stop(): void {
     for (const off of this.offs.splice(0)) off();
+    this.env.durable = undefined;
   }
 
   private message(event: AgentEventOf<'message_end'>): void {
@@ -199,10 +222,11 @@ export class SessionRecorder {
     const id = event.toolCallId;
     if (this.journaled.asked.has(id) && !this.journaled.approvals.has(id)) this.approval(id, true);
     this.journaled.toolStarts.add(event.toolCallId);
-    // Stored before the tool runs: a crash while it runs is then known as one, and the tool is not run blind again.
+    // Stored before the tool runs (the tool worker waits for `durable()` when starts are grouped): a crash while
+    // it runs is then known as one, and the tool is not run blind again.
     this.sink.add(
       { k: 'tool_start', s: event.seq, a: event.agentId, id: event.toolCallId, name: event.toolName },
-      true,
+      'effect',
     );
   }
 
@@ -246,7 +270,7 @@ export class SessionRecorder {
         usage: event.usage,
         t: event.time,
       },
-      true,
+      this.ends,
     );
   }
 
@@ -260,7 +284,10 @@ export class SessionRecorder {
 
   private run(event: AgentEvent, running: boolean): void {
     // A run's end is stored at once: a program that exits when its prompt resolves keeps its last turn.
-    this.sink.add({ k: 'run', s: event.seq, a: event.agentId, running, t: event.time }, !running);
+    this.sink.add(
+      { k: 'run', s: event.seq, a: event.agentId, running, t: event.time },
+      running ? undefined : this.ends,
+    );
   }
 
   private onSnapshot(
@@ -295,7 +322,7 @@ export class SessionRecorder {
     for (const message of injections) {
       if (message.source !== 'steer' || this.steers.has(message)) continue;
       this.steers.add(message);
-      this.sink.add({ k: 'steer', a: this.env.agentId, n: this.journaled.steers++, message }, true);
+      this.sink.add({ k: 'steer', a: this.env.agentId, n: this.journaled.steers++, message }, 'now');
     }
   }
 
@@ -335,7 +362,7 @@ export class SessionRecorder {
     if (approved) this.remembered(id);
     this.sink.add(
       { k: 'approval', a: this.env.agentId, id, approved, ...(reason === undefined ? {} : { reason }) },
-      true,
+      'now',
     );
   }
 
@@ -345,7 +372,7 @@ export class SessionRecorder {
     const rules = now.filter((rule) => !this.journaled.remembered.has(rule));
     if (rules.length === 0) return;
     for (const rule of rules) this.journaled.remembered.add(rule);
-    this.sink.add({ k: 'remember', a: this.env.agentId, id, rules }, true);
+    this.sink.add({ k: 'remember', a: this.env.agentId, id, rules }, 'now');
   }
 
   private writeSnapshot(actor: AgentActorRef, at: string): void {

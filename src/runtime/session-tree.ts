@@ -56,9 +56,12 @@ export class TreeJournal implements TreeObserver {
     }
     for (const batch of this.batches.values()) {
       for (const task of batch.tasks) {
-        if (!this.settled.has(task.taskId)) this.toReplay.set(task.agentId, this.journalOf(task.agentId));
+        if (this.settled.has(task.taskId)) continue;
+        this.toReplay.set(task.agentId, this.journalOf(task.agentId));
+        this.open++;
       }
     }
+    this.grouping();
     const { bus } = tree;
     this.offs.push(
       bus.on('message_end', (event) => {
@@ -205,11 +208,17 @@ export class TreeJournal implements TreeObserver {
 
   /** Tasks of the tree that have not settled. */
   get openTasks(): number {
-    let open = 0;
-    for (const batch of this.batches.values()) {
-      for (const task of batch.tasks) if (!this.settled.has(task.taskId)) open++;
-    }
-    return open;
+    return this.open;
+  }
+
+  private open = 0;
+
+  /**
+   * While subagents are at work, many agents may start tools in one tick (a swarm's model answers arrive
+   * together): their starts are then written together at the end of the tick, one write instead of one per tool.
+   */
+  private grouping(): void {
+    this.sink.groupEffects = this.open > 0;
   }
 
   stop(): void {
@@ -235,6 +244,8 @@ export class TreeJournal implements TreeObserver {
     this.batches.set(batch.batchId, record);
     if (batch.callId !== undefined) this.byCall.set(`${owner.id}/${batch.callId}`, batch.batchId);
     this.sink.add(record);
+    this.open += batch.tasks.length;
+    this.grouping();
   }
 
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void {
@@ -256,7 +267,7 @@ export class TreeJournal implements TreeObserver {
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
     const journaled = replay ? copyJournaled(replay.journaled) : nothingJournaled();
     if (!replay) journaled.messages = env.transcript.length;
-    this.recorders.set(env.agentId, new SessionRecorder(env, this.sink, journaled));
+    this.recorders.set(env.agentId, new SessionRecorder(env, this.sink, journaled, { task: true }));
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
@@ -277,6 +288,8 @@ export class TreeJournal implements TreeObserver {
     };
     this.settled.set(task.taskId, record);
     this.sink.add(record);
+    if (this.open > 0) this.open--;
+    this.grouping();
   }
 
   resumeBatch(owner: Owner, callId: string): StartedBatch | undefined {

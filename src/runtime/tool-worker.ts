@@ -246,6 +246,13 @@ async function runTool(
     addTwins(env, batch, call, replayed, startedAt, toolBatch, outbox);
     return;
   }
+  const stored = env.durable?.();
+  if (stored) {
+    // Its start is not in the session's journal yet (grouped with other agents' starts into one write): a call
+    // that ran and was not journaled would run again after a crash.
+    await stored;
+    if (toolBatch.aborted) return;
+  }
   const ctx = new CallContext(env, call, toolBatch);
   let outcome: NormalizedOutput;
   outbox.running++;

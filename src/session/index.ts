@@ -5,6 +5,7 @@ export {
   readJournal,
   summarize,
   summaryOf,
+  type Urgency,
   type WarningHandler,
 } from './journal.js';
 export { JsonlStore } from './jsonl-store.js';

@@ -20,9 +20,11 @@ const INDEX_EVERY = 64 * 1024;
  * When journal records reach the store (the OS, for files; a commit, for SQLite):
  * - `fact`: each record as it happens, one write each;
  * - `step` (default): the records of one tick of the event loop together, when the tick ends (before the process
- *   waits on anything: a model's answer, a timer), and at once a record that announces an effect (a tool about to
- *   run) or ends a turn, so a kill at any point loses at most the step in flight; a loop of steps that never waits
- *   (a scripted model) writes once per step, with its tool's start;
+ *   waits on anything: a model's answer, a timer), and at once a record that ends a turn or that a caller counts
+ *   on, so a kill at any point loses at most the step in flight; a record that announces an effect (a tool about
+ *   to run) is stored before the effect starts: at once, or with the tick's write when starts are grouped
+ *   ({@link JournalWriter.groupEffects}); a loop of steps that never waits (a scripted model) writes once per step,
+ *   with its tool's start;
  * - `never`: only when the buffer fills or the session closes (tests, throwaway runs).
  */
 export type Durability = 'fact' | 'step' | 'never';
@@ -106,12 +108,27 @@ export interface JournalStats {
   bytes: number;
 }
 
+/**
+ * How soon a record must be stored: `now` (an input before `prompt()` returns, a turn's end a program may exit on,
+ * a person's answer), or `effect`: before the effect it announces starts (a tool about to run), which the effect's
+ * runner waits for with {@link JournalWriter.durable}. Unmarked records go with the tick's write.
+ */
+export type Urgency = 'now' | 'effect';
+
 /** The one writer of a session's journal: buffers records and hands them to the store as `durability` says. */
 export class JournalWriter {
   readonly stats: JournalStats = { records: 0, writes: 0, bytes: 0 };
+  /**
+   * Set while many agents of the session may start effects in one tick (a tree with subagents at work): their
+   * `effect` records are then written together at the end of the tick, one write for all the tools that start in
+   * it, each tool waiting for it ({@link durable}); alone, an agent's tool start is written at once (no wait).
+   */
+  groupEffects = false;
   private buffer: string[] = [];
   private scheduled = false;
   private closed = false;
+  /** Effect records buffered while grouping: their runners wait for the write. */
+  private effects?: { stored: Promise<void>; resolve: () => void };
   /** Bytes written since the index was last saved. */
   private sinceIndex = 0;
   private readonly flushSoon = () => {
@@ -126,11 +143,8 @@ export class JournalWriter {
     private readonly summary?: SessionSummary,
   ) {}
 
-  /**
-   * Adds a record; `atOnce` marks one that must be stored before the caller goes on: it announces an effect about
-   * to start, or ends something a caller may stop the process on.
-   */
-  add(record: JournalRecord, atOnce = false): void {
+  /** Adds a record, stored as soon as `urgency` says (see {@link Urgency}; unmarked: with the tick's write). */
+  add(record: JournalRecord, urgency?: Urgency): void {
     if (this.closed) return;
     this.buffer.push(encodeRecord(record));
     this.stats.records++;
@@ -140,10 +154,19 @@ export class JournalWriter {
         this.flush();
         break;
       case 'step':
-        if (atOnce) this.flush();
-        else if (!this.scheduled) {
-          this.scheduled = true;
-          setImmediate(this.flushSoon);
+        if (urgency === 'now' || (urgency === 'effect' && !this.groupEffects)) this.flush();
+        else {
+          if (urgency === 'effect' && !this.effects) {
+            let resolve = () => {};
+            const stored = new Promise<void>((done) => {
+              resolve = done;
+            });
+            this.effects = { stored, resolve };
+          }
+          if (!this.scheduled) {
+            this.scheduled = true;
+            setImmediate(this.flushSoon);
+          }
         }
         break;
       case 'never':
@@ -152,11 +175,26 @@ export class JournalWriter {
     }
   }
 
+  /**
+   * Settles once every `effect` record added so far is stored; undefined when they already are (the usual case:
+   * an effect's start is written at once unless starts are grouped), so a runner waits only when it must.
+   */
+  durable(): Promise<void> | undefined {
+    return this.effects?.stored;
+  }
+
   flush(): void {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
-    this.writer.append(batch);
+    const effects = this.effects;
+    this.effects = undefined;
+    try {
+      this.writer.append(batch);
+    } finally {
+      // The runners go on even when the store failed: the failure is thrown where it happened, as before grouping.
+      effects?.resolve();
+    }
     this.stats.writes++;
     let bytes = 0;
     for (const text of batch) bytes += text.length + 1;

@@ -65,6 +65,16 @@ async function settledIn(session: { tasks(): Array<{ prompt: string; status: str
   throw new Error(`tasks ${names.join(', ')} did not settle`);
 }
 
+/** Waits until the session's journal file holds a line with `text` (a record reaches it with its tick's write). */
+async function inJournal(dir: string, text: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const [file] = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
+    if (file && readFileSync(joinPath(dir, file), 'utf8').includes(text)) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error(`the journal never held ${text}`);
+}
+
 describe('sessions: a re-attached batch keeps its join policy', () => {
   it('first(2) with one task completed before the crash needs one more: the last is cancelled, not run on', async () => {
     const dir = tempDir();
@@ -104,6 +114,7 @@ describe('sessions: a re-attached batch keeps its join policy', () => {
     void supervisor.swarm(['a', 'b', 'c'], { join: 'any' });
     await before.holding;
     await settledIn(session, ['a']);
+    await inJournal(dir, '"ev":"settled"');
     const crashed = crashCopy(dir);
     session.close();
     await supervisor.stop();

@@ -178,8 +178,9 @@ describe.each(stores)('%s (the Store contract)', (_name, makeStore, makeSource) 
     step.add(header('step'));
     step.add({ k: 'run', s: 1, a: 'a', running: true, t: 1 });
     expect(store.read('step')).toHaveLength(0);
-    step.add({ k: 'tool_start', s: 2, a: 'a', id: 'c1', name: 'x' }, true);
+    step.add({ k: 'tool_start', s: 2, a: 'a', id: 'c1', name: 'x' }, 'effect');
     expect(store.read('step')).toHaveLength(3);
+    expect(step.durable()).toBeUndefined();
     step.add({ k: 'run', s: 3, a: 'a', running: false, t: 2 });
     await Promise.resolve();
     // Batched by tick, not by microtask: a loop of steps that never waits writes once per step.
@@ -187,6 +188,30 @@ describe.each(stores)('%s (the Store contract)', (_name, makeStore, makeSource) 
     await new Promise((resolve) => setImmediate(resolve));
     expect(store.read('step')).toHaveLength(4);
     expect(step.stats).toMatchObject({ records: 4, writes: 2 });
+
+    // Grouped (a tree at work): tool starts of one tick wait for one write at its end; `now` is still at once.
+    const grouped = new JournalWriter(store.acquire('grouped'), 'step');
+    grouped.groupEffects = true;
+    grouped.add(header('grouped'));
+    grouped.add({ k: 'tool_start', s: 1, a: 'a', id: 'c1', name: 'x' }, 'effect');
+    const stored = grouped.durable();
+    grouped.add({ k: 'tool_start', s: 2, a: 'b', id: 'c2', name: 'x' }, 'effect');
+    expect(grouped.durable()).toBe(stored);
+    expect(store.read('grouped')).toHaveLength(0);
+    let ran = false;
+    const run = stored?.then(() => {
+      ran = true;
+      expect(store.read('grouped')).toHaveLength(3);
+    });
+    await Promise.resolve();
+    expect(ran).toBe(false);
+    await run;
+    expect(ran).toBe(true);
+    expect(grouped.stats).toMatchObject({ records: 3, writes: 1 });
+    expect(grouped.durable()).toBeUndefined();
+    grouped.add({ k: 'approval', a: 'a', id: 'c1', approved: true }, 'now');
+    expect(store.read('grouped')).toHaveLength(4);
+    grouped.close();
 
     const never = new JournalWriter(store.acquire('never'), 'never');
     never.add(header('never'));
