@@ -28,14 +28,18 @@ afterEach(() => {
 
 function tools() {
   const { tool: work, runs } = counter();
+  const hanging = latch();
   // Runs until the process "dies": the crash is taken while it runs.
   const hang = defineTool({
     name: 'hang',
     description: 'runs for ever',
     schema: z.object({}),
-    execute: () => new Promise<string>(() => {}),
+    execute: () => {
+      hanging.resolve();
+      return new Promise<string>(() => {});
+    },
   });
-  return { runs, list: [work, hang] };
+  return { runs, list: [work, hang], hanging: hanging.promise };
 }
 
 const turnEnds = (events: AgentEvent[]) => events.flatMap((e) => (e.type === 'turn_end' ? [e.stopReason] : []));
@@ -48,10 +52,11 @@ async function crashWhileHanging(
 ): Promise<{ dir: string; id: string }> {
   const dir = tempDir();
   const session = sessions({ dir }).create({ agentId: 'root' });
-  const agent = createAgent({ model, tools: tools().list, session, ...config });
-  const tree = { on: (type: '*', fn: (e: AgentEvent) => void) => agent.on(type, fn, { subtree: true }) };
-  const hanging = nextEvent(tree, (e) => e.type === 'tool_execution_start' && e.toolName === 'hang');
+  const { list, hanging } = tools();
+  const agent = createAgent({ model, tools: list, session, ...config });
   void agent.prompt(prompt);
+  // Once it runs, not once it is announced: in a tree at work, a tool's start is stored with its tick's write and
+  // the tool runs after it.
   await hanging;
   const crashed = crashCopy(dir);
   session.close();
