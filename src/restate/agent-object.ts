@@ -69,7 +69,7 @@ export interface TurnOutcome {
 export interface ChildNotification {
   taskId: string;
   agentId: string;
-  status: 'completed' | 'failed';
+  status: HandOff['status'];
   text: string;
 }
 
@@ -100,6 +100,13 @@ interface TaskRecord {
   reported: boolean;
 }
 
+/** Drops an agent's stored turns: a restarted task begins again from its prompt alone. */
+async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
+  const turns = (await ctx.get<number>(TURNS)) ?? 0;
+  for (let n = 0; n < turns; n++) ctx.clear(turnKey(n));
+  ctx.clear(TURNS);
+}
+
 /**
  * The Restate virtual object that hosts Troupe agents: one object per agent id, running the unchanged agent machine
  * inside an exclusive handler for each turn (so a key runs one turn at a time, and its state is the conversation).
@@ -112,14 +119,14 @@ export function agentObject(options: AgentObjectOptions) {
     ctx.genericSend({ service: name, method, key, parameter, inputSerde: restate.serde.json });
 
   /** A subagent with no open children of its own reports its last turn to its parent, once per task. */
-  async function reportIfSettled(ctx: restate.ObjectContext, outcome: TurnOutcome): Promise<void> {
+  async function reportIfSettled(ctx: restate.ObjectContext, handOff: HandOff): Promise<void> {
     const task = await ctx.get<TaskRecord>(TASK);
     if (!task || task.reported || ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
     const notification: ChildNotification = {
       taskId: task.taskId,
       agentId: ctx.key,
-      status: outcome.stopReason === 'error' ? 'failed' : 'completed',
-      text: outcome.text,
+      status: handOff.status,
+      text: handOff.text,
     };
     send(ctx, task.parentId, 'notify', notification);
     ctx.set(TASK, { ...task, reported: true });
@@ -242,9 +249,16 @@ export function agentObject(options: AgentObjectOptions) {
        */
       task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome> => {
         ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
-        const outcome = await runTurn(ctx, request.prompt);
-        await reportIfSettled(ctx, outcome);
-        return outcome;
+        let turn = await hostTurn(ctx, request.prompt);
+        // A failed task starts again from its prompt with a fresh history, after a durable backoff (as embedded).
+        const { maxRestarts = 2, restartDelayMs = 1000 } = options.supervision ?? {};
+        for (let attempt = 0; turn.handOff.status === 'failed' && attempt < maxRestarts; attempt++) {
+          await ctx.sleep(restartDelayMs * 2 ** attempt);
+          await clearHistory(ctx);
+          turn = await hostTurn(ctx, request.prompt);
+        }
+        await reportIfSettled(ctx, turn.handOff);
+        return turn.outcome;
       },
 
       /**
@@ -252,11 +266,7 @@ export function agentObject(options: AgentObjectOptions) {
        * call. A restart (`fresh`) drops the failed attempt's history first.
        */
       run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<HandOff> => {
-        if (request.fresh) {
-          const turns = (await ctx.get<number>(TURNS)) ?? 0;
-          for (let n = 0; n < turns; n++) ctx.clear(turnKey(n));
-          ctx.clear(TURNS);
-        }
+        if (request.fresh) await clearHistory(ctx);
         return (await hostTurn(ctx, request.prompt)).handOff;
       },
 
@@ -264,9 +274,9 @@ export function agentObject(options: AgentObjectOptions) {
       notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<TurnOutcome> => {
         ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
         const { taskId, agentId, status, text } = notification;
-        const outcome = await runTurn(ctx, notificationText(taskId, agentId, status, text));
-        await reportIfSettled(ctx, outcome);
-        return outcome;
+        const turn = await hostTurn(ctx, notificationText(taskId, agentId, status, text));
+        await reportIfSettled(ctx, turn.handOff);
+        return turn.outcome;
       },
 
       /**

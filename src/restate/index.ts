@@ -19,3 +19,5 @@ export {
   startRestateDevServer,
 } from './dev-server.js';
 export { type AgentWorker, serveAgents } from './serve.js';
+export type { HostedSupervision } from './subagents.js';
+export type { HandOff, RunRequest } from './swarm.js';

@@ -13,7 +13,7 @@ import {
   startRestateDevServer,
 } from '../../src/restate/index.js';
 import { bossAnswer, fixtureObject, taskOf } from './fixtures/agents.js';
-import { expectValidHistory } from './fixtures/histories.js';
+import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 
 // Foreground batches on Restate: the `swarm` tool with join policies, each task a child object, the join decided
 // in the parent's invocation. The same swarm embedded gives the same tool result (ids aside).
@@ -127,4 +127,18 @@ it("a step's agent calls run their children at once, as embedded", async () => {
   const history = await client.history('boss-agents-1');
   expectValidHistory(history);
   for (const id of ['a0', 'a1', 'a2']) expect(resultOf(history, id)).toContain('met all 3');
+}, 120_000);
+
+it('a failed background subagent is restarted after a durable backoff before it reports, once', async () => {
+  expect((await client.prompt('boss-bg-1', 'background ["flaky b"]')).text).toBe('joined');
+  let history: Message[] = [];
+  for (let i = 0; i < 600 && notificationsOf(history).length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    history = await client.history('boss-bg-1');
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second report, which must not come
+  const notes = notificationsOf(await client.history('boss-bg-1'));
+  expect(notes).toEqual([expect.stringMatching(/status="completed">recovered b</)]);
+  expect(countOf('model boss-bg-1/t0.a0')).toBe(2);
+  expect((await client.history('boss-bg-1/t0.a0')).map((message) => message.role)).toEqual(['user', 'assistant']);
 }, 120_000);
