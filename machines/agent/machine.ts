@@ -10,6 +10,7 @@ import type {
   ModelWorkerRequest,
   ToolCallState,
   ToolWorkerRequest,
+  TurnInput,
   WorkerReply,
 } from './types.js';
 
@@ -33,9 +34,8 @@ function closeOpenCalls(calls: ToolCallState[], text: string): ToolCallState[] {
   );
 }
 
-function updateCall(calls: ToolCallState[], toolCallId: string, patch: Partial<ToolCallState>): ToolCallState[] {
-  return calls.map((state) => (state.call.id === toolCallId ? { ...state, ...patch } : state));
-}
+/** The input of the turn in progress: `dequeueTurn` sets it before any step of the turn runs. */
+const turnInput = (context: AgentContext) => context.current as TurnInput;
 
 function isCurrentModelReply(context: AgentContext, event: { turn: number; step: number }): boolean {
   return event.turn === context.turn && event.step === context.step;
@@ -175,7 +175,7 @@ export const agentMachine = setup({
         type: 'MODEL_REQUEST',
         turn: context.turn,
         step: context.step,
-        inputId: context.current?.inputId ?? '',
+        inputId: turnInput(context).inputId,
         mayCompact: !compactedThisStep(context),
       }),
     ),
@@ -208,7 +208,7 @@ export const agentMachine = setup({
       ({ context }): ToolWorkerRequest => ({
         type: 'CHECK_OUTPUT',
         turn: context.turn,
-        inputId: context.current?.inputId ?? '',
+        inputId: turnInput(context).inputId,
       }),
     ),
 
@@ -237,9 +237,11 @@ export const agentMachine = setup({
       outputAttempts: 0,
       stopReason: undefined,
       error: undefined,
-      calls: [],
     })),
-    /** The injections were appended by `startStep`; the new step starts with none and no tool batch. */
+    /**
+     * The injections were appended by `startStep`; the new step starts with none and no tool batch. An empty list is
+     * kept as it is: a new one would tell the session recorder that something was injected.
+     */
     nextStep: assign(({ context }) => ({
       step: context.step + 1,
       calls: [],
@@ -260,10 +262,11 @@ export const agentMachine = setup({
     applyValidation: assign({
       calls: ({ context, event }) => {
         const { outcomes } = reply<'VALIDATED'>(event);
+        // Every call is open while the batch validates; the worker answers each of them.
         return context.calls.map((state): ToolCallState => {
-          if (state.status !== 'open') return state;
-          const outcome = outcomes.find((o) => o.toolCallId === state.call.id);
-          return outcome?.error ? { call: state.call, status: 'done', result: outcome.error } : state;
+          // Stryker disable next-line OptionalChaining: the tool worker gives an outcome for every call it was sent
+          const error = outcomes.find((o) => o.toolCallId === state.call.id)?.error;
+          return error ? { call: state.call, status: 'done', result: error } : state;
         });
       },
     }),
@@ -271,8 +274,8 @@ export const agentMachine = setup({
     applyDecisions: assign({
       calls: ({ context, event }) => {
         const { decisions } = reply<'AUTHORIZED'>(event);
+        // Only the open calls were sent for authorization: a call answered by validation has no decision.
         return context.calls.map((state): ToolCallState => {
-          if (state.status !== 'open') return state;
           const decision = decisions.find((d) => d.toolCallId === state.call.id);
           if (!decision || decision.decision === 'allow') return state;
           if (decision.decision === 'ask') return { call: state.call, status: 'awaiting' };
@@ -282,19 +285,22 @@ export const agentMachine = setup({
       },
     }),
     approve: assign({
-      calls: ({ context, event }) =>
-        updateCall(context.calls, command<'APPROVE'>(event).toolCallId, { status: 'open' }),
+      calls: ({ context, event }) => {
+        const { toolCallId } = command<'APPROVE'>(event);
+        return context.calls.map((state) =>
+          state.call.id === toolCallId ? { call: state.call, status: 'open' } : state,
+        );
+      },
     }),
     deny: assign({
       calls: ({ context, event }) => {
         const { toolCallId, reason } = command<'DENY'>(event);
-        const state = context.calls.find((s) => s.call.id === toolCallId);
-        if (!state) return context.calls;
-        const why = reason ? `: ${reason}` : '';
-        return updateCall(context.calls, toolCallId, {
-          status: 'done',
-          result: errorResult(state.call, `The user denied this tool call${why}`),
-        });
+        const text = `The user denied this tool call${reason ? `: ${reason}` : ''}`;
+        return context.calls.map((state) =>
+          state.call.id === toolCallId
+            ? { call: state.call, status: 'done', result: errorResult(state.call, text) }
+            : state,
+        );
       },
     }),
     takeToolResults: assign({
@@ -302,8 +308,8 @@ export const agentMachine = setup({
         const { results } = reply<'TOOL_RESULTS'>(event);
         return context.calls.map((state): ToolCallState => {
           if (state.status !== 'open') return state;
-          const answer = results.length === 1 ? results[0] : results.find((r) => r.toolCallId === state.call.id);
-          if (answer?.toolCallId !== state.call.id) return state;
+          const answer = results.find((r) => r.toolCallId === state.call.id);
+          if (!answer) return state;
           const done: ToolCallState = {
             call: state.call,
             status: 'done',
@@ -350,9 +356,8 @@ export const agentMachine = setup({
     applyGate: assign({
       calls: ({ context, event }) => {
         const { outcomes } = reply<'GATED'>(event);
-        if (!outcomes.some((outcome) => outcome.result)) return context.calls;
+        // The gate was sent the open calls only: a call answered earlier has no outcome.
         return context.calls.map((state): ToolCallState => {
-          if (state.status !== 'open') return state;
           const result = outcomes.find((o) => o.toolCallId === state.call.id)?.result;
           return result ? { call: state.call, status: 'done', result } : state;
         });
@@ -403,8 +408,11 @@ export const agentMachine = setup({
      * The worker validated this batch and nothing can refuse or hold its calls. Read by `authorizing`'s `always`
      * too, where the event is the one of the macrostep: only the VALIDATED that entered it says `allowed`.
      */
-    isAllowedBatch: ({ context, event }) =>
-      event.type === 'VALIDATED' && event.allowed === true && event.batch === context.batch,
+    isAllowedBatch: ({ context, event }) => {
+      // Only a VALIDATED carries `allowed`: any other event of the macrostep reads `undefined` here.
+      const validated = reply<'VALIDATED'>(event);
+      return validated.allowed === true && validated.batch === context.batch;
+    },
     allCallsInvalid: ({ context, event }) => {
       const { batch, outcomes } = reply<'VALIDATED'>(event);
       return batch === context.batch && outcomes.filter((outcome) => outcome.error).length === context.calls.length;
@@ -431,23 +439,23 @@ export const agentMachine = setup({
       const { batch, results } = reply<'TOOL_RESULTS'>(event);
       return results.some((r) => isOpen(context, batch, r.toolCallId));
     },
-    /** The results answer the last open calls of this batch. */
+    /**
+     * The results answer the last open calls of this batch. In `executing` a call is open or done, and one at least
+     * is open (`allDone` leaves it otherwise).
+     */
     completesBatch: ({ context, event }) => {
       const { batch, results } = reply<'TOOL_RESULTS'>(event);
-      if (batch !== context.batch) return false;
-      let answered = 0;
-      for (const state of context.calls) {
-        if (state.status === 'done') continue;
-        if (state.status !== 'open' || !results.some((r) => r.toolCallId === state.call.id)) return false;
-        answered++;
-      }
-      return answered > 0;
+      return (
+        batch === context.batch &&
+        context.calls.every((state) => state.status === 'done' || results.some((r) => r.toolCallId === state.call.id))
+      );
     },
     allDone: ({ context }) => context.calls.every((state) => state.status === 'done'),
     anyHalts: ({ context }) => context.calls.some((state) => state.halt === true),
-    allTerminate: ({ context }) => context.calls.length > 0 && context.calls.every((state) => state.terminate === true),
+    // A batch that reaches `finalizing` has one call at least: the model's answer had tool calls.
+    allTerminate: ({ context }) => context.calls.every((state) => state.terminate === true),
     hasInjections: ({ context }) => context.injections.length > 0,
-    expectsOutput: ({ context }) => context.current?.expectsOutput === true,
+    expectsOutput: ({ context }) => turnInput(context).expectsOutput,
     isValidOutput: ({ context, event }) => {
       const checked = reply<'OUTPUT_CHECKED'>(event);
       return checked.turn === context.turn && checked.ok;

@@ -76,7 +76,10 @@ describe('compaction is a state of the step', () => {
     const { next } = step(compacting, failed(modelError));
     expect(next.context.error).toMatchObject({ code: 'rate_limit', status: 429 });
     const { next: other } = step(compacting, failed(new Error('disk full')));
-    expect(other.context.error).toMatchObject({ code: 'compaction_failed', message: 'Compaction failed: disk full' });
+    const failure = { name: 'CompactionError', code: 'compaction_failed', message: 'Compaction failed: disk full' };
+    expect(other.context.error).toEqual(failure);
+    // Whatever the compactor threw, the error says it as text.
+    expect(step(compacting, failed('disk full')).next.context.error).toEqual(failure);
   });
 
   it('ignores CONTEXT_FULL of another step, and replies while compacting', () => {

@@ -46,6 +46,13 @@ describe('the goal statechart (pure transitions)', () => {
       maxTokens: 1000,
     });
     expect(tokens.state.output).toMatchObject({ status: 'budget_exhausted', turns: 2, tokens: 1200 });
+    // Reaching the token budget exactly spends it, as reaching maxTurns does.
+    const exact = runChart([turn({ tokens: 500 }), turn({ tokens: 500 })], {
+      goal: 'g',
+      maxTurns: 10,
+      maxTokens: 1000,
+    });
+    expect(exact.state.output).toMatchObject({ status: 'budget_exhausted', turns: 2, tokens: 1000 });
     expect(runChart([turn({ stopReason: 'error' })]).state.output).toMatchObject({ status: 'failed', turns: 1 });
     expect(runChart([turn({ stopReason: 'interrupted' })]).state.output).toMatchObject({ status: 'interrupted' });
   });
@@ -62,6 +69,12 @@ describe('the goal statechart (pure transitions)', () => {
     const actor = createActor(broken, { input: { goal: 'g', maxTurns: 3 } }).start();
     await new Promise<void>((resolve) => actor.subscribe({ complete: () => resolve() }));
     expect(actor.getSnapshot().output).toMatchObject({ status: 'failed', turns: 0 });
+  });
+
+  it('the chart alone, without the runtime turn, ends failed rather than waiting for ever', async () => {
+    const actor = createActor(goalMachine, { input: { goal: 'g', maxTurns: 3 } }).start();
+    await new Promise<void>((resolve) => actor.subscribe({ complete: () => resolve() }));
+    expect(actor.getSnapshot().output).toEqual({ status: 'failed', turns: 0, tokens: 0 });
   });
 });
 
