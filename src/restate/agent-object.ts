@@ -15,6 +15,7 @@ import {
   type Usage,
 } from '../index.js';
 import { controlObject, DOORBELL, TurnControl, takeMessages } from './control.js';
+import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
 import { type HandOff, handOffOf, type RunRequest } from './swarm.js';
@@ -32,8 +33,9 @@ export interface AgentObjectOptions {
   /** Builds the agent for a key: called for every invocation, so it must give the same agent for the same key. */
   agent(agentId: string): HostedAgentConfig;
   /**
-   * Every event of every agent this process runs, as the embedded runtime publishes them. A replay after a crash
-   * publishes a turn's events again (Restate re-runs the handler and reads its effects back from the journal).
+   * Every event of every agent this process runs, as the embedded runtime publishes them, model deltas included
+   * (live only: a journaled answer comes back whole). A replay (after a crash, a suspension, a retry) publishes the
+   * turn's events again, marked `replayed: true` up to the first effect the journal does not hold.
    */
   on?(event: AgentEvent): void;
   /**
@@ -186,7 +188,7 @@ export function agentObject(options: AgentObjectOptions) {
     control.attach(agent);
     // Restate cancelled this invocation (a parent's join decided without it): the turn is interrupted, as embedded.
     scope.onCancel = () => control.apply({ kind: 'interrupt' });
-    const offEvents = options.on ? agent.on('*', options.on) : undefined;
+    const offEvents = options.on ? forwardEvents(ctx, agent, options.on) : undefined;
     const offApprovals = agent.on('approval_requested', (event) => {
       // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
       const awakeable = ctx.awakeable<ApprovalAnswer>();

@@ -97,14 +97,30 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
     stream(request, signal) {
       const name = `model ${++scope.modelCalls}`;
       return (async function* (): AsyncGenerator<ModelEvent> {
-        const outcome = await serially(scope, () =>
+        // The call runs inside its journaled run; its deltas come out here as they arrive (live only: a replay
+        // reads the final message back, and has none), then the journaled outcome.
+        const deltas: ModelEvent[] = [];
+        let wake: (() => void) | undefined;
+        const more = () => {
+          wake?.();
+          wake = undefined;
+        };
+        let settled = false;
+        const outcomeOf = serially(scope, () =>
           scope.wait(
             scope.ctx.run<ModelOutcome>(name, async () => {
               scope.ran.model++;
               try {
                 // Interrupted before this call could start (a steer's take, a cancellation): the model is not asked.
                 if (signal.aborted) throw signal.reason;
-                const answer = untilAborted(finalMessage(model.stream(request, signal)), signal);
+                const stream = model.stream(request, signal);
+                const answer = untilAborted(
+                  finalMessage(stream, (delta) => {
+                    deltas.push(delta);
+                    more();
+                  }),
+                  signal,
+                );
                 return { message: await answer };
               } catch (error) {
                 return journaledError(toModelError(error, model.provider));
@@ -112,6 +128,17 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
             }),
           ),
         );
+        const done = () => {
+          settled = true;
+          more();
+        };
+        outcomeOf.then(done, done);
+        while (!settled || deltas.length > 0) {
+          const delta = deltas.shift();
+          if (delta) yield delta;
+          else await new Promise<void>((resolve) => (wake = resolve));
+        }
+        const outcome = await outcomeOf;
         if ('error' in outcome) {
           const { error, retryable, retryAfterMs } = outcome;
           throw new ModelError({
@@ -127,9 +154,15 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
   };
 }
 
-/** A model stream's final message; a stream that ends without one is a `bad_response`. */
-async function finalMessage(stream: AsyncIterable<ModelEvent>): Promise<AssistantMessage> {
-  for await (const event of stream) if (event.type === 'done') return event.message;
+/** A model stream's final message, its deltas on the way; a stream that ends without one is a `bad_response`. */
+async function finalMessage(
+  stream: AsyncIterable<ModelEvent>,
+  onDelta: (delta: ModelEvent) => void,
+): Promise<AssistantMessage> {
+  for await (const event of stream) {
+    if (event.type === 'done') return event.message;
+    onDelta(event);
+  }
   throw new ModelError({ code: 'bad_response', message: 'The model stream ended without a final message' });
 }
 
