@@ -8,6 +8,7 @@ import {
   type ToolCallPart,
   type ToolResultPart,
   type Usage,
+  type UserMessage,
 } from '../protocol/index.js';
 import {
   type ApprovalRecord,
@@ -90,6 +91,17 @@ export class AgentJournal implements Recording {
 
   replaying(historyLength: number): boolean {
     return historyLength < this.messages.length;
+  }
+
+  steersAt(historyLength: number): UserMessage[] | undefined {
+    let steers: UserMessage[] | undefined;
+    for (let i = historyLength; i < this.messages.length; i++) {
+      const message = this.messages[i] as Message;
+      if (message.role !== 'user' || message.source !== 'steer') break;
+      steers ??= [];
+      steers.push(message);
+    }
+    return steers;
   }
 
   answer(turn: number, step: number): AssistantMessage | undefined {

@@ -167,4 +167,73 @@ describe('sessions: members of a supervisor on a session', () => {
     const messages = lines.map((line) => JSON.parse(line)).filter((r) => r.k === 'msg' && r.a === 'counter');
     expect(messages.map((r) => r.i)).toEqual(rebuilt.messages.map((_, i) => i));
   });
+
+  it("replays a member's steer at the step boundary where it joined before the crash", async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs: string[] = [];
+    const steered = latch();
+    const hanging = latch();
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({}),
+      execute: async () => {
+        runs.push('work');
+        await steered.promise; // the steer arrives while step 1's tool runs: it joins at step 2's boundary
+        return 'worked';
+      },
+    });
+    const hang = defineTool({
+      name: 'hang',
+      description: 'h',
+      schema: z.object({}),
+      execute: () => {
+        runs.push('hang');
+        hanging.resolve();
+        return new Promise<string>(() => {});
+      },
+    });
+    const saw = (request: ModelRequest) =>
+      request.messages.some((m) => m.role === 'user' && m.source === 'steer') ? 'saw the steer' : 'no steer';
+    // Step 1 works, step 2 hangs (the crash), step 3 answers with whether its history holds the steer.
+    const script = (request: ModelRequest): ScriptedAnswer => {
+      const results = request.messages.filter((m) => m.role === 'tool').length;
+      if (results === 0) return { toolCalls: [{ id: 'work_1', name: 'work', args: {} }] };
+      if (results === 1) return { toolCalls: [{ id: 'hang_1', name: 'hang', args: {} }] };
+      return { text: saw(request) };
+    };
+    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work, hang], session });
+    const member = supervisor.agent({ id: 'stepper', tools: [work, hang] });
+    void member.prompt('go');
+    await new Promise((resolve) => setImmediate(resolve));
+    member.steer('and mind the steer');
+    steered.resolve();
+    await hanging.promise;
+    const before = member.messages.map((m) => m.role);
+    expect(before).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
+    const crashed = crashCopy(dir); // killed while step 2's tool runs
+    session.close();
+    await supervisor.stop();
+
+    const model = scriptedModel(script);
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const again = createSupervisor({ model, tools: [work, hang], session: reopened });
+    const rebuilt = again.agent({ id: 'stepper', tools: [work, hang] });
+    await reopened.idle();
+    expect(runs).toEqual(['work', 'hang']); // both answered from the journal after the restart
+    expect(model.requests).toHaveLength(1); // step 3 only
+    const steers = rebuilt.messages.filter((m) => m.role === 'user' && m.source === 'steer');
+    expect(steers.map((m) => textOf(m))).toEqual(['and mind the steer']);
+    expect(rebuilt.messages.slice(0, 5).map((m) => m.role)).toEqual(before);
+    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('saw the steer');
+    expectValidHistory(rebuilt.messages);
+    reopened.close();
+    await again.stop();
+    const lines = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const messages = lines.map((line) => JSON.parse(line)).filter((r) => r.k === 'msg' && r.a === 'stepper');
+    expect(messages.map((r) => r.i)).toEqual(rebuilt.messages.map((_, i) => i));
+  });
 });
