@@ -52,7 +52,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
         const entries = waiting ?? [];
         waiting = undefined;
         const batches = entries.map((one) => one.batch);
-        serially(tree.scope, () => runBatches(tree.scope.ctx, startChild(callerId), batches)).catch((error) => {
+        serially(tree.scope, () => runBatches(tree.scope, startChild(callerId), batches)).catch((error) => {
           for (const one of entries) one.fail(error);
         });
       });

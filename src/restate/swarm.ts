@@ -1,8 +1,9 @@
 import * as restate from '@restatedev/restate-sdk';
 // The text a task cancelled by its batch's join is reported with: the embedded supervisor's own, so a swarm's tool
 // result reads the same hosted or embedded (a constant of a pure module, not the runtime).
-import { JOINED_TEXT } from '../../machines/supervisor/index.js';
+import { INTERRUPTED_TEXT, JOINED_TEXT } from '../../machines/supervisor/index.js';
 import { type JoinPolicy, joinDecided, type RunResult, type TaskResult } from '../index.js';
+import type { JournalScope } from './journal.js';
 
 /**
  * Foreground batches on Restate: each task a call to a child object's `run` handler, the join decided here, in the
@@ -93,11 +94,13 @@ interface Place {
  * decides by.
  */
 export async function runBatches(
-  ctx: restate.ObjectContext,
+  scope: JournalScope,
   call: (task: HostedTask, fresh: boolean) => restate.InvocationPromise<HandOff>,
   batches: readonly Batch[],
 ): Promise<void> {
+  const { ctx } = scope;
   const places = new Set<Place>();
+  const open = new Set<BatchState>();
   const start = (batch: BatchState, index: number, attempt: number) => {
     const running = call(batch.tasks[index] as HostedTask, attempt > 0);
     const place: Place = { batch, index, attempt, call: running, settled: undefined as never };
@@ -111,6 +114,7 @@ export async function runBatches(
   };
   const finishIfOver = (batch: BatchState) => {
     if (batch.busy > 0 || (!batch.decided && batch.next < batch.tasks.length)) return;
+    open.delete(batch);
     batch.done(
       batch.tasks.map(
         (task, index) =>
@@ -133,11 +137,25 @@ export async function runBatches(
       busy: 0,
       decided: false,
     };
+    open.add(batch);
     fill(batch);
     finishIfOver(batch);
   }
   while (places.size > 0) {
-    const { place, handOff } = await restate.RestatePromise.race([...places].map((busy) => busy.settled));
+    const next = await scope.wait(
+      restate.RestatePromise.race([...places].map((busy) => busy.settled)),
+      () => undefined,
+    );
+    if (!next) {
+      // The parent's turn was interrupted: its foreground children are cancelled (their turns interrupted), as
+      // embedded; what the batches would answer goes nowhere (the machine closed their calls).
+      for (const place of places) if (place.call) ctx.invocation(await place.call.invocationId).cancel();
+      for (const batch of open) {
+        batch.done(batch.tasks.map((task) => ({ ...ids(task), status: 'interrupted', text: INTERRUPTED_TEXT })));
+      }
+      return;
+    }
+    const { place, handOff } = next;
     places.delete(place);
     const { batch, index } = place;
     const task = batch.tasks[index] as HostedTask;

@@ -142,3 +142,20 @@ it('a failed background subagent is restarted after a durable backoff before it 
   expect(countOf('model boss-bg-1/t0.a0')).toBe(2);
   expect((await client.history('boss-bg-1/t0.a0')).map((message) => message.role)).toEqual(['user', 'assistant']);
 }, 120_000);
+
+it('interrupting a parent during a foreground swarm cancels its children: their tools see the abort', async () => {
+  const args = { tasks: [{ prompt: 'block b' }, { prompt: 'block c' }] };
+  const invocation = await client.send('boss-int-1', `swarm ${JSON.stringify(args)}`);
+  const children = ['boss-int-1/t0.sw.0', 'boss-int-1/t0.sw.1'];
+  for (let i = 0; i < 600 && children.some((child) => countOf(`start ${child} b`) === 0); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await client.interrupt('boss-int-1');
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
+  expectValidHistory(await client.history('boss-int-1'));
+  for (const child of children) {
+    expect(countOf(`start ${child} b`)).toBe(1);
+    expect(countOf(`aborted ${child} b`)).toBe(1);
+    expectValidHistory(await client.history(child));
+  }
+}, 120_000);
