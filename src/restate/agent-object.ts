@@ -23,9 +23,11 @@ import { journaledTool } from './tool-batch.js';
 
 /**
  * What an agent hosted on Restate is made of: everything `createAgent` takes, except what the host owns (the id is
- * the object's key, the history lives in the object's state, and Restate is the session).
+ * the object's key, the history lives in the object's state, and Restate is the session). `inspect` watches the
+ * agent's statechart in the process that runs the turn: each turn is an actor of its own, with the agent's id,
+ * started when the turn starts (or is replayed) and stopped when it ends.
  */
-export type HostedAgentConfig = Omit<AgentConfig, 'id' | 'messages' | 'session' | 'subagents' | 'inspect'>;
+export type HostedAgentConfig = Omit<AgentConfig, 'id' | 'messages' | 'session' | 'subagents'>;
 
 export interface AgentObjectOptions {
   /** The virtual object's name, the first segment of its URLs (default `troupe-agent`). */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { type AgentEvent, defineTool, scriptedModel } from '../../src/index.js';
 import {
@@ -20,6 +21,7 @@ let worker: AgentWorker;
 let client: AgentClient;
 let suspended: AgentClient;
 const events: AgentEvent[] = [];
+const inspected: InspectionEvent[] = [];
 let ran = 0;
 
 beforeAll(async () => {
@@ -49,7 +51,12 @@ beforeAll(async () => {
   const steady = agentObject({ name: 'listened', on, agent });
   // Suspended after 200 ms without news (a wait for an approval; on a loaded machine, any slow step too).
   const suspending = agentObject({ name: 'suspending', inactivityTimeoutMs: 200, on, agent });
-  worker = await serveAgents([steady, suspending]);
+  // Watched as an embedded agent is, through XState's inspection observer (the Stately inspector takes the same).
+  const watched = agentObject({
+    name: 'watched',
+    agent: (agentId) => ({ ...agent(agentId), inspect: (event: InspectionEvent) => inspected.push(event) }),
+  });
+  worker = await serveAgents([steady, suspending, watched]);
   await server.register(worker.url);
   client = agentClient(server.ingressUrl, 'listened');
   suspended = agentClient(server.ingressUrl, 'suspending');
@@ -122,4 +129,16 @@ it('a turn replayed after a suspension publishes its journaled events again, mar
   expect(live.filter((event) => event.type === 'turn_start')).toEqual([]);
   expect(second.filter((event) => event.type === 'tool_execution_start' && event.replayed)).toEqual([]);
   expect(ran).toBe(1);
+});
+
+it("an inspector sees a hosted agent's statechart: its actor, the prompt, and the turn's states", async () => {
+  const watched = agentClient(server.ingressUrl, 'watched');
+  expect((await watched.prompt('seen-1', 'hello')).text).toBe('a streamed answer in several deltas');
+  const own = inspected.filter((event) => (event.actorRef as AnyActorRef).id === 'seen-1');
+  expect(own.some((event) => event.type === '@xstate.actor')).toBe(true);
+  const received = own.flatMap((event) => (event.type === '@xstate.event' ? [event.event.type] : []));
+  expect(received).toContain('PROMPT');
+  expect(received).toContain('MODEL_DONE');
+  const values = own.flatMap((event) => (event.type === '@xstate.snapshot' ? [JSON.stringify(event.snapshot)] : []));
+  expect(values.some((value) => value.includes('"running"'))).toBe(true);
 });
