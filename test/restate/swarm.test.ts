@@ -1,45 +1,21 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
-import {
-  type AgentClient,
-  type AgentWorker,
-  agentClient,
-  type RestateDevServer,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
-import { bossAnswer, fixtureObject, taskOf } from './fixtures/agents.js';
+import { bossAnswer, taskOf } from './fixtures/agents.js';
+import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 
 // Foreground batches on Restate: the `swarm` tool with join policies, each task a child object, the join decided
 // in the parent's invocation. The same swarm embedded gives the same tool result (ids aside).
-let server: RestateDevServer;
-let worker: AgentWorker;
-let client: AgentClient;
-let dir: string;
-let sideFile: string;
 
+let harness: Harness;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'troupe-restate-swarm-'));
-  sideFile = join(dir, 'executions.log');
-  writeFileSync(sideFile, '');
-  server = await startRestateDevServer();
-  worker = await serveAgents([fixtureObject({ sideFile })]);
-  await server.register(worker.url);
-  client = agentClient(server.ingressUrl);
+  harness = await startHarness('swarm');
 }, 90_000);
 
-afterAll(async () => {
-  await worker?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => harness?.close());
 
-const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
+const executions = () => harness.executions();
 const countOf = (line: string) => executions().filter((l) => l === line).length;
 
 /** The text of the result a history gives a tool call. */
@@ -80,9 +56,9 @@ async function embeddedSwarm(args: object): Promise<string> {
 }
 
 it('first(1) on Restate: the first to complete wins, the running losers are cancelled and their tools see the abort', async () => {
-  const outcome = await client.prompt('boss-any-1', `swarm ${JSON.stringify(ANY)}`);
+  const outcome = await harness.client.prompt('boss-any-1', `swarm ${JSON.stringify(ANY)}`);
   expect(outcome).toMatchObject({ stopReason: 'completed', text: 'joined' });
-  const history = await client.history('boss-any-1');
+  const history = await harness.client.history('boss-any-1');
   expectValidHistory(history);
   const result = resultOf(history, 'sw');
   expect(result).toBe(
@@ -98,7 +74,7 @@ it('first(1) on Restate: the first to complete wins, the running losers are canc
     const started = countOf(`start ${loser} b`);
     expect(started).toBeLessThanOrEqual(1);
     expect(countOf(`aborted ${loser} b`)).toBe(started);
-    const childHistory = await client.history(loser);
+    const childHistory = await harness.client.history(loser);
     expectValidHistory(childHistory);
     expect(childHistory.filter((message) => message.role === 'user')).toHaveLength(1);
   }
@@ -108,54 +84,57 @@ it('first(1) on Restate: the first to complete wins, the running losers are canc
 
 it('a failed task is restarted from its prompt with a fresh history after a durable backoff', async () => {
   const args = { tasks: [{ prompt: 'quick a' }, { prompt: 'flaky b' }] };
-  await client.prompt('boss-restart-1', `swarm ${JSON.stringify(args)}`);
-  const history = await client.history('boss-restart-1');
+  await harness.client.prompt('boss-restart-1', `swarm ${JSON.stringify(args)}`);
+  const history = await harness.client.history('boss-restart-1');
   expect(resultOf(history, 'sw')).toBe(
     '<result task_id="t0.sw.0" agent_id="boss-restart-1/t0.sw.0" status="completed">did a</result>\n' +
       '<result task_id="t0.sw.1" agent_id="boss-restart-1/t0.sw.1" status="completed">recovered b</result>',
   );
   // Its model was asked twice (the refused attempt, the restart); the restart began again from the prompt alone.
   expect(countOf('model boss-restart-1/t0.sw.1')).toBe(2);
-  const child = await client.history('boss-restart-1/t0.sw.1');
+  const child = await harness.client.history('boss-restart-1/t0.sw.1');
   expect(child.map((message) => message.role)).toEqual(['user', 'assistant']);
 }, 120_000);
 
 it("a step's agent calls run their children at once, as embedded", async () => {
   // Each child waits in its `meet` call for the other two; run one after the other, each would give up alone.
   const prompts = ['meet r1 a', 'meet r1 b', 'meet r1 c'];
-  expect((await client.prompt('boss-agents-1', `agents ${JSON.stringify(prompts)}`)).text).toBe('joined');
-  const history = await client.history('boss-agents-1');
+  expect((await harness.client.prompt('boss-agents-1', `agents ${JSON.stringify(prompts)}`)).text).toBe('joined');
+  const history = await harness.client.history('boss-agents-1');
   expectValidHistory(history);
   for (const id of ['a0', 'a1', 'a2']) expect(resultOf(history, id)).toContain('met all 3');
 }, 120_000);
 
 it('a failed background subagent is restarted after a durable backoff before it reports, once', async () => {
-  expect((await client.prompt('boss-bg-1', 'background ["flaky b"]')).text).toBe('joined');
+  expect((await harness.client.prompt('boss-bg-1', 'background ["flaky b"]')).text).toBe('joined');
   let history: Message[] = [];
   for (let i = 0; i < 600 && notificationsOf(history).length === 0; i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    history = await client.history('boss-bg-1');
+    history = await harness.client.history('boss-bg-1');
   }
   await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second report, which must not come
-  const notes = notificationsOf(await client.history('boss-bg-1'));
+  const notes = notificationsOf(await harness.client.history('boss-bg-1'));
   expect(notes).toEqual([expect.stringMatching(/status="completed">recovered b</)]);
   expect(countOf('model boss-bg-1/t0.a0')).toBe(2);
-  expect((await client.history('boss-bg-1/t0.a0')).map((message) => message.role)).toEqual(['user', 'assistant']);
+  expect((await harness.client.history('boss-bg-1/t0.a0')).map((message) => message.role)).toEqual([
+    'user',
+    'assistant',
+  ]);
 }, 120_000);
 
 it('interrupting a parent during a foreground swarm cancels its children: their tools see the abort', async () => {
   const args = { tasks: [{ prompt: 'block b' }, { prompt: 'block c' }] };
-  const invocation = await client.send('boss-int-1', `swarm ${JSON.stringify(args)}`);
+  const invocation = await harness.client.send('boss-int-1', `swarm ${JSON.stringify(args)}`);
   const children = ['boss-int-1/t0.sw.0', 'boss-int-1/t0.sw.1'];
   for (let i = 0; i < 600 && children.some((child) => countOf(`start ${child} b`) === 0); i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  await client.interrupt('boss-int-1');
-  expect(await client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
-  expectValidHistory(await client.history('boss-int-1'));
+  await harness.client.interrupt('boss-int-1');
+  expect(await harness.client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
+  expectValidHistory(await harness.client.history('boss-int-1'));
   for (const child of children) {
     expect(countOf(`start ${child} b`)).toBe(1);
     expect(countOf(`aborted ${child} b`)).toBe(1);
-    expectValidHistory(await client.history(child));
+    expectValidHistory(await harness.client.history(child));
   }
 }, 120_000);
