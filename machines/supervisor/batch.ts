@@ -3,10 +3,12 @@ import { type BatchSpec, joinDecided, type TaskSpec } from '../../src/protocol/i
 import {
   CANCELLED_TEXT,
   type Cancellation,
+  type Composite,
   GROUP_TASKS,
   groupActorId,
   groupOf,
   INTERRUPTED_TEXT,
+  indexOfChildEvent,
   JOINED_TEXT,
   notifyOf,
   type OwnerNotify,
@@ -54,9 +56,6 @@ export type BatchEvent =
 /** What the supervisor hears when every task of a batch has settled. */
 export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
 
-/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
-type Composite<Name extends string> = Record<Name, undefined>;
-
 function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
   return {
     taskId: task.taskId,
@@ -70,10 +69,6 @@ function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['st
 }
 
 const SEAL = { type: 'SEAL' } as const;
-
-function groupOfEvent(event: { type: string }): number {
-  return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
-}
 
 export const batchMachine = setup({
   types: {
@@ -214,7 +209,7 @@ export const batchMachine = setup({
         enqueue({ type: 'record', params: { cancelled: [...context.cancelled, taskId], ended: context.ended + 1 } });
       }),
       stopGroup: enqueueActions(({ context, event, enqueue }) => {
-        const group = groupOfEvent(event);
+        const group = indexOfChildEvent(event);
         enqueue.stopChild(groupActorId(group));
         enqueue({ type: 'record', params: { groups: context.groups.filter((g) => g !== group) } });
       }),

@@ -1,7 +1,16 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { TaskSpec } from '../../src/protocol/index.js';
 import type { LaneInput } from './lane.js';
-import { type Cancellation, LANE_SIZE, laneActorId, laneOf, slotOf, type Tell } from './shared.js';
+import {
+  type Cancellation,
+  type Composite,
+  indexOfChildEvent,
+  LANE_SIZE,
+  laneActorId,
+  laneOf,
+  slotOf,
+  type Tell,
+} from './shared.js';
 
 /**
  * A group parents up to GROUP_SIZE lanes of one batch, as a lane parents up to LANE_SIZE tasks: a batch of
@@ -29,14 +38,7 @@ export type GroupEvent =
   | { type: 'SEAL' }
   | { type: `xstate.done.actor.lane.${string}` };
 
-/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
-type Composite<Name extends string> = Record<Name, undefined>;
-
 const SEAL = { type: 'SEAL' } as const;
-
-function laneOfEvent(event: { type: string }): number {
-  return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
-}
 
 export const groupMachine = setup({
   types: {
@@ -102,7 +104,7 @@ export const groupMachine = setup({
         enqueue({ type: 'record', params: { sealed: true, unsealed: [] } });
       }),
       stopLane: enqueueActions(({ context, event, enqueue }) => {
-        const lane = laneOfEvent(event);
+        const lane = indexOfChildEvent(event);
         enqueue.stopChild(laneActorId(lane));
         enqueue({ type: 'record', params: { lanes: context.lanes.filter((l) => l !== lane) } });
       }),

@@ -1,6 +1,13 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { TaskSpec } from '../../src/protocol/index.js';
-import { type Cancellation, type TaskSettings, type Tell, taskActorId } from './shared.js';
+import {
+  type Cancellation,
+  type Composite,
+  indexOfChildEvent,
+  type TaskSettings,
+  type Tell,
+  taskActorId,
+} from './shared.js';
 
 /**
  * A lane parents up to LANE_SIZE task actors of one batch, so that no actor of a swarm holds thousands of children
@@ -28,15 +35,6 @@ export type LaneEvent =
   | ({ type: 'CANCEL_ALL' } & Cancellation)
   | { type: 'SEAL' };
 
-/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
-type Composite<Name extends string> = Record<Name, undefined>;
-
-type TaskEnded = { type: `xstate.done.actor.task.${string}` | `xstate.error.actor.task.${string}` };
-
-function slotOfEvent(event: TaskEnded): number {
-  return Number(event.type.slice(event.type.lastIndexOf('.') + 1));
-}
-
 export const laneMachine = setup({
   types: {
     context: {} as LaneContext,
@@ -56,7 +54,7 @@ export const laneMachine = setup({
     seal: assign({ sealed: true }),
     forgetTask: assign({
       open: ({ context, event }) => {
-        const slot = slotOfEvent(event as unknown as TaskEnded);
+        const slot = indexOfChildEvent(event);
         return context.open.filter((open) => open !== slot);
       },
     }),

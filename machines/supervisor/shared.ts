@@ -40,6 +40,16 @@ export const groupOf = (index: number): number => Math.floor(index / GROUP_TASKS
 export const laneOf = (index: number): number => Math.floor(index / LANE_SIZE) % GROUP_SIZE;
 export const slotOf = (index: number): number => index % LANE_SIZE;
 
+/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
+export type Composite<Name extends string> = Record<Name, undefined>;
+
+/**
+ * The index a child's done/error event names: group, lane and task actors are ids `<kind>.<n>`, so the number after
+ * the last dot says which child ended.
+ */
+export const indexOfChildEvent = (event: { type: string }): number =>
+  Number(event.type.slice(event.type.lastIndexOf('.') + 1));
+
 export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
 export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
 export const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';

@@ -1,7 +1,7 @@
 import { type ActorRefFrom, type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { SupervisorCommand } from '../../src/protocol/index.js';
 import type { BatchSettled } from './batch.js';
-import { batchActorId, batchSystemId, childId, type Tell } from './shared.js';
+import { batchActorId, batchSystemId, type Composite, childId, type Tell } from './shared.js';
 
 /**
  * The supervisor: one per agent that starts subagents (created when first needed), and one at the root of a
@@ -47,8 +47,6 @@ export type SupervisorEvent =
 /** The id at the end of an `xstate.*.actor.<prefix><id>` event (its wildcard transition guarantees the prefix). */
 const suffixOf = (eventType: string, prefix: string): string =>
   eventType.slice(eventType.indexOf(prefix) + prefix.length);
-/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
-type Composite<Name extends string> = Record<Name, undefined>;
 type Ev<T extends SupervisorEvent['type']> = Extract<SupervisorEvent, { type: T }>;
 
 export const supervisorMachine = setup({

@@ -3,6 +3,7 @@ import type { TaskSpec } from '../../src/protocol/index.js';
 import {
   type Cancellation,
   type ChildOutcome,
+  type Composite,
   childId,
   notifyOf,
   type OwnerNotify,
@@ -43,9 +44,6 @@ export type TaskEvent =
 
 /** What its batch hears when the task settles (straight from the task: the lane and group have nothing to add). */
 export type TaskSettled = { type: 'TASK.SETTLED'; taskId: string; status: SettleParams['status'] };
-
-/** Actions made of other actions (declared up front, so that XState types what they enqueue). */
-type Composite<Name extends string> = Record<Name, undefined>;
 
 type CrashEvent = { type: `xstate.error.actor.${string}`; error?: unknown };
 
