@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
+import { expectValidHistory } from './fixtures/histories.js';
 
 // Troupe agents on a real restate-server (the dev dependency's binary, loopback, random ports, a temporary data
 // folder), served by a worker in this process. The crash test (crash.test.ts) runs its worker in a child process.
@@ -13,24 +14,6 @@ beforeAll(async () => {
 afterAll(() => harness?.close());
 
 const executions = () => harness.executions();
-
-/** Every tool call of a history has exactly one result, after it. */
-function expectValidHistory(history: Message[]): void {
-  const open = new Set<string>();
-  const answered = new Set<string>();
-  for (const message of history) {
-    if (message.role === 'assistant') {
-      for (const part of message.content) if (part.type === 'tool_call') open.add(part.id);
-    } else if (message.role === 'tool') {
-      for (const result of message.content) {
-        expect(open.has(result.toolCallId), `result ${result.toolCallId} follows its call`).toBe(true);
-        expect(answered.has(result.toolCallId), `one result for ${result.toolCallId}`).toBe(false);
-        answered.add(result.toolCallId);
-      }
-    }
-  }
-  expect([...open].sort()).toEqual([...answered].sort());
-}
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
   for (let i = 0; i < 600; i++) {
