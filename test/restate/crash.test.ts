@@ -72,9 +72,9 @@ const untilJournaled = (invocationId: string, where: string, what: string) =>
 const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
 const countOf = (line: string) => executions().filter((l) => l === line).length;
 
-async function until(condition: () => boolean, what: string): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 1200; i++) {
-    if (condition()) return;
+    if (await condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`gave up waiting for ${what}`);
@@ -205,6 +205,48 @@ it('a steer accepted while the worker is down reaches the turn once, after the r
   expect(countOf('ran steer-crash-1 w1')).toBe(0);
   expect(resultText(history, 'w1')).toContain('was running when its worker stopped');
   expect(countOf('ran steer-crash-1 w2')).toBe(1);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
+it('a worker killed after its turn took a steer: the replay applies the journaled take, once', async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 60_000);
+  await server.register(first.url);
+  const invocation = await client.send('steer-crash-2', 'work');
+  await until(() => countOf('start steer-crash-2 w1') === 1, 'the slow tool to start');
+  const takes = `target_handler_name = 'take' AND invoked_by_id = '${invocation}'`;
+  const taken = async () =>
+    Number(
+      (await sql<{ n: number }>(`SELECT COUNT(*) AS n FROM sys_invocation WHERE ${takes} AND status = 'completed'`))[0]
+        ?.n,
+    );
+  const takenAtStart = await taken();
+  const steer = await client.steer('steer-crash-2', 'also tea');
+  // The turn takes the steer (a call to the control object, answered while w1 still runs for a minute): the message
+  // has left the control object, and would join the history only at the step boundary after w1's result.
+  await until(async () => (await taken()) > takenAtStart, 'the turn to take the steer');
+  const takenBefore = await taken();
+  expect(await client.history('steer-crash-2')).toEqual([]);
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+  const outcome = await client.result(invocation);
+  // The replay read the take's answer from the journal and steered the turn at the same place: after w1's result.
+  expect(outcome).toMatchObject({ stopReason: 'completed', text: 'heard: work | also tea' });
+  const history = await client.history('steer-crash-2');
+  expectValidHistory(history);
+  const steered = history.findIndex((m) => m.role === 'user' && m.source === 'steer');
+  expect(history[steered - 1]).toMatchObject({ role: 'tool', content: [{ toolCallId: 'w1' }] });
+  expect(resultText(history, 'w1')).toContain('was running when its worker stopped');
+  // No second take: the replayed turn asked the control object nothing more, and the steer's fallback (after the
+  // turn) found nothing left, so no turn of its own; the next prompt sees the steer once.
+  expect(await taken()).toBe(takenBefore);
+  await client.result(steer);
+  expect((await client.prompt('steer-crash-2', 'bye')).text).toBe('heard: work | also tea | bye');
+  const users = (await client.history('steer-crash-2')).filter((m) => m.role === 'user');
+  expect(users.map((m) => JSON.stringify(m.content).includes('also tea'))).toEqual([false, true, false]);
   second.process.kill('SIGKILL');
 }, 120_000);
 
