@@ -1,3 +1,4 @@
+import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../machines/agent/index.js';
 import {
   type AssistantMessage,
@@ -268,5 +269,51 @@ export function markReplayed(env: AgentEnv, journal: AgentJournal): () => void {
     env.agentId,
   );
   const offEnd = env.bus.on('agent_end', stop, env.agentId);
+  return stop;
+}
+
+/**
+ * Runs `run` once the agent's history holds the journal's first `count` messages: its replay has caught up, and a
+ * user message sent from then on joins a live step. Sent earlier (a steer, a background result), it would join a
+ * replayed step whose journaled answer was made without it, and the journaled answer would follow it again: a
+ * history with a step twice and a tool call without its result. Run at the latest when the agent goes idle (a
+ * replay that ended short of the journal), unless `waitAtIdle` says the replay goes on from there (a turn the
+ * journal says a notification opened). Returns the way to stop waiting.
+ */
+export function afterCatchUp(
+  env: AgentEnv,
+  actor: AnyActorRef,
+  count: number,
+  run: () => void,
+  waitAtIdle: () => boolean = () => false,
+): () => void {
+  if (env.transcript.length >= count) {
+    run();
+    return () => {};
+  }
+  let done = false;
+  const stop = () => {
+    off();
+    subscription.unsubscribe();
+  };
+  const fire = () => {
+    if (done) return;
+    done = true;
+    stop();
+    run();
+  };
+  const off = env.bus.on(
+    'message_end',
+    () => {
+      if (env.transcript.length >= count) fire();
+    },
+    env.agentId,
+  );
+  const subscription = actor.subscribe({
+    next: (snapshot: { matches(state: string): boolean }) => {
+      if (snapshot.matches('idle') && !waitAtIdle()) fire();
+    },
+    error: () => {},
+  });
   return stop;
 }

@@ -6,7 +6,7 @@ import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } fr
 import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { AgentJournal, markReplayed } from './session-restore.js';
+import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from './supervisor-tree.js';
 import type { TaskRecord } from './task-book.js';
@@ -169,7 +169,8 @@ export class TreeJournal implements TreeObserver {
    * knows it (the same id, after a restart), rebuilt by replaying its journal: every input again, in order, each
    * turn answered from its recorded answers and results (nothing runs twice), until the first turn the journal
    * has not finished goes on live. A spawned member cannot be given a machine snapshot, so it replays from its
-   * first message; its steers are not replayed.
+   * first message. A steer that had joined joins again at the same step boundary (`steersAt`); one still waiting
+   * at the crash is sent again once the replay has caught up.
    */
   member(env: AgentEnv, actor: AnyActorRef): void {
     const journal = this.journalOf(env.agentId);
@@ -192,6 +193,17 @@ export class TreeJournal implements TreeObserver {
     for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
     env.recording = journal;
     markReplayed(env, journal);
+    // Steers that were still waiting for a step boundary: sent again once the replay has caught up (afterCatchUp).
+    const waiting = journal.waitingSteers(0);
+    if (waiting.length > 0) {
+      const stop = afterCatchUp(env, actor, journal.messages.length, () => {
+        for (const record of waiting) {
+          recorder.knowSteer(record.message);
+          actor.send({ type: 'STEER', message: record.message });
+        }
+      });
+      this.offs.push(stop);
+    }
     // Queued in order: each journaled turn replays, the first unfinished one goes on live, the rest follow it.
     for (const [inputId, input] of journal.inputs) {
       actor.send({

@@ -13,7 +13,7 @@ import { restoreBudgets, supervisorLedger } from './budget-turn.js';
 import type { AgentEnv } from './env.js';
 import type { ScheduleJournal } from './schedule-book.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { AgentJournal, markReplayed } from './session-restore.js';
+import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
 import { type SessionTask, sessionTasks, TreeJournal } from './session-tree.js';
 import type { Tree } from './supervisor-tree.js';
 import type { Owner } from './tree-nodes.js';
@@ -398,46 +398,15 @@ export class Session {
     });
   }
 
-  /**
-   * Runs `run` once the resumed agent's history holds every journaled message: the replay of the steps after the
-   * last snapshot has caught up, and a user message sent from then on joins a live step. Sent earlier (a steer, a
-   * background result), it would join a replayed step whose journaled answer was made without it, and the
-   * journaled answer would follow it again: a history with a step twice and a tool call without its result. Run
-   * at the latest when the agent goes idle (a replay that ended short of the journal).
-   */
+  /** Runs `run` once the resumed agent's replay has caught up with the journal (see afterCatchUp). */
   private afterReplay(run: () => void): void {
     const env = this.env;
     const actor = this.actor;
-    const journaledMessages = this.journal.messages.length;
-    if (!env || !actor || env.transcript.length >= journaledMessages) {
+    if (!env || !actor) {
       run();
       return;
     }
-    let done = false;
-    const fire = () => {
-      if (done) return;
-      done = true;
-      off();
-      subscription.unsubscribe();
-      run();
-    };
-    const off = env.bus.on(
-      'message_end',
-      () => {
-        if (env.transcript.length >= journaledMessages) fire();
-      },
-      env.agentId,
-    );
-    const subscription = actor.subscribe({
-      next: (snapshot) => {
-        if (snapshot.matches('idle')) fire();
-      },
-      error: () => {},
-    });
-    this.closers.push(() => {
-      off();
-      subscription.unsubscribe();
-    });
+    this.closers.push(afterCatchUp(env, actor, this.journal.messages.length, run));
   }
 
   private prompt(input: TurnInput): void {

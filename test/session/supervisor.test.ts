@@ -236,4 +236,57 @@ describe('sessions: members of a supervisor on a session', () => {
     const messages = lines.map((line) => JSON.parse(line)).filter((r) => r.k === 'msg' && r.a === 'stepper');
     expect(messages.map((r) => r.i)).toEqual(rebuilt.messages.map((_, i) => i));
   });
+  it("sends a member's steer again when it was still waiting for a step boundary at the crash", async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs: string[] = [];
+    const working = latch();
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({}),
+      execute: () => {
+        runs.push('work');
+        working.resolve();
+        return new Promise<string>(() => {}); // the crash comes while it runs, the steer waiting for step 2
+      },
+    });
+    const saw = (request: ModelRequest) =>
+      request.messages.some((m) => m.role === 'user' && m.source === 'steer') ? 'saw the steer' : 'no steer';
+    const script = (request: ModelRequest): ScriptedAnswer =>
+      request.messages.some((m) => m.role === 'tool')
+        ? { text: saw(request) }
+        : { toolCalls: [{ id: 'work_1', name: 'work', args: {} }] };
+    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work], session });
+    const member = supervisor.agent({ id: 'steered', tools: [work] });
+    void member.prompt('go');
+    await working.promise;
+    member.steer('and mind the steer');
+    const journal = () => readFileSync(join(dir, `${session.id}.jsonl`), 'utf8');
+    expect(journal()).toContain('"k":"steer"');
+    const crashed = crashCopy(dir);
+    session.close();
+    await supervisor.stop();
+
+    const model = scriptedModel(script);
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const again = createSupervisor({ model, tools: [work], session: reopened });
+    const rebuilt = again.agent({ id: 'steered', tools: [work] });
+    await reopened.idle();
+    expect(runs).toEqual(['work']); // closed with a restart's result, not run again
+    expect(model.requests).toHaveLength(1); // step 2 only, with the steer
+    expect(rebuilt.messages.filter((m) => m.role === 'user' && m.source === 'steer').map((m) => textOf(m))).toEqual([
+      'and mind the steer',
+    ]);
+    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('saw the steer');
+    expectValidHistory(rebuilt.messages);
+    reopened.close();
+    await again.stop();
+    // Journaled once: the steer sent again is the one the journal held.
+    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records.filter((r) => r.k === 'steer')).toHaveLength(1);
+  });
 });
