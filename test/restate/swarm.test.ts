@@ -82,6 +82,42 @@ it('first(1) on Restate: the first to complete wins, the running losers are canc
   expect(withoutIds(await embeddedSwarm(ANY))).toBe(withoutIds(result));
 }, 120_000);
 
+it('quorum(2) on Restate: failed as soon as two completions cannot be reached, the rest cancelled, as embedded', async () => {
+  const args = { join: 'quorum', k: 2, tasks: [{ prompt: 'fail a' }, { prompt: 'fail b' }, { prompt: 'block c' }] };
+  await harness.client.prompt('boss-quorum-1', `swarm ${JSON.stringify(args)}`);
+  const history = await harness.client.history('boss-quorum-1');
+  expectValidHistory(history);
+  const result = resultOf(history, 'sw');
+  expect(result).toBe(
+    '<join policy="quorum(2)" outcome="failed" completed="0"/>\n' +
+      '<result task_id="t0.sw.0" agent_id="boss-quorum-1/t0.sw.0" status="failed">' +
+      'The subagent failed: The key for a was refused</result>\n' +
+      '<result task_id="t0.sw.1" agent_id="boss-quorum-1/t0.sw.1" status="failed">' +
+      'The subagent failed: The key for b was refused</result>\n' +
+      '<result task_id="t0.sw.2" agent_id="boss-quorum-1/t0.sw.2" status="cancelled">' +
+      "The task was cancelled: its batch's join policy was decided without it.</result>",
+  );
+  // The loser's tool saw the abort (it ran once, while the failing tasks were restarted).
+  expect(countOf('start boss-quorum-1/t0.sw.2 b')).toBe(1);
+  expect(countOf('aborted boss-quorum-1/t0.sw.2 b')).toBe(1);
+  expect(withoutIds(await embeddedSwarm(args))).toBe(withoutIds(result));
+}, 120_000);
+
+it('allSettled on Restate: every task settles, a failure included, and the join is met, as embedded', async () => {
+  const args = { join: 'allSettled', tasks: [{ prompt: 'quick a' }, { prompt: 'fail b' }] };
+  await harness.client.prompt('boss-settled-1', `swarm ${JSON.stringify(args)}`);
+  const history = await harness.client.history('boss-settled-1');
+  expectValidHistory(history);
+  const result = resultOf(history, 'sw');
+  expect(result).toBe(
+    '<join policy="allSettled" outcome="met" completed="1"/>\n' +
+      '<result task_id="t0.sw.0" agent_id="boss-settled-1/t0.sw.0" status="completed">did a</result>\n' +
+      '<result task_id="t0.sw.1" agent_id="boss-settled-1/t0.sw.1" status="failed">' +
+      'The subagent failed: The key for b was refused</result>',
+  );
+  expect(withoutIds(await embeddedSwarm(args))).toBe(withoutIds(result));
+}, 120_000);
+
 it('a failed task is restarted from its prompt with a fresh history after a durable backoff', async () => {
   const args = { tasks: [{ prompt: 'quick a' }, { prompt: 'flaky b' }] };
   await harness.client.prompt('boss-restart-1', `swarm ${JSON.stringify(args)}`);
