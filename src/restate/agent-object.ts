@@ -18,7 +18,8 @@ import { controlObject, DOORBELL, TurnControl, takeMessages } from './control.js
 import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
-import { type HandOff, handOffOf, type RunRequest } from './swarm.js';
+import { CANCELLED, type HandOff, handOffOf, type RunRequest } from './swarm.js';
+import { type BookStart, callBook, sendBook, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
 /**
@@ -41,8 +42,9 @@ export interface AgentObjectOptions {
    */
   on?(event: AgentEvent): void;
   /**
-   * Gives agents the subagent tools: `agent` and `swarm` (the embedded runtime's, with join policies) and
-   * `start_subagent`. A child is another object of this kind, keyed `<parent>/<task>`.
+   * Gives agents the subagent tools: `agent`, `swarm`, `task_status` and `task_cancel` (the embedded runtime's, with
+   * join policies) and `start_subagent`. A child is another object of this kind, keyed `<parent>/<task>`; background
+   * tasks go through the parent's task book (`tasks`, served beside it).
    */
   subagents?: boolean;
   /** Foreground batches: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s doubled). */
@@ -69,7 +71,10 @@ export interface TurnOutcome {
   usage: Usage;
 }
 
-/** A child's result, sent to its parent as a Restate message (journaled: delivered once, in order per parent). */
+/**
+ * A child's result, sent to its parent's `notify` by the parent's task book as a Restate message (journaled:
+ * delivered once, in order per parent).
+ */
 export interface ChildNotification {
   taskId: string;
   agentId: string;
@@ -115,24 +120,21 @@ async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
  * The Restate virtual object that hosts Troupe agents: one object per agent id, running the unchanged agent machine
  * inside an exclusive handler for each turn (so a key runs one turn at a time, and its state is the conversation).
  * Model and tool calls are journaled side effects (`journal.ts`); approvals are awakeables; a subagent is another
- * object of the same kind, and its result reaches the parent as a journaled message to the parent's `notify`.
+ * object of the same kind, and its result reaches the parent as a journaled message to the parent's `notify` (from
+ * the parent's task book, `task-book.ts`, for a background one).
  */
 export function agentObject(options: AgentObjectOptions) {
   const name = options.name ?? 'troupe-agent';
-  const send = (ctx: restate.ObjectContext, key: string, method: string, parameter: unknown) =>
-    ctx.genericSend({ service: name, method, key, parameter, inputSerde: restate.serde.json });
 
-  /** A subagent with no open children of its own reports its last turn to its parent, once per task. */
+  /**
+   * A subagent with no open children of its own (or a cancelled one) reports its last turn to its parent's task
+   * book, which tells the parent; once per task.
+   */
   async function reportIfSettled(ctx: restate.ObjectContext, handOff: HandOff): Promise<void> {
     const task = await ctx.get<TaskRecord>(TASK);
-    if (!task || task.reported || ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
-    const notification: ChildNotification = {
-      taskId: task.taskId,
-      agentId: ctx.key,
-      status: handOff.status,
-      text: handOff.text,
-    };
-    send(ctx, task.parentId, 'notify', notification);
+    if (!task || task.reported) return;
+    if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
+    sendBook(ctx, name, task.parentId, 'settle', { taskId: task.taskId, status: handOff.status, text: handOff.text });
     ctx.set(TASK, { ...task, reported: true });
   }
 
@@ -160,8 +162,8 @@ export function agentObject(options: AgentObjectOptions) {
     const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool, toolConcurrency));
     if (options.subagents) {
       let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
-      const start = (key: string, request: TaskRequest) => {
-        send(ctx, key, 'task', request);
+      const start = (request: BookStart) => {
+        sendBook(ctx, name, agentId, 'start', request);
         ctx.set(OPEN_CHILDREN, ++open);
       };
       tools.push(subagentTool(scope, turns, start));
@@ -174,7 +176,17 @@ export function agentObject(options: AgentObjectOptions) {
           inputSerde: restate.serde.json,
           outputSerde: restate.serde.json,
         });
-      tools.push(...hostedSubagentTools({ scope, turn: turns, call, start, supervision: options.supervision ?? {} }));
+      tools.push(
+        ...hostedSubagentTools({
+          scope,
+          turn: turns,
+          call,
+          start,
+          status: (taskId) => callBook(ctx, name, 'status', { taskId }),
+          cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
+          supervision: options.supervision ?? {},
+        }),
+      );
     }
     // The approval timeout is a durable timer here (below), not the runtime's in-process one, which a replay restarts.
     const { approvalTimeoutMs, ...hosted } = config;
@@ -188,8 +200,13 @@ export function agentObject(options: AgentObjectOptions) {
       messages: history,
     });
     control.attach(agent);
-    // Restate cancelled this invocation (a parent's join decided without it): the turn is interrupted, as embedded.
-    scope.onCancel = () => control.apply({ kind: 'interrupt' });
+    // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
+    // interrupted, as embedded, and its task reported `cancelled`.
+    let cancelled = false;
+    scope.onCancel = () => {
+      cancelled = true;
+      control.apply({ kind: 'interrupt' });
+    };
     const offEvents = options.on ? forwardEvents(ctx, agent, options.on) : undefined;
     const offApprovals = agent.on('approval_requested', (event) => {
       // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
@@ -227,7 +244,7 @@ export function agentObject(options: AgentObjectOptions) {
       ctx.set(USAGE, usage);
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
-        handOff: handOffOf(result as RunResult),
+        handOff: cancelled ? CANCELLED : handOffOf(result as RunResult),
       };
     } finally {
       offEvents?.();
@@ -251,15 +268,23 @@ export function agentObject(options: AgentObjectOptions) {
        * A subagent's task: one turn. Its result goes to the parent as a message once the turn has ended and its own
        * background children have all reported (then from the `notify` that brings the last of them).
        */
-      task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome> => {
+      task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome | null> => {
         ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
-        let turn = await hostTurn(ctx, request.prompt);
-        // A failed task starts again from its prompt with a fresh history, after a durable backoff (as embedded).
-        const { maxRestarts = 2, restartDelayMs = 1000 } = options.supervision ?? {};
-        for (let attempt = 0; turn.handOff.status === 'failed' && attempt < maxRestarts; attempt++) {
-          await ctx.sleep(restartDelayMs * 2 ** attempt);
-          await clearHistory(ctx);
+        let turn: Awaited<ReturnType<typeof hostTurn>> | undefined;
+        try {
           turn = await hostTurn(ctx, request.prompt);
+          // A failed task starts again from its prompt with a fresh history, after a durable backoff (as embedded).
+          const { maxRestarts = 2, restartDelayMs = 1000 } = options.supervision ?? {};
+          for (let attempt = 0; turn.handOff.status === 'failed' && attempt < maxRestarts; attempt++) {
+            await ctx.sleep(restartDelayMs * 2 ** attempt);
+            await clearHistory(ctx);
+            turn = await hostTurn(ctx, request.prompt);
+          }
+        } catch (error) {
+          // Cancelled outside a turn's effects (a restart's backoff, the turn's own state reads): reported so.
+          if (!(error instanceof restate.CancelledError)) throw error;
+          await reportIfSettled(ctx, CANCELLED);
+          return null;
         }
         await reportIfSettled(ctx, turn.handOff);
         return turn.outcome;
@@ -270,8 +295,13 @@ export function agentObject(options: AgentObjectOptions) {
        * call. A restart (`fresh`) drops the failed attempt's history first.
        */
       run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<HandOff> => {
-        if (request.fresh) await clearHistory(ctx);
-        return (await hostTurn(ctx, request.prompt)).handOff;
+        try {
+          if (request.fresh) await clearHistory(ctx);
+          return (await hostTurn(ctx, request.prompt)).handOff;
+        } catch (error) {
+          if (error instanceof restate.CancelledError) return CANCELLED;
+          throw error;
+        }
       },
 
       /** A child's result: wakes the agent for a turn that opens with the notification. */
@@ -324,8 +354,9 @@ export function agentObject(options: AgentObjectOptions) {
       ),
     },
   });
-  // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them.
-  return Object.assign(object, { control: controlObject(name) });
+  // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them, and where a
+  // parent's background tasks are booked.
+  return Object.assign(object, { control: controlObject(name), tasks: taskBookObject(name) });
 }
 
 export type AgentObject = ReturnType<typeof agentObject>;
@@ -335,11 +366,7 @@ export type AgentObject = ReturnType<typeof agentObject>;
  * task id is derived from the parent, the turn and the model's call id, never from a clock or a random source, so a
  * replay sends the same message to the same child.
  */
-function subagentTool(
-  scope: JournalScope,
-  turn: number,
-  start: (childId: string, request: TaskRequest) => void,
-): AnyTool {
+function subagentTool(scope: JournalScope, turn: number, start: (request: BookStart) => void): AnyTool {
   return defineTool({
     name: 'start_subagent',
     description:
@@ -350,7 +377,7 @@ function subagentTool(
       const taskId = `t${turn}.${toolCtx.toolCallId}`;
       const childId = `${toolCtx.agentId}/${taskId}`;
       // In the invocation's effect queue: the send is a journal entry too, and its position must replay.
-      await serially(scope, async () => start(childId, { parentId: toolCtx.agentId, taskId, prompt }));
+      await serially(scope, async () => start({ taskId, agentId: childId, prompt }));
       return `Started task ${taskId} (agent ${childId}). Its result will arrive as a notification.`;
     },
   });

@@ -36,7 +36,7 @@ export async function serveAgents(
     console.error(`[restate ${meta.level}]`, message, ...rest);
   };
   const server: Http2Server = createServer(
-    createEndpointHandler({ services: objects.flatMap((object) => [object, object.control]), logger }),
+    createEndpointHandler({ services: objects.flatMap((object) => [object, object.control, object.tasks]), logger }),
   );
   return listen(server, host, options.port);
 }

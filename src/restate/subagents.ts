@@ -11,6 +11,7 @@ import {
 } from '../index.js';
 import { type JournalScope, serially } from './journal.js';
 import { type Batch, type HandOff, type HostedTask, type RunRequest, runBatches } from './swarm.js';
+import type { BookedTask, BookStart } from './task-book.js';
 
 /** What of the embedded supervision options applies to agents hosted on Restate. */
 export type HostedSupervision = Pick<SupervisionOptions, 'concurrency' | 'maxDepth' | 'maxRestarts' | 'restartDelayMs'>;
@@ -22,16 +23,20 @@ export interface HostedTree {
   turn: number;
   /** Calls a child object's `run` handler (a foreground task). */
   call(childId: string, request: RunRequest): restate.InvocationPromise<HandOff>;
-  /** Sends a child object its `task` (a background task, reported to the parent's `notify`). */
-  start(childId: string, request: { parentId: string; taskId: string; prompt: string }): void;
+  /** Starts a background task through the parent's task book (`task-book.ts`), which reports it to `notify`. */
+  start(request: BookStart): void;
+  /** The parent's task book: a task's record, and its cancel (journaled calls). */
+  status(taskId: string): restate.RestatePromise<BookedTask | null>;
+  cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
   supervision: HostedSupervision;
 }
 
 /**
- * The embedded runtime's `agent` and `swarm` tools (the same schemas, descriptions and result texts), hosted: a
- * task is a child object keyed `<parent>/<task id>`, a foreground batch runs in the parent's invocation
- * (`runBatches`, with the other batches of its step), a background one is a message per task. Profiles are not hosted (each child is built by the
- * object's `agent(id)`), nor `task_status` / `task_cancel`.
+ * The embedded runtime's `agent`, `swarm`, `task_status` and `task_cancel` tools (the same schemas, descriptions and
+ * result texts), hosted: a task is a child object keyed `<parent>/<task id>`, a foreground batch runs in the
+ * parent's invocation (`runBatches`, with the other batches of its step), a background one is started, looked up
+ * and cancelled through the parent's task book. Profiles are not hosted (each child is built by the object's
+ * `agent(id)`).
  */
 export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const concurrency = tree.supervision.concurrency ?? 4;
@@ -64,8 +69,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       const tasks = tasksOf(callerId, requests, tree.turn, callId ?? 'call', maxDepth, join);
       if (background) {
         await serially(tree.scope, async () => {
-          for (const task of tasks)
-            tree.start(task.agentId, { parentId: callerId, taskId: task.taskId, prompt: task.prompt });
+          for (const task of tasks) tree.start({ taskId: task.taskId, agentId: task.agentId, prompt: task.prompt });
         });
         return { taskIds: tasks.map((task) => task.taskId) };
       }
@@ -80,10 +84,19 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       });
       return { taskIds: tasks.map((task) => task.taskId), results };
     },
-    status: () => undefined,
-    cancel: () => 'unknown',
+    // The caller is the turn's own agent: its book holds its tasks only.
+    async status(_callerId, taskId) {
+      const found = await serially(tree.scope, () => tree.scope.wait(tree.status(taskId)));
+      if (!found) return undefined;
+      return {
+        status: found.status,
+        agentId: found.agentId,
+        ...(found.text === undefined ? {} : { text: found.text }),
+      };
+    },
+    cancel: (_callerId, taskId) => serially(tree.scope, () => tree.scope.wait(tree.cancel(taskId))),
   };
-  return subagentTools(host).filter((tool) => tool.name === 'agent' || tool.name === 'swarm');
+  return subagentTools(host);
 }
 
 /**

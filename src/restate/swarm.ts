@@ -1,7 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
 // The text a task cancelled by its batch's join is reported with: the embedded supervisor's own, so a swarm's tool
 // result reads the same hosted or embedded (a constant of a pure module, not the runtime).
-import { INTERRUPTED_TEXT, JOINED_TEXT } from '../../machines/supervisor/index.js';
+import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT } from '../../machines/supervisor/index.js';
 import { type JoinPolicy, joinDecided, type RunResult, type TaskResult } from '../index.js';
 import type { JournalScope } from './journal.js';
 
@@ -20,9 +20,12 @@ export interface HostedTask {
 
 /** What a child's `run` handler answers: its hand-off, as the embedded tree makes it. */
 export interface HandOff {
-  status: 'completed' | 'failed' | 'interrupted';
+  status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
   text: string;
 }
+
+/** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator): the embedded words. */
+export const CANCELLED: HandOff = { status: 'cancelled', text: CANCELLED_TEXT };
 
 /** What the parent sends a child's `run` handler. */
 export interface RunRequest {
@@ -205,8 +208,6 @@ async function cancelRunning(ctx: restate.ObjectContext, places: Set<Place>, bat
 
 /** A child call that failed as an invocation (its handler threw, or it was cancelled before it could answer). */
 function failedCall(failure: restate.TerminalError | undefined): HandOff {
-  if (failure instanceof restate.CancelledError || failure?.code === 409) {
-    return { status: 'interrupted', text: 'The subagent was cancelled.' };
-  }
+  if (failure instanceof restate.CancelledError || failure?.code === 409) return CANCELLED;
   return { status: 'failed', text: `The subagent failed: ${failure?.message ?? 'unknown error'}` };
 }

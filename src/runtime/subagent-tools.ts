@@ -39,9 +39,13 @@ export interface SubagentHost {
     /** The tool call that starts them: a restored session's call gets its journaled tasks back. */
     callId?: string,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }>;
-  status(callerId: string, taskId: string): { status: TaskStatus; agentId: string; text?: string } | undefined;
-  cancel(callerId: string, taskId: string): 'cancelled' | 'finished' | 'unknown';
+  /** A task of the caller's (a host that keeps its book elsewhere, as on Restate, answers later). */
+  status(callerId: string, taskId: string): TaskLookup | Promise<TaskLookup>;
+  cancel(callerId: string, taskId: string): CancelOutcome | Promise<CancelOutcome>;
 }
+
+export type TaskLookup = { status: TaskStatus; agentId: string; text?: string } | undefined;
+export type CancelOutcome = 'cancelled' | 'finished' | 'unknown';
 
 /** A hard limit or a bad request: answered at once with an error result, never by waiting. */
 export class SpawnRefused extends Error {
@@ -184,8 +188,8 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     readOnly: true,
     description: 'Looks up a background task by id: running, completed, failed, interrupted or cancelled.',
     schema: z.object({ task_id: z.string() }),
-    execute: ({ task_id }, ctx) => {
-      const found = host.status(ctx.agentId, task_id);
+    execute: async ({ task_id }, ctx) => {
+      const found = await host.status(ctx.agentId, task_id);
       if (!found) return { content: `No task "${task_id}" of yours is known.`, isError: true };
       const text = found.text === undefined ? '' : `\n${escapeEnvelope(found.text)}`;
       return {
@@ -201,7 +205,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
     schema: z.object({ task_id: z.string() }),
     execute: async ({ task_id }, ctx) => {
       await null;
-      const outcome = host.cancel(ctx.agentId, task_id);
+      const outcome = await host.cancel(ctx.agentId, task_id);
       if (outcome === 'unknown') return { content: `No task "${task_id}" of yours is known.`, isError: true };
       if (outcome === 'finished') return `Task "${task_id}" had already finished.`;
       return `Task "${task_id}" is cancelled.`;

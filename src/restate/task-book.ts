@@ -1,0 +1,144 @@
+import * as restate from '@restatedev/restate-sdk';
+// A cancelled task is reported with the embedded supervisor's own words (a constant of a pure module).
+import { CANCELLED_TEXT } from '../../machines/supervisor/index.js';
+import type { TaskStatus } from '../index.js';
+
+/**
+ * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
+ * the parent's id (`<name>-tasks/<parentId>`). A child cannot write its parent's state, and the parent's object is
+ * busy for as long as its turn runs, so a result that waited for the parent's `notify` would be invisible to the
+ * turn that asks about it. Here it is visible at once, as embedded: the book starts each task, hears its end, and
+ * is the one that tells the parent (its `notify`), once; a cancel and the child's own end are serialized by the
+ * book's key, so whichever comes first decides the status, and the other changes nothing.
+ */
+
+/** The book's record of one task. */
+export interface BookedTask {
+  agentId: string;
+  status: TaskStatus;
+  /** The hand-off, once settled. */
+  text?: string;
+  /** The child's `task` invocation, for a cancel through Restate. */
+  invocationId: string;
+}
+
+/** What the parent asks the book to start (the child's `task` request, with the parent's key as its book). */
+export interface BookStart {
+  taskId: string;
+  agentId: string;
+  prompt: string;
+  /** The child's profile (its config is derived from it, see `profiles.ts`). */
+  profile?: string;
+}
+
+/** A child's end, as it tells the book (its hand-off). */
+export interface BookSettle {
+  taskId: string;
+  status: Exclude<TaskStatus, 'running'>;
+  text: string;
+}
+
+/** The book's object name for an agent object's name. */
+const taskBookName = (agentObjectName: string) => `${agentObjectName}-tasks`;
+
+const json = restate.serde.json;
+const recordKey = (taskId: string) => `task:${taskId}`;
+
+/** Calls a handler of the parent's task book from the parent's turn (a journaled call, its answer read back). */
+export function callBook<I, O>(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  method: 'status' | 'cancel',
+  parameter: I,
+): restate.InvocationPromise<O> {
+  return ctx.genericCall<I, O>({
+    service: taskBookName(agentObjectName),
+    method,
+    key: ctx.key,
+    parameter,
+    inputSerde: json,
+    outputSerde: json,
+  });
+}
+
+/** Sends a handler of a task book a message (journaled: delivered once). */
+export function sendBook(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  parentId: string,
+  method: 'start' | 'settle',
+  parameter: BookStart | BookSettle,
+): void {
+  ctx.genericSend({ service: taskBookName(agentObjectName), method, key: parentId, parameter, inputSerde: json });
+}
+
+/** The task book object of the agents hosted by the object named `agentObjectName` (served beside it). */
+export function taskBookObject(agentObjectName: string) {
+  /** Tells the parent (`notify`): the task's result as a notification turn, once. */
+  const notify = (ctx: restate.ObjectContext, taskId: string, record: BookedTask) =>
+    ctx.genericSend({
+      service: agentObjectName,
+      method: 'notify',
+      key: ctx.key,
+      parameter: { taskId, agentId: record.agentId, status: record.status, text: record.text ?? '' },
+      inputSerde: json,
+    });
+  return restate.object({
+    name: taskBookName(agentObjectName),
+    handlers: {
+      /** Starts a background task: the child's `task` (journaled, sent once) and its record, `running`. */
+      start: async (ctx: restate.ObjectContext, request: BookStart): Promise<null> => {
+        if (await ctx.get<BookedTask>(recordKey(request.taskId))) return null;
+        const handle = ctx.genericSend({
+          service: agentObjectName,
+          method: 'task',
+          key: request.agentId,
+          parameter: {
+            parentId: ctx.key,
+            taskId: request.taskId,
+            prompt: request.prompt,
+            ...(request.profile === undefined ? {} : { profile: request.profile }),
+          },
+          inputSerde: json,
+        });
+        const record: BookedTask = {
+          agentId: request.agentId,
+          status: 'running',
+          invocationId: await handle.invocationId,
+        };
+        ctx.set(recordKey(request.taskId), record);
+        return null;
+      },
+      /** A child's end: recorded and told to the parent, unless the task was settled already (cancelled). */
+      settle: async (ctx: restate.ObjectContext, end: BookSettle): Promise<null> => {
+        const record = await ctx.get<BookedTask>(recordKey(end.taskId));
+        if (record?.status !== 'running') return null;
+        const settled: BookedTask = { ...record, status: end.status, text: end.text };
+        ctx.set(recordKey(end.taskId), settled);
+        notify(ctx, end.taskId, settled);
+        return null;
+      },
+      /**
+       * `task_cancel`: a running task is cancelled through Restate (its turn is interrupted, its tools see the
+       * abort, a restart's backoff ends) and reported `cancelled` to the parent now, as embedded; what the child
+       * says afterwards changes nothing.
+       */
+      cancel: async (
+        ctx: restate.ObjectContext,
+        input: { taskId: string },
+      ): Promise<'cancelled' | 'finished' | 'unknown'> => {
+        const record = await ctx.get<BookedTask>(recordKey(input.taskId));
+        if (!record) return 'unknown';
+        if (record.status !== 'running') return 'finished';
+        ctx.invocation(record.invocationId as restate.InvocationId).cancel();
+        const cancelled: BookedTask = { ...record, status: 'cancelled', text: CANCELLED_TEXT };
+        ctx.set(recordKey(input.taskId), cancelled);
+        notify(ctx, input.taskId, cancelled);
+        return 'cancelled';
+      },
+      /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */
+      status: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<BookedTask | null> =>
+        (await ctx.get<BookedTask>(recordKey(input.taskId))) ?? null,
+    },
+  });
+}
