@@ -21,6 +21,7 @@ export {
   type InspectorConnection,
   openWebSocketInspector,
 } from './inspect/connect.js';
+export type { InspectorRoot, SteerableAgent } from './inspect/control.js';
 export { toMermaid, toStudioJSON } from './inspect/export.js';
 export { type SanitizeOptions, sanitizeInspection } from './inspect/sanitize.js';
 export { type InspectorServer, type InspectorServerOptions, startInspectorServer } from './inspect/server.js';

@@ -2,21 +2,25 @@ import type { AnyActorRef } from 'xstate';
 import type { AgentEventOf } from '../protocol/index.js';
 import type { InspectorCommand } from './protocol.js';
 
-/** An agent handle as the page drives it: Troupe's `Agent`. */
+/**
+ * An agent handle as the page drives it: Troupe's `Agent`, or a handle that forwards to where the agent really runs
+ * (an agent hosted on Restate: `troupe/restate`'s `hostedInspectorRoot`), whose promise says whether it was accepted.
+ */
 export interface SteerableAgent {
-  steer(input: string): void;
-  interrupt(): void;
+  steer(input: string): unknown;
+  interrupt(): unknown;
 }
 
 /**
  * What the page's commands go through, attached with `connection.attach(root)`: a `Supervisor` (every control),
- * or an `Agent` (approvals, steer and interrupt across its tree). Structural, so that the inspector needs nothing
- * of the runtime but its public methods.
+ * an `Agent` (approvals, steer and interrupt across its tree), or `hostedInspectorRoot` for agents hosted on
+ * Restate. Structural, so that the inspector needs nothing of the runtime but its public methods. An answer of
+ * `false` (or a promise of it) means no call was waiting; a rejected promise, that the command did not get through.
  */
 export interface InspectorRoot {
   readonly id?: string;
-  approve(call: { agentId: string; toolCallId: string }): void;
-  deny(call: { agentId: string; toolCallId: string }, reason?: string): void;
+  approve(call: { agentId: string; toolCallId: string }): unknown;
+  deny(call: { agentId: string; toolCallId: string }, reason?: string): unknown;
   /** Supervisor: a handle on a live agent of the tree. */
   get?(agentId: string): SteerableAgent | undefined;
   /** Agent: a handle on a live subagent of its tree. */
@@ -65,10 +69,10 @@ export async function applyCommand(
   switch (command.command) {
     case 'APPROVE':
     case 'DENY':
-      return answer(command, actors, root);
+      return delivered(() => answer(command, actors, root));
     case 'STEER':
     case 'INTERRUPT':
-      return drive(command, actors, root);
+      return delivered(() => drive(command, actors, root));
     case 'CANCEL_TASK': {
       const taskId = command.taskId as string;
       if (!root?.cancel || !root.status) return refused(NEEDS_SUPERVISOR);
@@ -96,6 +100,15 @@ export async function applyCommand(
   }
 }
 
+/** A command whose root forwards it elsewhere (over HTTP, to a hosted agent) may fail to get there: say why. */
+async function delivered(apply: () => Promise<Outcome>): Promise<Outcome> {
+  try {
+    return await apply();
+  } catch (error) {
+    return refused(`not delivered: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 function agentIdOf(actor: AnyActorRef | undefined): string | undefined {
   const agentId = (actor?.getSnapshot() as AgentSnapshot | undefined)?.context?.agentId;
   return typeof agentId === 'string' ? agentId : undefined;
@@ -115,11 +128,11 @@ function liveAgent(
   return { snapshot, agentId };
 }
 
-function answer(
+async function answer(
   command: InspectorCommand,
   actors: ReadonlyMap<string, AnyActorRef>,
   root: InspectorRoot | undefined,
-): Outcome {
+): Promise<Outcome> {
   const actor = actors.get(command.sessionId);
   if (!actor) return refused('no such actor in this run');
   const agent = liveAgent(command, actors);
@@ -131,9 +144,8 @@ function answer(
   }
   const call = { agentId: agent.agentId, toolCallId };
   if (root) {
-    if (command.command === 'APPROVE') root.approve(call);
-    else root.deny(call, command.reason);
-    return applied();
+    const answered = await (command.command === 'APPROVE' ? root.approve(call) : root.deny(call, command.reason));
+    return answered === false ? refused('that call is not awaiting approval') : applied();
   }
   // Without an attached root, the event goes straight to the agent: the same event its own approve() sends.
   if (command.command === 'APPROVE') actor.send({ type: 'APPROVE', toolCallId });
@@ -141,11 +153,11 @@ function answer(
   return applied();
 }
 
-function drive(
+async function drive(
   command: InspectorCommand,
   actors: ReadonlyMap<string, AnyActorRef>,
   root: InspectorRoot | undefined,
-): Outcome {
+): Promise<Outcome> {
   const agent = liveAgent(command, actors);
   if (typeof agent === 'string') return refused(agent);
   if (!root) return refused(NEEDS_ROOT);
@@ -155,10 +167,10 @@ function drive(
   const idle = agent.snapshot.value === 'idle';
   if (command.command === 'INTERRUPT') {
     if (idle) return refused('already finished: the agent is idle');
-    handle.interrupt();
+    await handle.interrupt();
     return applied('interrupted');
   }
-  handle.steer(command.text as string);
+  await handle.steer(command.text as string);
   // Agent.steer() starts a turn on an idle agent, so that steers keep the order they were sent in.
   return applied(idle ? 'the agent was idle: the message starts a turn' : 'joins at the next step boundary');
 }

@@ -18,6 +18,7 @@ export {
   restateServerBinary,
   startRestateDevServer,
 } from './dev-server.js';
+export { hostedInspectorRoot } from './inspect.js';
 export { type AgentWorker, serveAgents } from './serve.js';
 export type { HostedSupervision } from './subagents.js';
 export type { HandOff, RunRequest } from './swarm.js';

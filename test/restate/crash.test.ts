@@ -14,7 +14,12 @@ import {
   startRestateDevServer,
 } from '../../src/restate/index.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
-import { journalRows as journalRowsOf, sql as sqlOf, untilJournaled as untilJournaledIn } from './fixtures/journal.js';
+import {
+  journalRows as journalRowsOf,
+  sql as sqlOf,
+  takesAnswered,
+  untilJournaled as untilJournaledIn,
+} from './fixtures/journal.js';
 
 // kill -9 of a worker in the middle of a turn: a real restate-server, the worker in a child process (the fixture
 // agents), its tools counting their executions in a side file. The worker dies while two tools are running; a new
@@ -214,12 +219,7 @@ it('a worker killed after its turn took a steer: the replay applies the journale
   await server.register(first.url);
   const invocation = await client.send('steer-crash-2', 'work');
   await until(() => countOf('start steer-crash-2 w1') === 1, 'the slow tool to start');
-  const takes = `target_handler_name = 'take' AND invoked_by_id = '${invocation}'`;
-  const taken = async () =>
-    Number(
-      (await sql<{ n: number }>(`SELECT COUNT(*) AS n FROM sys_invocation WHERE ${takes} AND status = 'completed'`))[0]
-        ?.n,
-    );
+  const taken = () => takesAnswered(server.adminUrl, invocation);
   const takenAtStart = await taken();
   const steer = await client.steer('steer-crash-2', 'also tea');
   // The turn takes the steer (a call to the control object, answered while w1 still runs for a minute): the message
