@@ -139,10 +139,11 @@ export interface Recording {
   /** Whether a history of this length is still being rebuilt from the journal (its steps are facts, not choices). */
   replaying?(historyLength: number): boolean;
   /**
-   * Steers the journal has joining a history of this length: a replay that reaches the step boundary where they
-   * joined before the crash (an agent without a snapshot: a member, a subagent) takes them in there again.
+   * Steers and notifications the journal has joining a history of this length at a step boundary: a replay that
+   * reaches the boundary where they joined before the crash (an agent without a snapshot: a member, a subagent)
+   * takes them in there again.
    */
-  steersAt?(historyLength: number): UserMessage[] | undefined;
+  joinedAt?(historyLength: number): UserMessage[] | undefined;
 }
 
 /**

@@ -92,9 +92,10 @@ export const runtimeAgentMachine = agentMachine.provide({
       if (env.liveTools) env.tools = env.liveTools.forStep(env.info, context.turn, step);
       env.emit({ type: 'step_start' });
       for (const message of context.injections) env.append(message);
-      // A replay (a member or subagent, which have no snapshot) passes the boundary where a steer joined.
-      const steers = env.recording?.steersAt?.(env.transcript.length);
-      if (steers) for (const message of steers) env.append(message);
+      // A replay (a member or subagent, which have no snapshot) passes the boundary where a steer or a
+      // notification joined.
+      const joined = env.recording?.joinedAt?.(env.transcript.length);
+      if (joined) for (const message of joined) env.append(message);
     },
     endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }),
     recordAssistant: ({ context, system, event }) => {

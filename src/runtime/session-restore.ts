@@ -34,6 +34,8 @@ export class AgentJournal implements Recording {
   /** The history, message by message, as journaled (references resolved). */
   readonly messages: Message[] = [];
   private readonly turnOf: number[] = [];
+  /** Each journaled turn's input id, by turn number. */
+  private readonly turnInputs = new Map<number, string>();
   readonly inputs = new Map<string, InputRecord>();
   readonly answers = new Map<string, AssistantMessage>();
   readonly approvals = new Map<string, ApprovalRecord>();
@@ -50,6 +52,8 @@ export class AgentJournal implements Recording {
   offline = false;
   /** What the tree's budget accounts had spent, for the turns this agent replays (set on resume). */
   ledger?: SpendLedger;
+  /** Where in the session's records this journal starts (a subagent's: its task's last attempt). */
+  from = 0;
 
   constructor(
     readonly agentId: string,
@@ -94,15 +98,36 @@ export class AgentJournal implements Recording {
     return historyLength < this.messages.length;
   }
 
-  steersAt(historyLength: number): UserMessage[] | undefined {
-    let steers: UserMessage[] | undefined;
+  joinedAt(historyLength: number): UserMessage[] | undefined {
+    let joined: UserMessage[] | undefined;
     for (let i = historyLength; i < this.messages.length; i++) {
       const message = this.messages[i] as Message;
-      if (message.role !== 'user' || message.source !== 'steer') break;
-      steers ??= [];
-      steers.push(message);
+      if (message.role !== 'user' || (message.source !== 'steer' && message.source !== 'notification')) break;
+      // A turn's opening messages are its input's, not a boundary's (see notifyTurnAt).
+      if (i > 0 && this.turnOf[i] !== this.turnOf[i - 1]) break;
+      joined ??= [];
+      joined.push(message);
     }
-    return steers;
+    return joined;
+  }
+
+  /**
+   * The turn that notifications opened at this length of the history, when the journal has one there: an idle
+   * agent woken by its background results (`NOTIFY`; such a turn has no `input` record, its inputId is
+   * `notify.<taskId>`). A replay that went idle there is sent the same notifications again.
+   */
+  notifyTurnAt(historyLength: number): { inputId: string; messages: UserMessage[] } | undefined {
+    const turn = this.turnOf[historyLength];
+    if (turn === undefined || (historyLength > 0 && this.turnOf[historyLength - 1] === turn)) return undefined;
+    const inputId = this.turnInputs.get(turn);
+    if (!inputId?.startsWith('notify.')) return undefined;
+    const messages: UserMessage[] = [];
+    for (let i = historyLength; i < this.messages.length && this.turnOf[i] === turn; i++) {
+      const message = this.messages[i] as Message;
+      if (message.role !== 'user') break;
+      messages.push(message);
+    }
+    return messages.length > 0 ? { inputId, messages } : undefined;
   }
 
   answer(turn: number, step: number): AssistantMessage | undefined {
@@ -180,6 +205,7 @@ export class AgentJournal implements Recording {
         break;
       case 'turn_start':
         journaled.turnStarts.add(record.inputId);
+        this.turnInputs.set(record.turn, record.inputId);
         break;
       case 'turn_end':
         journaled.turnEnds.add(record.inputId);
@@ -268,7 +294,14 @@ export function markReplayed(env: AgentEnv, journal: AgentJournal): () => void {
     },
     env.agentId,
   );
-  const offEnd = env.bus.on('agent_end', stop, env.agentId);
+  // A run's end stops it, unless the journal goes on with a turn that notifications opened (a subagent woken).
+  const offEnd = env.bus.on(
+    'agent_end',
+    () => {
+      if (!behind() || !journal.notifyTurnAt(env.transcript.length)) stop();
+    },
+    env.agentId,
+  );
   return stop;
 }
 

@@ -7,12 +7,11 @@ import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
+import { notifiedTasks, SubagentReplay } from './subagent-replay.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from './supervisor-tree.js';
 import type { TaskRecord } from './task-book.js';
 import type { Owner } from './tree-nodes.js';
-
-const TASK_ID = /<notification task_id="([^"]+)"/g;
 
 /**
  * The journal of a supervision tree's subagents: batches as they open, each task's attempts and its settle (with
@@ -31,6 +30,8 @@ export class TreeJournal implements TreeObserver {
   private readonly reattached = new Map<string, StartedBatch>();
   /** Agents whose task had not settled at the restore: they replay their journal once. */
   private readonly toReplay = new Map<string, AgentJournal>();
+  /** Those replaying now, as owners of background subagents of their own. */
+  private readonly replays = new Map<string, SubagentReplay>();
   private readonly offs: Array<() => void> = [];
   /** What the tree's restored accounts had spent before the restart (set by the session on resume). */
   ledger?: SpendLedger;
@@ -67,6 +68,7 @@ export class TreeJournal implements TreeObserver {
       bus.on('message_end', (event) => {
         const message = event.message;
         if (message.role !== 'user' || message.source !== 'notification' || event.discarded) return;
+        this.replays.get(event.agentId)?.joined(message);
         for (const taskId of notifiedTasks(message)) {
           if (this.delivered.has(taskId)) continue;
           this.delivered.add(taskId);
@@ -76,8 +78,16 @@ export class TreeJournal implements TreeObserver {
       // A subagent's actor exists once it runs: its recorder then watches it for approval answers.
       bus.on('agent_start', (event) => {
         if (event.agentId === this.rootId) return;
-        const ref = this.tree.node(event.agentId)?.ref as AnyActorRef | undefined;
-        if (ref) this.recorders.get(event.agentId)?.watchApprovals(ref);
+        const node = this.tree.node(event.agentId);
+        const ref = node?.ref as AnyActorRef | undefined;
+        if (!node || !ref) return;
+        this.recorders.get(event.agentId)?.watchApprovals(ref);
+        const replay = this.replays.get(event.agentId);
+        if (replay) {
+          replay.started(ref);
+          // Its own background batches as journaled (no tool call starts them again): after this transition.
+          queueMicrotask(() => this.resumeOwn(node, replay));
+        }
       }),
       // A replaying subagent asks again for approvals a person had answered: the answer is given again.
       bus.on('approval_requested', (event) => {
@@ -119,6 +129,18 @@ export class TreeJournal implements TreeObserver {
   }
 
   /**
+   * A replaying subagent's own background batches, journaled in its task's last attempt: unsettled tasks start
+   * again, results it was owed are delivered again after its replay, results it had taken in join it again where
+   * they joined (see reattach and SubagentReplay).
+   */
+  private resumeOwn(owner: Owner, replay: SubagentReplay): void {
+    if (this.replays.get(owner.id) !== replay) return;
+    for (const batch of this.journaledBatches(replay.journal.from)) {
+      if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
+    }
+  }
+
+  /**
    * Notifications the root was owed when the process stopped (due, not delivered, not held by its restored
    * state): sent once its replay has caught up with the journal (Session.afterReplay).
    */
@@ -150,8 +172,9 @@ export class TreeJournal implements TreeObserver {
     if (first) actor.send({ type: 'NOTIFY', messages: owed.map((o) => o.message), inputId: first.inputId });
   }
 
-  private journaledBatches(): BatchRecord[] {
-    return this.records.filter((record): record is BatchRecord => record.k === 'batch');
+  /** Batches journaled before the restart (from record `from` on). */
+  private journaledBatches(from = 0): BatchRecord[] {
+    return this.records.slice(from).filter((record): record is BatchRecord => record.k === 'batch');
   }
 
   /**
@@ -237,6 +260,8 @@ export class TreeJournal implements TreeObserver {
     for (const off of this.offs.splice(0)) off();
     for (const recorder of this.recorders.values()) recorder.stop();
     this.recorders.clear();
+    for (const replay of this.replays.values()) replay.stop();
+    this.replays.clear();
   }
 
   // ---- TreeObserver ----
@@ -269,10 +294,13 @@ export class TreeJournal implements TreeObserver {
     this.recorders.get(env.agentId)?.stop();
     const replay = attempt === 0 ? this.toReplay.get(env.agentId) : undefined;
     this.toReplay.delete(env.agentId);
+    this.replays.get(env.agentId)?.stop();
+    this.replays.delete(env.agentId);
     if (replay) {
       replay.ledger = this.ledger;
       env.recording = replay;
       markReplayed(env, replay);
+      this.replays.set(env.agentId, new SubagentReplay(replay, env, this.tree));
     } else if (env.recording) env.recording = undefined;
     if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
     // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
@@ -283,6 +311,8 @@ export class TreeJournal implements TreeObserver {
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
+    this.replays.get(task.agentId)?.stop();
+    this.replays.delete(task.agentId);
     this.settle(task.ownerId, task, result);
   }
 
@@ -328,6 +358,8 @@ export class TreeJournal implements TreeObserver {
         };
       });
     const open = batch.tasks.filter((task) => !this.settled.has(task.taskId));
+    const replay = batch.background ? this.replays.get(owner.id) : undefined;
+    if (replay) this.owedTo(replay, batch);
     const join = this.joinLeft(batch, open.length);
     let done: Promise<TaskResult[]>;
     if (open.length === 0) done = Promise.resolve(results());
@@ -357,6 +389,24 @@ export class TreeJournal implements TreeObserver {
   }
 
   /**
+   * A replaying subagent's settled background results: one its journaled history holds joins it again during the
+   * replay (open until then), one it never took in is delivered again once the replay has caught up.
+   */
+  private owedTo(replay: SubagentReplay, batch: BatchRecord): void {
+    for (const task of batch.tasks) {
+      const settled = this.settled.get(task.taskId);
+      if (!settled) continue;
+      if (replay.inHistory.has(task.taskId)) {
+        replay.expectAgain(task.taskId);
+        continue;
+      }
+      const result = settledResult(settled);
+      const message = notificationMessage(task.taskId, task.agentId, result.status, result.text);
+      this.tree.owe(batch.a, batch.batchId, result, message);
+    }
+  }
+
+  /**
    * The join policy the re-attached tasks run under, counted from where the batch stood at the crash: the tasks
    * already settled keep their say, so `first(k)` with j completed needs k - j more (at most the tasks left: a
    * `first` out of reach runs them all, as the live batch does), and `quorum(k)` likewise (it fails once k is out
@@ -383,7 +433,9 @@ export class TreeJournal implements TreeObserver {
     this.records.forEach((record, i) => {
       if (record.k === 'task' && record.ev === 'started' && record.agentId === agentId) from = i;
     });
-    return new AgentJournal(agentId, this.records.slice(from));
+    const journal = new AgentJournal(agentId, this.records.slice(from));
+    journal.from = from;
+    return journal;
   }
 }
 
@@ -422,13 +474,4 @@ function settledResult(record: TaskFact): TaskResult {
     text: record.text ?? '',
     ...(record.output === undefined ? {} : { output: record.output }),
   };
-}
-
-function notifiedTasks(message: UserMessage): string[] {
-  const ids: string[] = [];
-  for (const part of message.content) {
-    if (part.type !== 'text') continue;
-    for (const match of part.text.matchAll(TASK_ID)) if (match[1]) ids.push(match[1]);
-  }
-  return ids;
 }

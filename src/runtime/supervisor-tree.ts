@@ -21,6 +21,7 @@ import {
   type TaskStatus,
   textOf,
   type Usage,
+  type UserMessage,
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { ApprovalRouting, type ApprovalTarget } from './approval-routing.js';
@@ -556,27 +557,34 @@ export class Tree implements SubagentHost {
       ...(error ? { error } : {}),
     });
     if (!record.background) return;
-    const delivered = () => {
-      this.bus.publish(owner.origin, {
-        type: 'notification',
-        taskId: record.taskId,
-        childId: record.agentId,
-        batchId: record.batchId,
-        status: params.status,
-        text: params.text,
-      });
-      owner.openBackground--;
-      if (owner instanceof TreeNode) this.checkFinished(owner);
-    };
+    const delivered = () => this.delivered(owner, record.batchId, result);
     // An agent has its results when its NOTIFY arrives (see NotificationOutbox); a root supervisor's caller at once.
-    if (owner instanceof TreeNode)
-      this.outbox.settled(
-        owner.id,
-        () => (owner.released ? undefined : owner.ref),
-        `notify.${record.taskId}`,
-        delivered,
-      );
+    if (owner instanceof TreeNode) this.toOutbox(owner, record.taskId, delivered);
     else delivered();
+  }
+
+  private toOutbox(owner: TreeNode, taskId: string, delivered: () => void): void {
+    this.outbox.settled(owner.id, () => (owner.released ? undefined : owner.ref), `notify.${taskId}`, delivered);
+  }
+
+  private delivered(owner: Owner, batchId: string, result: TaskResult): void {
+    const { taskId, agentId: childId, status, text } = result;
+    this.bus.publish(owner.origin, { type: 'notification', taskId, childId, batchId, status, text });
+    owner.openBackground--;
+    if (owner instanceof TreeNode) this.checkFinished(owner);
+  }
+
+  /**
+   * A background result that settled before a restart and never reached its owner, a subagent rebuilt from the
+   * journal: it is open again until delivered, and goes through the outbox as a settle does (so it waits while
+   * the owner's notifications are held, and joins the other results due to it in one NOTIFY).
+   */
+  owe(ownerId: string, batchId: string, result: TaskResult, message: UserMessage): void {
+    const owner = this.node(ownerId);
+    if (!owner) return;
+    owner.openBackground++;
+    this.toOutbox(owner, result.taskId, () => this.delivered(owner, batchId, result));
+    this.outbox.notify(`notify.${result.taskId}`, message);
   }
 
   /**

@@ -97,7 +97,11 @@ describe('sessions: supervision trees', () => {
     });
     void agent.prompt('go');
     await Promise.all([bothWorking, fg1Settled]);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The crash comes once fg1's settle is written (records are written when the tick ends; a timer was too short
+    // on a loaded machine).
+    while (!records(dir, 'tree').some((r) => r.k === 'task' && r.ev === 'settled')) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const copy = crashCopy(dir);
     session.close();
     await agent.stop();

@@ -1,0 +1,103 @@
+import type { AnyActorRef } from 'xstate';
+import type { UserMessage } from '../protocol/index.js';
+import type { AgentEnv } from './env.js';
+import { type AgentJournal, afterCatchUp } from './session-restore.js';
+import type { Tree } from './supervisor-tree.js';
+
+const TASK_ID = /<notification task_id="([^"]+)"/g;
+
+/** The task ids a notification message carries (one per result it delivers). */
+export function notifiedTasks(message: UserMessage): string[] {
+  const ids: string[] = [];
+  for (const part of message.content) {
+    if (part.type !== 'text') continue;
+    for (const match of part.text.matchAll(TASK_ID)) if (match[1]) ids.push(match[1]);
+  }
+  return ids;
+}
+
+/**
+ * A subagent rebuilt after a restart, while it replays its journal, as the owner of background subagents of its own
+ * (see DESIGN, Sessions): its background results wait until the replay has caught up with the journal (joining a
+ * replayed step, one would make that step's journaled answer follow it again); a turn that its results opened
+ * before the crash (an idle subagent woken by `NOTIFY`) is opened again with the same notifications when the
+ * replay goes idle there; and a result it had taken in before the crash counts as open until it joins the history
+ * again, so the subagent does not hand off before its replay is through.
+ */
+export class SubagentReplay {
+  private releaseHeld?: () => void;
+  private stopWaiting?: () => void;
+  /** The history length at which the journal's notification turn was sent again (once per place). */
+  private wokenAt = -1;
+  /** Background tasks whose notification the journal holds in this agent's history. */
+  readonly inHistory = new Set<string>();
+  /** Of those, the ones whose notification has not joined the replayed history yet. */
+  private readonly rejoining = new Set<string>();
+
+  constructor(
+    readonly journal: AgentJournal,
+    private readonly env: AgentEnv,
+    private readonly tree: Tree,
+  ) {
+    for (const message of journal.messages) {
+      if (message.role === 'user' && message.source === 'notification') {
+        for (const taskId of notifiedTasks(message)) this.inHistory.add(taskId);
+      }
+    }
+    this.releaseHeld = tree.holdNotifications(env.agentId);
+  }
+
+  /** Its actor runs (its first `agent_start`): the wait for the replay to catch up starts. */
+  started(actor: AnyActorRef): void {
+    if (this.stopWaiting) return;
+    this.stopWaiting = afterCatchUp(
+      this.env,
+      actor,
+      this.journal.messages.length,
+      () => this.release(),
+      () => this.wakeAgain(actor),
+    );
+  }
+
+  /** A result it had taken in before the crash: open until its notification joins the replayed history. */
+  expectAgain(taskId: string): void {
+    const node = this.tree.node(this.env.agentId);
+    if (!node || this.rejoining.has(taskId)) return;
+    this.rejoining.add(taskId);
+    node.openBackground++;
+  }
+
+  /** A notification joined the replayed history. */
+  joined(message: UserMessage): void {
+    const node = this.tree.node(this.env.agentId);
+    for (const taskId of notifiedTasks(message)) {
+      if (!this.rejoining.delete(taskId) || !node) continue;
+      node.openBackground--;
+    }
+  }
+
+  stop(): void {
+    this.stopWaiting?.();
+    this.release();
+  }
+
+  private release(): void {
+    const release = this.releaseHeld;
+    this.releaseHeld = undefined;
+    release?.();
+  }
+
+  /** Idle where the journal has a turn its notifications opened: they are sent again, and the replay goes on. */
+  private wakeAgain(actor: AnyActorRef): boolean {
+    const at = this.env.transcript.length;
+    const turn = this.journal.notifyTurnAt(at);
+    if (!turn) return false;
+    if (this.wokenAt !== at) {
+      this.wokenAt = at;
+      // After the transition that made it idle; meanwhile its task does not take it for finished, as the result
+      // counts as open until it joins again (expectAgain).
+      queueMicrotask(() => actor.send({ type: 'NOTIFY', messages: turn.messages, inputId: turn.inputId }));
+    }
+    return true;
+  }
+}
