@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Message, ModelEvent, ModelRequest } from '../src/protocol/index.js';
 import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../src/providers/index.js';
+import type { Store, StoreWriter } from '../src/session/index.js';
 import { type AnyTool, defineTool } from '../src/tools/index.js';
 
 /**
@@ -112,4 +113,24 @@ export async function drainModel(model: ScriptedModel, messages: Message[] = [])
   const signal = neverAborted;
   for await (const _event of model.stream(request, signal) as AsyncIterable<ModelEvent>) events++;
   return events;
+}
+
+/**
+ * A session store that takes every record and keeps none: the journal's own work (events, records, encoding) with
+ * no system call behind it. Only for measuring; a session on it cannot be opened again.
+ */
+export class DiscardingStore implements Store {
+  list(): string[] {
+    return [];
+  }
+  read(): string[] {
+    return [];
+  }
+  acquire(): StoreWriter {
+    return { append() {}, truncate() {}, release() {} };
+  }
+  isLocked(): boolean {
+    return false;
+  }
+  remove(): void {}
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { InspectionEvent } from 'xstate';
 import { naiveLoop } from '../baselines/naive-xstate.js';
 import { plainLoop, toolTable } from '../baselines/plain-loop.js';
-import { drainModel, echoTool, ToolCounter, toolLoopModel } from '../fixtures.js';
+import { DiscardingStore, drainModel, echoTool, ToolCounter, toolLoopModel } from '../fixtures.js';
 import { piRunner, troupe } from '../impls.js';
 import { check, timed, type Workload } from '../workload.js';
 import { loopCheck, piCheck } from './checks.js';
@@ -93,6 +93,7 @@ export const W1: Workload<ToolLoopSize> = {
   labels: {
     statechart: 'agent statechart alone (fake workers that answer at once)',
     'troupe.session': 'Troupe journaling to a JSONL session (durability step)',
+    'troupe.session.nowrite': 'the same session on a store that discards what it is given (no system call)',
     'troupe.controls': 'Troupe with 3 permission rules and 2 tool hooks (issue 15)',
     'troupe.budget': 'Troupe with token, cost and time budgets it never reaches (issue 15)',
   },
@@ -130,6 +131,23 @@ export const W1: Workload<ToolLoopSize> = {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    },
+    /**
+     * The same session on a store that keeps nothing: what journaling costs besides its one system call per step
+     * (events, records, encoding, the summary), beside `troupe.session` in the same run.
+     */
+    async 'troupe.session.nowrite'({ steps }) {
+      const { createAgent, sessions } = await troupe();
+      counter.calls = 0;
+      const session = sessions({ store: new DiscardingStore() }).create();
+      const agent = createAgent({ model: toolLoopModel(steps), tools, maxSteps: steps + 1, session });
+      const { ms, cpuMs, value: result } = await timed(() => agent.prompt('go'));
+      session.close();
+      await agent.stop();
+      loopCheck(result, counter, steps, 2 + 2 * steps);
+      const stats = session.stats;
+      check(stats !== undefined && stats.writes > 0, 'expected the session to hand its journal to the store');
+      return { ms, cpuMs };
     },
     /**
      * Issue 15: the same loop through a chain of three rules (a deny and an ask that do not match, an allow that
