@@ -1,6 +1,6 @@
 // A process the crash test kills with SIGKILL at random moments: it opens (or creates) a session and runs a small
-// supervision tree on it. The root starts a background subagent and a foreground swarm of two, then runs a batch
-// of its own; every agent calls tools that count their executions in a side file, one of which waits for an
+// supervision tree on it. The root starts a background subagent and a foreground swarm of two (the first of which
+// starts a background subagent of its own and answers once its result has come), then runs a batch of its own; every agent calls tools that count their executions in a side file, one of which waits for an
 // approval, and a model that streams slowly. It exits when the tree has nothing left to do.
 // Run (bundled by the test): node crash-child.mjs <dir> <id> <side>
 import { appendFileSync } from 'node:fs';
@@ -50,15 +50,26 @@ const batch = (prefix: string, n: number): ScriptedAnswer => ({
   ...slowly,
 });
 
+const done = (who: string): ScriptedAnswer => ({ text: `${who} done`, ...slowly });
+
 /** Decides from the history, so that a resumed or replayed agent is answered the same way. Call ids are unique. */
 function script(request: ModelRequest): ScriptedAnswer {
   const users = request.messages.filter((m) => m.role === 'user');
   const who = users[0] ? textOf(users[0]) : '';
   const tools = request.messages.filter((m) => m.role === 'tool').length;
   const answers = request.messages.filter((m) => m.role === 'assistant').length;
-  if (who !== 'first') return tools === 0 ? batch(who, 1) : { text: `${who} done`, ...slowly };
   const last = request.messages.at(-1);
-  if (last?.role === 'user' && last.source === 'notification') return { text: 'noted' };
+  const notified = last?.role === 'user' && last.source === 'notification';
+  if (who === 'leaf') return tools === 0 ? { toolCalls: [{ id: 'leaf_0', name: 'work', args: { n: 0 } }] } : done(who);
+  if (who === 'fg1') {
+    // A subagent with a background subagent of its own: leaf's result reaches it busy or idle (it wakes it).
+    if (tools > 0) return notified ? { text: 'fg1 saw leaf', ...slowly } : done(who);
+    const leaf = { id: 'fg1_leaf', name: 'agent', args: { prompt: 'leaf', background: true } };
+    const own = batch(who, 1);
+    return { ...own, toolCalls: [leaf, ...(own.toolCalls ?? [])] };
+  }
+  if (who !== 'first') return tools === 0 ? batch(who, 1) : done(who);
+  if (notified) return { text: 'noted' };
   const second = users.some((m) => textOf(m) === 'second');
   if (tools === 0) {
     return {
