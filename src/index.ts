@@ -117,6 +117,7 @@ export {
   type TreeView,
   type TurnEnd,
   type TurnStream,
+  tooManyAgents,
 } from './runtime/index.js';
 export {
   CorruptJournalError,

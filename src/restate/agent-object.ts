@@ -14,6 +14,7 @@ import {
   type TurnStopReason,
   type Usage,
 } from '../index.js';
+import { acquireSlots, releaseSlots, slotsObject } from './agent-slots.js';
 import { controlObject, DOORBELL, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
@@ -47,7 +48,10 @@ export interface AgentObjectOptions {
    * tasks go through the parent's task book (`tasks`, served beside it).
    */
   subagents?: boolean;
-  /** Foreground batches: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s doubled). */
+  /**
+   * Subagents: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s
+   * doubled), and `maxAgents`, open tasks of a tree at once (counted per root only when given; embedded: 10,000).
+   */
   supervision?: HostedSupervision;
   /**
    * How long a turn may send Restate nothing before Restate asks it to suspend (the server's default otherwise,
@@ -184,6 +188,8 @@ export function agentObject(options: AgentObjectOptions) {
           start,
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
           cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
+          acquire: (n, max) => acquireSlots(ctx, name, n, max),
+          release: (n) => releaseSlots(ctx, name, n),
           supervision: options.supervision ?? {},
         }),
       );
@@ -354,9 +360,13 @@ export function agentObject(options: AgentObjectOptions) {
       ),
     },
   });
-  // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them, and where a
-  // parent's background tasks are booked.
-  return Object.assign(object, { control: controlObject(name), tasks: taskBookObject(name) });
+  // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them, where a
+  // parent's background tasks are booked and a tree's open tasks counted (`maxAgents`).
+  return Object.assign(object, {
+    control: controlObject(name),
+    tasks: taskBookObject(name, options.supervision?.maxAgents !== undefined),
+    slots: slotsObject(name),
+  });
 }
 
 export type AgentObject = ReturnType<typeof agentObject>;

@@ -36,7 +36,10 @@ export async function serveAgents(
     console.error(`[restate ${meta.level}]`, message, ...rest);
   };
   const server: Http2Server = createServer(
-    createEndpointHandler({ services: objects.flatMap((object) => [object, object.control, object.tasks]), logger }),
+    createEndpointHandler({
+      services: objects.flatMap((object) => [object, object.control, object.tasks, object.slots]),
+      logger,
+    }),
   );
   return listen(server, host, options.port);
 }

@@ -1,4 +1,4 @@
-import type * as restate from '@restatedev/restate-sdk';
+import * as restate from '@restatedev/restate-sdk';
 import {
   type AnyTool,
   type JoinPolicy,
@@ -8,13 +8,18 @@ import {
   type SupervisionOptions,
   subagentTools,
   type TaskResult,
+  tooManyAgents,
 } from '../index.js';
+import type { SlotGrant } from './agent-slots.js';
 import { type JournalScope, serially } from './journal.js';
 import { type Batch, type HandOff, type HostedTask, type RunRequest, runBatches } from './swarm.js';
 import type { BookedTask, BookStart } from './task-book.js';
 
 /** What of the embedded supervision options applies to agents hosted on Restate. */
-export type HostedSupervision = Pick<SupervisionOptions, 'concurrency' | 'maxDepth' | 'maxRestarts' | 'restartDelayMs'>;
+export type HostedSupervision = Pick<
+  SupervisionOptions,
+  'concurrency' | 'maxDepth' | 'maxAgents' | 'maxRestarts' | 'restartDelayMs'
+>;
 
 /** What the subagent tools of one hosted turn need from its object. */
 export interface HostedTree {
@@ -28,6 +33,9 @@ export interface HostedTree {
   /** The parent's task book: a task's record, and its cancel (journaled calls). */
   status(taskId: string): restate.RestatePromise<BookedTask | null>;
   cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
+  /** The tree's slot counter (`agent-slots.ts`), used when `maxAgents` is set. */
+  acquire(n: number, max: number): restate.RestatePromise<SlotGrant>;
+  release(n: number): void;
   supervision: HostedSupervision;
 }
 
@@ -41,6 +49,16 @@ export interface HostedTree {
 export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const concurrency = tree.supervision.concurrency ?? 4;
   const maxDepth = tree.supervision.maxDepth ?? 3;
+  const { maxAgents } = tree.supervision;
+  /**
+   * Takes slots for batches of these sizes from the tree's counter (with `maxAgents` only: one journaled call each,
+   * awaited together); a batch the tree has no room for gets the embedded refusal.
+   */
+  const acquire = async (sizes: number[]): Promise<(SpawnRefused | undefined)[]> => {
+    if (maxAgents === undefined) return sizes.map(() => undefined);
+    const grants = await tree.scope.wait(restate.RestatePromise.all(sizes.map((n) => tree.acquire(n, maxAgents))));
+    return grants.map((grant, i) => (grant.granted ? undefined : tooManyAgents(sizes[i] ?? 0, maxAgents, grant.open)));
+  };
   const startChild = (parentId: string) => (task: HostedTask, fresh: boolean) =>
     tree.call(task.agentId, { parentId, taskId: task.taskId, prompt: task.prompt, ...(fresh ? { fresh } : {}) });
   // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
@@ -56,8 +74,17 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       queueMicrotask(() => {
         const entries = waiting ?? [];
         waiting = undefined;
-        const batches = entries.map((one) => one.batch);
-        serially(tree.scope, () => runBatches(tree.scope, startChild(callerId), batches)).catch((error) => {
+        serially(tree.scope, async () => {
+          const refusals = await acquire(entries.map((one) => one.batch.tasks.length));
+          const accepted = entries.filter((one, i) => {
+            const refused = refusals[i];
+            if (refused) one.fail(refused);
+            return !refused;
+          });
+          const release = maxAgents === undefined ? undefined : tree.release;
+          const batches = accepted.map((one) => one.batch);
+          await runBatches(tree.scope, startChild(callerId), batches, release);
+        }).catch((error) => {
           for (const one of entries) one.fail(error);
         });
       });
@@ -69,6 +96,8 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       const tasks = tasksOf(callerId, requests, tree.turn, callId ?? 'call', maxDepth, join);
       if (background) {
         await serially(tree.scope, async () => {
+          const [refused] = await acquire([tasks.length]);
+          if (refused) throw refused;
           for (const task of tasks) tree.start({ taskId: task.taskId, agentId: task.agentId, prompt: task.prompt });
         });
         return { taskIds: tasks.map((task) => task.taskId) };

@@ -70,6 +70,8 @@ export interface Batch {
 
 interface BatchState extends Batch {
   results: (TaskResult | undefined)[];
+  /** Tasks whose `maxAgents` slot was given back (once each, when it settled; the rest when the batch ends). */
+  released: number;
   next: number;
   ended: number;
   completed: number;
@@ -94,14 +96,20 @@ interface Place {
  * interrupted, its tools see the abort) and still heard, so a loser that finished first keeps its true status; the
  * others, and its tasks never started, are reported cancelled. Must run as one effect of the invocation's queue
  * (`serially`): it awaits one combinator at a time, and the order Restate journals for them is what a replay
- * decides by.
+ * decides by. `release`, with `maxAgents`, gives each task's slot back once it has settled.
  */
 export async function runBatches(
   scope: JournalScope,
   call: (task: HostedTask, fresh: boolean) => restate.InvocationPromise<HandOff>,
   batches: readonly Batch[],
+  release?: (n: number) => void,
 ): Promise<void> {
   const { ctx } = scope;
+  const releaseRest = (batch: BatchState) => {
+    const rest = batch.tasks.length - batch.released;
+    batch.released = batch.tasks.length;
+    if (rest > 0) release?.(rest);
+  };
   const places = new Set<Place>();
   const open = new Set<BatchState>();
   const start = (batch: BatchState, index: number, attempt: number) => {
@@ -118,6 +126,7 @@ export async function runBatches(
   const finishIfOver = (batch: BatchState) => {
     if (batch.busy > 0 || (!batch.decided && batch.next < batch.tasks.length)) return;
     open.delete(batch);
+    releaseRest(batch);
     batch.done(
       batch.tasks.map(
         (task, index) =>
@@ -134,6 +143,7 @@ export async function runBatches(
     const batch: BatchState = {
       ...given,
       results: given.tasks.map(() => undefined),
+      released: 0,
       next: 0,
       ended: 0,
       completed: 0,
@@ -154,6 +164,7 @@ export async function runBatches(
       // embedded; what the batches would answer goes nowhere (the machine closed their calls).
       for (const place of places) if (place.call) ctx.invocation(await place.call.invocationId).cancel();
       for (const batch of open) {
+        releaseRest(batch);
         batch.done(batch.tasks.map((task) => ({ ...ids(task), status: 'interrupted', text: INTERRUPTED_TEXT })));
       }
       return;
@@ -177,6 +188,8 @@ export async function runBatches(
       continue;
     } else {
       batch.results[index] = { ...ids(task), status: handOff.status, text: handOff.text };
+      batch.released++;
+      release?.(1);
       batch.ended++;
       if (handOff.status === 'completed') batch.completed++;
       if (joinDecided(batch.options.join, batch.tasks.length, batch.completed, batch.ended)) {

@@ -2,6 +2,7 @@ import * as restate from '@restatedev/restate-sdk';
 // A cancelled task is reported with the embedded supervisor's own words (a constant of a pure module).
 import { CANCELLED_TEXT } from '../../machines/supervisor/index.js';
 import type { TaskStatus } from '../index.js';
+import { releaseSlots } from './agent-slots.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -72,8 +73,11 @@ export function sendBook(
   ctx.genericSend({ service: taskBookName(agentObjectName), method, key: parentId, parameter, inputSerde: json });
 }
 
-/** The task book object of the agents hosted by the object named `agentObjectName` (served beside it). */
-export function taskBookObject(agentObjectName: string) {
+/**
+ * The task book object of the agents hosted by the object named `agentObjectName` (served beside it). `counted`:
+ * the tree counts its open tasks (`maxAgents`), and a settled task's slot is given back before the parent hears it.
+ */
+export function taskBookObject(agentObjectName: string, counted: boolean) {
   /** Tells the parent (`notify`): the task's result as a notification turn, once. */
   const notify = (ctx: restate.ObjectContext, taskId: string, record: BookedTask) =>
     ctx.genericSend({
@@ -115,6 +119,7 @@ export function taskBookObject(agentObjectName: string) {
         if (record?.status !== 'running') return null;
         const settled: BookedTask = { ...record, status: end.status, text: end.text };
         ctx.set(recordKey(end.taskId), settled);
+        if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
         notify(ctx, end.taskId, settled);
         return null;
       },
@@ -133,6 +138,7 @@ export function taskBookObject(agentObjectName: string) {
         ctx.invocation(record.invocationId as restate.InvocationId).cancel();
         const cancelled: BookedTask = { ...record, status: 'cancelled', text: CANCELLED_TEXT };
         ctx.set(recordKey(input.taskId), cancelled);
+        if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
         notify(ctx, input.taskId, cancelled);
         return 'cancelled';
       },

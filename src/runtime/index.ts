@@ -41,7 +41,13 @@ export {
   type SessionsOptions,
   sessions,
 } from './session-manager.js';
-export { type SubagentHost, type SubagentRequest, subagentTools, type TaskResult } from './subagent-tools.js';
+export {
+  type SubagentHost,
+  type SubagentRequest,
+  subagentTools,
+  type TaskResult,
+  tooManyAgents,
+} from './subagent-tools.js';
 export {
   createSupervisor,
   describeTree,

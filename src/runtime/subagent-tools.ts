@@ -52,6 +52,14 @@ export class SpawnRefused extends Error {
   override readonly name = 'SpawnRefused';
 }
 
+/** The refusal of a batch that would take the tree past `maxAgents` open tasks (the same words on every host). */
+export function tooManyAgents(requested: number, maxAgents: number, open: number): SpawnRefused {
+  return new SpawnRefused(
+    `Refused: ${requested} more subagent(s) would exceed the limit of ${maxAgents} running at once ` +
+      `(maxAgents; ${open} open now). Try fewer, or do the work yourself.`,
+  );
+}
+
 function describeProfile(name: string, description: string | undefined): string {
   return description ? `"${name}" (${description})` : `"${name}"`;
 }

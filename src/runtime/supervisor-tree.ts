@@ -46,6 +46,7 @@ import {
   type SubagentRequest,
   subagentTools,
   type TaskResult,
+  tooManyAgents,
 } from './subagent-tools.js';
 import { type Limits, limitsOf, positive, type SupervisionOptions } from './supervision-options.js';
 import { TaskBook, type TaskRecord } from './task-book.js';
@@ -342,10 +343,7 @@ export class Tree implements SubagentHost {
       );
     }
     if (this.tasks.open + requests.length > this.limits.maxAgents) {
-      throw new SpawnRefused(
-        `Refused: ${requests.length} more subagent(s) would exceed the limit of ${this.limits.maxAgents} ` +
-          `running at once (maxAgents; ${this.tasks.open} open now). Try fewer, or do the work yourself.`,
-      );
+      throw tooManyAgents(requests.length, this.limits.maxAgents, this.tasks.open);
     }
     const batchId = options.ids?.batchId ?? newId('batch');
     const budget = batchAccount(

@@ -1,0 +1,81 @@
+import * as restate from '@restatedev/restate-sdk';
+
+/**
+ * `maxAgents` on Restate: how many subagent tasks of one tree are open (started and not settled), counted by a small
+ * object keyed by the tree's root (`<name>-slots/<root>`), as the embedded tree counts its open tasks. A batch takes
+ * its slots before anything of it starts (a journaled call, so a replay reads the same answer) or is refused with
+ * the embedded words; each task gives its slot back once, when it settles (the parent for a foreground task, the
+ * task book for a background one, a cancel included).
+ */
+
+/** What `acquire` answers: whether the slots were taken, and how many were open before. */
+export interface SlotGrant {
+  granted: boolean;
+  open: number;
+}
+
+const OPEN = 'open';
+const json = restate.serde.json;
+
+const slotsName = (agentObjectName: string) => `${agentObjectName}-slots`;
+
+/** The root of an agent's tree: a subagent's key is `<parent>/<task>`, so the first segment. */
+const rootOf = (agentId: string) => agentId.split('/')[0] as string;
+
+/** Asks the tree's counter for `n` slots (a journaled call). */
+export function acquireSlots(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  n: number,
+  max: number,
+): restate.InvocationPromise<SlotGrant> {
+  return ctx.genericCall<{ n: number; max: number }, SlotGrant>({
+    service: slotsName(agentObjectName),
+    method: 'acquire',
+    key: rootOf(ctx.key),
+    parameter: { n, max },
+    inputSerde: json,
+    outputSerde: json,
+  });
+}
+
+/**
+ * Gives `n` slots back. A call, awaited by the task book before it tells the parent a task settled, so a parent
+ * that starts more on hearing it finds the slot free; the parent's own releases are sends, ordered before its later
+ * acquires since they go from one invocation to one key.
+ */
+export function releaseSlots(ctx: restate.ObjectContext, agentObjectName: string, n: number, wait: true): Promise<null>;
+export function releaseSlots(ctx: restate.ObjectContext, agentObjectName: string, n: number, wait?: false): void;
+export function releaseSlots(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  n: number,
+  wait = false,
+): Promise<null> | undefined {
+  const target = { service: slotsName(agentObjectName), method: 'release', key: rootOf(ctx.key), parameter: { n } };
+  if (!wait) {
+    ctx.genericSend({ ...target, inputSerde: json });
+    return undefined;
+  }
+  return ctx.genericCall<{ n: number }, null>({ ...target, inputSerde: json, outputSerde: json });
+}
+
+/** The counter object of the agents hosted by the object named `agentObjectName` (served beside it). */
+export function slotsObject(agentObjectName: string) {
+  return restate.object({
+    name: slotsName(agentObjectName),
+    handlers: {
+      /** Takes `n` slots if the tree stays within `max`; otherwise takes none. */
+      acquire: async (ctx: restate.ObjectContext, input: { n: number; max: number }): Promise<SlotGrant> => {
+        const open = (await ctx.get<number>(OPEN)) ?? 0;
+        if (open + input.n > input.max) return { granted: false, open };
+        ctx.set(OPEN, open + input.n);
+        return { granted: true, open };
+      },
+      release: async (ctx: restate.ObjectContext, input: { n: number }): Promise<null> => {
+        ctx.set(OPEN, Math.max(0, ((await ctx.get<number>(OPEN)) ?? 0) - input.n));
+        return null;
+      },
+    },
+  });
+}

@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { embeddedBoss, toolResults, withoutIds } from './fixtures/embedded.js';
+import { type Harness, startHarness, until } from './fixtures/harness.js';
+import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
+
+// The supervision options of an embedded tree, hosted: `maxAgents` counted per tree root by Restate, with the
+// embedded refusals and the same texts.
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await startHarness('limits', { supervision: { maxAgents: 2 } });
+}, 90_000);
+
+afterAll(() => harness?.close());
+
+it('maxAgents on Restate: a batch past the tree-wide limit is refused with the embedded words; a settled task frees its slot', async () => {
+  const root = 'boss-limits-1';
+  expect((await harness.client.prompt(root, 'limits')).text).toBe('done');
+  const history = await until(
+    () => harness.client.history(root),
+    (h) => notificationsOf(h).length > 0,
+  );
+  expectValidHistory(history);
+  const refusal = (n: number, open: number) =>
+    `Refused: ${n} more subagent(s) would exceed the limit of 2 running at once (maxAgents; ${open} open now). ` +
+    'Try fewer, or do the work yourself.';
+  const results = toolResults(history);
+  expect(results).toEqual([
+    refusal(3, 0),
+    'Started in the background: task_id="t0.a1". Each result will arrive as a <notification>; use task_status ' +
+      'or task_cancel with these ids meanwhile.',
+    refusal(2, 1),
+    'Task "t0.a1" is cancelled.',
+    `<result task_id="t0.sw4.0" agent_id="${root}/t0.sw4.0" status="completed">did a</result>\n` +
+      `<result task_id="t0.sw4.1" agent_id="${root}/t0.sw4.1" status="completed">did b</result>`,
+    `<result task_id="t0.sw5.0" agent_id="${root}/t0.sw5.0" status="completed">did c</result>\n` +
+      `<result task_id="t0.sw5.1" agent_id="${root}/t0.sw5.1" status="completed">did d</result>`,
+  ]);
+  // The same texts embedded, ids aside.
+  const embedded = await embeddedBoss('limits', { maxAgents: 2 }, { notified: true });
+  expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(results));
+}, 120_000);
