@@ -144,6 +144,8 @@ export interface Recording {
    * takes them in there again.
    */
   joinedAt?(historyLength: number): UserMessage[] | undefined;
+  /** Whether `joinedAt` gave this message back (it is journaled already). */
+  gave?(message: Message): boolean;
 }
 
 /**

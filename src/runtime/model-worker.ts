@@ -27,6 +27,9 @@ export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ inpu
   return () => env.abortInFlight();
 });
 
+/** What a replay injects after a final answer is no wake-up (the agent is running): its input id is never used. */
+const REPLAYED = 'notify.replayed';
+
 /** The answer for the machine, priced where the model's prices are known (for observers: the inspector's usage table). */
 function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): WorkerReply {
   const cost = costOf(message.usage, env.context.prices);
@@ -55,7 +58,14 @@ async function callModel(
     // A resumed or replayed step whose answer is in the journal: the model is not asked again (and a budget that
     // ran out meanwhile is judged once the replay has caught up: the journaled steps happened).
     if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
-    if (!env.stopped) sendBack(answered(env, turn, step, recorded));
+    if (env.stopped) return;
+    // A final answer the turn went on after (a steer or a notification arrived meanwhile): they are injected
+    // first, so that the replay goes round too instead of ending the turn.
+    const after = recorded.content.some((part) => part.type === 'tool_call')
+      ? undefined
+      : env.recording?.joinedAt?.(env.transcript.length + 1);
+    if (after) sendBack({ type: 'NOTIFY', messages: after, inputId: REPLAYED });
+    sendBack(answered(env, turn, step, recorded));
     return;
   }
   // A step does not start on a spent budget (an ancestor's may have run out before this turn began).

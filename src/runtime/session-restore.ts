@@ -107,8 +107,16 @@ export class AgentJournal implements Recording {
       if (i > 0 && this.turnOf[i] !== this.turnOf[i - 1]) break;
       joined ??= [];
       joined.push(message);
+      this.given.add(message);
     }
     return joined;
+  }
+
+  /** Messages `joinedAt` gave back: already journaled (a steer among them is not journaled again). */
+  private readonly given = new WeakSet<Message>();
+
+  gave(message: Message): boolean {
+    return this.given.has(message);
   }
 
   /**

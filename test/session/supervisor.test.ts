@@ -289,4 +289,71 @@ describe('sessions: members of a supervisor on a session', () => {
       .map((line) => JSON.parse(line));
     expect(records.filter((r) => r.k === 'steer')).toHaveLength(1);
   });
+  it('replays a turn that went round after its final answer because a steer arrived while it streamed', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs: string[] = [];
+    const hanging = latch();
+    const hang = defineTool({
+      name: 'hang',
+      description: 'h',
+      schema: z.object({}),
+      execute: () => {
+        runs.push('hang');
+        hanging.resolve();
+        return new Promise<string>(() => {});
+      },
+    });
+    const script = (request: ModelRequest): ScriptedAnswer => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'user' && last.source === 'steer') return { text: 'saw the steer' };
+      if (last?.role === 'tool') return { text: 'after hang' };
+      if (last?.role === 'user' && textOf(last) === 'hang') {
+        return { toolCalls: [{ id: 'hang_1', name: 'hang', args: {} }] };
+      }
+      return { text: 'a first answer, streamed slowly', chunkSize: 2, deltaDelayMs: 2 };
+    };
+    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [hang], session });
+    const member = supervisor.agent({ id: 'streamer', tools: [hang] });
+    let steered = false;
+    supervisor.on('message_update', (event) => {
+      if (event.agentId !== 'streamer' || steered) return;
+      steered = true;
+      member.steer('and mind the steer'); // while the final answer streams: the turn goes round after it
+    });
+    await member.prompt('go');
+    void member.prompt('hang');
+    await hanging.promise;
+    const before = member.messages.map((m) => textOf(m));
+    expect(before.slice(0, 5)).toEqual([
+      'go',
+      'a first answer, streamed slowly',
+      'and mind the steer',
+      'saw the steer',
+      'hang',
+    ]);
+    const crashed = crashCopy(dir);
+    session.close();
+    await supervisor.stop();
+
+    const model = scriptedModel(script);
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const again = createSupervisor({ model, tools: [hang], session: reopened });
+    const rebuilt = again.agent({ id: 'streamer', tools: [hang] });
+    await reopened.idle();
+    expect(runs).toEqual(['hang']);
+    expect(model.requests).toHaveLength(1); // the step after the interrupted call only
+    expect(rebuilt.messages.slice(0, 6).map((m) => textOf(m))).toEqual(before);
+    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('after hang');
+    expectValidHistory(rebuilt.messages);
+    reopened.close();
+    await again.stop();
+    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records.filter((r) => r.k === 'steer')).toHaveLength(1);
+    const indices = records.filter((r) => r.k === 'msg' && r.a === 'streamer').map((r) => r.i);
+    expect(indices).toEqual(rebuilt.messages.map((_, i) => i));
+  });
 });
