@@ -101,6 +101,32 @@ agent.on(
   },
   { subtree: true },
 );
+// Tells the test when each kind of wait begins (live events only: a resumed tree replays its past), so that some
+// kills are aimed at it: `moment streaming|tool|approval|notification`. A background task's end is the moment its
+// result is owed to its owner, until the owner takes it in.
+const mark = (kind: string) => process.stdout.write(`moment ${kind}\n`);
+const backgroundTasks = new Set<string>();
+const live =
+  <E extends { replayed?: true }>(kind: string, when: (event: E) => boolean = () => true) =>
+  (event: E) => {
+    if (!event.replayed && when(event)) mark(kind);
+  };
+const subtree = { subtree: true };
+agent.on(
+  'subagent_start',
+  (event) => {
+    if (event.background) backgroundTasks.add(event.taskId);
+  },
+  subtree,
+);
+agent.on('message_start', live('streaming'), subtree);
+agent.on('tool_execution_start', live('tool'), subtree);
+agent.on('approval_requested', live('approval'), subtree);
+agent.on(
+  'subagent_end',
+  live('notification', (event) => backgroundTasks.has(event.taskId)),
+  subtree,
+);
 // A kill can land before the prompts reached the journal: a session without inputs gets them (again).
 if (session.journal.inputs.size === 0) {
   void agent.prompt('first');

@@ -13,18 +13,30 @@ cleanTempDirs();
 const ROOT = join(import.meta.dirname, '..', '..');
 const KILLS = Number(process.env.CRASH_KILLS ?? 50);
 
-/** Runs the child; kills it `killAfterMs` after it is ready (undefined: lets it finish). True if it finished. */
-function runChild(child: string, dir: string, id: string, side: string, killAfterMs?: number): Promise<boolean> {
+/**
+ * When to kill a run: `afterMs` after the child is ready, or `afterMs` after the `nth` time it announced a moment
+ * of the aimed kind (see crash-child.ts). Undefined: the run is let finish.
+ */
+interface Aim {
+  moment?: string;
+  nth?: number;
+  afterMs: number;
+}
+
+/** Runs the child and kills it where `aim` says. True if it finished (or said it was done before the kill). */
+function runChild(child: string, dir: string, id: string, side: string, aim?: Aim): Promise<boolean> {
   const proc = spawn(process.execPath, [child, dir, id, side], { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
   let output = '';
   let armed = false;
+  const trigger = aim?.moment === undefined ? 'ready' : `moment ${aim.moment}\n`;
   return new Promise((resolve, reject) => {
     proc.once('error', reject);
     proc.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (killAfterMs !== undefined && !armed && output.includes('ready')) {
+      if (aim === undefined || armed) return;
+      if (output.split(trigger).length - 1 >= (aim.nth ?? 1)) {
         armed = true;
-        setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
+        setTimeout(() => proc.kill('SIGKILL'), aim.afterMs);
       }
     });
     proc.once('exit', (code, signal) => {
@@ -35,8 +47,11 @@ function runChild(child: string, dir: string, id: string, side: string, killAfte
   });
 }
 
-/** Where a killed run stood, read from the journal it left (what the kill interrupted). */
-function killedDuring(dir: string, id: string): string {
+/**
+ * Where a killed run stood, read from the journal it left: every kind of wait the kill interrupted (a tool can run
+ * while another call of its batch waits for approval and a background result waits to be taken in).
+ */
+function killedDuring(dir: string, id: string): string[] {
   const path = join(dir, `${id}.jsonl`);
   const lines = existsSync(path) ? readFileSync(path, 'utf8').split('\n') : [];
   const records = lines.map((line) => decodeRecord(line)).filter((r): r is JournalRecord => r !== undefined);
@@ -60,13 +75,15 @@ function killedDuring(dir: string, id: string): string {
   );
   const due = records.filter((r) => r.k === 'task' && r.ev === 'settled' && background.has(r.taskId)).length;
   const last = records.at(-1);
-  if (due > records.filter((r) => r.k === 'notice').length) return 'notification pending';
-  if (started.size > 0) return 'tool execution';
-  if (asked.size > 0) return 'approval wait';
-  if (turns.size > 0) return 'model streaming / between steps';
-  if (!last || last.k === 'session') return 'start-up';
-  if (last.k === 'run' && !last.running) return 'after the run';
-  return `after ${last.k}`;
+  const held: string[] = [];
+  if (due > records.filter((r) => r.k === 'notice').length) held.push('notification pending');
+  if (started.size > 0) held.push('tool execution');
+  if (asked.size > 0) held.push('approval wait');
+  if (held.length > 0) return held;
+  if (turns.size > 0) return ['model streaming / between steps'];
+  if (!last || last.k === 'session') return ['start-up'];
+  if (last.k === 'run' && !last.running) return ['after the run'];
+  return [`after ${last.k}`];
 }
 
 /**
@@ -134,24 +151,37 @@ describe('sessions: SIGKILL at random moments', () => {
     const moments = new Map<string, number>();
     let kills = 0;
     let sessionsRun = 0;
-    // Each session is killed at random moments until a run of it finishes; then it is checked and the next
-    // kills go to a new session, until fifty kills have landed. A kill that lands after the child said it was
-    // done does not count. Four sessions go at once: the children mostly wait on their model's latency.
-    // A failed check stops every worker (no child is started once the test has failed and its files go away).
+    // Each session is killed until a run of it finishes; then it is checked and the next kills go to a new session,
+    // until fifty kills have landed. A kill that lands after the child said it was done does not count. Four
+    // sessions go at once: the children mostly wait on their model's latency. A failed check stops every worker
+    // (no child is started once the test has failed and its files go away).
+    // One kill in five is timed from the start; the others are aimed, in turn, a few milliseconds after the child
+    // announced a model call, a tool's start, an approval question or a background result owed to its owner (its
+    // first to fourth such moment since it was started, so that aimed kills land further in as well).
+    const aims = [undefined, 'streaming', 'tool', 'approval', 'notification'] as const;
+    let attempts = 0;
     let failed = false;
     const worker = async () => {
       while (kills < KILLS && !failed) {
         const id = `crashy-${sessionsRun++}`;
         const side = join(dir, `${id}.executions`);
         for (let attempt = 0; !failed; attempt++) {
-          // The first attempts die early (a model call, the first batch), later ones further in; once fifty
-          // kills have landed (or a session has taken fifteen), the run is let finish.
+          // Once fifty kills have landed (or a session has taken fifteen), the run is let finish. Timed kills die
+          // early in the first attempts (a model call, the first batch), later ones further in.
           const enough = kills >= KILLS || attempt >= 15;
-          const delay = enough ? undefined : Math.random() * Math.min(40 + attempt * 40, 300);
-          if (await runChild(child, dir, id, side, delay)) break;
+          const moment = aims[attempts++ % aims.length];
+          const aim: Aim | undefined = enough
+            ? undefined
+            : moment === undefined
+              ? { afterMs: Math.random() * Math.min(40 + attempt * 40, 300) }
+              : {
+                  moment,
+                  nth: 1 + Math.floor(Math.random() * (moment === 'notification' ? 2 : 4)),
+                  afterMs: 1 + Math.random() * 3,
+                };
+          if (await runChild(child, dir, id, side, aim)) break;
           kills++;
-          const moment = killedDuring(dir, id);
-          moments.set(moment, (moments.get(moment) ?? 0) + 1);
+          for (const held of killedDuring(dir, id)) moments.set(held, (moments.get(held) ?? 0) + 1);
         }
         if (failed) return;
         verify(dir, id, side);
@@ -165,8 +195,9 @@ describe('sessions: SIGKILL at random moments', () => {
     const results = await Promise.allSettled([guarded(), guarded(), guarded(), guarded()]);
     for (const result of results) if (result.status === 'rejected') throw result.reason;
     expect(kills).toBeGreaterThanOrEqual(KILLS);
-    // Kills landed at more than one kind of moment (which ones is random; they are reported).
-    expect(moments.size).toBeGreaterThan(1);
     console.log(`crash test: ${kills} kills over ${sessionsRun} sessions:`, Object.fromEntries(moments));
+    // The issue's moments each took kills (a kill counts for every kind of wait it interrupted).
+    for (const kind of ['model streaming / between steps', 'tool execution', 'approval wait', 'notification pending'])
+      expect(moments.get(kind) ?? 0, `kills during ${kind}`).toBeGreaterThan(0);
   }, 300_000);
 });
