@@ -99,6 +99,7 @@ export {
   type SessionsOptions,
   SpawnRefused,
   type StepInfo,
+  SubagentConfigs,
   type SubagentHost,
   type SubagentProfile,
   type SubagentRequest,

@@ -11,6 +11,7 @@ import {
   type Message,
   notificationText,
   type RunResult,
+  SubagentConfigs,
   type TurnStopReason,
   type Usage,
 } from '../index.js';
@@ -90,6 +91,8 @@ export interface TaskRequest {
   parentId: string;
   taskId: string;
   prompt: string;
+  /** The profiles a new child is built from (see `RunRequest.profiles`). */
+  profiles?: string[];
 }
 
 export interface ApprovalAnswer {
@@ -105,6 +108,8 @@ const USAGE = 'usage';
 const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
 /** Background children started and not yet reported. */
 const OPEN_CHILDREN = 'openChildren';
+/** On a subagent: the profiles it is built from, its parent's first (see `RunRequest.profiles`). */
+const PROFILES = 'profiles';
 /** On a subagent: whose task it runs, and whether its result has gone to the parent. */
 const TASK = 'task';
 interface TaskRecord {
@@ -129,6 +134,7 @@ async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
  */
 export function agentObject(options: AgentObjectOptions) {
   const name = options.name ?? 'troupe-agent';
+  const profiles = new SubagentConfigs(options.supervision?.profiles ?? {});
 
   /**
    * A subagent with no open children of its own (or a cancelled one) reports its last turn to its parent's task
@@ -159,7 +165,12 @@ export function agentObject(options: AgentObjectOptions) {
     // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect.
     const control = new TurnControl(ctx, name);
     const scope = journalScope(ctx, (effect, abandon) => control.wait(effect, abandon));
-    const config = options.agent(agentId);
+    // A subagent is built as embedded: its parent's config with its profile applied, down from the root's child.
+    const lineage = options.subagents && agentId.includes('/') ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
+    let config = options.agent(agentId);
+    let kept: readonly string[] | undefined; // the tree tools it keeps (all, unless a profile lists its tools)
+    for (const profile of lineage) ({ config, subagentTools: kept } = profiles.child(config, profile, kept));
+    const keeps = (tool: string) => kept === undefined || kept.includes(tool);
     // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
     const toolConcurrency = config.toolConcurrency ?? 8;
@@ -170,7 +181,7 @@ export function agentObject(options: AgentObjectOptions) {
         sendBook(ctx, name, agentId, 'start', request);
         ctx.set(OPEN_CHILDREN, ++open);
       };
-      tools.push(subagentTool(scope, turns, start));
+      if (keeps('agent')) tools.push(subagentTool(scope, turns, start));
       const call = (key: string, request: RunRequest) =>
         ctx.genericCall<RunRequest, HandOff>({
           service: name,
@@ -191,7 +202,10 @@ export function agentObject(options: AgentObjectOptions) {
           acquire: (n, max) => acquireSlots(ctx, name, n, max),
           release: (n) => releaseSlots(ctx, name, n),
           supervision: options.supervision ?? {},
-        }),
+          profiles,
+          lineage,
+          check: (profile) => profiles.child(config, profile, kept),
+        }).filter((tool) => keeps(tool.name)),
       );
     }
     // The approval timeout is a durable timer here (below), not the runtime's in-process one, which a replay restarts.
@@ -276,6 +290,7 @@ export function agentObject(options: AgentObjectOptions) {
        */
       task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome | null> => {
         ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
+        if (request.profiles) ctx.set(PROFILES, request.profiles);
         let turn: Awaited<ReturnType<typeof hostTurn>> | undefined;
         try {
           turn = await hostTurn(ctx, request.prompt);
@@ -302,6 +317,7 @@ export function agentObject(options: AgentObjectOptions) {
        */
       run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<HandOff> => {
         try {
+          if (request.profiles) ctx.set(PROFILES, request.profiles);
           if (request.fresh) await clearHistory(ctx);
           return (await hostTurn(ctx, request.prompt)).handOff;
         } catch (error) {

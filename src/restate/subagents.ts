@@ -3,6 +3,7 @@ import {
   type AnyTool,
   type JoinPolicy,
   SpawnRefused,
+  type SubagentConfigs,
   type SubagentHost,
   type SubagentRequest,
   type SupervisionOptions,
@@ -18,7 +19,7 @@ import type { BookedTask, BookStart } from './task-book.js';
 /** What of the embedded supervision options applies to agents hosted on Restate. */
 export type HostedSupervision = Pick<
   SupervisionOptions,
-  'concurrency' | 'maxDepth' | 'maxAgents' | 'maxRestarts' | 'restartDelayMs'
+  'concurrency' | 'maxDepth' | 'maxAgents' | 'maxRestarts' | 'restartDelayMs' | 'profiles'
 >;
 
 /** What the subagent tools of one hosted turn need from its object. */
@@ -37,6 +38,11 @@ export interface HostedTree {
   acquire(n: number, max: number): restate.RestatePromise<SlotGrant>;
   release(n: number): void;
   supervision: HostedSupervision;
+  /** The tree's profiles, and the profiles this agent was built from (root first; none for a root). */
+  profiles: SubagentConfigs;
+  lineage: readonly string[];
+  /** Checks that a child of this agent can be built from a profile (the embedded refusals otherwise). */
+  check(profile: string): void;
 }
 
 /**
@@ -60,7 +66,13 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     return grants.map((grant, i) => (grant.granted ? undefined : tooManyAgents(sizes[i] ?? 0, maxAgents, grant.open)));
   };
   const startChild = (parentId: string) => (task: HostedTask, fresh: boolean) =>
-    tree.call(task.agentId, { parentId, taskId: task.taskId, prompt: task.prompt, ...(fresh ? { fresh } : {}) });
+    tree.call(task.agentId, {
+      parentId,
+      taskId: task.taskId,
+      prompt: task.prompt,
+      ...(task.profiles ? { profiles: task.profiles } : {}),
+      ...(fresh ? { fresh } : {}),
+    });
   // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
   let waiting: { batch: Batch; fail(error: unknown): void }[] | undefined;
   const runTogether = (callerId: string, batch: Omit<Batch, 'done'>) =>
@@ -90,15 +102,17 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       });
     });
   const host: SubagentHost = {
-    profileNames: [],
-    profileDescription: () => undefined,
+    profileNames: tree.profiles.names,
+    profileDescription: (name) => tree.profiles.description(name),
     async run(callerId, requests, background, _signal, join, callId) {
-      const tasks = tasksOf(callerId, requests, tree.turn, callId ?? 'call', maxDepth, join);
+      const tasks = tasksOf(callerId, requests, tree, callId ?? 'call', maxDepth, join);
       if (background) {
         await serially(tree.scope, async () => {
           const [refused] = await acquire([tasks.length]);
           if (refused) throw refused;
-          for (const task of tasks) tree.start({ taskId: task.taskId, agentId: task.agentId, prompt: task.prompt });
+          for (const { taskId, agentId, prompt, profiles } of tasks) {
+            tree.start({ taskId, agentId, prompt, ...(profiles ? { profiles } : {}) });
+          }
         });
         return { taskIds: tasks.map((task) => task.taskId) };
       }
@@ -130,13 +144,14 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
 
 /**
  * A batch's tasks, named from the turn and the call (`t<turn>.<call>`, and `.<i>` in a swarm), or refused with the
- * embedded tree's words: no tasks, a join that cannot be met, a depth past `maxDepth`, a profile or a resumed agent
- * that is not this agent's.
+ * embedded tree's words: no tasks, a join that cannot be met, a depth past `maxDepth`, a profile that cannot be
+ * built, a resumed agent that is not this agent's. A new child carries the profiles it is built from (this agent's,
+ * then its own); a resumed one keeps its own.
  */
 function tasksOf(
   callerId: string,
   requests: readonly SubagentRequest[],
-  turn: number,
+  tree: HostedTree,
   callId: string,
   maxDepth: number,
   join: JoinPolicy | undefined,
@@ -155,12 +170,15 @@ function tasksOf(
     );
   }
   const single = requests.length === 1;
+  const { turn } = tree;
   return requests.map((request, index) => {
-    if (request.profile !== undefined && request.profile !== 'default') {
-      throw new SpawnRefused(`Unknown profile "${request.profile}". Profiles: default.`);
-    }
     const taskId = single ? `t${turn}.${callId}` : `t${turn}.${callId}.${index}`;
-    if (request.agentId === undefined) return { taskId, agentId: `${callerId}/${taskId}`, prompt: request.prompt };
+    if (request.agentId === undefined) {
+      const profile = request.profile ?? 'default';
+      tree.check(profile);
+      const profiles = [...tree.lineage, profile];
+      return { taskId, agentId: `${callerId}/${taskId}`, prompt: request.prompt, profiles };
+    }
     // A resume continues the child object's history: only a child of this agent.
     const own = request.agentId.startsWith(`${callerId}/`) && !request.agentId.slice(callerId.length + 1).includes('/');
     if (!own) throw new SpawnRefused(`Agent ${request.agentId} is not one of your subagents`);

@@ -16,6 +16,8 @@ export interface HostedTask {
   taskId: string;
   agentId: string;
   prompt: string;
+  /** A new child's profiles, its parent's first (see `RunRequest`); a resumed child keeps its own. */
+  profiles?: string[];
 }
 
 /** What a child's `run` handler answers: its hand-off, as the embedded tree makes it. */
@@ -34,6 +36,11 @@ export interface RunRequest {
   prompt: string;
   /** A restart: the child starts again from the prompt with a fresh history (the failed attempt's is dropped). */
   fresh?: boolean;
+  /**
+   * The subagent profiles a new child is built from, root's child first: its config is `agent(id)` with each
+   * applied in turn, as embedded a child's settings are its parent's with its profile applied.
+   */
+  profiles?: string[];
 }
 
 export interface BatchOptions {

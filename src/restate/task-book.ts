@@ -28,8 +28,8 @@ export interface BookStart {
   taskId: string;
   agentId: string;
   prompt: string;
-  /** The child's profile (its config is derived from it, see `profiles.ts`). */
-  profile?: string;
+  /** The profiles a new child is built from (see `RunRequest`). */
+  profiles?: string[];
 }
 
 /** A child's end, as it tells the book (its hand-off). */
@@ -101,7 +101,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
             parentId: ctx.key,
             taskId: request.taskId,
             prompt: request.prompt,
-            ...(request.profile === undefined ? {} : { profile: request.profile }),
+            ...(request.profiles ? { profiles: request.profiles } : {}),
           },
           inputSerde: json,
         });

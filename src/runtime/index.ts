@@ -41,6 +41,7 @@ export {
   type SessionsOptions,
   sessions,
 } from './session-manager.js';
+export { type ProfiledConfig, SubagentConfigs } from './subagent-profiles.js';
 export {
   type SubagentHost,
   type SubagentRequest,

@@ -3,12 +3,16 @@ import { embeddedBoss, toolResults, withoutIds } from './fixtures/embedded.js';
 import { type Harness, startHarness, until } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 
-// The supervision options of an embedded tree, hosted: `maxAgents` counted per tree root by Restate, with the
-// embedded refusals and the same texts.
+// The supervision options of an embedded tree, hosted: `maxAgents` counted per tree root by Restate, subagent
+// profiles; the same refusals and texts as embedded.
+
+const PROFILES = {
+  terse: { description: 'answers in one word', system: 'Answer in one word.', tools: ['count'] },
+};
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness('limits', { supervision: { maxAgents: 2 } });
+  harness = await startHarness('limits', { supervision: { maxAgents: 2, profiles: PROFILES } });
 }, 90_000);
 
 afterAll(() => harness?.close());
@@ -39,4 +43,25 @@ it('maxAgents on Restate: a batch past the tree-wide limit is refused with the e
   // The same texts embedded, ids aside.
   const embedded = await embeddedBoss('limits', { maxAgents: 2 }, { notified: true });
   expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(results));
+}, 120_000);
+
+it('subagent profiles on Restate: a child runs with its profile (system prompt, tools), an unknown one is refused, as embedded', async () => {
+  const root = 'boss-profiles-1';
+  const outcome = await harness.client.prompt(root, 'profiles');
+  const history = await harness.client.history(root);
+  expectValidHistory(history);
+  const results = toolResults(history);
+  expect(results).toEqual([
+    'system: Answer in one word.; tools: count',
+    'Unknown profile "nope". Profiles: default, terse.',
+    'system: none',
+  ]);
+  // The model is told of the profile by name and description.
+  expect(outcome.text).toContain('one of \\"terse\\" (answers in one word)');
+  const embedded = await embeddedBoss('profiles', { maxAgents: 2, profiles: PROFILES });
+  expect(toolResults(embedded)).toEqual(results);
+  const last = embedded.at(-1);
+  expect(last?.role === 'assistant' ? last.content.map((part) => ('text' in part ? part.text : '')).join('') : '').toBe(
+    outcome.text,
+  );
 }, 120_000);
