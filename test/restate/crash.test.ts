@@ -372,6 +372,41 @@ it("a failed subagent's restart waits on a durable timer: killed during the back
   second.process.kill('SIGKILL');
 }, 120_000);
 
+it("a failed background subagent's restart waits on a durable timer: killed during the backoff, it reports once", async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 0);
+  await server.register(first.url);
+  const root = 'boss-bgbackoff-1';
+  const child = `${root}/t0.a0`;
+  expect((await client.prompt(root, 'background ["flaky b"]')).text).toBe('joined');
+  // The child's task failed; its invocation waits 3 s before the restart, and its worker dies meanwhile.
+  let task = '';
+  await until(async () => {
+    const rows = await sql<{ id: string }>(
+      `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'task'`,
+    );
+    task = rows[0]?.id ?? '';
+    return task !== '';
+  }, "the child's task invocation");
+  await untilJournaled(task, "entry_type = 'Command: Sleep'", 'the restart backoff');
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  await until(async () => notificationsOf(await client.history(root)).length > 0, "the child's report");
+  await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second report, which must not come
+  expect(notificationsOf(await client.history(root))).toEqual([
+    expect.stringMatching(/status="completed">recovered b</),
+  ]);
+  // Two attempts (the refused one, the restart) and one backoff in the child's journal across both of its
+  // invocation's attempts: the new worker waited on the journaled timer rather than starting one of its own.
+  expect(countOf(`model ${child}`)).toBe(2);
+  expect(await journalRows(task, "entry_type = 'Command: Sleep'")).toHaveLength(1);
+  expect((await client.history(child)).map((message) => message.role)).toEqual(['user', 'assistant']);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
 // One batch of three calls, the slow one first: the two quick calls run (and are journaled) while it runs, and the
 // worker is killed after their results are journaled. The replay reads them back and closes the slow call.
 it("a batch's calls run together; killed after the second result is journaled, none runs again", async () => {
