@@ -119,6 +119,11 @@ export class AgentJournal implements Recording {
     return this.given.has(message);
   }
 
+  /** The journaled turns in order, each with its input id (`notify.<taskId>` for a turn notifications opened). */
+  turnOrder(): Array<{ turn: number; inputId: string }> {
+    return [...this.turnInputs].sort(([a], [b]) => a - b).map(([turn, inputId]) => ({ turn, inputId }));
+  }
+
   /**
    * The turn that notifications opened at this length of the history, when the journal has one there: an idle
    * agent woken by its background results (`NOTIFY`; such a turn has no `input` record, its inputId is

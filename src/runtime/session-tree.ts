@@ -227,13 +227,56 @@ export class TreeJournal implements TreeObserver {
       });
       this.offs.push(stop);
     }
-    // Queued in order: each journaled turn replays, the first unfinished one goes on live, the rest follow it.
-    for (const [inputId, input] of journal.inputs) {
-      actor.send({
-        type: 'PROMPT',
-        input: { inputId, messages: input.messages, expectsOutput: input.expectsOutput },
-      });
+    // As a subagent's: its own background batches come back, and their results are held until it has caught up.
+    this.replays.get(env.agentId)?.stop();
+    this.replays.set(env.agentId, new SubagentReplay(journal, env, this.tree));
+    this.replayInputs(journal, actor);
+  }
+
+  /**
+   * A member's journaled inputs, in the journal's turn order: queued together, each journaled turn replays and the
+   * first unfinished one goes on live, the rest follow it. A turn its background results opened (no input: the
+   * member was idle) is opened again by its replay when the member goes idle there (SubagentReplay), so the prompts
+   * journaled after it are sent only once it has been replayed.
+   */
+  private replayInputs(journal: AgentJournal, actor: AnyActorRef): void {
+    const segments: Array<{ after: number; inputIds: string[] }> = [{ after: 0, inputIds: [] }];
+    const turned = new Set<string>();
+    for (const { turn, inputId } of journal.turnOrder()) {
+      turned.add(inputId);
+      if (inputId.startsWith('notify.')) segments.push({ after: turn, inputIds: [] });
+      else if (journal.inputs.has(inputId)) segments.at(-1)?.inputIds.push(inputId);
     }
+    for (const inputId of journal.inputs.keys()) if (!turned.has(inputId)) segments.at(-1)?.inputIds.push(inputId);
+    const send = (inputIds: string[]) => {
+      for (const inputId of inputIds) {
+        const input = journal.inputs.get(inputId);
+        if (!input) continue;
+        actor.send({
+          type: 'PROMPT',
+          input: { inputId, messages: input.messages, expectsOutput: input.expectsOutput },
+        });
+      }
+    };
+    send(segments[0]?.inputIds ?? []);
+    let next = 1;
+    if (segments.length === 1) return;
+    const subscription = actor.subscribe({
+      next: (snapshot: { matches(state: string): boolean; context: { turn: number } }) => {
+        if (!snapshot.matches('idle')) return;
+        for (
+          let segment = segments[next];
+          segment && snapshot.context.turn >= segment.after;
+          segment = segments[next]
+        ) {
+          next++;
+          send(segment.inputIds);
+        }
+        if (next >= segments.length) subscription.unsubscribe();
+      },
+      error: () => {},
+    });
+    this.offs.push(() => subscription.unsubscribe());
   }
 
   /** Every task of the tree's batches, with its result once settled. */

@@ -356,4 +356,86 @@ describe('sessions: members of a supervisor on a session', () => {
     const indices = records.filter((r) => r.k === 'msg' && r.a === 'streamer').map((r) => r.i);
     expect(indices).toEqual(rebuilt.messages.map((_, i) => i));
   });
+  it("rebuilds a member's own background subagent, and the turn its result opened between two prompts", async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const runs: string[] = [];
+    const hanging = latch();
+    const tools = [
+      defineTool({
+        name: 'work',
+        description: 'w',
+        schema: z.object({}),
+        execute: () => {
+          runs.push('work');
+          return 'worked';
+        },
+      }),
+      defineTool({
+        name: 'hang',
+        description: 'h',
+        schema: z.object({}),
+        execute: () => {
+          runs.push('hang');
+          hanging.resolve();
+          return new Promise<string>(() => {});
+        },
+      }),
+    ];
+    const script = (request: ModelRequest): ScriptedAnswer => {
+      const last = request.messages.at(-1);
+      if (taskOf(request) === 'leaf') {
+        return last?.role === 'tool'
+          ? { text: 'leaf done' }
+          : { toolCalls: [{ id: 'leaf_work', name: 'work', args: {} }] };
+      }
+      if (last?.role === 'user' && last.source === 'notification') return { text: 'saw leaf' };
+      if (last?.role === 'user' && textOf(last) === 'more')
+        return { toolCalls: [{ id: 'm_hang', name: 'hang', args: {} }] };
+      if (last?.role === 'user') {
+        return { toolCalls: [{ id: 'm_bg', name: 'agent', args: { prompt: 'leaf', background: true } }] };
+      }
+      return { text: last?.role === 'tool' && resultText(last.content[0]).includes('hang') ? 'after hang' : 'waiting' };
+    };
+    const supervisor = createSupervisor({ model: scriptedModel(script), tools, session });
+    const member = supervisor.agent({ id: 'owner', tools });
+    const woken = new Promise<void>((resolve) => {
+      supervisor.on('turn_end', (event) => {
+        if (event.agentId === 'owner' && event.inputId.startsWith('notify.')) resolve();
+      });
+    });
+    await member.prompt('go');
+    await woken; // leaf's result woke the idle member: a turn of its own, between the two prompts
+    void member.prompt('more');
+    await hanging.promise;
+    const before = member.messages.map((m) => m.role);
+    const crashed = crashCopy(dir);
+    session.close();
+    await supervisor.stop();
+
+    const model = scriptedModel(script);
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const again = createSupervisor({ model, tools, session: reopened });
+    const rebuilt = again.agent({ id: 'owner', tools });
+    await reopened.idle();
+    expect(runs).toEqual(['work', 'hang']); // nothing ran again
+    expect(model.requests).toHaveLength(1); // the step after the interrupted call only
+    expect(rebuilt.messages.slice(0, before.length).map((m) => m.role)).toEqual(before);
+    expect(rebuilt.messages.filter((m) => m.role === 'user').map((m) => m.source)).toEqual([
+      'prompt',
+      'notification',
+      'prompt',
+    ]);
+    expectValidHistory(rebuilt.messages);
+    reopened.close();
+    await again.stop();
+    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(records.filter((r) => r.k === 'notice')).toHaveLength(1);
+    expect(records.filter((r) => r.k === 'task' && r.ev === 'settled')).toHaveLength(1);
+    const indices = records.filter((r) => r.k === 'msg' && r.a === 'owner').map((r) => r.i);
+    expect(indices).toEqual(rebuilt.messages.map((_, i) => i));
+  });
 });
