@@ -16,7 +16,7 @@ import {
   type Usage,
 } from '../index.js';
 import { acquireSlots, releaseSlots, slotsObject } from './agent-slots.js';
-import { controlObject, DOORBELL, TurnControl, takeMessages } from './control.js';
+import { controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
@@ -112,6 +112,11 @@ const OPEN_CHILDREN = 'openChildren';
 const PROFILES = 'profiles';
 /** On a subagent: whose task it runs, and whether its result has gone to the parent. */
 const TASK = 'task';
+/** A hosted turn's answer to its caller, and its hand-off to a parent waiting for it. */
+interface HostedTurn {
+  outcome: TurnOutcome;
+  handOff: HandOff;
+}
 interface TaskRecord {
   parentId: string;
   taskId: string;
@@ -148,22 +153,29 @@ export function agentObject(options: AgentObjectOptions) {
     ctx.set(TASK, { ...task, reported: true });
   }
 
-  async function runTurn(ctx: restate.ObjectContext, input: string, steers: string[] = []): Promise<TurnOutcome> {
-    return (await hostTurn(ctx, input, steers)).outcome;
+  async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
+    return (await hostTurn(ctx, input)).outcome;
   }
 
-  /** One turn; `steers` join it at its first step boundary (more steers than one that found no turn running). */
-  async function hostTurn(
-    ctx: restate.ObjectContext,
-    input: string,
-    steers: string[] = [],
-  ): Promise<{ outcome: TurnOutcome; handOff: HandOff }> {
+  /**
+   * One turn (and, when steers came after an interrupt, the turns they start). Without an input (the `steered`
+   * fallback) the turn is opened by the steers that waited for it, if any.
+   */
+  async function hostTurn(ctx: restate.ObjectContext, input: string): Promise<HostedTurn>;
+  async function hostTurn(ctx: restate.ObjectContext, input: undefined): Promise<HostedTurn | null>;
+  async function hostTurn(ctx: restate.ObjectContext, input: string | undefined): Promise<HostedTurn | null> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
     const history: Message[] = [];
     for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
-    // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect.
+    // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect;
+    // those that no turn took yet are this one's first.
     const control = new TurnControl(ctx, name);
+    const opening = openingOf(input, await takeMessages(ctx, name));
+    if (!opening) {
+      control.end();
+      return null;
+    }
     const scope = journalScope(ctx, (effect, abandon) => control.wait(effect, abandon));
     // A subagent is built as embedded: its parent's config with its profile applied, down from the root's child.
     const lineage = options.subagents && agentId.includes('/') ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
@@ -252,19 +264,32 @@ export function agentObject(options: AgentObjectOptions) {
       );
     });
     try {
-      const running = agent.prompt(input);
-      for (const text of steers) agent.steer(text);
-      const result = await running;
+      const running = agent.prompt(opening.prompt);
+      for (const message of opening.messages) control.apply(message);
+      const results = [await running];
       // An interrupted turn may still be finishing an aborted call's journal entry: the turn's effects come first.
       await scope.tail;
+      // Steers sent after an interrupt start a turn of their own, as on an idle embedded agent (not once Restate
+      // has cancelled this invocation: its task is over).
+      for (let next = control.followUp(); next && !cancelled; next = control.followUp()) {
+        const [first = '', ...rest] = next;
+        const following = agent.prompt(first);
+        for (const text of rest) agent.steer(text);
+        results.push(await following);
+        await scope.tail;
+      }
       control.end();
-      ctx.set(turnKey(turns), result.messages);
-      ctx.set(TURNS, turns + 1);
-      const usage = addUsage((await ctx.get<Usage>(USAGE)) ?? emptyUsage(), result.usage);
+      let usage = (await ctx.get<Usage>(USAGE)) ?? emptyUsage();
+      results.forEach((turn, i) => {
+        ctx.set(turnKey(turns + i), turn.messages);
+        usage = addUsage(usage, turn.usage);
+      });
+      ctx.set(TURNS, turns + results.length);
       ctx.set(USAGE, usage);
+      const [result] = results as [RunResult];
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
-        handOff: cancelled ? CANCELLED : handOffOf(result as RunResult),
+        handOff: cancelled ? CANCELLED : handOffOf(result),
       };
     } finally {
       offEvents?.();
@@ -337,15 +362,11 @@ export function agentObject(options: AgentObjectOptions) {
 
       /**
        * Steers and interrupts that no running turn took (control.ts): the control object sends this after each,
-       * so it runs after the turn it was meant for. Steers after the last interrupt start a turn of their own.
+       * so a turn runs after the one they were meant for even with no prompt waiting (a turn that starts first takes
+       * them instead). Steers after the last interrupt open a turn of their own.
        */
-      steered: async (ctx: restate.ObjectContext): Promise<TurnOutcome | null> => {
-        const messages = await takeMessages(ctx, name);
-        const last = messages.findLastIndex((message) => message.kind === 'interrupt');
-        const steers = messages.slice(last + 1).flatMap((message) => (message.kind === 'steer' ? [message.text] : []));
-        const [first, ...rest] = steers;
-        return first === undefined ? null : runTurn(ctx, first, rest);
-      },
+      steered: async (ctx: restate.ObjectContext): Promise<TurnOutcome | null> =>
+        (await hostTurn(ctx, undefined))?.outcome ?? null,
 
       /** The running turn's doorbell (an awakeable id), for the control object to ring; null between turns. */
       doorbell: restate.handlers.object.shared(

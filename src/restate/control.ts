@@ -9,7 +9,8 @@ import * as restate from '@restatedev/restate-sdk';
  * 1. A turn creates its doorbell at its start and stores the id in its object's state (`doorbell`), where the
  *    control object reads it (through the agent object's shared `doorbell` handler).
  * 2. `steer` / `interrupt` on the control object append the message to its state, ring the doorbell, and send the
- *    agent object a `steered` message, which runs whatever no turn took (below).
+ *    agent object a `steered` message, which runs whatever no turn took (below). An interrupt while no turn runs
+ *    (no doorbell) has nothing to stop and is dropped at once.
  * 3. The turn races every effect it waits for (a model call, a tool call, an approval, a timer) with its doorbell.
  *    When it rings, the turn arms a new doorbell, *then* takes the messages (a call to the control object, so the
  *    taking is in the turn's journal), and hands them to the agent: `steer()` joins the next step boundary, as
@@ -21,9 +22,12 @@ import * as restate from '@restatedev/restate-sdk';
  * took it; a replay (a worker killed after the take) reads the same answer back and applies the same messages at
  * the same place, since the ring is a journaled notification and Restate's combinators see notifications in journal
  * order. Arming before taking means a message appended after the take rings the new doorbell. A message no turn
- * takes (it came between turns, or rang a turn that was already ending) is taken by the `steered` invocation, which
- * Restate runs after the current turn: steers then start a turn of their own, as a steer of an idle embedded agent
- * does; an interrupt with no turn to stop is dropped.
+ * took (it came between turns, or rang a turn that was already ending) is taken by the next turn of the key at its
+ * start, whichever invocation runs it, as it would reach the next turn embedded (`openingOf`): a prompt queued
+ * behind the ending turn is steered or interrupted by it; with none, the `steered` invocation runs the steers as a
+ * turn of their own, as a steer of an idle embedded agent does. Steers taken after an interrupt start a turn of
+ * their own once the interrupted one has ended (embedded, the interrupt leaves the agent idle, and a steer then
+ * starts a turn).
  */
 export type ControlMessage = { kind: 'steer'; text: string } | { kind: 'interrupt' };
 
@@ -52,10 +56,10 @@ export function takeMessages(ctx: restate.ObjectContext, agentObjectName: string
 /** The control object of the agents hosted by the object named `agentObjectName` (served beside it). */
 export function controlObject(agentObjectName: string) {
   async function accept(ctx: restate.ObjectContext, message: ControlMessage): Promise<null> {
-    ctx.set(PENDING, [...((await ctx.get<ControlMessage[]>(PENDING)) ?? []), message]);
-    // A shared handler of the agent's object reads its state as of now (a call started after the append, so a
-    // turn that took before it has armed its next doorbell already). Ringing a doorbell twice, or the doorbell of a
-    // turn that has ended, wakes nothing: the messages stay here until taken.
+    // A shared handler of the agent's object reads its state as of now. No take can run before this invocation
+    // ends (both are exclusive handlers of this object), and a turn always arms its next doorbell before it takes,
+    // so a message appended here is taken by the turn that rang, or by a later take. Ringing a doorbell twice, or
+    // the doorbell of a turn that has ended, wakes nothing: the messages stay here until taken.
     const doorbell = await ctx.genericCall<null, string | null>({
       service: agentObjectName,
       method: 'doorbell',
@@ -64,6 +68,9 @@ export function controlObject(agentObjectName: string) {
       inputSerde: json,
       outputSerde: json,
     });
+    // No turn runs: an interrupt has nothing to stop (an idle embedded agent ignores one too).
+    if (!doorbell && message.kind === 'interrupt') return null;
+    ctx.set(PENDING, [...((await ctx.get<ControlMessage[]>(PENDING)) ?? []), message]);
     if (doorbell) ctx.resolveAwakeable(doorbell, null);
     ctx.genericSend({ service: agentObjectName, method: 'steered', key: ctx.key, parameter: null, inputSerde: json });
     return null;
@@ -86,6 +93,21 @@ export function controlObject(agentObjectName: string) {
   });
 }
 
+/**
+ * How a turn opens, given what waited for it in the control object (messages that rang a turn as it ended, or
+ * came between turns): embedded, they would have reached the turn that runs next, so this turn applies them at
+ * its start, in order (a steer joins its first step boundary; an interrupt stops it). Without a prompt (the
+ * `steered` fallback) there is no turn to stop: the steers after the last interrupt start one, or nothing runs.
+ */
+export function openingOf(
+  prompt: string | undefined,
+  waiting: ControlMessage[],
+): { prompt: string; messages: ControlMessage[] } | null {
+  if (prompt !== undefined) return { prompt, messages: waiting };
+  const [first, ...rest] = waiting.slice(waiting.findLastIndex((message) => message.kind === 'interrupt') + 1);
+  return first?.kind === 'steer' ? { prompt: first.text, messages: rest } : null;
+}
+
 /** What a turn does with a message: the hosted agent's own `steer` and `interrupt`. */
 export interface Controllable {
   steer(text: string): void;
@@ -101,6 +123,8 @@ export class TurnControl {
   private target: Controllable | undefined;
   /** An interrupt was applied: waits that may be given up (approvals, backoff) return at once. */
   interrupted = false;
+  /** Steers applied after an interrupt: the interrupted turn is over for them, so they start one of their own. */
+  private followUps: string[] = [];
 
   constructor(
     private readonly ctx: restate.ObjectContext,
@@ -115,9 +139,21 @@ export class TurnControl {
 
   apply(message: ControlMessage): void {
     if (message.kind === 'interrupt') {
+      if (this.interrupted) return;
       this.interrupted = true;
       this.target?.interrupt();
-    } else this.target?.steer(message.text);
+    } else if (this.interrupted) this.followUps.push(message.text);
+    else this.target?.steer(message.text);
+  }
+
+  /**
+   * Steers that came after an interrupt, for a turn of their own once the interrupted one has ended (an embedded
+   * agent, idle after the interrupt, starts one for a steer); that turn's waits are not given up.
+   */
+  followUp(): string[] | undefined {
+    if (this.followUps.length === 0) return undefined;
+    this.interrupted = false;
+    return this.followUps.splice(0);
   }
 
   /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
-import { untilJournaled } from './fixtures/journal.js';
+import { takesAnswered } from './fixtures/journal.js';
 
 // Steering and interrupting hosted turns (src/restate/control.ts), on a real restate-server with the worker in this
 // process, so that the `gated` tool waits for a gate the test opens. crash.test.ts kills a worker with a steer
@@ -47,9 +47,10 @@ const userTexts = (history: Message[]) =>
 it('a steer joins the running turn at its next step boundary, once', async () => {
   const turn = await harness.client.send('steer-1', 'work');
   await until(() => executions().includes('start steer-1 g1'), 'the gated tool to start');
+  const taken = await takesAnswered(harness.server.adminUrl, turn);
   const steer = await harness.client.steer('steer-1', 'also tea');
   // The turn has taken it (the take is a call in the turn's journal) while its tool still runs.
-  await untilJournaled(harness.server.adminUrl, turn, "entry_type = 'Command: Call'", 'the take');
+  await until(async () => (await takesAnswered(harness.server.adminUrl, turn)) > taken, 'the take');
   open('steer-1');
   const outcome = await harness.client.result(turn);
   // The model was asked again after the tool's result with the steer in the history: it heard both.
@@ -91,4 +92,53 @@ it('a steer with no turn running starts one; an interrupt with none running chan
   expect(userTexts(history)).toEqual(['hello']);
   expect(history.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'heard: hello' }] });
   expect((await harness.client.prompt('steer-idle-1', 'next')).text).toBe('heard: hello | next');
+}, 60_000);
+
+it('a steer that rings a turn as it ends joins the turn queued next, as embedded', async () => {
+  // The first turn's final answer is held in review (a hook, outside every journaled wait): the turn is ending and
+  // will not take anything more. A prompt is already waiting for the key when the steer rings.
+  const first = await harness.client.send('steer-late-1', 'first');
+  await until(() => gates.has('steer-late-1:review'), 'the final answer in review');
+  const second = await harness.client.send('steer-late-1', 'second');
+  await harness.client.result(await harness.client.steer('steer-late-1', 'also tea'));
+  open('steer-late-1:review');
+  expect((await harness.client.result(first)).text).toBe('heard: first');
+  // The queued turn took it at its start; embedded, a steer after the turn's end joins the next turn the same way.
+  expect((await harness.client.result(second)).text).toBe('heard: first | second | also tea');
+  expect((await harness.client.prompt('steer-late-1', 'bye')).text).toBe('heard: first | second | also tea | bye');
+  expect(userTexts(await harness.client.history('steer-late-1'))).toEqual(['first', 'second', 'also tea', 'bye']);
+}, 60_000);
+
+it('an interrupt that rings a turn as it ends stops the turn queued next, once', async () => {
+  const first = await harness.client.send('steer-late-2', 'first');
+  await until(() => gates.has('steer-late-2:review'), 'the final answer in review');
+  const second = await harness.client.send('steer-late-2', 'second');
+  await harness.client.result(await harness.client.interrupt('steer-late-2'));
+  open('steer-late-2:review');
+  expect(await harness.client.result(first)).toMatchObject({ stopReason: 'completed', text: 'heard: first' });
+  expect(await harness.client.result(second)).toMatchObject({ stopReason: 'interrupted' });
+  // Taken by that turn alone: the next one runs to its end.
+  expect(await harness.client.prompt('steer-late-2', 'third')).toMatchObject({
+    stopReason: 'completed',
+    text: 'heard: first | second | third',
+  });
+  expectValidHistory(await harness.client.history('steer-late-2'));
+}, 60_000);
+
+it('a steer taken with an interrupt before it starts a turn of its own after the interrupted one', async () => {
+  // The call waits in gating (a hook, no journaled wait) while both are sent: its first wait takes them together.
+  const turn = await harness.client.send('steer-follow-1', 'work');
+  await until(() => gates.has('steer-follow-1:gating'), 'the call in gating');
+  await harness.client.result(await harness.client.interrupt('steer-follow-1'));
+  await harness.client.result(await harness.client.steer('steer-follow-1', 'also tea'));
+  open('steer-follow-1:gating');
+  expect(await harness.client.result(turn)).toMatchObject({ stopReason: 'interrupted' });
+  const history = await harness.client.history('steer-follow-1');
+  expectValidHistory(history);
+  expect(userTexts(history)).toEqual(['work', 'also tea']);
+  expect(history.at(-1)).toMatchObject({
+    role: 'assistant',
+    content: [{ type: 'text', text: 'heard: work | also tea' }],
+  });
+  expect(executions()).not.toContain('ran steer-follow-1 g1');
 }, 60_000);
