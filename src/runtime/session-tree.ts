@@ -5,8 +5,9 @@ import { type JoinPolicy, joinDecided, notificationMessage, type UserMessage } f
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
 import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
+import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
+import { AgentJournal, markReplayed } from './session-restore.js';
 import { notifiedTasks, SubagentReplay } from './subagent-replay.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from './supervisor-tree.js';
@@ -188,95 +189,21 @@ export class TreeJournal implements TreeObserver {
   }
 
   /**
-   * A member of a supervisor (`supervisor.agent()`) on the session: journaled from now on, and when the journal
-   * knows it (the same id, after a restart), rebuilt by replaying its journal: every input again, in order, each
-   * turn answered from its recorded answers and results (nothing runs twice), until the first turn the journal
-   * has not finished goes on live. A spawned member cannot be given a machine snapshot, so it replays from its
-   * first message. A steer that had joined joins again at the same step boundary (`steersAt`); one still waiting
-   * at the crash is sent again once the replay has caught up.
+   * A member of a supervisor (`supervisor.agent()`) on the session, journaled and, when the journal knows it,
+   * rebuilt (see member-replay.ts). Its recorder and replay are kept here with the subagents', whose bus handlers
+   * serve it alike (approvals given again, its own background batches re-attached, notifications joining again).
    */
   member(env: AgentEnv, actor: AnyActorRef): void {
     const journal = this.journalOf(env.agentId);
-    const known = journal.journaled.messages > 0 || journal.inputs.size > 0;
-    const journaled = copyJournaled(journal.journaled);
-    if (!known) {
-      // A new member: its starting history is the journal's first fact of it.
-      env.transcript.messages.forEach((m, i) => {
-        this.sink.add({ k: 'msg', s: 0, a: env.agentId, i, turn: 0, step: 0, m });
-      });
-      journaled.messages = env.transcript.length;
-    }
-    const recorder = new SessionRecorder(env, this.sink, journaled);
+    const recorder = recordMember(env, actor, journal, this.sink, this.dir);
     this.recorders.get(env.agentId)?.stop();
     this.recorders.set(env.agentId, recorder);
-    recorder.watchApprovals(actor);
-    env.onInput = (input) => recorder.input(input.inputId, input.messages, input.expectsOutput);
-    if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
-    if (!known) return;
-    for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
-    env.recording = journal;
-    markReplayed(env, journal);
-    // Steers that were still waiting for a step boundary: sent again once the replay has caught up (afterCatchUp).
-    const waiting = journal.waitingSteers(0);
-    if (waiting.length > 0) {
-      const stop = afterCatchUp(env, actor, journal.messages.length, () => {
-        for (const record of waiting) {
-          recorder.knowSteer(record.message);
-          actor.send({ type: 'STEER', message: record.message });
-        }
-      });
-      this.offs.push(stop);
-    }
+    if (!knowsMember(journal)) return;
+    this.offs.push(replayMember(env, actor, journal, recorder));
     // As a subagent's: its own background batches come back, and their results are held until it has caught up.
     this.replays.get(env.agentId)?.stop();
     this.replays.set(env.agentId, new SubagentReplay(journal, env, this.tree));
-    this.replayInputs(journal, actor);
-  }
-
-  /**
-   * A member's journaled inputs, in the journal's turn order: queued together, each journaled turn replays and the
-   * first unfinished one goes on live, the rest follow it. A turn its background results opened (no input: the
-   * member was idle) is opened again by its replay when the member goes idle there (SubagentReplay), so the prompts
-   * journaled after it are sent only once it has been replayed.
-   */
-  private replayInputs(journal: AgentJournal, actor: AnyActorRef): void {
-    const segments: Array<{ after: number; inputIds: string[] }> = [{ after: 0, inputIds: [] }];
-    const turned = new Set<string>();
-    for (const { turn, inputId } of journal.turnOrder()) {
-      turned.add(inputId);
-      if (inputId.startsWith('notify.')) segments.push({ after: turn, inputIds: [] });
-      else if (journal.inputs.has(inputId)) segments.at(-1)?.inputIds.push(inputId);
-    }
-    for (const inputId of journal.inputs.keys()) if (!turned.has(inputId)) segments.at(-1)?.inputIds.push(inputId);
-    const send = (inputIds: string[]) => {
-      for (const inputId of inputIds) {
-        const input = journal.inputs.get(inputId);
-        if (!input) continue;
-        actor.send({
-          type: 'PROMPT',
-          input: { inputId, messages: input.messages, expectsOutput: input.expectsOutput },
-        });
-      }
-    };
-    send(segments[0]?.inputIds ?? []);
-    let next = 1;
-    if (segments.length === 1) return;
-    const subscription = actor.subscribe({
-      next: (snapshot: { matches(state: string): boolean; context: { turn: number } }) => {
-        if (!snapshot.matches('idle')) return;
-        for (
-          let segment = segments[next];
-          segment && snapshot.context.turn >= segment.after;
-          segment = segments[next]
-        ) {
-          next++;
-          send(segment.inputIds);
-        }
-        if (next >= segments.length) subscription.unsubscribe();
-      },
-      error: () => {},
-    });
-    this.offs.push(() => subscription.unsubscribe());
+    this.offs.push(replayInputs(journal, actor));
   }
 
   /** Every task of the tree's batches, with its result once settled. */
