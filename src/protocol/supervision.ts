@@ -79,6 +79,26 @@ export function notificationText(taskId: string, agentId: string, status: string
   );
 }
 
+const NOTIFIED_TASK = /<notification task_id="([^"]*)"/g;
+
+/** The task ids of the results a notification message delivers (the envelopes `notificationText` writes). */
+export function notifiedTaskIds(message: UserMessage): string[] {
+  const ids: string[] = [];
+  for (const part of message.content) {
+    if (part.type !== 'text') continue;
+    for (const match of part.text.matchAll(NOTIFIED_TASK)) ids.push(unescapeAttribute(match[1] as string));
+  }
+  return ids;
+}
+
+function unescapeAttribute(text: string): string {
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
 /** A child's result as the message its parent's model sees. */
 export function notificationMessage(taskId: string, agentId: string, status: string, text: string): UserMessage {
   return {

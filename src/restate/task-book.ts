@@ -78,15 +78,21 @@ export function sendBook(
  * the tree counts its open tasks (`maxAgents`), and a settled task's slot is given back before the parent hears it.
  */
 export function taskBookObject(agentObjectName: string, counted: boolean) {
-  /** Tells the parent (`notify`): the task's result as a notification turn, once. */
-  const notify = (ctx: restate.ObjectContext, taskId: string, record: BookedTask) =>
+  /**
+   * A task's end, whoever decided it: recorded, its slot given back (before the parent hears it, so a parent that
+   * starts more on hearing it finds the slot free), and told to the parent (`notify`) as a notification turn, once.
+   */
+  const conclude = async (ctx: restate.ObjectContext, taskId: string, settled: BookedTask): Promise<void> => {
+    ctx.set(recordKey(taskId), settled);
+    if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
     ctx.genericSend({
       service: agentObjectName,
       method: 'notify',
       key: ctx.key,
-      parameter: { taskId, agentId: record.agentId, status: record.status, text: record.text ?? '' },
+      parameter: { taskId, agentId: settled.agentId, status: settled.status, text: settled.text ?? '' },
       inputSerde: json,
     });
+  };
   return restate.object({
     name: taskBookName(agentObjectName),
     handlers: {
@@ -117,10 +123,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
       settle: async (ctx: restate.ObjectContext, end: BookSettle): Promise<null> => {
         const record = await ctx.get<BookedTask>(recordKey(end.taskId));
         if (record?.status !== 'running') return null;
-        const settled: BookedTask = { ...record, status: end.status, text: end.text };
-        ctx.set(recordKey(end.taskId), settled);
-        if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
-        notify(ctx, end.taskId, settled);
+        await conclude(ctx, end.taskId, { ...record, status: end.status, text: end.text });
         return null;
       },
       /**
@@ -136,10 +139,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
         if (!record) return 'unknown';
         if (record.status !== 'running') return 'finished';
         ctx.invocation(record.invocationId as restate.InvocationId).cancel();
-        const cancelled: BookedTask = { ...record, status: 'cancelled', text: CANCELLED_TEXT };
-        ctx.set(recordKey(input.taskId), cancelled);
-        if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
-        notify(ctx, input.taskId, cancelled);
+        await conclude(ctx, input.taskId, { ...record, status: 'cancelled', text: CANCELLED_TEXT });
         return 'cancelled';
       },
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */

@@ -1,14 +1,20 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../machines/agent/index.js';
 import { JOINED_TEXT } from '../../machines/supervisor/index.js';
-import { type JoinPolicy, joinDecided, notificationMessage, type UserMessage } from '../protocol/index.js';
+import {
+  type JoinPolicy,
+  joinDecided,
+  notificationMessage,
+  notifiedTaskIds,
+  type UserMessage,
+} from '../protocol/index.js';
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
 import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal, markReplayed } from './session-restore.js';
-import { notifiedTasks, SubagentReplay } from './subagent-replay.js';
+import { SubagentReplay } from './subagent-replay.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from './supervisor-tree.js';
 import type { TaskRecord } from './task-book.js';
@@ -70,7 +76,7 @@ export class TreeJournal implements TreeObserver {
         const message = event.message;
         if (message.role !== 'user' || message.source !== 'notification' || event.discarded) return;
         this.replays.get(event.agentId)?.joined(message);
-        for (const taskId of notifiedTasks(message)) {
+        for (const taskId of notifiedTaskIds(message)) {
           if (this.delivered.has(taskId)) continue;
           this.delivered.add(taskId);
           this.sink.add({ k: 'notice', a: event.agentId, taskId });
@@ -152,7 +158,7 @@ export class TreeJournal implements TreeObserver {
     const waiting = new Set<string>();
     const held = [...context.injections, ...context.queue.flatMap((input) => input.messages)];
     if (context.current) held.push(...context.current.messages);
-    for (const message of held) for (const taskId of notifiedTasks(message)) waiting.add(taskId);
+    for (const message of held) for (const taskId of notifiedTaskIds(message)) waiting.add(taskId);
     // Owed together, so given together: one NOTIFY, one model call (see NotificationOutbox).
     const owed: { inputId: string; message: UserMessage }[] = [];
     for (const batch of journaled) {

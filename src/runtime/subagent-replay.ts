@@ -1,20 +1,8 @@
 import type { AnyActorRef } from 'xstate';
-import type { UserMessage } from '../protocol/index.js';
+import { notifiedTaskIds, type UserMessage } from '../protocol/index.js';
 import type { AgentEnv } from './env.js';
 import { type AgentJournal, afterCatchUp } from './session-restore.js';
 import type { Tree } from './supervisor-tree.js';
-
-const TASK_ID = /<notification task_id="([^"]+)"/g;
-
-/** The task ids a notification message carries (one per result it delivers). */
-export function notifiedTasks(message: UserMessage): string[] {
-  const ids: string[] = [];
-  for (const part of message.content) {
-    if (part.type !== 'text') continue;
-    for (const match of part.text.matchAll(TASK_ID)) if (match[1]) ids.push(match[1]);
-  }
-  return ids;
-}
 
 /**
  * A subagent rebuilt after a restart, while it replays its journal, as the owner of background subagents of its own
@@ -41,7 +29,7 @@ export class SubagentReplay {
   ) {
     for (const message of journal.messages) {
       if (message.role === 'user' && message.source === 'notification') {
-        for (const taskId of notifiedTasks(message)) this.inHistory.add(taskId);
+        for (const taskId of notifiedTaskIds(message)) this.inHistory.add(taskId);
       }
     }
     this.releaseHeld = tree.holdNotifications(env.agentId);
@@ -70,7 +58,7 @@ export class SubagentReplay {
   /** A notification joined the replayed history. */
   joined(message: UserMessage): void {
     const node = this.tree.node(this.env.agentId);
-    for (const taskId of notifiedTasks(message)) {
+    for (const taskId of notifiedTaskIds(message)) {
       if (!this.rejoining.delete(taskId) || !node) continue;
       node.openBackground--;
     }
