@@ -1,13 +1,12 @@
 export {
   Agent,
-  type AgentConfig,
-  type AgentProfile,
   type ConversationInput,
   createAgent,
   type PromptInput,
   type PromptOptions,
   type TurnStream,
 } from './agent.js';
+export type { AgentConfig, AgentProfile } from './agent-config.js';
 export type { AgentState } from './agent-state.js';
 export type { Listener, ListenOptions } from './bus.js';
 export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env.js';

@@ -14,7 +14,8 @@ import {
   summaryOf,
   type WarningHandler,
 } from '../session/index.js';
-import { type AgentConfig, createAgent } from './agent.js';
+import { createAgent } from './agent.js';
+import type { AgentConfig } from './agent-config.js';
 import { newHeader, ReplaySink, Session, type SessionStatus } from './session.js';
 
 export interface SessionsOptions {

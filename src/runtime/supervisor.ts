@@ -14,7 +14,8 @@ import type {
   Usage,
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
-import { Agent, type AgentConfig, agentSettings, attachTo } from './agent.js';
+import { Agent, attachTo } from './agent.js';
+import { type AgentConfig, agentSettings } from './agent-config.js';
 import { stateString } from './agent-state.js';
 import { type BudgetLimits, checkLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions } from './bus.js';
