@@ -21,7 +21,7 @@ import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
 import { CANCELLED, type HandOff, handOffOf, type RunRequest } from './swarm.js';
-import { type BookStart, callBook, sendBook, taskBookObject } from './task-book.js';
+import { type BookStart, callBook, reopenTasksOf, sendBook, stopTasksOf, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
 /**
@@ -147,6 +147,7 @@ export function agentObject(options: AgentObjectOptions) {
    */
   async function reportIfSettled(ctx: restate.ObjectContext, handOff: HandOff): Promise<void> {
     const task = await ctx.get<TaskRecord>(TASK);
+    if (task && handOff.status === 'cancelled') stopTasksOf(ctx, name, ctx.key); // its subtree stops with it
     if (!task || task.reported) return;
     if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
     sendBook(ctx, name, task.parentId, 'settle', { taskId: task.taskId, status: handOff.status, text: handOff.text });
@@ -209,6 +210,7 @@ export function agentObject(options: AgentObjectOptions) {
           turn: turns,
           call,
           start,
+          reopen: (childId) => reopenTasksOf(ctx, name, childId),
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
           cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
           acquire: (n, max) => acquireSlots(ctx, name, n, max),
@@ -344,10 +346,13 @@ export function agentObject(options: AgentObjectOptions) {
         try {
           if (request.profiles) ctx.set(PROFILES, request.profiles);
           if (request.fresh) await clearHistory(ctx);
-          return (await hostTurn(ctx, request.prompt)).handOff;
+          const { handOff } = await hostTurn(ctx, request.prompt);
+          if (handOff.status === 'cancelled') stopTasksOf(ctx, name, ctx.key); // its subtree stops with it
+          return handOff;
         } catch (error) {
-          if (error instanceof restate.CancelledError) return CANCELLED;
-          throw error;
+          if (!(error instanceof restate.CancelledError)) throw error;
+          stopTasksOf(ctx, name, ctx.key);
+          return CANCELLED;
         }
       },
 

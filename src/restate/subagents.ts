@@ -31,6 +31,8 @@ export interface HostedTree {
   call(childId: string, request: RunRequest): restate.InvocationPromise<HandOff>;
   /** Starts a background task through the parent's task book (`task-book.ts`), which reports it to `notify`. */
   start(request: BookStart): void;
+  /** A child cancelled before and resumed now may start background tasks again (its book was stopped). */
+  reopen(childId: string): void;
   /** The parent's task book: a task's record, and its cancel (journaled calls). */
   status(taskId: string): restate.RestatePromise<BookedTask | null>;
   cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
@@ -74,10 +76,10 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       ...(fresh ? { fresh } : {}),
     });
   // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
-  let waiting: { batch: Batch; fail(error: unknown): void }[] | undefined;
-  const runTogether = (callerId: string, batch: Omit<Batch, 'done'>) =>
+  let waiting: { batch: Batch; resumed: string[]; fail(error: unknown): void }[] | undefined;
+  const runTogether = (callerId: string, batch: Omit<Batch, 'done'>, resumed: string[]) =>
     new Promise<TaskResult[]>((resolve, reject) => {
-      const entry = { batch: { ...batch, done: resolve }, fail: reject };
+      const entry = { batch: { ...batch, done: resolve }, resumed, fail: reject };
       if (waiting) {
         waiting.push(entry);
         return;
@@ -93,6 +95,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
             if (refused) one.fail(refused);
             return !refused;
           });
+          for (const one of accepted) for (const childId of one.resumed) tree.reopen(childId);
           const release = maxAgents === undefined ? undefined : tree.release;
           const batches = accepted.map((one) => one.batch);
           await runBatches(tree.scope, startChild(callerId), batches, release);
@@ -106,25 +109,25 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     profileDescription: (name) => tree.profiles.description(name),
     async run(callerId, requests, background, _signal, join, callId) {
       const tasks = tasksOf(callerId, requests, tree, callId ?? 'call', maxDepth, join);
+      const resumed = requests.flatMap((request) => (request.agentId === undefined ? [] : [request.agentId]));
       if (background) {
         await serially(tree.scope, async () => {
           const [refused] = await acquire([tasks.length]);
           if (refused) throw refused;
+          for (const childId of resumed) tree.reopen(childId);
           for (const { taskId, agentId, prompt, profiles } of tasks) {
             tree.start({ taskId, agentId, prompt, ...(profiles ? { profiles } : {}) });
           }
         });
         return { taskIds: tasks.map((task) => task.taskId) };
       }
-      const results = await runTogether(callerId, {
-        tasks,
-        options: {
-          concurrency,
-          ...(join ? { join } : {}),
-          maxRestarts: tree.supervision.maxRestarts ?? 2,
-          restartDelayMs: tree.supervision.restartDelayMs ?? 1000,
-        },
-      });
+      const options = {
+        concurrency,
+        ...(join ? { join } : {}),
+        maxRestarts: tree.supervision.maxRestarts ?? 2,
+        restartDelayMs: tree.supervision.restartDelayMs ?? 1000,
+      };
+      const results = await runTogether(callerId, { tasks, options }, resumed);
       return { taskIds: tasks.map((task) => task.taskId), results };
     },
     // The caller is the turn's own agent: its book holds its tasks only.

@@ -1,6 +1,7 @@
 import * as restate from '@restatedev/restate-sdk';
-// A cancelled task is reported with the embedded supervisor's own words (a constant of a pure module).
-import { CANCELLED_TEXT } from '../../machines/supervisor/index.js';
+// A cancelled task, and a task stopped with its cancelled owner, are reported with the embedded supervisor's own
+// words (constants of a pure module).
+import { CANCELLED_TEXT, INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
 import type { TaskStatus } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 
@@ -11,6 +12,12 @@ import { releaseSlots } from './agent-slots.js';
  * turn that asks about it. Here it is visible at once, as embedded: the book starts each task, hears its end, and
  * is the one that tells the parent (its `notify`), once; a cancel and the child's own end are serialized by the
  * book's key, so whichever comes first decides the status, and the other changes nothing.
+ *
+ * A cancelled task's subtree stops with it, as embedded (where stopping an agent stops its supervisor, and every
+ * task it had open settles as interrupted): the parent's book tells the child's book to `stop`, which cancels each
+ * of the child's running tasks, records it `interrupted`, gives its slot back and tells the child nothing (it is
+ * cancelled too), then tells each grandchild's book the same. Each step is a journaled message to a book whose key
+ * serializes it with that task's own `settle`, so every task of the subtree settles once.
  */
 
 /** The book's record of one task. */
@@ -21,6 +28,8 @@ export interface BookedTask {
   text?: string;
   /** The child's `task` invocation, for a cancel through Restate. */
   invocationId: string;
+  /** The parent's `notify` invocation that brings its end, for a cancel of the parent before it runs. */
+  notifyId?: string;
 }
 
 /** What the parent asks the book to start (the child's `task` request, with the parent's key as its book). */
@@ -43,7 +52,10 @@ export interface BookSettle {
 const taskBookName = (agentObjectName: string) => `${agentObjectName}-tasks`;
 
 const json = restate.serde.json;
-const recordKey = (taskId: string) => `task:${taskId}`;
+const TASK_PREFIX = 'task:';
+const recordKey = (taskId: string) => `${TASK_PREFIX}${taskId}`;
+/** Set once the book's owner was cancelled: a `start` its last turn sent afterwards starts nothing. */
+const STOPPED = 'stopped';
 
 /** Calls a handler of the parent's task book from the parent's turn (a journaled call, its answer read back). */
 export function callBook<I, O>(
@@ -74,24 +86,60 @@ export function sendBook(
 }
 
 /**
+ * Stops the background tasks of a cancelled agent, and theirs in turn (a journaled message to its book, so sent
+ * once; stopping twice changes nothing).
+ */
+export function stopTasksOf(ctx: restate.ObjectContext, agentObjectName: string, ownerId: string): void {
+  ctx.genericSend({
+    service: taskBookName(agentObjectName),
+    method: 'stop',
+    key: ownerId,
+    parameter: null,
+    inputSerde: json,
+  });
+}
+
+/** A cancelled agent resumed with a new task may start background tasks again. */
+export function reopenTasksOf(ctx: restate.ObjectContext, agentObjectName: string, ownerId: string): void {
+  ctx.genericSend({
+    service: taskBookName(agentObjectName),
+    method: 'reopen',
+    key: ownerId,
+    parameter: null,
+    inputSerde: json,
+  });
+}
+
+/**
  * The task book object of the agents hosted by the object named `agentObjectName` (served beside it). `counted`:
  * the tree counts its open tasks (`maxAgents`), and a settled task's slot is given back before the parent hears it.
  */
 export function taskBookObject(agentObjectName: string, counted: boolean) {
   /**
    * A task's end, whoever decided it: recorded, its slot given back (before the parent hears it, so a parent that
-   * starts more on hearing it finds the slot free), and told to the parent (`notify`) as a notification turn, once.
+   * starts more on hearing it finds the slot free), and told to the parent (`notify`) as a notification turn, once;
+   * not when the parent itself was cancelled (`tell` false), as an embedded agent that is stopped hears nothing.
    */
-  const conclude = async (ctx: restate.ObjectContext, taskId: string, settled: BookedTask): Promise<void> => {
-    ctx.set(recordKey(taskId), settled);
+  const conclude = async (ctx: restate.ObjectContext, taskId: string, settled: BookedTask, tell = true) => {
     if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
-    ctx.genericSend({
+    if (!tell) {
+      ctx.set(recordKey(taskId), settled);
+      return;
+    }
+    const notify = ctx.genericSend({
       service: agentObjectName,
       method: 'notify',
       key: ctx.key,
       parameter: { taskId, agentId: settled.agentId, status: settled.status, text: settled.text ?? '' },
       inputSerde: json,
     });
+    ctx.set(recordKey(taskId), { ...settled, notifyId: await notify.invocationId });
+  };
+  /** A task stopped with its cancelled owner: its child cancelled, and the child's own tasks stopped in turn. */
+  const stopTask = async (ctx: restate.ObjectContext, taskId: string, record: BookedTask) => {
+    ctx.invocation(record.invocationId as restate.InvocationId).cancel();
+    await conclude(ctx, taskId, { ...record, status: 'interrupted', text: INTERRUPTED_TEXT }, false);
+    stopTasksOf(ctx, agentObjectName, record.agentId);
   };
   return restate.object({
     name: taskBookName(agentObjectName),
@@ -99,6 +147,17 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
       /** Starts a background task: the child's `task` (journaled, sent once) and its record, `running`. */
       start: async (ctx: restate.ObjectContext, request: BookStart): Promise<null> => {
         if (await ctx.get<BookedTask>(recordKey(request.taskId))) return null;
+        if (await ctx.get<boolean>(STOPPED)) {
+          // Sent by a turn of the owner that its cancellation had not reached yet: nothing starts (its slot back).
+          const never: BookedTask = {
+            agentId: request.agentId,
+            status: 'interrupted',
+            text: INTERRUPTED_TEXT,
+            invocationId: '',
+          };
+          await conclude(ctx, request.taskId, never, false);
+          return null;
+        }
         const handle = ctx.genericSend({
           service: agentObjectName,
           method: 'task',
@@ -140,7 +199,29 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
         if (record.status !== 'running') return 'finished';
         ctx.invocation(record.invocationId as restate.InvocationId).cancel();
         await conclude(ctx, input.taskId, { ...record, status: 'cancelled', text: CANCELLED_TEXT });
+        // Its subtree stops with it (the child may have no turn running to hear its cancellation: it may be
+        // waiting for its own background tasks).
+        stopTasksOf(ctx, agentObjectName, record.agentId);
         return 'cancelled';
+      },
+      /**
+       * The book's owner was cancelled: each of its running tasks is stopped (and theirs, by their books), and a
+       * `notify` not yet run is cancelled (an embedded agent that is stopped hears no more results).
+       */
+      stop: async (ctx: restate.ObjectContext): Promise<null> => {
+        ctx.set(STOPPED, true);
+        for (const key of await ctx.stateKeys()) {
+          if (!key.startsWith(TASK_PREFIX)) continue;
+          const record = await ctx.get<BookedTask>(key);
+          if (record?.status === 'running') await stopTask(ctx, key.slice(TASK_PREFIX.length), record);
+          else if (record?.notifyId) ctx.invocation(record.notifyId as restate.InvocationId).cancel();
+        }
+        return null;
+      },
+      /** The owner, cancelled before, was given a new task (a resume): it may start tasks again. */
+      reopen: async (ctx: restate.ObjectContext): Promise<null> => {
+        ctx.clear(STOPPED);
+        return null;
       },
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */
       status: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<BookedTask | null> =>
