@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { ModelRequest, ScriptedAnswer } from '../../src/index.js';
+import type { JournalRecord } from '../../src/session/index.js';
 
 const dirs: string[] = [];
 
@@ -29,6 +30,14 @@ export function crashCopy(dir: string): string {
     if (name.endsWith('.jsonl') || name.endsWith('.index')) cpSync(join(dir, name), join(copy, name));
   }
   return copy;
+}
+
+/** Every record of session `id`'s journal in `dir` (a JSONL store's), as written so far. */
+export function journalRecords(dir: string, id: string): JournalRecord[] {
+  return readFileSync(join(dir, `${id}.jsonl`), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as JournalRecord);
 }
 
 /** The number of tool results in a request's history: which step of a scripted conversation this is. */

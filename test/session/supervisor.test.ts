@@ -1,18 +1,20 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  type Agent,
+  type AnyTool,
   createSupervisor,
   defineTool,
+  type Message,
   type ModelRequest,
   type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
-import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
-import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
+import type { JournalRecord, MessageRecord } from '../../src/session/index.js';
+import { expectValidHistory, type Latch, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
+import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
@@ -25,10 +27,84 @@ function script(request: ModelRequest): ScriptedAnswer {
   return { text: `${who} done` };
 }
 
+type Script = (request: ModelRequest) => ScriptedAnswer;
+
+/**
+ * A supervisor on a new session (with its member `memberId`, when given), and what a `kill -9` of it leaves: the
+ * journal as written so far (`crash`), opened again by a new supervisor on a fresh model of the same script, with
+ * the same member asked for again (`reopen`).
+ */
+function onSession(script: Script, tools: AnyTool[], memberId?: string) {
+  const dir = tempDir();
+  const session = sessions({ dir }).create();
+  const supervisor = createSupervisor({ model: scriptedModel(script), tools, session });
+  const member = memberId === undefined ? undefined : supervisor.agent({ id: memberId, tools });
+  const crash = async (): Promise<string> => {
+    const crashed = crashCopy(dir);
+    session.close();
+    await supervisor.stop();
+    return crashed;
+  };
+  const reopen = (crashed: string) => {
+    const model = scriptedModel(script);
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const again = createSupervisor({ model, tools, session: reopened });
+    const rebuilt = memberId === undefined ? undefined : again.agent({ id: memberId, tools });
+    return {
+      model,
+      reopened,
+      again,
+      rebuilt,
+      /** Waits until the rebuilt tree has nothing left to do. */
+      idle: () => reopened.idle(),
+      /** Closes the session and stops the supervisor, then reads what the journal holds. */
+      async close(): Promise<JournalRecord[]> {
+        reopened.close();
+        await again.stop();
+        return journalRecords(crashed, session.id);
+      },
+    };
+  };
+  return { dir, session, supervisor, member, crash, reopen };
+}
+
+/** A tool that counts its runs in `runs` and never finishes: the crash comes while it runs. */
+function hangingTool(name: string, runs: string[], running: Latch): AnyTool {
+  return defineTool({
+    name,
+    description: name.charAt(0),
+    schema: z.object({}),
+    execute: () => {
+      runs.push(name);
+      running.resolve();
+      return new Promise<string>(() => {});
+    },
+  });
+}
+
+/** A final answer that says whether the model saw a steer. */
+const saw = (request: ModelRequest) =>
+  request.messages.some((m) => m.role === 'user' && m.source === 'steer') ? 'saw the steer' : 'no steer';
+
+/** Step 1 calls `work`; step 2 answers whether its history holds a steer. */
+const workThenSaw: Script = (request) =>
+  request.messages.some((m) => m.role === 'tool')
+    ? { text: saw(request) }
+    : { toolCalls: [{ id: 'work_1', name: 'work', args: {} }] };
+
+const lastText = (messages: readonly Message[]) => textOf(messages.at(-1) ?? { role: 'user', content: [] });
+
+const steersOf = (messages: readonly Message[]) =>
+  messages.filter((m) => m.role === 'user' && m.source === 'steer').map((m) => textOf(m));
+
+/** The agent's journal holds each message of its history once: the replay wrote nothing again. */
+function expectJournaledOnce(records: JournalRecord[], agentId: string, messages: readonly Message[]): void {
+  const indices = records.filter((r): r is MessageRecord => r.k === 'msg' && r.a === agentId).map((r) => r.i);
+  expect(indices).toEqual(messages.map((_, i) => i));
+}
+
 describe('sessions: createSupervisor({ session })', () => {
   it('reopens a crashed supervisor: settled tasks keep their results, unsettled ones replay and finish', async () => {
-    const dir = tempDir();
-    const session = sessions({ dir }).create();
     const runs = new Map<string, number>();
     const hang = latch();
     const stuck = latch();
@@ -45,7 +121,7 @@ describe('sessions: createSupervisor({ session })', () => {
         return `${who} worked`;
       },
     });
-    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work], session });
+    const { session, supervisor, crash, reopen } = onSession(script, [work]);
     expect(supervisor.id).toBe(session.header.agentId);
     const [bgTask] = await supervisor.swarm(['bg'], { background: true });
     void supervisor.swarm(['a', 'b', 'c']);
@@ -53,21 +129,17 @@ describe('sessions: createSupervisor({ session })', () => {
     await new Promise((resolve) => setImmediate(resolve));
     const settledBefore = session.tasks().filter((task) => task.status !== 'open');
     expect(settledBefore.map((task) => task.prompt).sort()).toEqual(['a', 'b']);
-    const crashed = crashCopy(dir); // killed while c and bg run their tools
-    session.close();
-    await supervisor.stop();
+    const crashed = await crash(); // killed while c and bg run their tools
 
-    const manager = sessions({ dir: crashed });
-    expect(manager.list()).toMatchObject([{ id: session.id, status: 'interrupted' }]);
-    const reopened = manager.open(session.id);
-    const again = createSupervisor({ model: scriptedModel(script), tools: [work], session: reopened });
+    expect(sessions({ dir: crashed }).list()).toMatchObject([{ id: session.id, status: 'interrupted' }]);
+    const { reopened, again, idle, close } = reopen(crashed);
     const ends: string[] = [];
     again.on('*', (event) => {
       if (event.type === 'tool_execution_start' || event.type === 'tool_execution_end') {
         ends.push(`${event.type} ${event.toolCallId}${event.replayed ? ' (replayed)' : ''}`);
       }
     });
-    await reopened.idle();
+    await idle();
     // A replaying subagent marks what its journal held: the start of its running call, not its new result.
     expect(ends.filter((e) => e.includes('c_work'))).toEqual([
       'tool_execution_start c_work (replayed)',
@@ -91,8 +163,7 @@ describe('sessions: createSupervisor({ session })', () => {
     const a = tasks.find((task) => task.prompt === 'a');
     await expect(again.result(a?.taskId ?? '')).resolves.toMatchObject({ status: 'completed', text: 'a done' });
     await expect(again.result(bgTask ?? '')).resolves.toMatchObject({ status: 'completed', text: 'bg done' });
-    reopened.close();
-    await again.stop();
+    await close();
     expect(sessions({ dir: crashed }).list()).toMatchObject([{ status: 'idle' }]);
   });
 
@@ -106,8 +177,6 @@ describe('sessions: createSupervisor({ session })', () => {
 
 describe('sessions: members of a supervisor on a session', () => {
   it('rebuilds a member after a crash: its finished turns replay, the turn in flight goes on, nothing runs twice', async () => {
-    const dir = tempDir();
-    const session = sessions({ dir }).create();
     const runs: number[] = [];
     const hang = latch();
     const third = latch();
@@ -134,43 +203,27 @@ describe('sessions: members of a supervisor on a session', () => {
       if (results < 4) return { toolCalls: [{ id: `count_${results + 1}`, name: 'count', args: { n: results + 1 } }] };
       return { text: 'four' };
     };
-    const supervisor = createSupervisor({ model: scriptedModel(memberScript), tools: [count], session });
-    const member = supervisor.agent({ id: 'counter', tools: [count] });
-    await member.prompt('count to one');
-    void member.prompt('count on to four');
+    const { member, crash, reopen } = onSession(memberScript, [count], 'counter');
+    await member?.prompt('count to one');
+    void member?.prompt('count on to four');
     await third.promise;
-    const crashed = crashCopy(dir); // killed while 3 is being counted
-    session.close();
-    await supervisor.stop();
-
-    const model = scriptedModel(memberScript);
-    const reopened = sessions({ dir: crashed }).open(session.id);
-    const again = createSupervisor({ model, tools: [count], session: reopened });
-    const rebuilt = again.agent({ id: 'counter', tools: [count] });
-    await reopened.idle();
+    const { model, rebuilt, idle, close } = reopen(await crash()); // killed while 3 is being counted
+    const messages = () => (rebuilt as Agent).messages;
+    await idle();
     expect(runs).toEqual([1, 2, 3, 4]); // 1 and 2 replayed from the journal, 3 interrupted, 4 live
     expect(model.requests).toHaveLength(2); // the steps after the crash only: count 4, then the answer
-    expect(toolResults(rebuilt.messages).map(resultText)).toEqual([
+    expect(toolResults(messages()).map(resultText)).toEqual([
       'counted 1',
       'counted 2',
       expect.stringContaining('interrupted by a restart'),
       'counted 4',
     ]);
-    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('four');
-    expectValidHistory(rebuilt.messages);
-    reopened.close();
-    await again.stop();
-    // The member's journal holds each message once: the replay wrote nothing again.
-    const lines = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
-      .trimEnd()
-      .split('\n');
-    const messages = lines.map((line) => JSON.parse(line)).filter((r) => r.k === 'msg' && r.a === 'counter');
-    expect(messages.map((r) => r.i)).toEqual(rebuilt.messages.map((_, i) => i));
+    expect(lastText(messages())).toBe('four');
+    expectValidHistory(messages());
+    expectJournaledOnce(await close(), 'counter', messages());
   });
 
   it("replays a member's steer at the step boundary where it joined before the crash", async () => {
-    const dir = tempDir();
-    const session = sessions({ dir }).create();
     const runs: string[] = [];
     const steered = latch();
     const hanging = latch();
@@ -184,127 +237,65 @@ describe('sessions: members of a supervisor on a session', () => {
         return 'worked';
       },
     });
-    const hang = defineTool({
-      name: 'hang',
-      description: 'h',
-      schema: z.object({}),
-      execute: () => {
-        runs.push('hang');
-        hanging.resolve();
-        return new Promise<string>(() => {});
-      },
-    });
-    const saw = (request: ModelRequest) =>
-      request.messages.some((m) => m.role === 'user' && m.source === 'steer') ? 'saw the steer' : 'no steer';
+    const hang = hangingTool('hang', runs, hanging);
     // Step 1 works, step 2 hangs (the crash), step 3 answers with whether its history holds the steer.
-    const script = (request: ModelRequest): ScriptedAnswer => {
+    const stepScript = (request: ModelRequest): ScriptedAnswer => {
       const results = request.messages.filter((m) => m.role === 'tool').length;
       if (results === 0) return { toolCalls: [{ id: 'work_1', name: 'work', args: {} }] };
       if (results === 1) return { toolCalls: [{ id: 'hang_1', name: 'hang', args: {} }] };
       return { text: saw(request) };
     };
-    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work, hang], session });
-    const member = supervisor.agent({ id: 'stepper', tools: [work, hang] });
-    void member.prompt('go');
+    const { member, crash, reopen } = onSession(stepScript, [work, hang], 'stepper');
+    void member?.prompt('go');
     await new Promise((resolve) => setImmediate(resolve));
-    member.steer('and mind the steer');
+    member?.steer('and mind the steer');
     steered.resolve();
     await hanging.promise;
-    const before = member.messages.map((m) => m.role);
+    const before = member?.messages.map((m) => m.role);
     expect(before).toEqual(['user', 'assistant', 'tool', 'user', 'assistant']);
-    const crashed = crashCopy(dir); // killed while step 2's tool runs
-    session.close();
-    await supervisor.stop();
-
-    const model = scriptedModel(script);
-    const reopened = sessions({ dir: crashed }).open(session.id);
-    const again = createSupervisor({ model, tools: [work, hang], session: reopened });
-    const rebuilt = again.agent({ id: 'stepper', tools: [work, hang] });
-    await reopened.idle();
+    const { model, rebuilt, idle, close } = reopen(await crash()); // killed while step 2's tool runs
+    const messages = () => (rebuilt as Agent).messages;
+    await idle();
     expect(runs).toEqual(['work', 'hang']); // both answered from the journal after the restart
     expect(model.requests).toHaveLength(1); // step 3 only
-    const steers = rebuilt.messages.filter((m) => m.role === 'user' && m.source === 'steer');
-    expect(steers.map((m) => textOf(m))).toEqual(['and mind the steer']);
-    expect(rebuilt.messages.slice(0, 5).map((m) => m.role)).toEqual(before);
-    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('saw the steer');
-    expectValidHistory(rebuilt.messages);
-    reopened.close();
-    await again.stop();
-    const lines = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
-      .trimEnd()
-      .split('\n');
-    const messages = lines.map((line) => JSON.parse(line)).filter((r) => r.k === 'msg' && r.a === 'stepper');
-    expect(messages.map((r) => r.i)).toEqual(rebuilt.messages.map((_, i) => i));
+    expect(steersOf(messages())).toEqual(['and mind the steer']);
+    expect(
+      messages()
+        .slice(0, 5)
+        .map((m) => m.role),
+    ).toEqual(before);
+    expect(lastText(messages())).toBe('saw the steer');
+    expectValidHistory(messages());
+    expectJournaledOnce(await close(), 'stepper', messages());
   });
+
   it("sends a member's steer again when it was still waiting for a step boundary at the crash", async () => {
-    const dir = tempDir();
-    const session = sessions({ dir }).create();
     const runs: string[] = [];
     const working = latch();
-    const work = defineTool({
-      name: 'work',
-      description: 'w',
-      schema: z.object({}),
-      execute: () => {
-        runs.push('work');
-        working.resolve();
-        return new Promise<string>(() => {}); // the crash comes while it runs, the steer waiting for step 2
-      },
-    });
-    const saw = (request: ModelRequest) =>
-      request.messages.some((m) => m.role === 'user' && m.source === 'steer') ? 'saw the steer' : 'no steer';
-    const script = (request: ModelRequest): ScriptedAnswer =>
-      request.messages.some((m) => m.role === 'tool')
-        ? { text: saw(request) }
-        : { toolCalls: [{ id: 'work_1', name: 'work', args: {} }] };
-    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [work], session });
-    const member = supervisor.agent({ id: 'steered', tools: [work] });
-    void member.prompt('go');
+    const work = hangingTool('work', runs, working); // the crash comes while it runs, the steer waiting for step 2
+    const { dir, session, member, crash, reopen } = onSession(workThenSaw, [work], 'steered');
+    void member?.prompt('go');
     await working.promise;
-    member.steer('and mind the steer');
-    const journal = () => readFileSync(join(dir, `${session.id}.jsonl`), 'utf8');
-    expect(journal()).toContain('"k":"steer"');
-    const crashed = crashCopy(dir);
-    session.close();
-    await supervisor.stop();
-
-    const model = scriptedModel(script);
-    const reopened = sessions({ dir: crashed }).open(session.id);
-    const again = createSupervisor({ model, tools: [work], session: reopened });
-    const rebuilt = again.agent({ id: 'steered', tools: [work] });
-    await reopened.idle();
+    member?.steer('and mind the steer');
+    expect(journalRecords(dir, session.id).filter((r) => r.k === 'steer')).toHaveLength(1);
+    const { model, rebuilt, idle, close } = reopen(await crash());
+    const messages = () => (rebuilt as Agent).messages;
+    await idle();
     expect(runs).toEqual(['work']); // closed with a restart's result, not run again
     expect(model.requests).toHaveLength(1); // step 2 only, with the steer
-    expect(rebuilt.messages.filter((m) => m.role === 'user' && m.source === 'steer').map((m) => textOf(m))).toEqual([
-      'and mind the steer',
-    ]);
-    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('saw the steer');
-    expectValidHistory(rebuilt.messages);
-    reopened.close();
-    await again.stop();
+    expect(steersOf(messages())).toEqual(['and mind the steer']);
+    expect(lastText(messages())).toBe('saw the steer');
+    expectValidHistory(messages());
+    const records = await close();
     // Journaled once: the steer sent again is the one the journal held.
-    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line));
     expect(records.filter((r) => r.k === 'steer')).toHaveLength(1);
   });
+
   it('replays a turn that went round after its final answer because a steer arrived while it streamed', async () => {
-    const dir = tempDir();
-    const session = sessions({ dir }).create();
     const runs: string[] = [];
     const hanging = latch();
-    const hang = defineTool({
-      name: 'hang',
-      description: 'h',
-      schema: z.object({}),
-      execute: () => {
-        runs.push('hang');
-        hanging.resolve();
-        return new Promise<string>(() => {});
-      },
-    });
-    const script = (request: ModelRequest): ScriptedAnswer => {
+    const hang = hangingTool('hang', runs, hanging);
+    const streamScript = (request: ModelRequest): ScriptedAnswer => {
       const last = request.messages.at(-1);
       if (last?.role === 'user' && last.source === 'steer') return { text: 'saw the steer' };
       if (last?.role === 'tool') return { text: 'after hang' };
@@ -313,52 +304,42 @@ describe('sessions: members of a supervisor on a session', () => {
       }
       return { text: 'a first answer, streamed slowly', chunkSize: 2, deltaDelayMs: 2 };
     };
-    const supervisor = createSupervisor({ model: scriptedModel(script), tools: [hang], session });
-    const member = supervisor.agent({ id: 'streamer', tools: [hang] });
+    const { supervisor, member, crash, reopen } = onSession(streamScript, [hang], 'streamer');
     let steered = false;
     supervisor.on('message_update', (event) => {
       if (event.agentId !== 'streamer' || steered) return;
       steered = true;
-      member.steer('and mind the steer'); // while the final answer streams: the turn goes round after it
+      member?.steer('and mind the steer'); // while the final answer streams: the turn goes round after it
     });
-    await member.prompt('go');
-    void member.prompt('hang');
+    await member?.prompt('go');
+    void member?.prompt('hang');
     await hanging.promise;
-    const before = member.messages.map((m) => textOf(m));
-    expect(before.slice(0, 5)).toEqual([
+    const before = member?.messages.map((m) => textOf(m));
+    expect(before?.slice(0, 5)).toEqual([
       'go',
       'a first answer, streamed slowly',
       'and mind the steer',
       'saw the steer',
       'hang',
     ]);
-    const crashed = crashCopy(dir);
-    session.close();
-    await supervisor.stop();
-
-    const model = scriptedModel(script);
-    const reopened = sessions({ dir: crashed }).open(session.id);
-    const again = createSupervisor({ model, tools: [hang], session: reopened });
-    const rebuilt = again.agent({ id: 'streamer', tools: [hang] });
-    await reopened.idle();
+    const { model, rebuilt, idle, close } = reopen(await crash());
+    const messages = () => (rebuilt as Agent).messages;
+    await idle();
     expect(runs).toEqual(['hang']);
     expect(model.requests).toHaveLength(1); // the step after the interrupted call only
-    expect(rebuilt.messages.slice(0, 6).map((m) => textOf(m))).toEqual(before);
-    expect(textOf(rebuilt.messages.at(-1) ?? { role: 'user', content: [] })).toBe('after hang');
-    expectValidHistory(rebuilt.messages);
-    reopened.close();
-    await again.stop();
-    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    expect(
+      messages()
+        .slice(0, 6)
+        .map((m) => textOf(m)),
+    ).toEqual(before);
+    expect(lastText(messages())).toBe('after hang');
+    expectValidHistory(messages());
+    const records = await close();
     expect(records.filter((r) => r.k === 'steer')).toHaveLength(1);
-    const indices = records.filter((r) => r.k === 'msg' && r.a === 'streamer').map((r) => r.i);
-    expect(indices).toEqual(rebuilt.messages.map((_, i) => i));
+    expectJournaledOnce(records, 'streamer', messages());
   });
+
   it("rebuilds a member's own background subagent, and the turn its result opened between two prompts", async () => {
-    const dir = tempDir();
-    const session = sessions({ dir }).create();
     const runs: string[] = [];
     const hanging = latch();
     const tools = [
@@ -371,18 +352,9 @@ describe('sessions: members of a supervisor on a session', () => {
           return 'worked';
         },
       }),
-      defineTool({
-        name: 'hang',
-        description: 'h',
-        schema: z.object({}),
-        execute: () => {
-          runs.push('hang');
-          hanging.resolve();
-          return new Promise<string>(() => {});
-        },
-      }),
+      hangingTool('hang', runs, hanging),
     ];
-    const script = (request: ModelRequest): ScriptedAnswer => {
+    const ownerScript = (request: ModelRequest): ScriptedAnswer => {
       const last = request.messages.at(-1);
       if (taskOf(request) === 'leaf') {
         return last?.role === 'tool'
@@ -397,45 +369,36 @@ describe('sessions: members of a supervisor on a session', () => {
       }
       return { text: last?.role === 'tool' && resultText(last.content[0]).includes('hang') ? 'after hang' : 'waiting' };
     };
-    const supervisor = createSupervisor({ model: scriptedModel(script), tools, session });
-    const member = supervisor.agent({ id: 'owner', tools });
+    const { supervisor, member, crash, reopen } = onSession(ownerScript, tools, 'owner');
     const woken = new Promise<void>((resolve) => {
       supervisor.on('turn_end', (event) => {
         if (event.agentId === 'owner' && event.inputId.startsWith('notify.')) resolve();
       });
     });
-    await member.prompt('go');
+    await member?.prompt('go');
     await woken; // leaf's result woke the idle member: a turn of its own, between the two prompts
-    void member.prompt('more');
+    void member?.prompt('more');
     await hanging.promise;
-    const before = member.messages.map((m) => m.role);
-    const crashed = crashCopy(dir);
-    session.close();
-    await supervisor.stop();
-
-    const model = scriptedModel(script);
-    const reopened = sessions({ dir: crashed }).open(session.id);
-    const again = createSupervisor({ model, tools, session: reopened });
-    const rebuilt = again.agent({ id: 'owner', tools });
-    await reopened.idle();
+    const before = member?.messages.map((m) => m.role) ?? [];
+    const { model, rebuilt, idle, close } = reopen(await crash());
+    const messages = () => (rebuilt as Agent).messages;
+    await idle();
     expect(runs).toEqual(['work', 'hang']); // nothing ran again
     expect(model.requests).toHaveLength(1); // the step after the interrupted call only
-    expect(rebuilt.messages.slice(0, before.length).map((m) => m.role)).toEqual(before);
-    expect(rebuilt.messages.filter((m) => m.role === 'user').map((m) => m.source)).toEqual([
-      'prompt',
-      'notification',
-      'prompt',
-    ]);
-    expectValidHistory(rebuilt.messages);
-    reopened.close();
-    await again.stop();
-    const records = readFileSync(join(crashed, `${session.id}.jsonl`), 'utf8')
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line));
+    expect(
+      messages()
+        .slice(0, before.length)
+        .map((m) => m.role),
+    ).toEqual(before);
+    expect(
+      messages()
+        .filter((m) => m.role === 'user')
+        .map((m) => m.source),
+    ).toEqual(['prompt', 'notification', 'prompt']);
+    expectValidHistory(messages());
+    const records = await close();
     expect(records.filter((r) => r.k === 'notice')).toHaveLength(1);
     expect(records.filter((r) => r.k === 'task' && r.ev === 'settled')).toHaveLength(1);
-    const indices = records.filter((r) => r.k === 'msg' && r.a === 'owner').map((r) => r.i);
-    expect(indices).toEqual(rebuilt.messages.map((_, i) => i));
+    expectJournaledOnce(records, 'owner', messages());
   });
 });

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -12,9 +10,8 @@ import {
   sessions,
   textOf,
 } from '../../src/index.js';
-import type { JournalRecord } from '../../src/session/index.js';
 import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
-import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
+import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
@@ -46,13 +43,6 @@ function script(request: ModelRequest): ScriptedAnswer {
   }
   if (n === 0) return { toolCalls: [{ id: `${who}_work`, name: 'work', args: { who } }] };
   return { text: `${who} done` };
-}
-
-function records(dir: string, id: string): JournalRecord[] {
-  return readFileSync(join(dir, `${id}.jsonl`), 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as JournalRecord);
 }
 
 function notifications(messages: readonly Message[]): string[] {
@@ -99,7 +89,7 @@ describe('sessions: supervision trees', () => {
     await Promise.all([bothWorking, fg1Settled]);
     // The crash comes once fg1's settle is written (records are written when the tick ends; a timer was too short
     // on a loaded machine).
-    while (!records(dir, 'tree').some((r) => r.k === 'task' && r.ev === 'settled')) {
+    while (!journalRecords(dir, 'tree').some((r) => r.k === 'task' && r.ev === 'settled')) {
       await new Promise((resolve) => setImmediate(resolve));
     }
     const copy = crashCopy(dir);
@@ -107,7 +97,7 @@ describe('sessions: supervision trees', () => {
     await agent.stop();
     hang.resolve();
 
-    const before = records(copy, 'tree');
+    const before = journalRecords(copy, 'tree');
     expect(before.filter((r) => r.k === 'batch')).toHaveLength(2);
     expect(before.filter((r) => r.k === 'task' && r.ev === 'settled')).toHaveLength(1);
 
@@ -121,7 +111,7 @@ describe('sessions: supervision trees', () => {
     reopened.close();
     await resumed.stop();
 
-    const after = records(copy, 'tree');
+    const after = journalRecords(copy, 'tree');
     const settles = after.filter((r) => r.k === 'task' && r.ev === 'settled');
     const tasks = after.flatMap((r) => (r.k === 'batch' ? r.tasks.map((t) => t.taskId) : []));
     expect(tasks).toHaveLength(3);
@@ -191,7 +181,7 @@ describe('sessions: supervision trees', () => {
     void agent.prompt('go');
     await settled;
     // The crash comes once the settle is written (records are written when the tick ends).
-    while (!records(dir, 'owed').some((r) => r.k === 'task' && r.ev === 'settled')) {
+    while (!journalRecords(dir, 'owed').some((r) => r.k === 'task' && r.ev === 'settled')) {
       await new Promise((resolve) => setImmediate(resolve));
     }
     const copy = crashCopy(dir);
@@ -199,7 +189,7 @@ describe('sessions: supervision trees', () => {
     await agent.stop();
     hang.resolve();
 
-    const before = records(copy, 'owed');
+    const before = journalRecords(copy, 'owed');
     expect(before.filter((r) => r.k === 'task' && r.ev === 'settled')).toHaveLength(1);
     expect(before.filter((r) => r.k === 'notice')).toHaveLength(0);
     expect(before.filter((r) => r.k === 'snapshot' && r.n > 1)).toHaveLength(0);
@@ -218,7 +208,7 @@ describe('sessions: supervision trees', () => {
       messages.filter((m) => m.role === 'assistant' && m.content.some((p) => p.type === 'tool_call')),
     ).toHaveLength(2);
     expect(notifications(messages)).toHaveLength(1);
-    expect(records(copy, 'owed').filter((r) => r.k === 'notice')).toHaveLength(1);
+    expect(journalRecords(copy, 'owed').filter((r) => r.k === 'notice')).toHaveLength(1);
     // The tool running at the crash was closed, not run again.
     expect(runs.get('root_work')).toBe(1);
     expect(runs.get('bg_work')).toBe(1);
