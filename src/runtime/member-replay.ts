@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentEnv } from './env.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { type AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
+import { type AgentJournal, markReplayed } from './session-restore.js';
 
 /**
  * A supervisor's member (`supervisor.agent({ id })`) on a session: journaled from its start, and rebuilt from the
@@ -41,26 +41,12 @@ export function recordMember(
 /**
  * A known member answers from its journal: each turn from its recorded answers and results (nothing runs twice),
  * until the first turn the journal has not finished goes on live. A steer that had joined joins again at the same
- * step boundary (`joinedAt`); one still waiting at the crash is sent again once the replay has caught up. Returns
- * what stops that wait.
+ * step boundary (`joinedAt`); one still waiting at the crash is its `SubagentReplay`'s to send again.
  */
-export function replayMember(
-  env: AgentEnv,
-  actor: AnyActorRef,
-  journal: AgentJournal,
-  recorder: SessionRecorder,
-): () => void {
+export function replayMember(env: AgentEnv, journal: AgentJournal, recorder: SessionRecorder): void {
   for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
   env.recording = journal;
   markReplayed(env, journal);
-  const waiting = journal.waitingSteers(0);
-  if (waiting.length === 0) return () => {};
-  return afterCatchUp(env, actor, journal.messages.length, () => {
-    for (const record of waiting) {
-      recorder.knowSteer(record.message);
-      actor.send({ type: 'STEER', message: record.message });
-    }
-  });
 }
 
 /**

@@ -197,7 +197,8 @@ export class TreeJournal implements TreeObserver {
   /**
    * A member of a supervisor (`supervisor.agent()`) on the session, journaled and, when the journal knows it,
    * rebuilt (see member-replay.ts). Its recorder and replay are kept here with the subagents', whose bus handlers
-   * serve it alike (approvals given again, its own background batches re-attached, notifications joining again).
+   * serve it alike (approvals given again, its own background batches re-attached, notifications joining again,
+   * steers waiting at the crash sent again).
    */
   member(env: AgentEnv, actor: AnyActorRef): void {
     const journal = this.journalOf(env.agentId);
@@ -205,10 +206,11 @@ export class TreeJournal implements TreeObserver {
     this.recorders.get(env.agentId)?.stop();
     this.recorders.set(env.agentId, recorder);
     if (!knowsMember(journal)) return;
-    this.offs.push(replayMember(env, actor, journal, recorder));
-    // As a subagent's: its own background batches come back, and their results are held until it has caught up.
+    replayMember(env, journal, recorder);
+    // As a subagent's: a steer waiting at the crash is sent again, its own background batches come back, and their
+    // results are held until it has caught up.
     this.replays.get(env.agentId)?.stop();
-    this.replays.set(env.agentId, new SubagentReplay(journal, env, this.tree));
+    this.replays.set(env.agentId, new SubagentReplay(journal, env, this.tree, recorder));
     this.offs.push(replayInputs(journal, actor));
   }
 
@@ -272,18 +274,19 @@ export class TreeJournal implements TreeObserver {
     this.toReplay.delete(env.agentId);
     this.replays.get(env.agentId)?.stop();
     this.replays.delete(env.agentId);
+    const journaled = replay ? copyJournaled(replay.journaled) : nothingJournaled();
+    if (!replay) journaled.messages = env.transcript.length;
+    const recorder = new SessionRecorder(env, this.sink, journaled, { task: true });
+    this.recorders.set(env.agentId, recorder);
     if (replay) {
       replay.ledger = this.ledger;
       env.recording = replay;
       markReplayed(env, replay);
-      this.replays.set(env.agentId, new SubagentReplay(replay, env, this.tree));
+      this.replays.set(env.agentId, new SubagentReplay(replay, env, this.tree, recorder));
     } else if (env.recording) env.recording = undefined;
     if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
     // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
-    const journaled = replay ? copyJournaled(replay.journaled) : nothingJournaled();
-    if (!replay) journaled.messages = env.transcript.length;
-    this.recorders.set(env.agentId, new SessionRecorder(env, this.sink, journaled, { task: true }));
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {

@@ -1,13 +1,15 @@
 import type { AnyActorRef } from 'xstate';
 import { notifiedTaskIds, type UserMessage } from '../protocol/index.js';
 import type { AgentEnv } from './env.js';
+import type { SessionRecorder } from './session-recorder.js';
 import { type AgentJournal, afterCatchUp } from './session-restore.js';
 import type { Tree } from './supervisor-tree.js';
 
 /**
- * A subagent rebuilt after a restart, while it replays its journal, as the owner of background subagents of its own
- * (see DESIGN, Sessions): its background results wait until the replay has caught up with the journal (joining a
- * replayed step, one would make that step's journaled answer follow it again); a turn that its results opened
+ * A subagent (or a supervisor's member) rebuilt after a restart, while it replays its journal (see DESIGN,
+ * Sessions): a steer that was still waiting for a step boundary at the crash is sent again once the replay has caught
+ * up with the journal, as a root's is, and so are its background results, held until then (joining a replayed step,
+ * either would make that step's journaled answer follow it again); a turn that its results opened
  * before the crash (an idle subagent woken by `NOTIFY`) is opened again with the same notifications when the
  * replay goes idle there; and a result it had taken in before the crash counts as open until it joins the history
  * again, so the subagent does not hand off before its replay is through.
@@ -26,6 +28,8 @@ export class SubagentReplay {
     readonly journal: AgentJournal,
     private readonly env: AgentEnv,
     private readonly tree: Tree,
+    /** Its recorder: a steer sent again is one it has journaled already. */
+    private readonly recorder: SessionRecorder,
   ) {
     for (const message of journal.messages) {
       if (message.role === 'user' && message.source === 'notification') {
@@ -42,9 +46,20 @@ export class SubagentReplay {
       this.env,
       actor,
       this.journal.messages.length,
-      () => this.release(),
+      () => {
+        this.steerAgain(actor);
+        this.release();
+      },
       () => this.wakeAgain(actor),
     );
+  }
+
+  /** Steers journaled that had not joined its history at the crash (it has no restored state to hold any). */
+  private steerAgain(actor: AnyActorRef): void {
+    for (const record of this.journal.waitingSteers(0)) {
+      this.recorder.knowSteer(record.message);
+      actor.send({ type: 'STEER', message: record.message });
+    }
   }
 
   /** A result it had taken in before the crash: open until its notification joins the replayed history. */

@@ -173,6 +173,33 @@ describe('sessions: createSupervisor({ session })', () => {
     expect(() => createSupervisor({ id: 'other', session })).toThrow(/belongs to supervisor "root"/);
     session.close();
   });
+
+  it("sends a subagent's steer again when it was still waiting for a step boundary at the crash", async () => {
+    const runs: string[] = [];
+    const working = latch();
+    const work = hangingTool('work', runs, working); // the crash comes while it runs, the steer waiting for step 2
+    const { dir, session, supervisor, crash, reopen } = onSession(workThenSaw, [work]);
+    void supervisor.swarm(['steered']);
+    await working.promise;
+    const [task] = session.tasks();
+    const subagent = supervisor.get(task?.agentId ?? '');
+    expect(subagent).toBeDefined();
+    subagent?.steer('and mind the steer');
+    expect(journalRecords(dir, session.id).filter((r) => r.k === 'steer')).toHaveLength(1);
+    const { model, reopened, again, idle, close } = reopen(await crash());
+    await idle();
+    expect(runs).toEqual(['work']); // closed with a restart's result, not run again
+    expect(model.requests).toHaveLength(1); // step 2 only, with the steer
+    const history = again.messagesOf(task?.agentId ?? '') ?? [];
+    expect(steersOf(history)).toEqual(['and mind the steer']);
+    expect(lastText(history)).toBe('saw the steer');
+    expectValidHistory(history);
+    expect(reopened.taskResult(task?.taskId ?? '')).toMatchObject({ status: 'completed', text: 'saw the steer' });
+    const records = await close();
+    // Journaled once: the steer sent again is the one the journal held.
+    expect(records.filter((r) => r.k === 'steer')).toHaveLength(1);
+    expectJournaledOnce(records, task?.agentId ?? '', history);
+  });
 });
 
 describe('sessions: members of a supervisor on a session', () => {
