@@ -1,4 +1,5 @@
 /** What the live view knows of each agent of the tree, folded from the event stream. */
+import { summarize } from '../inspect/sanitize.js';
 import type { AgentEvent, JsonValue, Usage } from '../protocol/index.js';
 
 export type RowStatus = 'thinking' | 'tool' | 'waiting' | 'done' | 'failed' | 'interrupted' | 'idle';
@@ -16,12 +17,20 @@ export interface AgentRow {
   endedAt?: number;
 }
 
-/** The argument that says what a call is about: a path, a command, a pattern, a prompt. */
+/**
+ * A call's arguments as a person may see them: keys such as `password` or `api_key`, the process's API keys and
+ * `sk-…` / `Bearer …` credentials cut out (the inspector's rules), long strings shortened.
+ */
+export function redactedArgs(args: JsonValue | undefined): string {
+  return JSON.stringify(summarize(args ?? {}, { maxStringLength: 120 }));
+}
+
+/** The argument that says what a call is about: a path, a command, a pattern, a prompt (redacted). */
 function mainArgument(args: JsonValue | undefined): string {
   if (!args || typeof args !== 'object' || Array.isArray(args)) return '';
   for (const key of ['command', 'path', 'pattern', 'prompt', 'id']) {
     const value = args[key];
-    if (typeof value === 'string') return value.replace(/\s+/g, ' ');
+    if (typeof value === 'string') return String(summarize(value)).replace(/\s+/g, ' ');
   }
   if (Array.isArray(args.tasks)) return `${args.tasks.length} tasks`;
   return '';

@@ -3,6 +3,8 @@
  * at a time, in the order they came; a closed input answers "no".
  */
 import { createInterface } from 'node:readline';
+import type { JsonValue } from '../protocol/index.js';
+import { describeCall, redactedArgs } from './agent-rows.js';
 
 export type Answer = 'yes' | 'no' | 'always';
 /** The call was answered somewhere else (the inspector's page) before anyone typed here. */
@@ -15,12 +17,29 @@ export interface Input extends NodeJS.EventEmitter {
   pause(): unknown;
 }
 
-function parse(text: string): Answer | undefined {
+function parse(text: string, always: boolean): Answer | undefined {
   const t = text.trim().toLowerCase();
   if (t === 'y' || t === 'yes') return 'yes';
   if (t === 'n' || t === 'no') return 'no';
-  if (t === 'a' || t === 'always') return 'always';
+  if (always && (t === 'a' || t === 'always')) return 'always';
   return undefined;
+}
+
+/**
+ * Who wants to run what: the call's main argument (a path, a command), or all its arguments when it has none of
+ * those, since a person answering must see what would run. Redacted.
+ */
+export function wantsToRun(agentId: string, call: { toolName: string; label?: string; args: JsonValue }): string {
+  const described = describeCall(call);
+  const bare = described === (call.label ?? call.toolName);
+  const args = call.args;
+  const hasArgs = typeof args === 'object' && args !== null && Object.keys(args).length > 0;
+  return `${agentId} wants to run ${described}${bare && hasArgs ? ` ${redactedArgs(args)}` : ''}`;
+}
+
+/** The question as a terminal or a pipe shows it, with the answers it takes. */
+export function questionLine(what: string, always = true): string {
+  return `? ${what} — [y]es / [n]o${always ? ' / [a]lways' : ''}: `;
 }
 
 /** One question: whether it is settled, and how to stop it waiting for input. */
@@ -40,6 +59,8 @@ export class Approvals {
     private readonly input: Input,
     /** Ctrl-C typed while a terminal question is in raw mode. */
     private readonly onInterrupt: () => void,
+    /** Whether "always" is an answer (it remembers a rule: only where the permissions live). */
+    private readonly always = true,
   ) {
     if (!input.isTTY) {
       this.reader = createInterface({ input: input as NodeJS.ReadableStream });
@@ -98,7 +119,7 @@ export class Approvals {
         this.lines.shift() ??
         (this.ended ? undefined : await new Promise<string | undefined>((resolve) => (this.waiting = resolve)));
       if (line === undefined) return 'no';
-      const answer = parse(line);
+      const answer = parse(line, this.always);
       if (answer) return answer;
     }
   }
@@ -115,7 +136,7 @@ export class Approvals {
           resolve('no');
           return;
         }
-        const answer = parse(key);
+        const answer = parse(key, this.always);
         if (!answer) return;
         done();
         resolve(answer);

@@ -14,6 +14,8 @@ Commands:
   sessions             list the recorded sessions
   replay <id>          run a recorded session again offline, from its journal, and print its events
   inspect              serve the offline inspector (troupe inspect --help)
+  hosted <command>     drive agents hosted on Restate: prompt, send, attach, steer, interrupt, approvals, approve,
+                       deny, history, usage (troupe hosted --help)
   help                 this text
 
 Each command takes --help.
@@ -76,6 +78,10 @@ export async function main(
       return undefined;
     case 'replay':
       process.exitCode = await guarded('replay', () => replayCommand(rest, io), io);
+      return undefined;
+    case 'hosted':
+      // Loaded on demand: the Restate SDK is for this command only.
+      process.exitCode = await guarded('hosted', async () => (await import('./hosted.js')).hostedCommand(rest, io), io);
       return undefined;
     case undefined:
     case 'help':

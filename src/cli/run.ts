@@ -18,8 +18,7 @@ import { Permissions } from '../permissions/index.js';
 import type { ToolTraits } from '../permissions/types.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../tools/builtin/index.js';
 import type { AnyTool } from '../tools/index.js';
-import { describeCall } from './agent-rows.js';
-import { Approvals, type Input, type Outcome } from './approvals.js';
+import { Approvals, type Input, type Outcome, questionLine, wantsToRun } from './approvals.js';
 import { type Inspection, openInspection } from './inspection.js';
 import { UsageError } from './model-choice.js';
 import { parseResume, parseRun, RESUME_USAGE, RUN_USAGE, type RunOptions } from './run-options.js';
@@ -39,7 +38,8 @@ export interface RunIO {
   exit(code: number): void;
 }
 
-const EXIT: Record<RunResult['stopReason'], number> = {
+/** A turn's exit code, by its stop reason (`troupe run`, `resume` and `hosted prompt` alike). */
+export const EXIT: Record<RunResult['stopReason'], number> = {
   completed: 0,
   error: 1,
   guardrail_tripped: 1,
@@ -196,14 +196,14 @@ async function runAgent(
   });
 
   async function answer(event: AgentEventOf<'approval_requested'>): Promise<void> {
-    const what = `${event.agentId} wants to run ${describeCall(event)}`;
+    const what = wantsToRun(event.agentId, event);
     const settled = settledElsewhere(agent, event.toolCallId);
     const reply: Outcome = await approvals.ask(() => {
       view.pause();
       io.stdout.write(
         options.json
           ? `${JSON.stringify({ type: 'question', toolCallId: event.toolCallId, agentId: event.agentId, text: `${what}? y / n / a` })}\n`
-          : `? ${what} — [y]es / [n]o / [a]lways: `,
+          : questionLine(what),
       );
     }, settled.promise);
     settled.off();

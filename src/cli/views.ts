@@ -30,10 +30,15 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
 
-function summary(result: RunResult | undefined, model: string, total: Usage | undefined): string {
+/** How a turn ended, in one line: its stop reason, tokens, cost where the model's price is known, its error. */
+export function summary(
+  result: Pick<RunResult, 'stopReason' | 'usage' | 'error'> | undefined,
+  model: string | undefined,
+  total?: Usage,
+): string {
   if (!result) return 'run ended';
   const u = total ?? result.usage;
-  const cost = costOf(model, u);
+  const cost = model === undefined ? undefined : costOf(model, u);
   const parts = [
     `${result.stopReason}`,
     `${tokens(u.input + u.cacheRead + u.cacheWrite)} in / ${tokens(u.output)} out`,

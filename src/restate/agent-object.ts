@@ -8,6 +8,7 @@ import {
   createAgent,
   defineTool,
   emptyUsage,
+  type JsonValue,
   type Message,
   notificationText,
   type RunResult,
@@ -99,6 +100,17 @@ export interface ApprovalAnswer {
   toolCallId: string;
   approve: boolean;
   reason?: string;
+}
+
+/** A call waiting for approval, as the `pending` handler lists it: what it asks to run, and its awakeable. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  /** The model's arguments, as they are (a CLI or page that shows them redacts them). */
+  args: JsonValue;
+  /** The tool's own title, where it declares one. */
+  label?: string;
+  awakeableId: string;
 }
 
 /** The state keys of one agent object. The history is stored a turn per key, so a turn writes only what it added. */
@@ -245,7 +257,14 @@ export function agentObject(options: AgentObjectOptions) {
     const offApprovals = agent.on('approval_requested', (event) => {
       // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
       const awakeable = ctx.awakeable<ApprovalAnswer>();
-      ctx.set(approvalKey(event.toolCallId), awakeable.id);
+      const { toolCallId, toolName, args, label } = event;
+      ctx.set(approvalKey(toolCallId), {
+        toolCallId,
+        toolName,
+        args,
+        ...(label === undefined ? {} : { label }),
+        awakeableId: awakeable.id,
+      } satisfies PendingApproval);
       const timedOut: ApprovalAnswer = {
         toolCallId: event.toolCallId,
         approve: false,
@@ -394,12 +413,20 @@ export function agentObject(options: AgentObjectOptions) {
       /** Answers a call waiting for approval (the awakeable its turn is suspended on). */
       approve: restate.handlers.object.shared(
         async (ctx: restate.ObjectSharedContext, answer: ApprovalAnswer): Promise<boolean> => {
-          const id = await ctx.get<string>(approvalKey(answer.toolCallId));
-          if (!id) return false;
-          ctx.resolveAwakeable(id, answer);
+          const waiting = await ctx.get<PendingApproval | string>(approvalKey(answer.toolCallId));
+          if (!waiting) return false;
+          // A bare awakeable id: stored by a worker of an earlier release, for a turn still waiting on it.
+          ctx.resolveAwakeable(typeof waiting === 'string' ? waiting : waiting.awakeableId, answer);
           return true;
         },
       ),
+
+      /** The calls waiting for approval now (what `troupe hosted approvals` lists), by call id. */
+      pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<PendingApproval[]> => {
+        const keys = (await ctx.stateKeys()).filter((key) => key.startsWith(approvalKey(''))).sort();
+        const waiting = await Promise.all(keys.map((key) => ctx.get<PendingApproval | string>(key)));
+        return waiting.filter((call): call is PendingApproval => typeof call === 'object' && call !== null);
+      }),
     },
   });
   // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them, where a

@@ -1,5 +1,5 @@
 import type { Message, Usage } from '../index.js';
-import type { ApprovalAnswer, TurnOutcome } from './agent-object.js';
+import type { ApprovalAnswer, PendingApproval, TurnOutcome } from './agent-object.js';
 import { controlName } from './control.js';
 
 /**
@@ -16,6 +16,8 @@ export interface AgentClient {
   usage(agentId: string): Promise<Usage>;
   /** Answers a call waiting for approval; false when no such call is waiting (yet, or any more). */
   approve(agentId: string, answer: ApprovalAnswer): Promise<boolean>;
+  /** The agent's calls waiting for approval now (its own: a subagent's are listed under the subagent's id). */
+  pendingApprovals(agentId: string): Promise<PendingApproval[]>;
   /**
    * Adds a user message to the agent's running turn at its next step boundary (with no turn running, it starts
    * one). Returns once Restate has accepted it, durably, with its invocation id: the turn takes it exactly once.
@@ -29,24 +31,51 @@ export interface AgentClient {
   interrupt(agentId: string, options?: { idempotencyKey?: string }): Promise<string>;
 }
 
+/**
+ * A request Restate's ingress refused or could not be sent: `status` is the HTTP status, absent when the ingress
+ * could not be reached at all. Its message is one line that says which request and why.
+ */
+export class IngressError extends Error {
+  override readonly name = 'IngressError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Node's fetch gives up on response headers after 5 minutes; an attached turn may run longer than that. */
+const HEADERS_TIMEOUT = 'UND_ERR_HEADERS_TIMEOUT';
+
 export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentClient {
   const base = ingressUrl.replace(/\/$/, '');
-  const call = async <T>(
+  /** One request to the ingress, its failures as `IngressError`s. */
+  const request = async <T>(what: string, url: string, init?: RequestInit): Promise<T> => {
+    let response: Response;
+    try {
+      response = await fetch(url, init);
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      if (cause?.code === HEADERS_TIMEOUT) throw error;
+      throw new IngressError(`cannot reach Restate's ingress at ${base}: ${cause?.code ?? cause?.message ?? error}`);
+    }
+    const text = await response.text();
+    if (!response.ok) throw new IngressError(`${what}: ${response.status} ${reason(text)}`, response.status);
+    return JSON.parse(text) as T;
+  };
+  const call = <T>(
     agentId: string,
     handler: string,
     body: unknown,
     headers: Record<string, string> = {},
     object = name,
-  ) => {
-    const response = await fetch(`${base}/${object}/${encodeURIComponent(agentId)}/${handler}`, {
+  ) =>
+    request<T>(`${object}/${agentId}/${handler}`, `${base}/${object}/${encodeURIComponent(agentId)}/${handler}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body ?? null),
     });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${object}/${agentId}/${handler}: ${response.status} ${text}`);
-    return JSON.parse(text) as T;
-  };
   const idempotency = (options: { idempotencyKey?: string }): Record<string, string> =>
     options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {};
   /** A message to the agent's control object, sent one-way: accepted (durably) when this returns. */
@@ -68,15 +97,29 @@ export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentCli
     },
     result: async (invocationId) => {
       const url = `${base}/restate/invocation/${encodeURIComponent(invocationId)}/attach`;
-      const response = await fetch(url);
-      const text = await response.text();
-      if (!response.ok) throw new Error(`invocation ${invocationId}: ${response.status} ${text}`);
-      return JSON.parse(text) as TurnOutcome;
+      for (;;) {
+        try {
+          return await request<TurnOutcome>(`invocation ${invocationId}`, url);
+        } catch (error) {
+          // Attaching again is safe (the turn goes on without us): a long turn outlives the client's wait.
+          if ((error as { cause?: { code?: string } }).cause?.code !== HEADERS_TIMEOUT) throw error;
+        }
+      }
     },
     history: (agentId) => call<Message[]>(agentId, 'history', null),
     usage: (agentId) => call<Usage>(agentId, 'usage', null),
     approve: (agentId, answer) => call<boolean>(agentId, 'approve', answer),
+    pendingApprovals: (agentId) => call<PendingApproval[]>(agentId, 'pending', null),
     steer: (agentId, text, options = {}) => control(agentId, 'steer', { text }, options),
     interrupt: (agentId, options = {}) => control(agentId, 'interrupt', null, options),
   };
+}
+
+/** Restate's error body is JSON with a `message`; anything else is shown as it came, on one line. */
+function reason(body: string): string {
+  try {
+    const message = (JSON.parse(body) as { message?: unknown }).message;
+    if (typeof message === 'string') return message;
+  } catch {}
+  return body.replace(/\s+/g, ' ').trim();
 }

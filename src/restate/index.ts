@@ -6,11 +6,12 @@ export {
   agentObject,
   type ChildNotification,
   type HostedAgentConfig,
+  type PendingApproval,
   type TaskRequest,
   type TurnOutcome,
 } from './agent-object.js';
 export { type AgentBalancer, balanceAgents } from './balancer.js';
-export { type AgentClient, agentClient } from './client.js';
+export { type AgentClient, agentClient, IngressError } from './client.js';
 export {
   type RestateDevServer,
   type RestateDevServerOptions,

@@ -34,6 +34,20 @@ describe('plain output', () => {
     expect(h.out()).toMatch(/^main: default_\S+ completed$/m);
   });
 
+  it('a question shows credentials in its command redacted', async () => {
+    const h = harness({ input: 'n\n' });
+    const command = "curl -H 'Authorization: Bearer abcdefghijklmnop' http://127.0.0.1:9/x";
+    expect(await run(h, ['--offline', `Run \`${command}\` please`])).toBe(0);
+    expect(h.out()).toContain("? main wants to run bash curl -H 'Authorization: [redacted]' http://127.0.0.1:9/x — ");
+    // (The model's own text repeats it: that is the model's to say, not the question's.)
+    const asked = h
+      .out()
+      .split('\n')
+      .filter((line) => /wants to run|asks to run/.test(line));
+    expect(asked).toHaveLength(2);
+    for (const line of asked) expect(line).not.toContain('abcdefghijklmnop');
+  });
+
   it('"always" remembers a rule for the session', async () => {
     const h = harness({ input: 'always\n' });
     expect(await run(h, ['--offline', TASK])).toBe(0);

@@ -1,0 +1,176 @@
+/**
+ * Waiting for a hosted turn (`troupe hosted prompt` and `attach`): its outcome, its questions meanwhile, Ctrl-C.
+ */
+import type { PendingApproval, TurnOutcome } from '../restate/agent-object.js';
+import type { AgentClient } from '../restate/client.js';
+import { redactedArgs } from './agent-rows.js';
+import { Approvals, questionLine, wantsToRun } from './approvals.js';
+import { EXIT, type RunIO } from './run.js';
+import { summary } from './views.js';
+
+/** How often a waiting turn's questions are looked for (one shared-handler call each time). */
+const POLL_MS = 500;
+
+/** What a command acts through, and how to say the command that answers a question. */
+export interface Hosted {
+  client: AgentClient;
+  io: RunIO;
+  json: boolean;
+  /** `troupe hosted` with the options that reach the same agents, for the commands this one prints. */
+  again: string;
+}
+
+export function write(hosted: Hosted, line: string): void {
+  hosted.io.stdout.write(`${line}\n`);
+}
+
+function note(hosted: Hosted, line: string): void {
+  if (hosted.json) write(hosted, JSON.stringify({ type: 'note', text: line }));
+  else hosted.io.stderr(line);
+}
+
+/**
+ * Waits for a turn's end, asking its questions meanwhile (polled from the agent's `pending` handler: a hosted turn's
+ * events stay in its worker). Ctrl-C interrupts the turn through its control object; a second one leaves.
+ */
+export async function waitForTurn(hosted: Hosted, agentId: string, invocationId: string): Promise<number> {
+  const { client, io } = hosted;
+  let leave: (code: number) => void = () => {};
+  const left = new Promise<number>((resolve) => {
+    leave = resolve;
+  });
+  let interrupts = 0;
+  const interrupt = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      note(hosted, `interrupting ${agentId}'s turn… (Ctrl-C again to leave it running)`);
+      void client
+        .interrupt(agentId)
+        .catch((error: unknown) => note(hosted, `the interrupt was not sent: ${String(error)}`));
+      return;
+    }
+    note(hosted, `left; the turn goes on: ${hosted.again} attach ${agentId} ${invocationId}`);
+    leave(130);
+  };
+  const removeSigint = io.onSigint(interrupt);
+  const questions = new Questions(hosted, agentId, interrupt);
+  const polling = questions.watch();
+  try {
+    const outcome = await Promise.race([client.result(invocationId), left]);
+    if (typeof outcome === 'number') return outcome;
+    return finish(hosted, outcome, invocationId);
+  } finally {
+    questions.stop();
+    removeSigint();
+    await polling;
+  }
+}
+
+function finish(hosted: Hosted, outcome: TurnOutcome, invocationId: string): number {
+  if (hosted.json) write(hosted, JSON.stringify({ type: 'result', invocationId, ...outcome }));
+  else {
+    if (outcome.text) write(hosted, outcome.text);
+    hosted.io.stderr(`done: ${summary(outcome, undefined)}`);
+  }
+  return EXIT[outcome.stopReason];
+}
+
+/**
+ * The questions of a turn being waited for: each call waiting for approval is asked once (on a terminal: y / n, one
+ * at a time; piped: printed with the commands that answer it), and a question still on the screen when the call
+ * stops waiting (answered elsewhere, or the turn ended) stops waiting too.
+ */
+class Questions {
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  /** Calls asked, with what settles their question when they stop waiting without us. */
+  private readonly asked = new Map<string, () => void>();
+  private readonly approvals: Approvals | undefined;
+
+  constructor(
+    private readonly hosted: Hosted,
+    private readonly agentId: string,
+    onInterrupt: () => void,
+  ) {
+    const { io, json } = hosted;
+    // Off a terminal nothing is read: the printed commands answer, from anywhere.
+    if (io.stdin.isTTY && io.stdout.isTTY && !json) this.approvals = new Approvals(io.stdin, onInterrupt, false);
+  }
+
+  async watch(): Promise<void> {
+    for (;;) {
+      // A wait first: an answer just given (by whoever attaches right after answering) is still listed until the
+      // turn wakes and takes it.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (this.stopped) return;
+      let waiting: PendingApproval[];
+      try {
+        waiting = await this.hosted.client.pendingApprovals(this.agentId);
+      } catch (error) {
+        // A worker of an earlier release has no `pending` handler: the turn is still waited for.
+        if (!this.stopped) note(this.hosted, `questions cannot be listed: ${(error as Error).message}`);
+        return;
+      }
+      if (this.stopped) return;
+      const now = new Set(waiting.map((call) => call.toolCallId));
+      for (const [id, settle] of this.asked) if (!now.has(id)) settle();
+      for (const call of waiting) if (!this.asked.has(call.toolCallId)) this.ask(call);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+    for (const settle of this.asked.values()) settle();
+    this.approvals?.close();
+  }
+
+  private ask(call: PendingApproval): void {
+    let settle = () => {};
+    const gone = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    this.asked.set(call.toolCallId, settle);
+    const { hosted, agentId } = this;
+    const what = wantsToRun(agentId, call);
+    if (!this.approvals) {
+      const answer = `${hosted.again} approve ${agentId} ${call.toolCallId}`;
+      const refuse = `${hosted.again} deny ${agentId} ${call.toolCallId} --reason "…"`;
+      if (hosted.json) {
+        write(
+          hosted,
+          JSON.stringify({
+            type: 'question',
+            agentId,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            args: JSON.parse(redactedArgs(call.args)),
+            text: what,
+          }),
+        );
+      } else write(hosted, `? ${what} (call ${call.toolCallId})\n  approve: ${answer}\n  deny:    ${refuse}`);
+      return;
+    }
+    const approvals = this.approvals;
+    void approvals
+      .ask(() => hosted.io.stdout.write(questionLine(what, false)), gone)
+      .then(async (reply) => {
+        hosted.io.stdout.write(`${reply === 'elsewhere' ? 'answered elsewhere' : reply}\n`);
+        if (reply === 'elsewhere') return;
+        const approve = reply !== 'no';
+        const answered = await hosted.client.approve(agentId, {
+          toolCallId: call.toolCallId,
+          approve,
+          ...(approve ? {} : { reason: 'The user declined this call.' }),
+        });
+        if (!answered) note(hosted, `${call.toolCallId} was answered elsewhere first`);
+      })
+      .catch((error: unknown) => note(hosted, `the answer was not sent: ${String(error)}`));
+  }
+}

@@ -1,0 +1,384 @@
+/**
+ * `troupe hosted` against a real restate-server on loopback, with agents on the scripted model served by a worker in
+ * this process: the command is driven through `main()` as a user types it, and what it says is checked against
+ * what the agents really did (the tools count their executions here).
+ */
+import { type AddressInfo, createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool, type Message, type ModelRequest, type ScriptedAnswer, scriptedModel } from '../../src/index.js';
+import {
+  type AgentWorker,
+  agentObject,
+  type RestateDevServer,
+  serveAgents,
+  startRestateDevServer,
+} from '../../src/restate/index.js';
+import { takesAnswered } from '../restate/fixtures/journal.js';
+import { FakeTerminalInput, type Harness, harness, runIn } from './harness.js';
+import { keylessEnv } from './helpers.js';
+
+const executions: string[] = [];
+const gates = new Map<string, () => void>();
+const gateOf = new Map<string, Promise<void>>();
+function gate(agentId: string): Promise<void> {
+  let promise = gateOf.get(agentId);
+  if (!promise) {
+    promise = new Promise<void>((resolve) => gates.set(agentId, resolve));
+    gateOf.set(agentId, promise);
+  }
+  return promise;
+}
+const open = (agentId: string) => {
+  void gate(agentId);
+  gates.get(agentId)?.();
+};
+
+const textOf = (message: Message | undefined) =>
+  message?.content.map((part) => ('text' in part && typeof part.text === 'string' ? part.text : '')).join('') ?? '';
+
+/**
+ * `plain…` counts once, then says how many results it saw; `approver…` asks to deploy its prompt (with a password
+ * among the arguments) and then says what the deploy call answered; `steer…` runs `gated` on `work` and otherwise
+ * lists the user messages it heard.
+ */
+function answerFor(agentId: string, request: ModelRequest): ScriptedAnswer {
+  const usage = { input: 10, output: 5 };
+  const lastUser = request.messages.findLastIndex((message) => message.role === 'user');
+  const since = request.messages.slice(lastUser + 1);
+  const prompt = textOf(request.messages[lastUser]);
+  if (agentId.startsWith('plain')) {
+    if (since.length === 0) return { toolCalls: [{ name: 'count', args: {}, id: 'k1' }], usage };
+    return { text: `saw ${since.filter((m) => m.role === 'tool').length} result`, usage };
+  }
+  if (agentId.startsWith('approver')) {
+    if (since.length === 0) {
+      const id = `d${lastUser}`;
+      return { toolCalls: [{ name: 'deploy', args: { target: prompt, password: 'hunter2-hunter2' }, id }], usage };
+    }
+    const result = since.find((m) => m.role === 'tool');
+    return {
+      text: `deploy said: ${result?.role === 'tool' ? textOf({ role: 'user', content: result.content[0]?.content ?? [] }) : ''}`,
+      usage,
+    };
+  }
+  if (prompt === 'work' && since.length === 0) return { toolCalls: [{ name: 'gated', args: {}, id: 'g1' }], usage };
+  const heard = request.messages.filter((m) => m.role === 'user').map(textOf);
+  return { text: `heard: ${heard.join(' | ')}`, usage };
+}
+
+const count = defineTool({
+  name: 'count',
+  description: 'Counts',
+  schema: z.object({}),
+  execute: (_args, ctx) => {
+    executions.push(`ran ${ctx.agentId} ${ctx.toolCallId}`);
+    return 'counted';
+  },
+});
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Deploys',
+  schema: z.object({ target: z.string(), password: z.string() }),
+  execute: ({ target }, ctx) => {
+    executions.push(`ran ${ctx.agentId} ${ctx.toolCallId}`);
+    return `deployed ${target}`;
+  },
+});
+// Ignores its signal: only its gate or an interrupt ends the call.
+const gated = defineTool({
+  name: 'gated',
+  description: 'Waits for its gate',
+  schema: z.object({}),
+  execute: async (_args, ctx) => {
+    executions.push(`start ${ctx.agentId} ${ctx.toolCallId}`);
+    await gate(ctx.agentId);
+    executions.push(`ran ${ctx.agentId} ${ctx.toolCallId}`);
+    return 'the gate opened';
+  },
+});
+
+let server: RestateDevServer;
+let worker: AgentWorker;
+beforeAll(async () => {
+  server = await startRestateDevServer();
+  const agents = agentObject({
+    agent: (agentId) => ({
+      model: scriptedModel((request) => answerFor(agentId, request)),
+      tools: [count, deploy, gated],
+      policy: (call) => (call.name === 'deploy' ? 'ask' : 'allow'),
+    }),
+  });
+  worker = await serveAgents([agents]);
+  await server.register(worker.url);
+}, 90_000);
+
+afterAll(async () => {
+  await worker?.close();
+  await server?.stop();
+});
+
+/** A user's terminal or pipe, with TROUPE_INGRESS set to the test server (as a user would export it). */
+function user(options: Parameters<typeof harness>[1] = {}): Harness {
+  return harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }), ...options });
+}
+
+/** `troupe hosted …`: its exit code, stdout and stderr. */
+async function hosted(args: string[], h: Harness = user()) {
+  const code = await runIn(h, ['hosted', ...args]);
+  return { code, out: h.out(), err: h.err.join('\n') };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 1200; i++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+/** A loopback port nothing listens on (it was free a moment ago, and nothing here takes it). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const ran = (line: string) => executions.filter((l) => l === line).length;
+
+describe('turns', () => {
+  it('prompt prints the answer and exits 0; history and usage show the stored turn', async () => {
+    const done = await hosted(['prompt', 'plain-1', 'go']);
+    expect(done).toMatchObject({ code: 0, out: 'saw 1 result\n' });
+    expect(done.err).toMatch(/^done: completed · 20 in \/ 10 out$/m);
+    expect(ran('ran plain-1 k1')).toBe(1);
+    const history = await hosted(['history', 'plain-1']);
+    expect(history.out.split('\n')).toEqual([
+      'user: go',
+      'assistant calls count {} (k1)',
+      'tool count: counted',
+      'assistant: saw 1 result',
+      '',
+    ]);
+    expect((await hosted(['usage', 'plain-1'])).out).toBe(
+      '20 in / 10 out (cache read 0, cache write 0, reasoning 0)\n',
+    );
+    expect(JSON.parse((await hosted(['usage', 'plain-1', '--json'])).out)).toMatchObject({ input: 20, output: 10 });
+  }, 60_000);
+
+  it('send prints the invocation id at once; attach waits for that turn', async () => {
+    const sent = await hosted(['send', 'plain-2', 'go']);
+    expect(sent.code).toBe(0);
+    const invocationId = sent.out.trim();
+    expect(invocationId).toMatch(/^inv_\w+$/);
+    const attached = await hosted(['attach', 'plain-2', invocationId, '--json']);
+    expect(attached.code).toBe(0);
+    expect(JSON.parse(attached.out)).toMatchObject({
+      type: 'result',
+      invocationId,
+      agentId: 'plain-2',
+      stopReason: 'completed',
+      text: 'saw 1 result',
+    });
+    // Attaching again gives the same outcome; the turn ran once.
+    expect((await hosted(['attach', 'plain-2', invocationId])).out).toBe('saw 1 result\n');
+    expect(ran('ran plain-2 k1')).toBe(1);
+  }, 60_000);
+});
+
+describe('approvals', () => {
+  it('lists a waiting call with its password redacted, approves it, and the tool runs once', async () => {
+    const invocationId = (await hosted(['send', 'approver-1', 'prod'])).out.trim();
+    let listed = '';
+    await until(async () => {
+      listed = (await hosted(['approvals', 'approver-1'])).out;
+      return listed.includes('deploy');
+    }, 'the call to wait for approval');
+    expect(listed).toBe('d0  deploy  {"target":"prod","password":"[redacted]"}\n');
+    const json = JSON.parse((await hosted(['approvals', 'approver-1', '--json'])).out);
+    expect(json).toEqual([
+      expect.objectContaining({
+        toolCallId: 'd0',
+        toolName: 'deploy',
+        args: { target: 'prod', password: '[redacted]' },
+      }),
+    ]);
+    expect(executions).not.toContain('ran approver-1 d0');
+    expect(await hosted(['approve', 'approver-1', 'd0'])).toMatchObject({ code: 0, out: 'approved d0\n' });
+    // The turn takes the answer and clears the call: the list is empty.
+    await until(async () => (await hosted(['approvals', 'approver-1'])).out.includes('no calls'), 'the list to clear');
+    expect((await hosted(['attach', 'approver-1', invocationId])).out).toBe('deploy said: deployed prod\n');
+    expect(ran('ran approver-1 d0')).toBe(1);
+    // Nothing waits any more: a second answer is refused, and the list is empty.
+    const again = await hosted(['approve', 'approver-1', 'd0']);
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/^troupe hosted: approver-1 has no call d0 waiting for approval/);
+    expect((await hosted(['approvals', 'approver-1'])).out).toBe('approver-1 has no calls waiting for approval\n');
+  }, 60_000);
+
+  it('deny refuses the call with the reason the model is told; the tool never runs', async () => {
+    const invocationId = (await hosted(['send', 'approver-2', 'prod'])).out.trim();
+    await until(async () => (await hosted(['approvals', 'approver-2'])).out.includes('d0'), 'the call to wait');
+    expect(await hosted(['deny', 'approver-2', 'd0', '--reason', 'not on a Friday'])).toMatchObject({
+      code: 0,
+      out: 'denied d0\n',
+    });
+    const outcome = await hosted(['attach', 'approver-2', invocationId]);
+    expect(outcome.code).toBe(0);
+    expect(outcome.out).toContain('not on a Friday');
+    expect(executions).not.toContain('ran approver-2 d0');
+  }, 60_000);
+
+  it('piped, a waiting prompt prints the question and the command that answers it, which works', async () => {
+    const h = user();
+    const waiting = hosted(['prompt', 'approver-3', 'staging'], h);
+    await until(() => h.out().includes('? approver-3 wants to run'), 'the question');
+    const question = h.out().split('\n').slice(0, 3);
+    expect(question).toEqual([
+      '? approver-3 wants to run deploy {"target":"staging","password":"[redacted]"} (call d0)',
+      '  approve: troupe hosted approve approver-3 d0',
+      '  deny:    troupe hosted deny approver-3 d0 --reason "…"',
+    ]);
+    // The printed command, run as printed.
+    const command = (question[1] ?? '').replace('  approve: troupe hosted ', '').split(' ');
+    expect(await hosted(command)).toMatchObject({ code: 0, out: 'approved d0\n' });
+    const done = await waiting;
+    expect(done.code).toBe(0);
+    expect(done.out.split('\n').slice(3)).toEqual(['deploy said: deployed staging', '']);
+    expect(ran('ran approver-3 d0')).toBe(1);
+  }, 60_000);
+
+  it('on a terminal, a waiting prompt asks y / n; "y" runs the call, "n" refuses it', async () => {
+    const yes = new FakeTerminalInput();
+    const h = user({ tty: true, stdin: yes });
+    const waiting = hosted(['prompt', 'approver-4', 'prod'], h);
+    // "a" (always) is not an answer here: no rule can be remembered in the worker's permissions from this side.
+    await yes.type('a');
+    await yes.type('y');
+    const done = await waiting;
+    expect(done.code).toBe(0);
+    expect(done.out).toBe(
+      '? approver-4 wants to run deploy {"target":"prod","password":"[redacted]"} — [y]es / [n]o: yes\n' +
+        'deploy said: deployed prod\n',
+    );
+    expect(ran('ran approver-4 d0')).toBe(1);
+
+    const no = new FakeTerminalInput();
+    const refused = await Promise.all([
+      hosted(['prompt', 'approver-4', 'prod again'], user({ tty: true, stdin: no })),
+      no.type('n'),
+    ]);
+    expect(refused[0].code).toBe(0);
+    expect(refused[0].out).toMatch(/: no\ndeploy said: .*The user declined this call/);
+    expect(executions.filter((line) => line.startsWith('ran approver-4'))).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('steering', () => {
+  it('steer reaches the running turn, which hears it once', async () => {
+    const invocationId = (await hosted(['send', 'steer-1', 'work'])).out.trim();
+    const attached = user();
+    const waiting = hosted(['attach', 'steer-1', invocationId], attached);
+    await until(() => executions.includes('start steer-1 g1'), 'the gated tool to start');
+    const taken = await takesAnswered(server.adminUrl, invocationId);
+    const steered = await hosted(['steer', 'steer-1', 'also tea']);
+    expect(steered.code).toBe(0);
+    expect(steered.out).toMatch(/^steer accepted/);
+    // The turn takes it (a call in its journal) while its tool still runs.
+    await until(async () => (await takesAnswered(server.adminUrl, invocationId)) > taken, 'the turn to take it');
+    open('steer-1');
+    expect(await waiting).toMatchObject({ code: 0, out: 'heard: work | also tea\n' });
+    const users = (await hosted(['history', 'steer-1'])).out.split('\n').filter((line) => line.startsWith('user'));
+    expect(users).toEqual(['user: work', 'user (steer): also tea']);
+    expect(ran('ran steer-1 g1')).toBe(1);
+  }, 60_000);
+
+  it('interrupt stops the running turn: the waiting command exits 130', async () => {
+    const invocationId = (await hosted(['send', 'steer-2', 'work'])).out.trim();
+    const waiting = hosted(['attach', 'steer-2', invocationId]);
+    await until(() => executions.includes('start steer-2 g1'), 'the gated tool to start');
+    const interrupted = await hosted(['interrupt', 'steer-2']);
+    expect(interrupted.code).toBe(0);
+    expect(interrupted.out).toMatch(/^interrupt accepted/);
+    const done = await waiting;
+    expect(done.code).toBe(130);
+    expect(done.err).toMatch(/^done: interrupted/m);
+    expect(executions).not.toContain('ran steer-2 g1');
+    // The key is free again: the next prompt runs to its end.
+    expect(await hosted(['prompt', 'steer-2', 'next'])).toMatchObject({ code: 0, out: 'heard: work | next\n' });
+  }, 60_000);
+
+  it('Ctrl-C while a prompt waits interrupts the turn; a second Ctrl-C leaves it and says how to attach', async () => {
+    const h = user();
+    const waiting = hosted(['prompt', 'steer-3', 'work'], h);
+    await until(() => executions.includes('start steer-3 g1'), 'the gated tool to start');
+    h.sigint();
+    const done = await waiting;
+    expect(done.code).toBe(130);
+    expect(done.err).toMatch(/^interrupting steer-3's turn/m);
+    expect(done.err).toMatch(/^done: interrupted/m);
+    expect(executions).not.toContain('ran steer-3 g1');
+
+    const twice = user();
+    const leaving = hosted(['prompt', 'steer-4', 'work'], twice);
+    await until(() => executions.includes('start steer-4 g1'), 'the gated tool to start');
+    twice.sigint();
+    twice.sigint();
+    const left = await leaving;
+    expect(left.code).toBe(130);
+    const hint = left.err.match(/left; the turn goes on: troupe hosted (attach steer-4 inv_\w+)/)?.[1];
+    expect(hint).toBeDefined();
+    // The turn went on without the command (the first Ctrl-C's interrupt ends it): attached again, it says so.
+    expect(await hosted(hint?.split(' ') ?? [])).toMatchObject({ code: 130 });
+  }, 60_000);
+});
+
+describe('errors', () => {
+  it('an ingress nobody listens on is one line on stderr and exit 1', async () => {
+    const closed = await closedPort();
+    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: `http://127.0.0.1:${closed}` }) });
+    const done = await hosted(['prompt', 'plain-9', 'go'], h);
+    expect(done).toMatchObject({ code: 1, out: '' });
+    expect(h.err).toEqual([
+      `troupe hosted: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED`,
+    ]);
+    // --ingress wins over the environment.
+    const flag = await hosted(['usage', 'plain-1', '--ingress', server.ingressUrl], h);
+    expect(flag.code).toBe(0);
+  });
+
+  it('an object Restate does not know is exit 1 with what to check', async () => {
+    const h = user();
+    expect(await runIn(h, ['hosted', 'usage', 'plain-1', '--name', 'nobody'])).toBe(1);
+    expect(h.err).toHaveLength(1);
+    expect(h.err[0]).toMatch(/^troupe hosted: nobody\/plain-1\/usage: 404 .*registered\? --name picks the object\)$/);
+  });
+
+  it.each([
+    [['frobnicate', 'a'], 'troupe hosted: unknown command "frobnicate": see troupe hosted --help'],
+    [['prompt'], 'troupe hosted: prompt: which agent? troupe hosted prompt <agent> <text>'],
+    [['prompt', 'a'], 'troupe hosted: prompt: missing <text>'],
+    [['deny', 'a'], 'troupe hosted: deny: missing <call>'],
+    [['prompt', 'a', 'two', 'words'], 'troupe hosted: prompt: unexpected "words" (quote a text of several words)'],
+    [['approve', 'a', 'c1', '--reason', 'x'], 'troupe hosted: --reason goes with deny'],
+    [['usage', 'a', '--frob'], "troupe hosted: Unknown option '--frob'"],
+    [
+      ['usage', 'a', '--ingress', 'localhost:8080'],
+      "troupe hosted: --ingress: Restate's ingress is an http:// or https:// address, not localhost:8080",
+    ],
+    [['usage', 'a', '--ingress', 'not a url'], 'troupe hosted: --ingress: not a URL: not a url'],
+  ])('usage error %j exits 2 with one line', async (args, line) => {
+    const h = harness(process.cwd());
+    expect(await runIn(h, ['hosted', ...args])).toBe(2);
+    expect(h.err).toEqual([line]);
+    expect(h.out()).toBe('');
+  });
+
+  it('--help prints the commands', async () => {
+    const h = harness(process.cwd());
+    expect(await runIn(h, ['hosted', '--help'])).toBe(0);
+    expect(h.out()).toMatch(/^Usage: troupe hosted <command> <agent>/);
+  });
+});
