@@ -1,10 +1,11 @@
 /**
  * Waiting for a hosted turn (`troupe hosted prompt` and `attach`): its outcome, its questions meanwhile, Ctrl-C.
  */
-import type { PendingApproval, TurnOutcome } from '../restate/agent-object.js';
+import type { TurnOutcome } from '../restate/agent-object.js';
 import type { AgentClient } from '../restate/client.js';
 import { redactedArgs } from './agent-rows.js';
 import { Approvals, questionLine, wantsToRun } from './approvals.js';
+import { treeApprovals, type WaitingCall } from './hosted-approvals.js';
 import { EXIT, type RunIO } from './run.js';
 import { summary } from './views.js';
 
@@ -14,6 +15,10 @@ const POLL_MS = 500;
 /** What a command acts through, and how to say the command that answers a question. */
 export interface Hosted {
   client: AgentClient;
+  /** The agents' object name (the ingress path's first segment). */
+  name: string;
+  /** Restate's admin API, where subagents' questions are found; none: only the agent's own. */
+  admin?: string;
   io: RunIO;
   json: boolean;
   /** `troupe hosted` with the options that reach the same agents, for the commands this one prints. */
@@ -30,8 +35,8 @@ function note(hosted: Hosted, line: string): void {
 }
 
 /**
- * Waits for a turn's end, asking its questions meanwhile (polled from the agent's `pending` handler: a hosted turn's
- * events stay in its worker). Ctrl-C interrupts the turn through its control object; a second one leaves.
+ * Waits for a turn's end, asking its tree's questions meanwhile (polled: a hosted turn's events stay in its
+ * worker). Ctrl-C interrupts the turn through its control object; a second one leaves.
  */
 export async function waitForTurn(hosted: Hosted, agentId: string, invocationId: string): Promise<number> {
   const { client, io } = hosted;
@@ -86,6 +91,7 @@ class Questions {
   /** Calls asked, with what settles their question when they stop waiting without us. */
   private readonly asked = new Map<string, () => void>();
   private readonly approvals: Approvals | undefined;
+  private unlistedSaid = false;
 
   constructor(
     private readonly hosted: Hosted,
@@ -109,18 +115,23 @@ class Questions {
         };
       });
       if (this.stopped) return;
-      let waiting: PendingApproval[];
+      let waiting: WaitingCall[];
       try {
-        waiting = await this.hosted.client.pendingApprovals(this.agentId);
+        const tree = await treeApprovals(this.hosted.client, this.hosted.admin, this.hosted.name, this.agentId);
+        if (tree.unlisted && !this.unlistedSaid && this.hosted.admin) {
+          note(this.hosted, `subagents' questions are not listed: ${tree.unlisted}`);
+          this.unlistedSaid = true;
+        }
+        waiting = tree.calls;
       } catch (error) {
         // A worker of an earlier release has no `pending` handler: the turn is still waited for.
         if (!this.stopped) note(this.hosted, `questions cannot be listed: ${(error as Error).message}`);
         return;
       }
       if (this.stopped) return;
-      const now = new Set(waiting.map((call) => call.toolCallId));
-      for (const [id, settle] of this.asked) if (!now.has(id)) settle();
-      for (const call of waiting) if (!this.asked.has(call.toolCallId)) this.ask(call);
+      const now = new Set(waiting.map(keyOf));
+      for (const [key, settle] of this.asked) if (!now.has(key)) settle();
+      for (const call of waiting) if (!this.asked.has(keyOf(call))) this.ask(call);
     }
   }
 
@@ -131,13 +142,14 @@ class Questions {
     this.approvals?.close();
   }
 
-  private ask(call: PendingApproval): void {
+  private ask(call: WaitingCall): void {
     let settle = () => {};
     const gone = new Promise<void>((resolve) => {
       settle = resolve;
     });
-    this.asked.set(call.toolCallId, settle);
-    const { hosted, agentId } = this;
+    this.asked.set(keyOf(call), settle);
+    const { hosted } = this;
+    const { agentId } = call;
     const what = wantsToRun(agentId, call);
     if (!this.approvals) {
       const answer = `${hosted.again} approve ${agentId} ${call.toolCallId}`;
@@ -174,3 +186,6 @@ class Questions {
       .catch((error: unknown) => note(hosted, `the answer was not sent: ${String(error)}`));
   }
 }
+
+/** A call's key among a tree's: call ids are unique per agent only. */
+const keyOf = (call: WaitingCall) => `${call.agentId}\u0000${call.toolCallId}`;

@@ -5,9 +5,9 @@
  */
 import { parseArgs } from 'node:util';
 import type { Message, Usage } from '../index.js';
-import type { PendingApproval } from '../restate/agent-object.js';
 import { agentClient, IngressError } from '../restate/client.js';
 import { redactedArgs } from './agent-rows.js';
+import { defaultAdmin, treeApprovals, type WaitingCall } from './hosted-approvals.js';
 import { type Hosted, waitForTurn, write } from './hosted-wait.js';
 import { UsageError } from './model-choice.js';
 import type { RunIO } from './run.js';
@@ -25,7 +25,8 @@ Commands:
   attach <agent> <invocation>   wait for a sent turn, as prompt does
   steer <agent> "<text>"        add a message to the running turn at its next step (none running: it starts one)
   interrupt <agent>             stop the running turn (its open tool calls get an "interrupted" result)
-  approvals <agent>             the calls waiting for approval: call id, tool, arguments (secrets redacted)
+  approvals <agent>             the calls waiting for approval, its subagents' too: agent, call id, tool,
+                                arguments (secrets redacted)
   approve <agent> <call>        let a waiting call run
   deny <agent> <call>           refuse it (--reason tells the model why)
   history <agent>               the conversation, as stored
@@ -34,6 +35,8 @@ Commands:
 Options:
       --ingress <url>   Restate's ingress (default: TROUPE_INGRESS, else ${DEFAULT_INGRESS})
       --name <object>   the agents' object name (default troupe-agent; agentObject({ name }))
+      --admin <url>     Restate's admin API, where subagents' questions are found (default: TROUPE_ADMIN, else
+                        port 9070 beside an ingress on 8080)
       --reason <text>   deny: what the model is told
       --idempotency-key <key>  prompt, send, steer, interrupt: the same key sent again counts once
       --json            JSON output: the outcome, the list, the history (questions as JSON lines)
@@ -65,6 +68,7 @@ function parse(args: string[]) {
       options: {
         ingress: { type: 'string' },
         name: { type: 'string' },
+        admin: { type: 'string' },
         reason: { type: 'string' },
         'idempotency-key': { type: 'string' },
         json: { type: 'boolean' },
@@ -78,16 +82,16 @@ function parse(args: string[]) {
 
 type Values = ReturnType<typeof parse>['values'];
 
-function ingressOf(values: Values, env: NodeJS.ProcessEnv): string {
-  const url = values.ingress ?? env.TROUPE_INGRESS ?? DEFAULT_INGRESS;
+/** An http(s) address given for `option`, checked. */
+function address(option: string, url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--ingress: not a URL: ${url}`);
+    throw new UsageError(`--${option}: not a URL: ${url}`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new UsageError(`--ingress: Restate's ingress is an http:// or https:// address, not ${url}`);
+    throw new UsageError(`--${option}: Restate's ${option} is an http:// or https:// address, not ${url}`);
   }
   return url;
 }
@@ -111,7 +115,9 @@ export async function hostedCommand(args: string[], io: RunIO): Promise<number> 
     );
   }
   if (values.reason !== undefined && command !== 'deny') throw new UsageError('--reason goes with deny');
-  const ingress = ingressOf(values, io.env);
+  const ingress = address('ingress', values.ingress ?? io.env.TROUPE_INGRESS ?? DEFAULT_INGRESS);
+  const given = values.admin ?? io.env.TROUPE_ADMIN;
+  const admin = given === undefined ? defaultAdmin(ingress) : address('admin', given);
   const again = [
     'troupe hosted',
     values.ingress ? `--ingress ${values.ingress}` : '',
@@ -119,7 +125,15 @@ export async function hostedCommand(args: string[], io: RunIO): Promise<number> 
   ]
     .filter(Boolean)
     .join(' ');
-  const hosted: Hosted = { client: agentClient(ingress, values.name), io, json: values.json === true, again };
+  const name = values.name ?? 'troupe-agent';
+  const hosted: Hosted = {
+    client: agentClient(ingress, name),
+    name,
+    ...(admin === undefined ? {} : { admin }),
+    io,
+    json: values.json === true,
+    again,
+  };
   try {
     return await run(hosted, command, agentId, rest, values);
   } catch (error) {
@@ -167,9 +181,12 @@ async function run(hosted: Hosted, command: string, agentId: string, rest: strin
       );
       return 0;
     }
-    case 'approvals':
-      listApprovals(hosted, agentId, await client.pendingApprovals(agentId));
+    case 'approvals': {
+      const tree = await treeApprovals(client, hosted.admin, hosted.name, agentId);
+      listApprovals(hosted, agentId, tree.calls);
+      if (tree.unlisted) io.stderr(`troupe hosted: subagents' calls are not listed: ${tree.unlisted}`);
       return 0;
+    }
     case 'approve':
     case 'deny': {
       const approve = command === 'approve';
@@ -206,7 +223,7 @@ async function run(hosted: Hosted, command: string, agentId: string, rest: strin
   }
 }
 
-function listApprovals(hosted: Hosted, agentId: string, waiting: PendingApproval[]): void {
+function listApprovals(hosted: Hosted, agentId: string, waiting: WaitingCall[]): void {
   if (hosted.json) {
     write(hosted, JSON.stringify(waiting.map((call) => ({ ...call, args: JSON.parse(redactedArgs(call.args)) }))));
     return;
@@ -215,8 +232,9 @@ function listApprovals(hosted: Hosted, agentId: string, waiting: PendingApproval
     write(hosted, `${agentId} has no calls waiting for approval`);
     return;
   }
-  for (const call of waiting)
-    write(hosted, `${call.toolCallId}  ${call.label ?? call.toolName}  ${redactedArgs(call.args)}`);
+  for (const call of waiting) {
+    write(hosted, `${call.agentId}  ${call.toolCallId}  ${call.label ?? call.toolName}  ${redactedArgs(call.args)}`);
+  }
 }
 
 function usageLine(usage: Usage): string {

@@ -16,7 +16,7 @@ import {
 } from '../../src/restate/index.js';
 import { takesAnswered } from '../restate/fixtures/journal.js';
 import { FakeTerminalInput, type Harness, harness, runIn } from './harness.js';
-import { keylessEnv } from './helpers.js';
+import { keylessEnv, runPiped } from './helpers.js';
 
 const executions: string[] = [];
 const gates = new Map<string, () => void>();
@@ -51,7 +51,13 @@ function answerFor(agentId: string, request: ModelRequest): ScriptedAnswer {
     if (since.length === 0) return { toolCalls: [{ name: 'count', args: {}, id: 'k1' }], usage };
     return { text: `saw ${since.filter((m) => m.role === 'tool').length} result`, usage };
   }
-  if (agentId.startsWith('approver')) {
+  // A boss hands its prompt to a subagent (the `agent` tool), which plays the approver.
+  if (agentId.startsWith('boss') && !agentId.includes('/')) {
+    if (since.length === 0) return { toolCalls: [{ name: 'agent', args: { prompt }, id: 'a0' }], usage };
+    const result = since.find((m) => m.role === 'tool');
+    return { text: `boss heard: ${result?.role === 'tool' ? JSON.stringify(result.content[0]?.content) : ''}`, usage };
+  }
+  if (agentId.startsWith('approver') || agentId.startsWith('boss')) {
     if (since.length === 0) {
       const id = `d${lastUser}`;
       return { toolCalls: [{ name: 'deploy', args: { target: prompt, password: 'hunter2-hunter2' }, id }], usage };
@@ -103,6 +109,7 @@ let worker: AgentWorker;
 beforeAll(async () => {
   server = await startRestateDevServer();
   const agents = agentObject({
+    subagents: true,
     agent: (agentId) => ({
       model: scriptedModel((request) => answerFor(agentId, request)),
       tools: [count, deploy, gated],
@@ -118,9 +125,12 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A user's terminal or pipe, with TROUPE_INGRESS set to the test server (as a user would export it). */
+/** A user's terminal or pipe, with TROUPE_INGRESS and TROUPE_ADMIN set to the test server's (as a user exports them). */
 function user(options: Parameters<typeof harness>[1] = {}): Harness {
-  return harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }), ...options });
+  return harness(process.cwd(), {
+    env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl, TROUPE_ADMIN: server.adminUrl }),
+    ...options,
+  });
 }
 
 /** `troupe hosted …`: its exit code, stdout and stderr. */
@@ -196,7 +206,7 @@ describe('approvals', () => {
       listed = (await hosted(['approvals', 'approver-1'])).out;
       return listed.includes('deploy');
     }, 'the call to wait for approval');
-    expect(listed).toBe('d0  deploy  {"target":"prod","password":"[redacted]"}\n');
+    expect(listed).toBe('approver-1  d0  deploy  {"target":"prod","password":"[redacted]"}\n');
     const json = JSON.parse((await hosted(['approvals', 'approver-1', '--json'])).out);
     expect(json).toEqual([
       expect.objectContaining({
@@ -274,6 +284,34 @@ describe('approvals', () => {
     expect(refused[0].out).toMatch(/: no\ndeploy said: .*The user declined this call/);
     expect(executions.filter((line) => line.startsWith('ran approver-4'))).toHaveLength(1);
   }, 60_000);
+});
+
+describe('subagents', () => {
+  it("a waiting prompt asks a subagent's question too, and its printed command answers it", async () => {
+    const h = user();
+    const waiting = hosted(['prompt', 'boss-1', 'prod'], h);
+    await until(() => h.out().includes('? boss-1/'), "the subagent's question");
+    const [question = '', approve = ''] = h.out().split('\n');
+    const child = question.match(/^\? (boss-1\/\S+) wants to run deploy /)?.[1] ?? '';
+    expect(question).toBe(`? ${child} wants to run deploy {"target":"prod","password":"[redacted]"} (call d0)`);
+    expect(approve).toBe(`  approve: troupe hosted approve ${child} d0`);
+    // The list shows it under the subagent's id.
+    expect((await hosted(['approvals', 'boss-1'])).out).toBe(
+      `${child}  d0  deploy  {"target":"prod","password":"[redacted]"}\n`,
+    );
+    expect(await hosted(['approve', child, 'd0'])).toMatchObject({ code: 0, out: 'approved d0\n' });
+    const done = await waiting;
+    expect(done.code).toBe(0);
+    expect(done.out).toMatch(/\nboss heard: .*deploy said: deployed prod/);
+    expect(ran(`ran ${child} d0`)).toBe(1);
+  }, 60_000);
+
+  it("without the admin API, the agent's own calls are listed and the subagents' are said to be missing", async () => {
+    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    expect(await runIn(h, ['hosted', 'approvals', 'nobody-here'])).toBe(0);
+    expect(h.out()).toBe('nobody-here has no calls waiting for approval\n');
+    expect(h.err).toEqual(["troupe hosted: subagents' calls are not listed: no admin API given (--admin)"]);
+  });
 });
 
 describe('steering', () => {
@@ -375,6 +413,20 @@ describe('errors', () => {
     expect(h.err).toEqual([line]);
     expect(h.out()).toBe('');
   });
+
+  it('the real bin: a prompt answered, and an unreachable ingress as one line and exit 1', async () => {
+    const answered = await runPiped(['hosted', 'prompt', 'plain-bin', 'go'], {
+      env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }),
+    });
+    expect(answered).toMatchObject({ code: 0, stdout: 'saw 1 result\n' });
+    expect(answered.stderr).toBe('done: completed · 20 in / 10 out\n');
+    const closed = await closedPort();
+    const refused = await runPiped(['hosted', 'usage', 'plain-bin', '--ingress', `http://127.0.0.1:${closed}`]);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toBe(
+      `troupe hosted: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED\n`,
+    );
+  }, 60_000);
 
   it('--help prints the commands', async () => {
     const h = harness(process.cwd());
