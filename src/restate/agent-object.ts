@@ -94,6 +94,8 @@ export interface TaskRequest {
   prompt: string;
   /** The profiles a new child is built from (see `RunRequest.profiles`). */
   profiles?: string[];
+  /** The tree's root (see `RunRequest.root`). */
+  root?: string;
 }
 
 export interface ApprovalAnswer {
@@ -122,6 +124,8 @@ const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
 const OPEN_CHILDREN = 'openChildren';
 /** On a subagent: the profiles it is built from, its parent's first (see `RunRequest.profiles`). */
 const PROFILES = 'profiles';
+/** On a subagent: the root of its tree (see `RunRequest.root`). */
+const ROOT = 'root';
 /** On a subagent: whose task it runs, and whether its result has gone to the parent. */
 const TASK = 'task';
 /** A hosted turn's answer to its caller, and its hand-off to a parent waiting for it. */
@@ -191,7 +195,10 @@ export function agentObject(options: AgentObjectOptions) {
     }
     const scope = journalScope(ctx, (effect, abandon) => control.wait(effect, abandon));
     // A subagent is built as embedded: its parent's config with its profile applied, down from the root's child.
-    const lineage = options.subagents && agentId.includes('/') ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
+    const subagent = options.subagents && agentId.includes('/');
+    const lineage = subagent ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
+    // A key without a root of record is a root's, whatever it contains.
+    const root = (subagent && (await ctx.get<string>(ROOT))) || agentId;
     let config = options.agent(agentId);
     let kept: readonly string[] | undefined; // the tree tools it keeps (all, unless a profile lists its tools)
     for (const profile of lineage) ({ config, subagentTools: kept } = profiles.child(config, profile, kept));
@@ -202,8 +209,8 @@ export function agentObject(options: AgentObjectOptions) {
     const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool, toolConcurrency));
     if (options.subagents) {
       let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
-      const start = (request: BookStart) => {
-        sendBook(ctx, name, agentId, 'start', request);
+      const start = (request: Omit<BookStart, 'root'>) => {
+        sendBook(ctx, name, agentId, 'start', { ...request, root });
         ctx.set(OPEN_CHILDREN, ++open);
       };
       if (keeps('agent')) tools.push(subagentTool(scope, turns, start));
@@ -225,8 +232,9 @@ export function agentObject(options: AgentObjectOptions) {
           reopen: (childId) => reopenTasksOf(ctx, name, childId),
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
           cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
-          acquire: (n, max) => acquireSlots(ctx, name, n, max),
-          release: (n) => releaseSlots(ctx, name, n),
+          root,
+          acquire: (n, max) => acquireSlots(ctx, name, root, n, max),
+          release: (n) => releaseSlots(ctx, name, root, n),
           supervision: options.supervision ?? {},
           profiles,
           lineage,
@@ -337,6 +345,7 @@ export function agentObject(options: AgentObjectOptions) {
       task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome | null> => {
         ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
         if (request.profiles) ctx.set(PROFILES, request.profiles);
+        if (request.root) ctx.set(ROOT, request.root);
         let turn: Awaited<ReturnType<typeof hostTurn>> | undefined;
         try {
           turn = await hostTurn(ctx, request.prompt);
@@ -364,6 +373,7 @@ export function agentObject(options: AgentObjectOptions) {
       run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<HandOff> => {
         try {
           if (request.profiles) ctx.set(PROFILES, request.profiles);
+          if (request.root) ctx.set(ROOT, request.root);
           if (request.fresh) await clearHistory(ctx);
           const { handOff } = await hostTurn(ctx, request.prompt);
           if (handOff.status === 'cancelled') stopTasksOf(ctx, name, ctx.key); // its subtree stops with it
@@ -445,7 +455,7 @@ export type AgentObject = ReturnType<typeof agentObject>;
  * task id is derived from the parent, the turn and the model's call id, never from a clock or a random source, so a
  * replay sends the same message to the same child.
  */
-function subagentTool(scope: JournalScope, turn: number, start: (request: BookStart) => void): AnyTool {
+function subagentTool(scope: JournalScope, turn: number, start: (request: Omit<BookStart, 'root'>) => void): AnyTool {
   return defineTool({
     name: 'start_subagent',
     description:

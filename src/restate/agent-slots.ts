@@ -2,7 +2,10 @@ import * as restate from '@restatedev/restate-sdk';
 
 /**
  * `maxAgents` on Restate: how many subagent tasks of one tree are open (started and not settled), counted by a small
- * object keyed by the tree's root (`<name>-slots/<root>`), as the embedded tree counts its open tasks. A batch takes
+ * object keyed by the tree's root (`<name>-slots/<root>`), as the embedded tree counts its open tasks. The root's id
+ * travels with every task (a request's `root`, kept in the child's state and the task book's record): it cannot be
+ * read off a subagent's key, since a root's own id may contain the `/` that joins a child's key to its parent's.
+ * A batch takes
  * its slots before anything of it starts (a journaled call, so a replay reads the same answer) or is refused with
  * the embedded words; each task gives its slot back once, when it settles (the parent for a foreground task, the
  * task book for a background one, a cancel included).
@@ -19,20 +22,18 @@ const json = restate.serde.json;
 
 const slotsName = (agentObjectName: string) => `${agentObjectName}-slots`;
 
-/** The root of an agent's tree: a subagent's key is `<parent>/<task>`, so the first segment. */
-const rootOf = (agentId: string) => agentId.split('/')[0] as string;
-
-/** Asks the tree's counter for `n` slots (a journaled call). */
+/** Asks the counter of the tree whose root is `root` for `n` slots (a journaled call). */
 export function acquireSlots(
   ctx: restate.ObjectContext,
   agentObjectName: string,
+  root: string,
   n: number,
   max: number,
 ): restate.InvocationPromise<SlotGrant> {
   return ctx.genericCall<{ n: number; max: number }, SlotGrant>({
     service: slotsName(agentObjectName),
     method: 'acquire',
-    key: rootOf(ctx.key),
+    key: root,
     parameter: { n, max },
     inputSerde: json,
     outputSerde: json,
@@ -44,15 +45,28 @@ export function acquireSlots(
  * that starts more on hearing it finds the slot free; the parent's own releases are sends, ordered before its later
  * acquires since they go from one invocation to one key.
  */
-export function releaseSlots(ctx: restate.ObjectContext, agentObjectName: string, n: number, wait: true): Promise<null>;
-export function releaseSlots(ctx: restate.ObjectContext, agentObjectName: string, n: number, wait?: false): void;
 export function releaseSlots(
   ctx: restate.ObjectContext,
   agentObjectName: string,
+  root: string,
+  n: number,
+  wait: true,
+): Promise<null>;
+export function releaseSlots(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  root: string,
+  n: number,
+  wait?: false,
+): void;
+export function releaseSlots(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  root: string,
   n: number,
   wait = false,
 ): Promise<null> | undefined {
-  const target = { service: slotsName(agentObjectName), method: 'release', key: rootOf(ctx.key), parameter: { n } };
+  const target = { service: slotsName(agentObjectName), method: 'release', key: root, parameter: { n } };
   if (!wait) {
     ctx.genericSend({ ...target, inputSerde: json });
     return undefined;

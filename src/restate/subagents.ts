@@ -30,7 +30,9 @@ export interface HostedTree {
   /** Calls a child object's `run` handler (a foreground task). */
   call(childId: string, request: RunRequest): restate.InvocationPromise<HandOff>;
   /** Starts a background task through the parent's task book (`task-book.ts`), which reports it to `notify`. */
-  start(request: BookStart): void;
+  start(request: Omit<BookStart, 'root'>): void;
+  /** The tree's root (this agent's own id for a root), which counts the tree's `maxAgents` and its depth. */
+  root: string;
   /** A child cancelled before and resumed now may start background tasks again (its book was stopped). */
   reopen(childId: string): void;
   /** The parent's task book: a task's record, and its cancel (journaled calls). */
@@ -72,6 +74,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       parentId,
       taskId: task.taskId,
       prompt: task.prompt,
+      root: tree.root,
       ...(task.profiles ? { profiles: task.profiles } : {}),
       ...(fresh ? { fresh } : {}),
     });
@@ -165,7 +168,8 @@ function tasksOf(
       throw new SpawnRefused(`Refused: ${join.kind}(${join.k}) needs k between 1 and the ${requests.length} task(s)`);
     }
   }
-  const depth = callerId.split('/').length;
+  // A child's key is its parent's and `/<task>`; the root's own id may contain `/` too.
+  const depth = callerId.split('/').length - tree.root.split('/').length + 1;
   if (depth > maxDepth) {
     throw new SpawnRefused(
       `Refused: subagents may nest at most ${maxDepth} deep (maxDepth), and this one would be at ` +

@@ -41,6 +41,8 @@ export interface RunRequest {
    * applied in turn, as embedded a child's settings are its parent's with its profile applied.
    */
   profiles?: string[];
+  /** The tree's root: its `maxAgents` counter (a root's id may contain `/`, so a key does not tell it). */
+  root?: string;
 }
 
 export interface BatchOptions {

@@ -30,6 +30,8 @@ export interface BookedTask {
   invocationId: string;
   /** The parent's `notify` invocation that brings its end, for a cancel of the parent before it runs. */
   notifyId?: string;
+  /** The tree's root, whose `maxAgents` slot the task holds (absent in records written before it was kept). */
+  root?: string;
 }
 
 /** What the parent asks the book to start (the child's `task` request, with the parent's key as its book). */
@@ -39,6 +41,8 @@ export interface BookStart {
   prompt: string;
   /** The profiles a new child is built from (see `RunRequest`). */
   profiles?: string[];
+  /** The tree's root (see `RunRequest.root`). */
+  root: string;
 }
 
 /** A child's end, as it tells the book (its hand-off). */
@@ -121,7 +125,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
    * not when the parent itself was cancelled (`tell` false), as an embedded agent that is stopped hears nothing.
    */
   const conclude = async (ctx: restate.ObjectContext, taskId: string, settled: BookedTask, tell = true) => {
-    if (counted) await releaseSlots(ctx, agentObjectName, 1, true);
+    if (counted) await releaseSlots(ctx, agentObjectName, settled.root ?? ctx.key, 1, true);
     if (!tell) {
       ctx.set(recordKey(taskId), settled);
       return;
@@ -151,6 +155,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
           // Sent by a turn of the owner that its cancellation had not reached yet: nothing starts (its slot back).
           const never: BookedTask = {
             agentId: request.agentId,
+            root: request.root,
             status: 'interrupted',
             text: INTERRUPTED_TEXT,
             invocationId: '',
@@ -166,12 +171,14 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
             parentId: ctx.key,
             taskId: request.taskId,
             prompt: request.prompt,
+            root: request.root,
             ...(request.profiles ? { profiles: request.profiles } : {}),
           },
           inputSerde: json,
         });
         const record: BookedTask = {
           agentId: request.agentId,
+          root: request.root,
           status: 'running',
           invocationId: await handle.invocationId,
         };

@@ -17,8 +17,8 @@ beforeAll(async () => {
 
 afterAll(() => harness?.close());
 
-it('maxAgents on Restate: a batch past the tree-wide limit is refused with the embedded words; a settled task frees its slot', async () => {
-  const root = 'boss-limits-1';
+/** The `limits` script on a root: refusals and runs with the open counts of that root's tree alone. */
+async function expectLimits(root: string): Promise<string[]> {
   expect((await harness.client.prompt(root, 'limits')).text).toBe('done');
   const history = await until(
     () => harness.client.history(root),
@@ -40,9 +40,25 @@ it('maxAgents on Restate: a batch past the tree-wide limit is refused with the e
     `<result task_id="t0.sw5.0" agent_id="${root}/t0.sw5.0" status="completed">did c</result>\n` +
       `<result task_id="t0.sw5.1" agent_id="${root}/t0.sw5.1" status="completed">did d</result>`,
   ]);
+  return results;
+}
+
+it('maxAgents on Restate: a batch past the tree-wide limit is refused with the embedded words; a settled task frees its slot', async () => {
+  const results = await expectLimits('boss-limits-1');
   // The same texts embedded, ids aside.
   const embedded = await embeddedBoss('limits', { maxAgents: 2 }, { notified: true });
   expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(results));
+}, 120_000);
+
+it('a root whose id contains "/" has a tree of its own: its slots and its depth are counted from it', async () => {
+  // Another tree whose root's id starts the same way holds a slot of its own (its child blocks).
+  expect((await harness.client.prompt('boss-team/holder', 'background ["block h"]')).text).toBe('joined');
+  await until(
+    async () => harness.executions().includes('start boss-team/holder/t0.a0 b'),
+    (started) => started,
+  );
+  // Three segments deep already, and nothing of the holder's counted: the same answers as any root's.
+  await expectLimits('boss-team/a/b/c');
 }, 120_000);
 
 it('subagent profiles on Restate: a child runs with its profile (system prompt, tools), an unknown one is refused, as embedded', async () => {
