@@ -76,7 +76,11 @@ it('first(1) on Restate: the first to complete wins, the running losers are canc
     expect(countOf(`aborted ${loser} b`)).toBe(started);
     const childHistory = await harness.client.history(loser);
     expectValidHistory(childHistory);
-    expect(childHistory.filter((message) => message.role === 'user')).toHaveLength(1);
+    // Its prompt is stored once its turn has begun; a loser cancelled at its turn's first wait (the take, a state
+    // read) has no turn stored, as a queued embedded loser never ran.
+    const prompts = childHistory.filter((message) => message.role === 'user').length;
+    if (started === 1) expect(prompts).toBe(1);
+    else expect(prompts).toBeLessThanOrEqual(1);
   }
   // Same text embedded, ids aside.
   expect(withoutIds(await embeddedSwarm(ANY))).toBe(withoutIds(result));
