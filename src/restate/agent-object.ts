@@ -22,7 +22,15 @@ import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
 import { CANCELLED, type HandOff, handOffOf, type RunRequest } from './swarm.js';
-import { type BookStart, callBook, reopenTasksOf, sendBook, stopTasksOf, taskBookObject } from './task-book.js';
+import {
+  type BookStart,
+  bookedResult,
+  callBook,
+  reopenTasksOf,
+  sendBook,
+  stopTasksOf,
+  taskBookObject,
+} from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
 /**
@@ -230,6 +238,7 @@ export function agentObject(options: AgentObjectOptions) {
           call,
           start,
           reopen: (childId) => reopenTasksOf(ctx, name, childId),
+          record: (results) => sendBook(ctx, name, agentId, 'record', { tasks: results.map(bookedResult) }),
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
           cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
           root,
@@ -443,7 +452,10 @@ export function agentObject(options: AgentObjectOptions) {
   // parent's background tasks are booked and a tree's open tasks counted (`maxAgents`).
   return Object.assign(object, {
     control: controlObject(name),
-    tasks: taskBookObject(name, options.supervision?.maxAgents !== undefined),
+    tasks: taskBookObject(name, {
+      counted: options.supervision?.maxAgents !== undefined,
+      keepHistory: options.supervision?.keepHistory ?? 64,
+    }),
     slots: slotsObject(name),
   });
 }

@@ -19,7 +19,7 @@ import type { BookedTask, BookStart } from './task-book.js';
 /** What of the embedded supervision options applies to agents hosted on Restate. */
 export type HostedSupervision = Pick<
   SupervisionOptions,
-  'concurrency' | 'maxDepth' | 'maxAgents' | 'maxRestarts' | 'restartDelayMs' | 'profiles'
+  'concurrency' | 'maxDepth' | 'maxAgents' | 'maxRestarts' | 'restartDelayMs' | 'profiles' | 'keepHistory'
 >;
 
 /** What the subagent tools of one hosted turn need from its object. */
@@ -35,6 +35,8 @@ export interface HostedTree {
   root: string;
   /** A child cancelled before and resumed now may start background tasks again (its book was stopped). */
   reopen(childId: string): void;
+  /** Records finished foreground tasks in the parent's task book, for `task_status` (a journaled message). */
+  record(results: TaskResult[]): void;
   /** The parent's task book: a task's record, and its cancel (journaled calls). */
   status(taskId: string): restate.RestatePromise<BookedTask | null>;
   cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
@@ -100,8 +102,18 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
           });
           for (const one of accepted) for (const childId of one.resumed) tree.reopen(childId);
           const release = maxAgents === undefined ? undefined : tree.release;
-          const batches = accepted.map((one) => one.batch);
+          // What they settled with goes to the parent's book in one message once all are over (the turn's next
+          // step cannot come sooner), so `task_status` knows a finished foreground task as embedded.
+          const finished: TaskResult[] = [];
+          const batches = accepted.map(({ batch }) => ({
+            ...batch,
+            done: (results: TaskResult[]) => {
+              finished.push(...results);
+              batch.done(results);
+            },
+          }));
           await runBatches(tree.scope, startChild(callerId), batches, release);
+          if (finished.length > 0) tree.record(finished);
         }).catch((error) => {
           for (const one of entries) one.fail(error);
         });

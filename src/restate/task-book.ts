@@ -2,7 +2,7 @@ import * as restate from '@restatedev/restate-sdk';
 // A cancelled task, and a task stopped with its cancelled owner, are reported with the embedded supervisor's own
 // words (constants of a pure module).
 import { CANCELLED_TEXT, INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
-import type { TaskStatus } from '../index.js';
+import type { TaskResult, TaskStatus } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 
 /**
@@ -26,8 +26,8 @@ export interface BookedTask {
   status: TaskStatus;
   /** The hand-off, once settled. */
   text?: string;
-  /** The child's `task` invocation, for a cancel through Restate. */
-  invocationId: string;
+  /** A background task's `task` invocation, for a cancel through Restate (a foreground task has ended). */
+  invocationId?: string;
   /** The parent's `notify` invocation that brings its end, for a cancel of the parent before it runs. */
   notifyId?: string;
   /** The tree's root, whose `maxAgents` slot the task holds (absent in records written before it was kept). */
@@ -52,6 +52,14 @@ export interface BookSettle {
   text: string;
 }
 
+/** Foreground tasks that settled, as their parent's turn records them (`task_status` knows them once over). */
+export interface BookRecord {
+  tasks: (BookSettle & { agentId: string })[];
+}
+
+/** A foreground task's result as the book keeps it. */
+export const bookedResult = ({ taskId, agentId, status, text }: TaskResult) => ({ taskId, agentId, status, text });
+
 /** The book's object name for an agent object's name. */
 const taskBookName = (agentObjectName: string) => `${agentObjectName}-tasks`;
 
@@ -60,6 +68,8 @@ const TASK_PREFIX = 'task:';
 const recordKey = (taskId: string) => `${TASK_PREFIX}${taskId}`;
 /** Set once the book's owner was cancelled: a `start` its last turn sent afterwards starts nothing. */
 const STOPPED = 'stopped';
+/** Finished task ids, oldest first: the most recent `keepHistory` keep their records, as embedded. */
+const FINISHED = 'finished';
 
 /** Calls a handler of the parent's task book from the parent's turn (a journaled call, its answer read back). */
 export function callBook<I, O>(
@@ -83,8 +93,8 @@ export function sendBook(
   ctx: restate.ObjectContext,
   agentObjectName: string,
   parentId: string,
-  method: 'start' | 'settle',
-  parameter: BookStart | BookSettle,
+  method: 'start' | 'settle' | 'record',
+  parameter: BookStart | BookSettle | BookRecord,
 ): void {
   ctx.genericSend({ service: taskBookName(agentObjectName), method, key: parentId, parameter, inputSerde: json });
 }
@@ -117,8 +127,18 @@ export function reopenTasksOf(ctx: restate.ObjectContext, agentObjectName: strin
 /**
  * The task book object of the agents hosted by the object named `agentObjectName` (served beside it). `counted`:
  * the tree counts its open tasks (`maxAgents`), and a settled task's slot is given back before the parent hears it.
+ * `keepHistory`: how many finished tasks keep their records (the embedded tree keeps as many per tree; a book is
+ * one parent's).
  */
-export function taskBookObject(agentObjectName: string, counted: boolean) {
+export function taskBookObject(agentObjectName: string, options: { counted: boolean; keepHistory: number }) {
+  const { counted, keepHistory } = options;
+  /** Finished tasks join the kept ones; the oldest beyond `keepHistory` are forgotten. */
+  const retire = async (ctx: restate.ObjectContext, taskIds: string[]) => {
+    const finished = [...((await ctx.get<string[]>(FINISHED)) ?? []), ...taskIds];
+    const forgotten = finished.splice(0, Math.max(0, finished.length - keepHistory));
+    for (const taskId of forgotten) ctx.clear(recordKey(taskId));
+    ctx.set(FINISHED, finished);
+  };
   /**
    * A task's end, whoever decided it: recorded, its slot given back (before the parent hears it, so a parent that
    * starts more on hearing it finds the slot free), and told to the parent (`notify`) as a notification turn, once;
@@ -128,6 +148,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
     if (counted) await releaseSlots(ctx, agentObjectName, settled.root ?? ctx.key, 1, true);
     if (!tell) {
       ctx.set(recordKey(taskId), settled);
+      await retire(ctx, [taskId]);
       return;
     }
     const notify = ctx.genericSend({
@@ -138,10 +159,11 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
       inputSerde: json,
     });
     ctx.set(recordKey(taskId), { ...settled, notifyId: await notify.invocationId });
+    await retire(ctx, [taskId]);
   };
   /** A task stopped with its cancelled owner: its child cancelled, and the child's own tasks stopped in turn. */
   const stopTask = async (ctx: restate.ObjectContext, taskId: string, record: BookedTask) => {
-    ctx.invocation(record.invocationId as restate.InvocationId).cancel();
+    if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
     await conclude(ctx, taskId, { ...record, status: 'interrupted', text: INTERRUPTED_TEXT }, false);
     stopTasksOf(ctx, agentObjectName, record.agentId);
   };
@@ -158,7 +180,6 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
             root: request.root,
             status: 'interrupted',
             text: INTERRUPTED_TEXT,
-            invocationId: '',
           };
           await conclude(ctx, request.taskId, never, false);
           return null;
@@ -204,7 +225,7 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
         const record = await ctx.get<BookedTask>(recordKey(input.taskId));
         if (!record) return 'unknown';
         if (record.status !== 'running') return 'finished';
-        ctx.invocation(record.invocationId as restate.InvocationId).cancel();
+        if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
         await conclude(ctx, input.taskId, { ...record, status: 'cancelled', text: CANCELLED_TEXT });
         // Its subtree stops with it (the child may have no turn running to hear its cancellation: it may be
         // waiting for its own background tasks).
@@ -228,6 +249,15 @@ export function taskBookObject(agentObjectName: string, counted: boolean) {
       /** The owner, cancelled before, was given a new task (a resume): it may start tasks again. */
       reopen: async (ctx: restate.ObjectContext): Promise<null> => {
         ctx.clear(STOPPED);
+        return null;
+      },
+      /** Foreground tasks that settled (sent by the parent's turn once its batches are over). */
+      record: async (ctx: restate.ObjectContext, input: BookRecord): Promise<null> => {
+        for (const { taskId, ...result } of input.tasks) ctx.set(recordKey(taskId), result satisfies BookedTask);
+        await retire(
+          ctx,
+          input.tasks.map((task) => task.taskId),
+        );
         return null;
       },
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */

@@ -9,7 +9,7 @@ import { sql } from './fixtures/journal.js';
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness('tasks');
+  harness = await startHarness('tasks', { supervision: { keepHistory: 2 } });
 }, 90_000);
 
 afterAll(() => harness?.close());
@@ -72,4 +72,23 @@ it("a background task cancelled by an operator (Restate's admin API) is reported
   ]);
   expect(countOf(`aborted ${child} b`)).toBe(1);
   expectValidHistory(await harness.client.history(child));
+}, 120_000);
+
+it('task_status knows a finished foreground task, as embedded, until keepHistory newer ones have finished', async () => {
+  const root = 'boss-foreground-1';
+  expect((await harness.client.prompt(root, 'foreground')).text).toBe('done');
+  const history = await harness.client.history(root);
+  expectValidHistory(history);
+  expect(toolResults(history)).toEqual([
+    `<result task_id="t0.sw0.0" agent_id="${root}/t0.sw0.0" status="completed">did a</result>\n` +
+      `<result task_id="t0.sw0.1" agent_id="${root}/t0.sw0.1" status="completed">did b</result>`,
+    `task_id="t0.sw0.0" agent_id="${root}/t0.sw0.0" status="completed"\ndid a`,
+    'Task "t0.sw0.0" had already finished.',
+    `<result task_id="t0.sw3" agent_id="${root}/t0.sw3" status="completed">did c</result>`,
+    'No task "t0.sw0.0" of yours is known.',
+    `task_id="t0.sw3" agent_id="${root}/t0.sw3" status="completed"\ndid c`,
+  ]);
+  // The same texts embedded, ids aside.
+  const embedded = await embeddedBoss('foreground', { keepHistory: 2 });
+  expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(toolResults(history)));
 }, 120_000);
