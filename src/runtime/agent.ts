@@ -9,17 +9,10 @@ import { type OutputSpec, outputSpec } from '../tools/index.js';
 import { type AgentConfig, agentSettings } from './agent-config.js';
 import { resolveProfile } from './agent-profile.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
+import { takeApproval } from './approval-waits.js';
 import { Budget, type BudgetLimits, checkLimits, checkTotalLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
-import {
-  AgentEnv,
-  type PendingTurn,
-  type RunResult,
-  registerEnv,
-  reportInternalError,
-  takeApproval,
-  unregisterEnv,
-} from './env.js';
+import { AgentEnv, type PendingTurn, type RunResult, registerEnv, reportInternalError, unregisterEnv } from './env.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { LiveTools } from './live-tools.js';

@@ -34,6 +34,7 @@ import {
   type ToolResultOptions,
   ToolResults,
 } from '../tools/index.js';
+import { type ApprovalRecipient, ApprovalWaits } from './approval-waits.js';
 import type { Budget, BudgetLimits } from './budget.js';
 import type { RestoredSpend } from './budget-ledger.js';
 import type { EventBus, EventOrigin } from './bus.js';
@@ -204,9 +205,8 @@ export class AgentEnv implements EventOrigin {
   /** Arguments as the tools' schemas parsed them, for the batch in flight. */
   readonly parsedArgs = new Map<string, unknown>();
   lastModelError?: ModelError;
-  private approvalTimers?: Map<string, ReturnType<typeof setTimeout>>;
-  /** The actor whose calls wait for approval (the agent's own; set on its first request). */
-  private approvalsOf?: ApprovalRecipient;
+  /** Its calls waiting for approval: made at its first question. */
+  private approvalWaits?: ApprovalWaits;
   stopped = false;
   /** Set for an agent with a session: journals a prompt before it reaches the actor. */
   onInput?: (input: TurnInput) => void;
@@ -312,46 +312,15 @@ export class AgentEnv implements EventOrigin {
     }
   }
 
-  /**
-   * A call of this agent now waits for approval: with a timeout it is denied when the time is up (the timer keeps
-   * the process alive, as the answer is still coming); without one it is listed for the warning a process that
-   * exits with approvals unanswered prints.
-   */
+  /** A call of this agent now waits for approval (see approval-waits.ts). */
   awaitApproval(self: ApprovalRecipient, toolCallId: string): void {
-    let calls = awaiting.get(self);
-    if (!calls) {
-      calls = new Set();
-      awaiting.set(self, calls);
-    }
-    calls.add(toolCallId);
-    this.approvalsOf = self;
-    const ms = this.settings.approvalTimeoutMs;
-    if (ms === undefined) {
-      unanswered.add({ self, agentId: this.agentId, toolCallId });
-      watchUnanswered();
-      return;
-    }
-    this.approvalTimers ??= new Map();
-    clearTimeout(this.approvalTimers.get(toolCallId));
-    this.approvalTimers.set(
-      toolCallId,
-      setTimeout(() => {
-        this.approvalTimers?.delete(toolCallId);
-        if (takeApproval(self, toolCallId))
-          self.send({ type: 'DENY', toolCallId, reason: `no answer within ${ms} ms` });
-      }, ms),
-    );
+    this.approvalWaits ??= new ApprovalWaits(this.agentId);
+    this.approvalWaits.add(self, toolCallId, this.settings.approvalTimeoutMs);
   }
 
   /** The batch is over (its results recorded, or interrupted): no call of it waits any more. */
   closeApprovals(): void {
-    if (this.approvalTimers) {
-      for (const timer of this.approvalTimers.values()) clearTimeout(timer);
-      this.approvalTimers = undefined;
-    }
-    if (!this.approvalsOf) return;
-    awaiting.delete(this.approvalsOf);
-    for (const entry of unanswered) if (entry.self === this.approvalsOf) unanswered.delete(entry);
+    this.approvalWaits?.close();
   }
 
   /** Settles every turn still waiting (the agent stopped, or its actor failed): nothing waits forever. */
@@ -450,48 +419,6 @@ export class AgentEnv implements EventOrigin {
       this.modelController = undefined;
     }
   }
-}
-
-/** What an approval timeout answers: the agent's own actor. */
-export interface ApprovalRecipient {
-  send(event: { type: 'DENY'; toolCallId: string; reason: string }): void;
-}
-
-// The calls each agent actor has waiting for approval, kept here rather than read from its snapshot: an answer
-// given inside an `approval_requested` listener runs during the transition that asked, before the snapshot
-// shows the call as waiting.
-const awaiting = new WeakMap<ApprovalRecipient, Set<string>>();
-
-/** Takes the answer to a waiting call: true if `toolCallId` was waiting on `actor` (it no longer is). */
-export function takeApproval(actor: ApprovalRecipient, toolCallId: string): boolean {
-  return awaiting.get(actor)?.delete(toolCallId) ?? false;
-}
-
-interface Unanswered {
-  self: ApprovalRecipient;
-  agentId: string;
-  toolCallId: string;
-}
-
-// Calls waiting for approval without a timeout, in the whole process. Nothing in them keeps Node alive (a person's
-// answer comes from an event source the program owns), so a script that awaits only its prompt would exit
-// (code 13 for a top-level await) without a word: `beforeExit` says which calls were left waiting.
-const unanswered = new Set<Unanswered>();
-let watching = false;
-
-function watchUnanswered(): void {
-  if (watching || typeof process === 'undefined') return;
-  watching = true;
-  process.on('beforeExit', () => {
-    const waiting = [...unanswered].filter((entry) => awaiting.get(entry.self)?.has(entry.toolCallId));
-    unanswered.clear();
-    if (waiting.length === 0) return;
-    const list = waiting.map((entry) => `${entry.toolCallId} (agent ${entry.agentId})`).join(', ');
-    console.error(
-      `[troupe] the process is exiting while ${waiting.length} tool call(s) wait for approval: ${list}. ` +
-        'Answer them with agent.approve() / agent.deny(), or set approvalTimeoutMs.',
-    );
-  });
 }
 
 /**

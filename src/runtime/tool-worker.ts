@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { fromCallback } from 'xstate';
-import type { ToolResultEntry, ToolWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
+import type { ToolWorkerRequest, WorkerInput, WorkerReply } from '../../machines/agent/index.js';
 import type { Decision } from '../permissions/index.js';
 import {
   describeThrown,
@@ -8,7 +8,6 @@ import {
   type JsonValue,
   type ToolCallPart,
   type ToolResultPart,
-  textOf,
 } from '../protocol/index.js';
 import {
   type AnyTool,
@@ -23,6 +22,8 @@ import {
 import type { AgentEnv, ToolBatch } from './env.js';
 import { envOf, reportInternalError } from './env.js';
 import type { HookRunner } from './hooks.js';
+import { checkOutput } from './output-check.js';
+import { ToolResultOutbox } from './tool-result-outbox.js';
 
 type Reply = (reply: WorkerReply) => void;
 
@@ -36,7 +37,7 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
   const reply: Reply = (message) => {
     if (!env.stopped) sendBack(message);
   };
-  const outbox = new Outbox(env, reply);
+  const outbox = new ToolResultOutbox(env, reply);
   receive((request) => {
     switch (request.type) {
       case 'VALIDATE':
@@ -129,7 +130,12 @@ async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): P
   return { type: 'AUTHORIZED', batch, decisions };
 }
 
-async function execute(env: AgentEnv, batch: number, calls: readonly ToolCallPart[], outbox: Outbox): Promise<void> {
+async function execute(
+  env: AgentEnv,
+  batch: number,
+  calls: readonly ToolCallPart[],
+  outbox: ToolResultOutbox,
+): Promise<void> {
   if (calls.length === 0) return;
   const toolBatch = env.toolBatch;
   // The usual batch, one call: no grouping.
@@ -164,7 +170,7 @@ async function gateThenExecute(
   hooks: HookRunner,
   batch: number,
   calls: ToolCallPart[],
-  outbox: Outbox,
+  outbox: ToolResultOutbox,
   reply: Reply,
 ): Promise<void> {
   env.toolResults.dedupe([]);
@@ -209,7 +215,7 @@ function runIfOpen(
   batch: number,
   call: ToolCallPart,
   toolBatch: ToolBatch,
-  outbox: Outbox,
+  outbox: ToolResultOutbox,
 ): Promise<void> | undefined {
   return toolBatch.aborted ? undefined : runTool(env, batch, call, toolBatch, outbox);
 }
@@ -224,7 +230,7 @@ async function runTool(
   batch: number,
   call: ToolCallPart,
   toolBatch: ToolBatch,
-  outbox: Outbox,
+  outbox: ToolResultOutbox,
 ): Promise<void> {
   // Validation found the tool and parsed the arguments in this batch; a missing entry means the batch closed.
   const parsedArgs = env.parsedArgs;
@@ -291,7 +297,7 @@ function addTwins(
   outcome: FinishedOutput,
   startedAt: number,
   toolBatch: ToolBatch,
-  outbox: Outbox,
+  outbox: ToolResultOutbox,
 ): void {
   for (const twin of env.toolResults.twinsOf(call, outcome)) {
     if (env.bus.wants('tool_execution_start'))
@@ -364,86 +370,6 @@ function updater(ctx: CallContext): (partial: JsonValue) => void {
   return (partial) => ctx.publishUpdate(partial);
 }
 
-interface Finished {
-  batch: number;
-  call: ToolCallPart;
-  outcome: FinishedOutput;
-  startedAt: number;
-  toolBatch: ToolBatch;
-}
-
-/**
- * Delivers finished calls to the machine: those that finish together go as one TOOL_RESULTS (each machine event
- * costs a snapshot and its garbage). The result that leaves no call running is flushed on a microtask, so a lone
- * result or a batch's last is never held back by a macrotask; one whose siblings still run waits at most for the
- * end of the event-loop phase (the machine cannot leave `executing` before the siblings end anyway). The
- * `tool_execution_end` events of a flush are published right before its TOOL_RESULTS, in the same synchronous
- * block, so an interrupt can never close a call whose end an observer has already seen: a call whose batch was
- * closed before the flush publishes nothing and is not sent.
- */
-class Outbox {
-  /** Calls of this worker still running (their results may come in a later timer callback of this phase). */
-  running = 0;
-  private finished: Finished[] = [];
-  private scheduled = false;
-  private immediate?: ReturnType<typeof setImmediate>;
-  private readonly flushNow = () => this.flush();
-
-  constructor(
-    private readonly env: AgentEnv,
-    private readonly reply: Reply,
-  ) {}
-
-  add(finished: Finished): void {
-    this.finished.push(finished);
-    if (this.scheduled) return;
-    // Node drains microtasks between timer callbacks, so results of calls that wait on separate timers can only be
-    // gathered after the timers phase: a result that others of the batch may soon join waits for setImmediate;
-    // the one that leaves nothing running goes on a microtask, taking everything gathered with it.
-    if (this.running > 0) {
-      this.immediate ??= setImmediate(this.flushNow);
-      return;
-    }
-    this.scheduled = true;
-    queueMicrotask(this.flushNow);
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    if (this.immediate !== undefined) {
-      clearImmediate(this.immediate);
-      this.immediate = undefined;
-    }
-    const finished = this.finished;
-    this.finished = [];
-    const { env } = this;
-    let batch = -1;
-    let results: ToolResultEntry[] = [];
-    for (const { batch: its, call, outcome, startedAt, toolBatch } of finished) {
-      if (toolBatch.aborted) continue;
-      // Batches follow each other, so a flush holds one; a stale one would still go alone, in order.
-      if (its !== batch) {
-        if (results.length > 0) this.reply({ type: 'TOOL_RESULTS', batch, results });
-        batch = its;
-        results = [];
-      }
-      if (env.bus.wants('tool_execution_end')) {
-        env.emit({
-          type: 'tool_execution_end',
-          toolCallId: call.id,
-          toolName: call.name,
-          result: outcome.result,
-          durationMs: performance.now() - startedAt,
-        });
-      }
-      const entry: ToolResultEntry = { toolCallId: call.id, result: outcome.result, terminate: outcome.terminate };
-      if (outcome.halt) entry.halt = true;
-      results.push(entry);
-    }
-    if (results.length > 0) this.reply({ type: 'TOOL_RESULTS', batch, results });
-  }
-}
-
 class ToolTimeout extends Error {}
 
 function isToolTimeout(error: unknown): boolean {
@@ -473,39 +399,4 @@ function withTimeout<T>(running: Promise<T>, ms: number, controller: AbortContro
       },
     );
   });
-}
-
-function checkOutput(env: AgentEnv, turn: number, inputId: string): WorkerReply {
-  const schema = env.outputSpecFor(inputId)?.schema;
-  const pending = env.pending.get(inputId);
-  const last = env.transcript.messages[env.transcript.length - 1];
-  if (!schema) return { type: 'OUTPUT_CHECKED', turn, ok: true };
-  const text = last?.role === 'assistant' ? textOf(last) : '';
-  let json: unknown;
-  try {
-    json = JSON.parse(stripCodeFence(text));
-  } catch (error) {
-    return {
-      type: 'OUTPUT_CHECKED',
-      turn,
-      ok: false,
-      feedback: `Your final answer must be only a JSON object matching the schema, but it is not valid JSON (${describeThrown(error)}). Reply again with the JSON object alone.`,
-    };
-  }
-  const parsed = schema.safeParse(json);
-  if (parsed.success) {
-    if (pending) pending.output = parsed.data;
-    return { type: 'OUTPUT_CHECKED', turn, ok: true };
-  }
-  return {
-    type: 'OUTPUT_CHECKED',
-    turn,
-    ok: false,
-    feedback: `Your final answer does not match the schema:\n${describeIssues(parsed.error)}\nReply again with the corrected JSON object alone.`,
-  };
-}
-
-function stripCodeFence(text: string): string {
-  const fenced = /^\s*```(?:json)?\s*([\s\S]*?)\s*```\s*$/.exec(text);
-  return fenced?.[1] ?? text.trim();
 }
