@@ -16,7 +16,8 @@ import {
 } from '../session/index.js';
 import { createAgent } from './agent.js';
 import type { AgentConfig } from './agent-config.js';
-import { newHeader, ReplaySink, Session, type SessionStatus } from './session.js';
+import { newHeader, Session, type SessionStatus } from './session.js';
+import { ReplaySink } from './session-replay.js';
 
 export interface SessionsOptions {
   /** Where sessions are kept; default: a {@link JsonlStore} in `dir`. */

@@ -1,6 +1,6 @@
 import { nanoid } from 'nanoid';
 import type { AgentActorRef, AgentContext, TurnInput } from '../../machines/agent/index.js';
-import { addUsage, type Message, type ToolCallPart, type UserMessage } from '../protocol/index.js';
+import { addUsage, type Message, type UserMessage } from '../protocol/index.js';
 import {
   type BatchRecord,
   type HeaderRecord,
@@ -11,8 +11,10 @@ import {
 } from '../session/index.js';
 import { restoreBudgets, supervisorLedger } from './budget-turn.js';
 import type { AgentEnv } from './env.js';
+import { RememberedApprovals } from './remembered-approvals.js';
 import type { ScheduleJournal } from './schedule-book.js';
 import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { feedInputs, type ReplaySink } from './session-replay.js';
 import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
 import { type SessionTask, sessionTasks, TreeJournal } from './session-tree.js';
 import type { Tree } from './supervisor-tree.js';
@@ -223,7 +225,12 @@ export class Session {
       recorder.journaled.messages = env.transcript.length;
       recorder.snapshotNow(actor);
       recorder.watch(actor);
-      this.kicked = this.replayOf ? this.feedInputs(this.replayOf) : Promise.resolve();
+      this.kicked = this.replayOf
+        ? feedInputs(this.replayOf, this.header.agentId, this.sink as ReplaySink, (input) => {
+            recorder.input(input.inputId, input.messages, input.expectsOutput);
+            this.prompt(input);
+          })
+        : Promise.resolve();
       return;
     }
     recorder.journaled.lastSnapshot = snapshot.matches('idle')
@@ -411,101 +418,6 @@ export class Session {
 
   private prompt(input: TurnInput): void {
     this.actor?.send({ type: 'PROMPT', input });
-  }
-
-  /**
-   * A replay submits each input when the replay has produced as many records as preceded it in the original, so
-   * a prompt queued behind a running turn is queued again, and one sent to an idle agent starts a run again.
-   */
-  private feedInputs(original: readonly JournalRecord[]): Promise<void> {
-    const agentId = this.header.agentId;
-    const due: Array<{ after: number; input: TurnInput }> = [];
-    let before = 0;
-    for (const record of original) {
-      // Schedule facts are the timers' (a replay runs none), not the agent's: they hold no input's place.
-      if (record.k === 'session' || record.k === 'schedule' || ('a' in record && record.a !== agentId)) continue;
-      if (record.k === 'input') {
-        due.push({
-          after: before,
-          input: { inputId: record.inputId, messages: record.messages, expectsOutput: record.expectsOutput },
-        });
-      } else before++;
-    }
-    const sink = this.sink as ReplaySink;
-    const feed = () => {
-      while (due.length > 0 && (due[0]?.after ?? 0) <= sink.produced) {
-        const next = due.shift();
-        if (!next) break;
-        this.recorder?.input(next.input.inputId, next.input.messages, next.input.expectsOutput);
-        this.prompt(next.input);
-      }
-    };
-    sink.onRecord = () => queueMicrotask(feed);
-    return new Promise((resolve) =>
-      setImmediate(() => {
-        feed();
-        resolve();
-      }),
-    );
-  }
-}
-
-/** The records of a replay, kept in memory. */
-export class ReplaySink implements RecordSink {
-  readonly records: JournalRecord[] = [];
-  /** Records other than inputs, which is what the original's input positions count. */
-  produced = 0;
-  onRecord?: () => void;
-
-  add(record: JournalRecord): void {
-    this.records.push(record);
-    if (record.k === 'input') return;
-    this.produced++;
-    this.onRecord?.();
-  }
-}
-
-/**
- * Approvals remembered before the restart ("allow always") are remembered again, each when the replay passes the
- * answer that made it (an earlier call of the same tool was asked, and its journaled answer must be given again),
- * or at once when that answer is in the restored history. A remembered call is remembered by the call itself (the
- * permissions make the same key of it), a rule as written.
- */
-class RememberedApprovals {
-  private readonly byCall = new Map<string, string[]>();
-  private readonly calls = new Map<string, ToolCallPart>();
-
-  constructor(
-    records: readonly JournalRecord[],
-    private readonly env: AgentEnv,
-  ) {
-    for (const record of records) {
-      if (record.k === 'remember') this.byCall.set(record.id, [...(this.byCall.get(record.id) ?? []), ...record.rules]);
-    }
-    if (this.byCall.size === 0) return;
-    for (const record of records) {
-      if (record.k !== 'msg' || !('role' in record.m) || record.m.role !== 'assistant') continue;
-      for (const part of record.m.content) if (part.type === 'tool_call') this.calls.set(part.id, part);
-    }
-  }
-
-  /** Those whose call is in the restored history: no replay passes them again. */
-  restoreBefore(history: readonly Message[]): void {
-    if (this.byCall.size === 0) return;
-    for (const message of history) {
-      if (message.role !== 'assistant') continue;
-      for (const part of message.content) if (part.type === 'tool_call') this.restore(part.id);
-    }
-  }
-
-  restore(callId: string): void {
-    const rules = this.byCall.get(callId);
-    if (!rules) return;
-    this.byCall.delete(callId);
-    const { permissions } = this.env.settings;
-    const call = this.calls.get(callId);
-    const made = call ? permissions.rememberCall(call, this.env.tools.get(call.name)) : undefined;
-    for (const rule of rules) if (rule !== made) permissions.remember(rule);
   }
 }
 
