@@ -62,10 +62,12 @@ export async function waitForTurn(hosted: Hosted, agentId: string, invocationId:
   const polling = questions.watch();
   try {
     const outcome = await Promise.race([client.result(invocationId), left]);
+    // A question still open was answered elsewhere (or the turn ended without it): said before the outcome.
+    await questions.stop();
     if (typeof outcome === 'number') return outcome;
     return finish(hosted, outcome, invocationId);
   } finally {
-    questions.stop();
+    await questions.stop();
     removeSigint();
     await polling;
   }
@@ -92,6 +94,8 @@ class Questions {
   private readonly asked = new Map<string, () => void>();
   private readonly approvals: Approvals | undefined;
   private unlistedSaid = false;
+  /** Terminal questions not ended yet (asked, or waiting for their turn to be asked). */
+  private readonly open = new Set<Promise<void>>();
 
   constructor(
     private readonly hosted: Hosted,
@@ -135,10 +139,12 @@ class Questions {
     }
   }
 
-  stop(): void {
+  /** Stops looking; resolves once every open question has said how it ended. */
+  async stop(): Promise<void> {
     this.stopped = true;
     this.wake?.();
     for (const settle of this.asked.values()) settle();
+    await Promise.all(this.open);
     this.approvals?.close();
   }
 
@@ -170,7 +176,7 @@ class Questions {
       return;
     }
     const approvals = this.approvals;
-    void approvals
+    const question = approvals
       .ask(() => hosted.io.stdout.write(questionLine(what, false)), gone)
       .then(async (reply) => {
         hosted.io.stdout.write(`${reply === 'elsewhere' ? 'answered elsewhere' : reply}\n`);
@@ -183,7 +189,9 @@ class Questions {
         });
         if (!answered) note(hosted, `${call.toolCallId} was answered elsewhere first`);
       })
-      .catch((error: unknown) => note(hosted, `the answer was not sent: ${String(error)}`));
+      .catch((error: unknown) => note(hosted, `the answer was not sent: ${String(error)}`))
+      .finally(() => this.open.delete(question));
+    this.open.add(question);
   }
 }
 

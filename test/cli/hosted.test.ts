@@ -47,6 +47,7 @@ function answerFor(agentId: string, request: ModelRequest): ScriptedAnswer {
   const lastUser = request.messages.findLastIndex((message) => message.role === 'user');
   const since = request.messages.slice(lastUser + 1);
   const prompt = textOf(request.messages[lastUser]);
+  if (agentId.startsWith('broken')) return { error: { code: 'auth_error', message: 'The API key was refused' } };
   if (agentId.startsWith('plain')) {
     if (since.length === 0) return { toolCalls: [{ name: 'count', args: {}, id: 'k1' }], usage };
     return { text: `saw ${since.filter((m) => m.role === 'tool').length} result`, usage };
@@ -198,6 +199,23 @@ describe('turns', () => {
   }, 60_000);
 });
 
+describe('turns that do not complete, and keys', () => {
+  it('a failed turn exits 1 and says why', async () => {
+    const done = await hosted(['prompt', 'broken-1', 'go']);
+    expect(done.code).toBe(1);
+    expect(done.err).toMatch(/^done: error · /m);
+  }, 60_000);
+
+  it('the same idempotency key sends a prompt once', async () => {
+    const first = await hosted(['send', 'plain-3', 'go', '--idempotency-key', 'k-1']);
+    const second = await hosted(['send', 'plain-3', 'go', '--idempotency-key', 'k-1']);
+    expect(second.out).toBe(first.out);
+    expect((await hosted(['attach', 'plain-3', first.out.trim()])).out).toBe('saw 1 result\n');
+    expect(ran('ran plain-3 k1')).toBe(1);
+    expect((await hosted(['history', 'plain-3'])).out.match(/^user: go$/gm)).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('approvals', () => {
   it('lists a waiting call with its password redacted, approves it, and the tool runs once', async () => {
     const invocationId = (await hosted(['send', 'approver-1', 'prod'])).out.trim();
@@ -283,6 +301,47 @@ describe('approvals', () => {
     expect(refused[0].code).toBe(0);
     expect(refused[0].out).toMatch(/: no\ndeploy said: .*The user declined this call/);
     expect(executions.filter((line) => line.startsWith('ran approver-4'))).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('questions answered elsewhere, and --json', () => {
+  it('a question on the terminal answered by another command says so, and the turn goes on', async () => {
+    const keys = new FakeTerminalInput();
+    const h = user({ tty: true, stdin: keys });
+    const waiting = hosted(['prompt', 'approver-5', 'prod'], h);
+    await until(() => keys.raw, 'the question to wait for a key');
+    expect(await hosted(['approve', 'approver-5', 'd0'])).toMatchObject({ code: 0 });
+    const done = await waiting;
+    expect(done.code).toBe(0);
+    expect(done.out).toBe(
+      '? approver-5 wants to run deploy {"target":"prod","password":"[redacted]"} — [y]es / [n]o: answered elsewhere\n' +
+        'deploy said: deployed prod\n',
+    );
+    expect(keys.raw).toBe(false);
+    expect(ran('ran approver-5 d0')).toBe(1);
+  }, 60_000);
+
+  it('--json: the question and the outcome as JSON lines', async () => {
+    const h = user();
+    const waiting = hosted(['prompt', 'approver-6', 'prod', '--json'], h);
+    await until(() => h.out().includes('"question"'), 'the question');
+    expect(JSON.parse(h.out().split('\n')[0] ?? '')).toEqual({
+      type: 'question',
+      agentId: 'approver-6',
+      toolCallId: 'd0',
+      toolName: 'deploy',
+      args: { target: 'prod', password: '[redacted]' },
+      text: 'approver-6 wants to run deploy {"target":"prod","password":"[redacted]"}',
+    });
+    await hosted(['deny', 'approver-6', 'd0']);
+    const done = await waiting;
+    expect(done.code).toBe(0);
+    expect(JSON.parse(done.out.split('\n')[1] ?? '')).toMatchObject({
+      type: 'result',
+      agentId: 'approver-6',
+      stopReason: 'completed',
+    });
+    expect(done.err).toBe('');
   }, 60_000);
 });
 
