@@ -26,11 +26,18 @@ import type { TaskSettled } from './task.js';
  * `released` is reached when its groups are gone (a settled task may keep its idle agent alive for a while).
  */
 
+/**
+ * A batch is spawned with its shape and size; its tasks come right after in a `QUEUE` message. XState keeps an
+ * actor's input for the actor's whole life, and a settled batch lives on while its kept agents do: a queue passed
+ * as input would pin every task spec of a 10,000-task swarm for as long as its last idle agent stays resumable.
+ */
 export interface BatchInput extends TaskSettings {
-  batch: BatchSpec;
+  batch: Omit<BatchSpec, 'tasks'> & { size: number };
 }
 
 export interface BatchContext extends TaskSettings, BatchSpec {
+  /** How many tasks the batch has: its queue is emptied once every task has settled. */
+  size: number;
   /** Index of the next task to start; tasks before it are started or were cancelled while queued. */
   next: number;
   /** Started and not yet settled (a task waiting out a restart keeps its slot). */
@@ -48,6 +55,8 @@ export interface BatchContext extends TaskSettings, BatchSpec {
 }
 
 export type BatchEvent =
+  /** The batch's tasks, sent by the supervisor right after it spawned the batch (before anything else). */
+  | { type: 'QUEUE'; tasks: TaskSpec[] }
   | { type: 'CANCEL'; taskId: string }
   | { type: 'CANCEL_BATCH' }
   | TaskSettled
@@ -91,21 +100,24 @@ export const batchMachine = setup({
       (_, params: Tell) => params.event,
     ),
     record: assign((_, changes: Partial<BatchContext>) => changes),
+    queue: assign({ tasks: ({ event }) => (event as Extract<BatchEvent, { type: 'QUEUE' }>).tasks }),
+    /** Every task has settled: the specs are no longer needed (see BatchInput). */
+    forgetQueue: assign({ tasks: [] }),
   },
   guards: {
     /** Every task has settled (or was dropped). */
-    allEnded: ({ context }) => context.ended >= context.tasks.length,
+    allEnded: ({ context }) => context.ended >= context.size,
     /** This settle decides the join policy (first k completed, or a quorum met or out of reach). */
     decidesJoin: ({ context, event }) => {
       const completed = context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0);
-      return joinDecided(context.join, context.tasks.length, completed, context.ended + 1);
+      return joinDecided(context.join, context.size, completed, context.ended + 1);
     },
     /** A queued task cancelled now decides the join policy (a quorum out of reach). */
     cancelDecidesJoin: ({ context, event }) => {
       const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
       const index = context.tasks.findIndex((task) => task.taskId === taskId);
       if (index < context.next || context.cancelled.includes(taskId)) return false;
-      return joinDecided(context.join, context.tasks.length, context.completed, context.ended + 1);
+      return joinDecided(context.join, context.size, context.completed, context.ended + 1);
     },
     noGroups: ({ context }) => context.groups.length === 0,
   },
@@ -177,7 +189,7 @@ export const batchMachine = setup({
         for (const group of context.groups)
           enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancelAll } });
         let ended = context.ended;
-        for (let i = context.next; i < context.tasks.length; i++) {
+        for (let i = context.next; i < context.size; i++) {
           const task = context.tasks[i] as TaskSpec;
           if (context.cancelled.includes(task.taskId)) continue;
           enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
@@ -185,7 +197,7 @@ export const batchMachine = setup({
         }
         for (const group of context.unsealed)
           enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
-        enqueue({ type: 'record', params: { next: context.tasks.length, ended, unsealed: [] } });
+        enqueue({ type: 'record', params: { next: context.size, ended, unsealed: [] } });
       }),
       /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its group. */
       cancelTask: enqueueActions(({ context, event, enqueue }) => {
@@ -223,6 +235,7 @@ export const batchMachine = setup({
       notifyOwner: input.notifyOwner,
       maxRestarts: input.maxRestarts,
       restartDelayMs: input.restartDelayMs,
+      tasks: [],
       next: 0,
       running: 0,
       ended: 0,
@@ -241,6 +254,7 @@ export const batchMachine = setup({
         entry: 'fill',
         always: { guard: 'allEnded', target: 'settled' },
         on: {
+          QUEUE: { actions: ['queue', 'fill'] },
           'TASK.SETTLED': [
             { guard: 'decidesJoin', target: 'joining', actions: ['count', 'joined'] },
             { actions: ['count', 'fill'] },
@@ -262,10 +276,10 @@ export const batchMachine = setup({
       },
       /** Every task has settled: the supervisor hears it. Groups with kept agents may still be alive. */
       settled: {
-        entry: {
-          type: 'reportSettled',
-          params: ({ context }) => ({ type: 'BATCH.SETTLED', batchId: context.batchId }),
-        },
+        entry: [
+          { type: 'reportSettled', params: ({ context }) => ({ type: 'BATCH.SETTLED', batchId: context.batchId }) },
+          'forgetQueue',
+        ],
         always: { guard: 'noGroups', target: 'released' },
       },
       /** Nothing of the batch is left: the supervisor stops it. */

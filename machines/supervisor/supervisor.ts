@@ -99,7 +99,8 @@ export const supervisorMachine = setup({
   >({
     actions: {
       startBatch: enqueueActions(({ context, event, enqueue }) => {
-        const { batch } = event as Ev<'SPAWN'>;
+        const { tasks, ...shape } = (event as Ev<'SPAWN'>).batch;
+        const batch = { ...shape, size: tasks.length };
         enqueue.spawnChild('batch', {
           id: batchActorId(batch.batchId),
           systemId: batchSystemId(batch.batchId),
@@ -111,6 +112,8 @@ export const supervisorMachine = setup({
             restartDelayMs: context.restartDelayMs,
           },
         });
+        // Its tasks as a message, not in its input, which the actor would keep for life (see BatchInput).
+        enqueue({ type: 'tell', params: { to: batchActorId(batch.batchId), event: { type: 'QUEUE', tasks } } });
         const open = [...context.open, batch.batchId];
         enqueue({ type: 'record', params: { open, batches: [...context.batches, batch.batchId] } });
       }),

@@ -48,9 +48,11 @@ const settings = { ownerId: 'owner', notifyOwner: true, maxRestarts: 1, restartD
 /** Stands for "the oldest task running now" in the model's events; the replay names the real one. */
 const OLDEST = 'oldest';
 
-function eventsFor(snapshot: Snapshot): BatchEvent[] {
+function eventsFor(snapshot: Snapshot, queue: TaskSpec[]): BatchEvent[] {
   if (snapshot.status !== 'active') return [];
   const c = contextOf(snapshot);
+  // The supervisor sends a batch its tasks right after spawning it, before anything else can reach it.
+  if (c.next === 0 && c.tasks.length === 0 && c.ended === 0) return [{ type: 'QUEUE', tasks: queue }];
   const events: BatchEvent[] = [];
   if (c.running > 0) {
     // A running task settles by itself, or cancelled (after the batch told its group so). The batch counts
@@ -74,6 +76,7 @@ function serializeState(snapshot: Snapshot): string {
   return JSON.stringify({
     v: snapshot.value,
     st: snapshot.status,
+    queued: c.tasks.length,
     next: c.next,
     running: c.running,
     ended: c.ended,
@@ -156,13 +159,17 @@ const testMachine = batchMachine.provide({
 });
 const keys = transitionKeys(testMachine);
 
+function shapeOf({ tasks: _tasks, ...shape }: BatchSpec): Omit<BatchSpec, 'tasks'> {
+  return shape;
+}
+
 function replay(batch: BatchSpec) {
   const rec = new Recorder(batch);
   current = rec;
   const taken = new Set<string>();
   const entered = new Set<string>();
   const actor = createActor(testMachine, {
-    input: { ...settings, batch } satisfies BatchInput,
+    input: { ...settings, batch: { ...shapeOf(batch), size: batch.tasks.length } } satisfies BatchInput,
     inspect: (event: InspectionEvent) => {
       if (event.type !== '@xstate.microstep' || event.actorRef !== actor) return;
       for (const t of event._transitions) {
@@ -228,8 +235,8 @@ describe('model-based: the batch machine (queue, cap, join policy) with fake gro
       timeout: 180_000,
     }, () => {
       const { states, edges, paths } = coveringPaths<Snapshot, BatchEvent>(batchMachine, {
-        input: { ...settings, batch },
-        events: eventsFor,
+        input: { ...settings, batch: { ...shapeOf(batch), size: batch.tasks.length } },
+        events: (snapshot) => eventsFor(snapshot, batch.tasks),
         serializeState,
       });
       for (const path of paths) {

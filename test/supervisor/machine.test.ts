@@ -291,8 +291,13 @@ describe('group machine: lanes of one batch, bounded fan-out', () => {
 });
 
 describe('batch machine: running → joining → settled → released', () => {
-  const start = (spec = batch('b', [task(0), task(1), task(2)]), overrides: Record<string, unknown> = {}) =>
-    batches.start({ ...settings, ...overrides, batch: spec });
+  /** Spawned with its shape, then given its queue, as the supervisor does. */
+  const start = (spec = batch('b', [task(0), task(1), task(2)]), overrides: Record<string, unknown> = {}) => {
+    const { tasks: queue, ...shape } = spec;
+    const [spawned, first] = batches.start({ ...settings, ...overrides, batch: { ...shape, size: queue.length } });
+    const [snapshot, actions] = batches.step(spawned, { type: 'QUEUE', tasks: queue });
+    return [snapshot, [...first, ...actions]] as const;
+  };
 
   it('starts up to its concurrency in group 0 and queues the rest; each settle frees a slot for the next', () => {
     const [snapshot, actions] = start();
@@ -326,9 +331,12 @@ describe('batch machine: running → joining → settled → released', () => {
   it('settles once every task has; the supervisor hears it; it is released when its groups are gone', () => {
     let [snapshot] = start(batch('b', [task(0)]));
     let actions: string[];
+    expect(snapshot.context.tasks).toHaveLength(1);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'failed'));
     expect(snapshot.value).toBe('settled');
     expect(actions).toEqual(['report BATCH.SETTLED b']);
+    // Its groups (and their kept agents) may live on: the task specs do not.
+    expect(snapshot.context).toMatchObject({ tasks: [], size: 1 });
     [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.0' });
     expect(actions).toEqual(['stop group.0']);
     expect(snapshot.status).toBe('done');
@@ -504,11 +512,19 @@ describe('supervisor machine: idle / busy / stopped', () => {
 
   it('SPAWN starts each batch as its own actor; it is busy until every batch has settled', () => {
     let [snapshot, actions] = supervisor.step(start()[0], { type: 'SPAWN', batch: batch('b1', [task(0)]) });
-    expect(actions).toEqual(['spawn batch.b1']);
+    expect(actions).toEqual(['spawn batch.b1', 'send batch.b1 QUEUE']);
     expect(snapshot.value).toBe('busy');
     // Known to the actor system by its batch id too: its tasks report their settles to it directly.
-    const [, raw] = transition(supervisorMachine, start()[0], { type: 'SPAWN', batch: batch('b1', [task(0)]) });
-    expect(raw.find((a) => a.type === 'xstate.spawnChild')?.params).toMatchObject({ systemId: batchSystemId('b1') });
+    const withBatches = supervisorMachine.provide({ actors: { batch: batchMachine } });
+    const [, raw] = transition(withBatches, start()[0], { type: 'SPAWN', batch: batch('b1', [task(0)]) });
+    const spawned = raw.find((a) => a.type === 'xstate.spawnChild')?.params as unknown as {
+      input: { batch: unknown };
+    };
+    expect(spawned).toMatchObject({ systemId: batchSystemId('b1') });
+    // Its input (kept by the actor for life) has the batch's size, not its tasks: they come as a message.
+    expect(spawned.input.batch).toEqual({ batchId: 'b1', background: false, concurrency: 2, size: 1 });
+    const queued = raw.find((a) => a.type === 'xstate.sendTo')?.params as { event: unknown };
+    expect(queued.event).toEqual({ type: 'QUEUE', tasks: [task(0)] });
     [snapshot] = supervisor.step(snapshot, { type: 'SPAWN', batch: batch('b2', [task(1)]) });
     [snapshot] = supervisor.step(snapshot, { type: 'BATCH.SETTLED', batchId: 'b1' });
     expect(snapshot.value).toBe('busy');

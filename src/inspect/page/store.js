@@ -189,14 +189,17 @@ function trackBatch(actor) {
   const context = contextOf(actor);
   if (!supervisor || typeof context.batchId !== 'string') return;
   const value = actor.snapshot?.value;
+  const queue = context.tasks ?? [];
+  // A settled batch empties its queue (its specs are spent): the page keeps the task ids it saw.
+  const known = supervisor.batches.get(context.batchId)?.taskIds ?? [];
   supervisor.batches.set(context.batchId, {
     batchId: context.batchId,
     background: Boolean(context.background),
     concurrency: context.concurrency,
-    taskIds: (context.tasks ?? []).map((t) => t.taskId),
+    taskIds: queue.length > 0 ? queue.map((t) => t.taskId) : known,
     open: statusOf(actor) === 'active' && (value === 'running' || value === 'joining'),
   });
-  for (const [index, task] of (context.tasks ?? []).entries()) {
+  for (const [index, task] of queue.entries()) {
     const known = supervisor.tasks.get(task.taskId);
     const fields = { taskId: task.taskId, agentId: task.agentId, batchId: context.batchId };
     if ((context.cancelled ?? []).includes(task.taskId)) {
