@@ -9,6 +9,8 @@
  *   npm run bench:restate -- --rounds 5        more rounds
  *   npm run bench:restate -- --smoke           6 agents, 1 round: a quick check that it all runs
  *   npm run bench:restate -- --hosts           instead: Troupe's host against @restatedev/xstate (restate-hosts.ts)
+ *   npm run bench:restate -- --tree            instead: W3 as one hosted tree (a root's swarm of every agent), its
+ *                                              open tasks counted for maxAgents against not counted
  *
  * Everything is on loopback: `restate-server` from the dev dependency (ports chosen by the server), workers on free
  * ports. Each round runs every row once in turn (embedded in its own process, as `npm run bench` does), so load that
@@ -66,10 +68,10 @@ interface Worker {
   lines: Interface;
 }
 
-async function startWorker(name: string): Promise<Worker> {
+async function startWorker(name: string, tree: string[] = []): Promise<Worker> {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const argv = ['--import', 'tsx', workerScript, '0', String(size.toolSteps), String(size.latencyMs), name];
+  const argv = ['--import', 'tsx', workerScript, '0', String(size.toolSteps), String(size.latencyMs), name, ...tree];
   const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const url = await new Promise<string>((resolve, reject) => {
@@ -108,8 +110,8 @@ interface Hosting {
   balancer?: AgentBalancer;
 }
 
-async function host(server: RestateDevServer, object: string, workerCount: number): Promise<Hosting> {
-  const workers = await Promise.all(Array.from({ length: workerCount }, () => startWorker(object)));
+async function host(server: RestateDevServer, object: string, workerCount: number, tree?: string[]): Promise<Hosting> {
+  const workers = await Promise.all(Array.from({ length: workerCount }, () => startWorker(object, tree)));
   // Restate sends an object's invocations to its latest deployment: several workers need one address in front.
   const balancer = workerCount > 1 ? await balanceAgents(workers.map((worker) => worker.url)) : undefined;
   await server.register(balancer?.url ?? (workers[0] as Worker).url);
@@ -179,7 +181,8 @@ try {
     const hostsSize = smoke ? { steps: 2, turns: 4, concurrency: 2 } : { steps: 4, turns: 200, concurrency: 50 };
     const lines = await compareHosts(server, { ...hostsSize, rounds });
     process.stdout.write(`${lines.join('\n')}\n`);
-  } else await w3();
+  } else if (args.includes('--tree')) await w3Tree();
+  else await w3();
 } finally {
   for (const hosting of hostings) {
     await hosting.balancer?.close();
@@ -265,5 +268,60 @@ async function w3(): Promise<void> {
       journal.rows.map((row) => `${row.entry_type}${row.kind ? ` (${row.kind})` : ''} ${perTurn(row.n)}`).join(', ') +
       ' per turn.',
   );
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/**
+ * W3 as one hosted tree: a root whose one `swarm` call runs every agent as its subagent (`concurrency` at a time),
+ * with the tree's open tasks counted (`maxAgents`' default: a journaled call per batch, a release per task) and not
+ * (`maxAgents: Infinity`), alternated in each round on one server; the ratio is what counting costs.
+ */
+async function w3Tree(): Promise<void> {
+  const concurrency = String(size.concurrency);
+  hostings.push(
+    await host(server, 'w3counted', 1, ['counted', concurrency]),
+    await host(server, 'w3free', 1, ['free', concurrency]),
+  );
+  const once = async (hosting: Hosting, runId: string, agents: number) => {
+    const client = agentClient(server.ingressUrl, hosting.object);
+    const before = await toolCalls(hosting.workers);
+    const pids = [server.pid, ...hosting.workers.map((worker) => worker.process.pid)];
+    const cpuBefore = pids.map(cpuMsOf);
+    const start = performance.now();
+    const outcome = await client.prompt(runId, `swarm ${agents}`);
+    const ms = performance.now() - start;
+    const cpu = pids.map(cpuMsOf).reduce((sum, after, i) => sum + after - (cpuBefore[i] as number), 0);
+    check(outcome.text === FINAL_TEXT, `the root answered ${JSON.stringify(outcome.text)}`);
+    const ran = (await toolCalls(hosting.workers)) - before;
+    check(ran === agents * size.toolSteps, `expected ${agents * size.toolSteps} tool calls to run once, ${ran} ran`);
+    return { ms, cpu };
+  };
+  for (const hosting of hostings) await once(hosting, 'warm', Math.min(size.agents, size.concurrency));
+  const rows = new Map(hostings.map((hosting) => [hosting.object, { ms: [] as number[], cpu: [] as number[] }]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const hosting of round % 2 ? hostings : [...hostings].reverse()) {
+      const measured = await once(hosting, `r${round}`, size.agents);
+      log(`round ${round}/${rounds} ${hosting.object}: ${fmt(measured.ms)} ms`);
+      rows.get(hosting.object)?.ms.push(measured.ms);
+      rows.get(hosting.object)?.cpu.push(measured.cpu);
+    }
+  }
+  const free = rows.get('w3free') ?? { ms: [], cpu: [] };
+  const out = [
+    `## W3 as one hosted tree (${new Date().toISOString()}, ${rounds} round${rounds > 1 ? 's' : ''})`,
+    '',
+    `A root's swarm of ${size.agents} subagents, ${size.concurrency} at a time, each ${size.toolSteps} tool steps + ` +
+      `a final answer, model latency ${size.latencyMs} ms; 1 worker. CPU: server and worker.`,
+    '',
+    '| maxAgents | wall ms (median) | × not counted | CPU ms | CPU × not counted |',
+    '| --- | ---: | ---: | ---: | ---: |',
+  ];
+  for (const [object, row] of rows) {
+    const label = object === 'w3free' ? 'not counted (Infinity)' : 'counted (default 10,000)';
+    out.push(
+      `| ${label} | ${fmt(median(row.ms))} | ${(median(row.ms) / median(free.ms)).toFixed(2)}× | ` +
+        `${fmt(median(row.cpu))} | ${(median(row.cpu) / median(free.cpu)).toFixed(2)}× |`,
+    );
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 }

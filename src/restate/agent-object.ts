@@ -16,7 +16,7 @@ import {
   type TurnStopReason,
   type Usage,
 } from '../index.js';
-import { acquireSlots, releaseSlots, slotsObject } from './agent-slots.js';
+import { acquireSlots, countedLimit, releaseSlots, slotsObject } from './agent-slots.js';
 import { controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
@@ -60,7 +60,8 @@ export interface AgentObjectOptions {
   subagents?: boolean;
   /**
    * Subagents: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s
-   * doubled), and `maxAgents`, open tasks of a tree at once (counted per root only when given; embedded: 10,000).
+   * doubled), `maxAgents`, open tasks of a tree at once (10,000, as embedded; counted per root, `Infinity` counts
+   * nothing), and `keepHistory`, finished tasks whose records each parent's task book keeps (64).
    */
   supervision?: HostedSupervision;
   /**
@@ -453,7 +454,7 @@ export function agentObject(options: AgentObjectOptions) {
   return Object.assign(object, {
     control: controlObject(name),
     tasks: taskBookObject(name, {
-      counted: options.supervision?.maxAgents !== undefined,
+      counted: countedLimit(options.supervision?.maxAgents) !== undefined,
       keepHistory: options.supervision?.keepHistory ?? 64,
     }),
     slots: slotsObject(name),

@@ -11,6 +11,15 @@ import * as restate from '@restatedev/restate-sdk';
  * task book for a background one, a cancel included).
  */
 
+/**
+ * The `maxAgents` a hosted tree counts against: the embedded default (10,000) unless given; `Infinity` counts
+ * nothing (no call per batch, no release per task; see DESIGN for what counting costs).
+ */
+export function countedLimit(maxAgents: number | undefined): number | undefined {
+  const limit = maxAgents ?? 10_000;
+  return Number.isFinite(limit) ? limit : undefined;
+}
+
 /** What `acquire` answers: whether the slots were taken, and how many were open before. */
 export interface SlotGrant {
   granted: boolean;

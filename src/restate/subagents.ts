@@ -11,7 +11,7 @@ import {
   type TaskResult,
   tooManyAgents,
 } from '../index.js';
-import type { SlotGrant } from './agent-slots.js';
+import { countedLimit, type SlotGrant } from './agent-slots.js';
 import { type JournalScope, serially } from './journal.js';
 import { type Batch, type HandOff, type HostedTask, type RunRequest, runBatches } from './swarm.js';
 import type { BookedTask, BookStart } from './task-book.js';
@@ -40,7 +40,7 @@ export interface HostedTree {
   /** The parent's task book: a task's record, and its cancel (journaled calls). */
   status(taskId: string): restate.RestatePromise<BookedTask | null>;
   cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
-  /** The tree's slot counter (`agent-slots.ts`), used when `maxAgents` is set. */
+  /** The tree's slot counter (`agent-slots.ts`), unless `maxAgents` is `Infinity`. */
   acquire(n: number, max: number): restate.RestatePromise<SlotGrant>;
   release(n: number): void;
   supervision: HostedSupervision;
@@ -61,10 +61,10 @@ export interface HostedTree {
 export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const concurrency = tree.supervision.concurrency ?? 4;
   const maxDepth = tree.supervision.maxDepth ?? 3;
-  const { maxAgents } = tree.supervision;
+  const maxAgents = countedLimit(tree.supervision.maxAgents);
   /**
-   * Takes slots for batches of these sizes from the tree's counter (with `maxAgents` only: one journaled call each,
-   * awaited together); a batch the tree has no room for gets the embedded refusal.
+   * Takes slots for batches of these sizes from the tree's counter (unless `maxAgents` is `Infinity`: one journaled
+   * call each, awaited together); a batch the tree has no room for gets the embedded refusal.
    */
   const acquire = async (sizes: number[]): Promise<(SpawnRefused | undefined)[]> => {
     if (maxAgents === undefined) return sizes.map(() => undefined);

@@ -12,7 +12,8 @@ import { sql } from './fixtures/journal.js';
 
 let harness: Harness;
 beforeAll(async () => {
-  harness = await startHarness('subtree', { supervision: { maxAgents: 10 } });
+  // maxAgents is left at its default (10,000, as embedded): counted all the same.
+  harness = await startHarness('subtree');
 }, 90_000);
 
 afterAll(() => harness?.close());
@@ -103,6 +104,7 @@ it("an operator's cancel of a hosted subagent in the middle of its turn stops it
     async () => countOf(`start ${child} b`) + countOf(`start ${grandchild} b`),
     (n) => n === 2,
   );
+  expect(await openSlots(root)).toBe(2); // the child and the grandchild
   const [invocation] = await sql<{ id: string }>(
     harness.server.adminUrl,
     `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'task'`,
