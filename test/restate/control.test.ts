@@ -142,3 +142,33 @@ it('a steer taken with an interrupt before it starts a turn of its own after the
   });
   expect(executions()).not.toContain('ran steer-follow-1 g1');
 }, 60_000);
+
+it('an interrupt sent while no turn runs is dropped: it does not stop the next turn (a restart after a backoff)', async () => {
+  // A background child whose first attempt fails waits 3 s (a durable timer) before its restart; no turn of its runs
+  // meanwhile, and its object's key is held, so the restart is the next turn of the key whatever else is sent.
+  const root = 'boss-idle-1';
+  expect((await harness.client.prompt(root, 'background ["flaky f"]')).text).toBe('joined');
+  const child = `${root}/t0.a0`;
+  const doorbell = async () => {
+    const response = await fetch(`${harness.server.ingressUrl}/troupe-agent/${encodeURIComponent(child)}/doorbell`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'null',
+    });
+    return (await response.json()) as string | null;
+  };
+  // Its first turn has asked the model and ended (its doorbell is gone): the backoff runs.
+  await until(() => executions().includes(`model ${child}`), 'the first attempt');
+  await until(async () => (await doorbell()) === null, 'the first turn to end');
+  await harness.client.interrupt(child);
+  let notifications: string[] = [];
+  await until(async () => {
+    notifications = userTexts(await harness.client.history(root)).filter((text) => text.startsWith('<notification'));
+    return notifications.length > 0;
+  }, 'the child to report');
+  // Embedded, an idle agent ignores an interrupt; the restart is not stopped by it.
+  expect(notifications).toEqual([
+    `<notification task_id="t0.a0" agent_id="${child}" status="completed">recovered f</notification>`,
+  ]);
+  expect(executions().filter((line) => line === `model ${child}`)).toHaveLength(2);
+}, 120_000);
