@@ -16,7 +16,7 @@ import {
 } from '../../src/restate/index.js';
 import { takesAnswered } from '../restate/fixtures/journal.js';
 import { FakeTerminalInput, type Harness, harness, runIn } from './harness.js';
-import { keylessEnv, runPiped } from './helpers.js';
+import { keylessEnv, runPiped, TerminalRun } from './helpers.js';
 
 const executions: string[] = [];
 const gates = new Map<string, () => void>();
@@ -486,6 +486,32 @@ describe('errors', () => {
       `troupe hosted: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED\n`,
     );
   }, 60_000);
+
+  it('the real bin on a terminal: a question answered with y, and Ctrl-C interrupting a turn', async () => {
+    const env = { TROUPE_INGRESS: server.ingressUrl, TROUPE_ADMIN: server.adminUrl };
+    const asked = new TerminalRun(['hosted', 'prompt', 'approver-tty', 'prod'], { env });
+    try {
+      await asked.waitFor(/\? approver-tty wants to run deploy .* — \[y\]es \/ \[n\]o:\s*$/m);
+      asked.keys('y');
+      const screen = await asked.waitFor(/EXIT=\d+/);
+      expect(screen).toMatch(/\[n\]o: yes\ndeploy said: deployed prod\ndone: completed/);
+      expect(screen).toContain('EXIT=0');
+      expect(ran('ran approver-tty d0')).toBe(1);
+    } finally {
+      asked.close();
+    }
+    const stopped = new TerminalRun(['hosted', 'prompt', 'steer-tty', 'work'], { env });
+    try {
+      await until(() => executions.includes('start steer-tty g1'), 'the gated tool to start');
+      stopped.keys('C-c');
+      const screen = await stopped.waitFor(/EXIT=\d+/);
+      expect(screen).toMatch(/interrupting steer-tty's turn/);
+      expect(screen).toMatch(/done: interrupted/);
+      expect(screen).toContain('EXIT=130');
+    } finally {
+      stopped.close();
+    }
+  }, 90_000);
 
   it('--help prints the commands', async () => {
     const h = harness(process.cwd());
