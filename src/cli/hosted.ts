@@ -3,13 +3,12 @@
  * a worker, wherever Restate sends its turn; this command sends to it, waits for it and answers its questions, with
  * the words, questions and exit codes of `troupe run`.
  */
-import { parseArgs } from 'node:util';
 import type { Message, Usage } from '../index.js';
 import { agentClient, IngressError } from '../restate/client.js';
 import { redactedArgs } from './agent-rows.js';
 import { defaultAdmin, treeApprovals, type WaitingCall } from './hosted-approvals.js';
 import { type Hosted, waitForTurn, write } from './hosted-wait.js';
-import { UsageError } from './model-choice.js';
+import { parseCommandLine, UsageError } from './model-choice.js';
 import type { RunIO } from './run.js';
 
 const DEFAULT_INGRESS = 'http://localhost:8080';
@@ -61,23 +60,19 @@ const ARGUMENTS: Record<string, string[]> = {
 };
 
 function parse(args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ingress: { type: 'string' },
-        name: { type: 'string' },
-        admin: { type: 'string' },
-        reason: { type: 'string' },
-        'idempotency-key': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
-  }
+  return parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: {
+      ingress: { type: 'string' },
+      name: { type: 'string' },
+      admin: { type: 'string' },
+      reason: { type: 'string' },
+      'idempotency-key': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
 }
 
 type Values = ReturnType<typeof parse>['values'];

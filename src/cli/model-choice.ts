@@ -1,4 +1,5 @@
 /** Which model `troupe run` uses: flags first, then TROUPE_MODEL / TROUPE_PROVIDER, then whichever key is set. */
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { Model } from '../protocol/index.js';
 import { anthropic, openai } from '../providers/index.js';
 
@@ -7,6 +8,15 @@ export type ProviderName = 'openai' | 'anthropic';
 /** A choice that cannot work, said in one line. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/** Node's `parseArgs`, its errors as usage errors: the first sentence (the rest goes on about positionals after '--'). */
+export function parseCommandLine<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
+  }
 }
 
 export interface ModelChoice {

@@ -1,9 +1,8 @@
 /** The options of `troupe run` and `troupe resume`, read from the command line (and, for resume, the session). */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import type { Model } from '../index.js';
 import { PERMISSION_MODES, type PermissionMode } from '../permissions/types.js';
-import { chooseModel, providerNameOf, UsageError } from './model-choice.js';
+import { chooseModel, parseCommandLine, providerNameOf, UsageError } from './model-choice.js';
 import { offlineModel } from './offline.js';
 import { chooseSession, existingStore, loadSettings, type RunSettings, sessionsDir } from './session-files.js';
 
@@ -112,20 +111,15 @@ function takeValue(args: string[], name: string): { rest: string[]; value?: stri
   return value === undefined ? { rest } : { rest, value };
 }
 
-function parseCommandLine(args: string[], extra: { session?: { type: 'boolean' } } = {}) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: true,
-      options: { ...OPTIONS, ...extra, inspect: { type: 'boolean' } },
-    });
-  } catch (error) {
-    // Node's message goes on about positionals after '--': its first sentence is the one that matters.
-    throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
-  }
+function parseRunLine(args: string[], extra: { session?: { type: 'boolean' } } = {}) {
+  return parseCommandLine({
+    args,
+    allowPositionals: true,
+    options: { ...OPTIONS, ...extra, inspect: { type: 'boolean' } },
+  });
 }
 
-type Values = ReturnType<typeof parseCommandLine>['values'];
+type Values = ReturnType<typeof parseRunLine>['values'];
 
 function modeOf(value: string | undefined): PermissionMode {
   const mode = (value ?? 'default') as PermissionMode;
@@ -165,7 +159,7 @@ function inspectOf(flag: boolean | undefined, url: string | undefined): { inspec
 export function parseRun(args: string[], io: Env): RunOptions | 'help' {
   const { rest: withoutSession, value: sessionId } = takeValue(args, 'session');
   const { rest, value: inspectUrl } = takeValue(withoutSession, 'inspect');
-  const { values, positionals } = parseCommandLine(rest, { session: { type: 'boolean' } });
+  const { values, positionals } = parseRunLine(rest, { session: { type: 'boolean' } });
   if (values.help) return 'help';
   const task = positionals.join(' ').trim();
   if (!task) throw new UsageError('no task: troupe run "<what to do>" (see troupe run --help)');
@@ -224,7 +218,7 @@ function runOptions(
 /** `troupe resume [<id>] ["<task>"]`: the session's own settings, overridden by any flag given again. */
 export function parseResume(args: string[], io: Env): RunOptions | 'help' {
   const { rest, value: inspectUrl } = takeValue(args, 'inspect');
-  const { values, positionals } = parseCommandLine(rest);
+  const { values, positionals } = parseRunLine(rest);
   if (values.help) return 'help';
   if (positionals.length > 2) throw new UsageError('too many arguments: troupe resume [<id>] ["<task>"]');
   const [id, task] = positionals;

@@ -1,6 +1,5 @@
 /** `troupe sessions` (what is recorded) and `troupe replay <id>` (a session run again offline, from its journal). */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   type AgentEvent,
   type AnyTool,
@@ -12,7 +11,7 @@ import {
 } from '../index.js';
 import { readJournal } from '../session/index.js';
 import { createWorkspaceTools } from '../tools/builtin/index.js';
-import { UsageError } from './model-choice.js';
+import { parseCommandLine, UsageError } from './model-choice.js';
 import { costOf } from './prices.js';
 import type { RunIO } from './run.js';
 import { chooseSession, existingStore, loadSettings, sessionsDir } from './session-files.js';
@@ -46,20 +45,16 @@ ${WHERE}
   -h, --help            this text`;
 
 function parse(args: string[], positionals: boolean) {
-  try {
-    return parseArgs({
-      args,
-      allowPositionals: positionals,
-      options: {
-        cwd: { type: 'string', short: 'C' },
-        'sessions-dir': { type: 'string' },
-        json: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (error) {
-    throw new UsageError((error as Error).message.split(/\.\s/)[0] ?? 'bad arguments');
-  }
+  return parseCommandLine({
+    args,
+    allowPositionals: positionals,
+    options: {
+      cwd: { type: 'string', short: 'C' },
+      'sessions-dir': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
 }
 
 function where(values: ReturnType<typeof parse>['values'], io: RunIO): string {
