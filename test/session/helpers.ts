@@ -3,8 +3,10 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { ModelRequest, ScriptedAnswer } from '../../src/index.js';
+import { z } from 'zod';
+import { type AnyTool, defineTool, type ModelRequest, type ScriptedAnswer } from '../../src/index.js';
 import type { JournalRecord } from '../../src/session/index.js';
+import type { Latch } from '../agent/helpers.js';
 
 const dirs: string[] = [];
 
@@ -38,6 +40,35 @@ export function journalRecords(dir: string, id: string): JournalRecord[] {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as JournalRecord);
+}
+
+/** Waits until session `id`'s journal in `dir` holds a record `wanted` accepts (records are written when a tick ends). */
+export async function untilJournaled(
+  dir: string,
+  id: string,
+  wanted: (record: JournalRecord) => boolean,
+): Promise<void> {
+  while (!journalRecords(dir, id).some(wanted)) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A `count` tool: each call's `n` goes to `runs`; the call with `n === hangAt` tells `reached`, then waits for
+ * `release` (the crash comes while it runs).
+ */
+export function countTool(hangAt: number, reached: Latch, release: Promise<void>, runs: number[] = []): AnyTool {
+  return defineTool({
+    name: 'count',
+    description: 'c',
+    schema: z.object({ n: z.number() }),
+    execute: async ({ n }) => {
+      runs.push(n);
+      if (n === hangAt) {
+        reached.resolve();
+        await release;
+      }
+      return `counted ${n}`;
+    },
+  });
 }
 
 /** The number of tool results in a request's history: which step of a scripted conversation this is. */

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { type AgentEvent, createAgent, defineTool, scriptedModel, sessions } from '../../src/index.js';
+import { type AgentEvent, createAgent, scriptedModel, sessions } from '../../src/index.js';
 import { latch } from '../agent/helpers.js';
-import { byHistory, cleanTempDirs, crashCopy, tempDir } from './helpers.js';
+import { byHistory, cleanTempDirs, countTool, crashCopy, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
@@ -21,18 +20,7 @@ describe('sessions: events a resume publishes again', () => {
     const session = sessions({ dir }).create();
     const hang = latch();
     const third = latch();
-    const count = defineTool({
-      name: 'count',
-      description: 'c',
-      schema: z.object({ n: z.number() }),
-      execute: async ({ n }) => {
-        if (n === 3) {
-          third.resolve();
-          await hang.promise;
-        }
-        return `counted ${n}`;
-      },
-    });
+    const count = countTool(3, third, hang.promise);
     const script = byHistory([
       ...[1, 2, 3].map((n) => ({ toolCalls: [{ name: 'count', args: { n } }] })),
       { text: 'three' },

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type Policy, scriptedModel, sessions } from '../../src/index.js';
 import { expectValidHistory, latch, nextEvent, resultText, toolResults } from '../agent/helpers.js';
-import { byHistory, cleanTempDirs, crashCopy, tempDir } from './helpers.js';
+import { byHistory, cleanTempDirs, countTool, crashCopy, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
@@ -157,19 +157,7 @@ describe('sessions: journal and resume', () => {
     const runs: number[] = [];
     const hang = latch();
     const fourth = latch();
-    const count = defineTool({
-      name: 'count',
-      description: 'c',
-      schema: z.object({ n: z.number() }),
-      execute: async ({ n }) => {
-        runs.push(n);
-        if (n === 4) {
-          fourth.resolve();
-          await hang.promise;
-        }
-        return `counted ${n}`;
-      },
-    });
+    const count = countTool(4, fourth, hang.promise, runs);
     const script = byHistory([
       ...[1, 2, 3, 4].map((n) => ({ toolCalls: [{ name: 'count', args: { n } }] })),
       { text: 'four' },

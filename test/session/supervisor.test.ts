@@ -14,7 +14,7 @@ import {
 } from '../../src/index.js';
 import type { JournalRecord, MessageRecord } from '../../src/session/index.js';
 import { expectValidHistory, type Latch, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
-import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
+import { cleanTempDirs, countTool, crashCopy, journalRecords, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
@@ -207,19 +207,7 @@ describe('sessions: members of a supervisor on a session', () => {
     const runs: number[] = [];
     const hang = latch();
     const third = latch();
-    const count = defineTool({
-      name: 'count',
-      description: 'c',
-      schema: z.object({ n: z.number() }),
-      execute: async ({ n }) => {
-        runs.push(n);
-        if (n === 3) {
-          third.resolve();
-          await hang.promise;
-        }
-        return `counted ${n}`;
-      },
-    });
+    const count = countTool(3, third, hang.promise, runs);
     // Turn 1 counts 1 and answers; turn 2 counts 2, 3, 4 and answers.
     const memberScript = (request: ModelRequest): ScriptedAnswer => {
       const results = request.messages.filter((m) => m.role === 'tool').length;

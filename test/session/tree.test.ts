@@ -11,7 +11,7 @@ import {
   textOf,
 } from '../../src/index.js';
 import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
-import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
+import { cleanTempDirs, crashCopy, journalRecords, tempDir, untilJournaled } from './helpers.js';
 
 cleanTempDirs();
 
@@ -89,9 +89,7 @@ describe('sessions: supervision trees', () => {
     await Promise.all([bothWorking, fg1Settled]);
     // The crash comes once fg1's settle is written (records are written when the tick ends; a timer was too short
     // on a loaded machine).
-    while (!journalRecords(dir, 'tree').some((r) => r.k === 'task' && r.ev === 'settled')) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await untilJournaled(dir, 'tree', (r) => r.k === 'task' && r.ev === 'settled');
     const copy = crashCopy(dir);
     session.close();
     await agent.stop();
@@ -181,9 +179,7 @@ describe('sessions: supervision trees', () => {
     void agent.prompt('go');
     await settled;
     // The crash comes once the settle is written (records are written when the tick ends).
-    while (!journalRecords(dir, 'owed').some((r) => r.k === 'task' && r.ev === 'settled')) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await untilJournaled(dir, 'owed', (r) => r.k === 'task' && r.ev === 'settled');
     const copy = crashCopy(dir);
     session.close();
     await agent.stop();
