@@ -10,27 +10,27 @@ import {
   emptyUsage,
   type JsonValue,
   type Message,
-  notificationText,
   type RunResult,
   SubagentConfigs,
   type TurnStopReason,
   type Usage,
 } from '../index.js';
 import { acquireSlots, countedLimit, releaseSlots, slotsObject } from './agent-slots.js';
-import { controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
+import { controlName, controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
-import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
-import { CANCELLED, type HandOff, handOffOf, type RunRequest } from './swarm.js';
 import {
-  type BookStart,
-  bookedResult,
-  callBook,
-  reopenTasksOf,
-  sendBook,
-  stopTasksOf,
-  taskBookObject,
-} from './task-book.js';
+  type HostedTurn,
+  OPEN_CHILDREN,
+  PROFILES,
+  ROOT,
+  subagentTasks,
+  TASK,
+  type TaskRecord,
+} from './subagent-tasks.js';
+import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
+import { CANCELLED, handOffOf, type RunAnswer, type RunRequest } from './swarm.js';
+import { type BookStart, bookedResult, callBook, reopenTasksOf, sendBook, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
 /**
@@ -86,27 +86,6 @@ export interface TurnOutcome {
   usage: Usage;
 }
 
-/**
- * A child's result, sent to its parent's `notify` by the parent's task book as a Restate message (journaled:
- * delivered once, in order per parent).
- */
-export interface ChildNotification {
-  taskId: string;
-  agentId: string;
-  status: HandOff['status'];
-  text: string;
-}
-
-export interface TaskRequest {
-  parentId: string;
-  taskId: string;
-  prompt: string;
-  /** The profiles a new child is built from (see `RunRequest.profiles`). */
-  profiles?: string[];
-  /** The tree's root (see `RunRequest.root`). */
-  root?: string;
-}
-
 export interface ApprovalAnswer {
   toolCallId: string;
   approve: boolean;
@@ -129,25 +108,6 @@ const TURNS = 'turns';
 const turnKey = (n: number) => `turn:${n}`;
 const USAGE = 'usage';
 const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
-/** Background children started and not yet reported. */
-const OPEN_CHILDREN = 'openChildren';
-/** On a subagent: the profiles it is built from, its parent's first (see `RunRequest.profiles`). */
-const PROFILES = 'profiles';
-/** On a subagent: the root of its tree (see `RunRequest.root`). */
-const ROOT = 'root';
-/** On a subagent: whose task it runs, and whether its result has gone to the parent. */
-const TASK = 'task';
-/** A hosted turn's answer to its caller, and its hand-off to a parent waiting for it. */
-interface HostedTurn {
-  outcome: TurnOutcome;
-  handOff: HandOff;
-}
-interface TaskRecord {
-  parentId: string;
-  taskId: string;
-  reported: boolean;
-}
-
 /** Drops an agent's stored turns: a restarted task begins again from its prompt alone. */
 async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
   const turns = (await ctx.get<number>(TURNS)) ?? 0;
@@ -166,18 +126,13 @@ export function agentObject(options: AgentObjectOptions) {
   const name = options.name ?? 'troupe-agent';
   const profiles = new SubagentConfigs(options.supervision?.profiles ?? {});
 
-  /**
-   * A subagent with no open children of its own (or a cancelled one) reports its last turn to its parent's task
-   * book, which tells the parent; once per task.
-   */
-  async function reportIfSettled(ctx: restate.ObjectContext, handOff: HandOff): Promise<void> {
-    const task = await ctx.get<TaskRecord>(TASK);
-    if (task && handOff.status === 'cancelled') stopTasksOf(ctx, name, ctx.key); // its subtree stops with it
-    if (!task || task.reported) return;
-    if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
-    sendBook(ctx, name, task.parentId, 'settle', { taskId: task.taskId, status: handOff.status, text: handOff.text });
-    ctx.set(TASK, { ...task, reported: true });
-  }
+  const tasks = subagentTasks<TurnOutcome>({
+    name,
+    supervision: options.supervision ?? {},
+    turn: (ctx, input) => hostTurn(ctx, input),
+    clearHistory,
+  });
+  const { reportIfSettled } = tasks;
 
   async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
     return (await hostTurn(ctx, input)).outcome;
@@ -187,24 +142,34 @@ export function agentObject(options: AgentObjectOptions) {
    * One turn (and, when steers came after an interrupt, the turns they start). Without an input (the `steered`
    * fallback) the turn is opened by the steers that waited for it, if any.
    */
-  async function hostTurn(ctx: restate.ObjectContext, input: string): Promise<HostedTurn>;
-  async function hostTurn(ctx: restate.ObjectContext, input: undefined): Promise<HostedTurn | null>;
-  async function hostTurn(ctx: restate.ObjectContext, input: string | undefined): Promise<HostedTurn | null> {
+  async function hostTurn(ctx: restate.ObjectContext, input: string): Promise<HostedTurn<TurnOutcome>>;
+  async function hostTurn(
+    ctx: restate.ObjectContext,
+    input: undefined,
+  ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null>;
+  async function hostTurn(
+    ctx: restate.ObjectContext,
+    input: string | undefined,
+  ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
     const history: Message[] = [];
     for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
     // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect;
-    // those that no turn took yet are this one's first.
-    const control = new TurnControl(ctx, name);
-    const opening = openingOf(input, await takeMessages(ctx, name));
+    // those that no turn took yet are this one's first. So does a join's cancel of the foreground task whose
+    // hand-off this subagent still owes.
+    const subagent = options.subagents && agentId.includes('/');
+    const task = subagent ? await ctx.get<TaskRecord>(TASK) : null;
+    const control = new TurnControl(ctx, name, task && !task.reported ? task.handOffTo : undefined);
+    const waiting = await takeMessages(ctx, name);
+    const opening = openingOf(input, waiting);
     if (!opening) {
       control.end();
-      return null;
+      for (const message of waiting) control.apply(message);
+      return control.cancelled ? 'cancelled' : null;
     }
     const scope = journalScope(ctx, (effect, abandon) => control.wait(effect, abandon));
     // A subagent is built as embedded: its parent's config with its profile applied, down from the root's child.
-    const subagent = options.subagents && agentId.includes('/');
     const lineage = subagent ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
     // A key without a root of record is a root's, whatever it contains.
     const root = (subagent && (await ctx.get<string>(ROOT))) || agentId;
@@ -224,7 +189,7 @@ export function agentObject(options: AgentObjectOptions) {
       };
       if (keeps('agent')) tools.push(subagentTool(scope, turns, start));
       const call = (key: string, request: RunRequest) =>
-        ctx.genericCall<RunRequest, HandOff>({
+        ctx.genericCall<RunRequest, RunAnswer>({
           service: name,
           method: 'run',
           key,
@@ -237,6 +202,14 @@ export function agentObject(options: AgentObjectOptions) {
           scope,
           turn: turns,
           call,
+          cancelWaiting: (childId, handOffTo) =>
+            ctx.genericSend({
+              service: controlName(name),
+              method: 'cancel',
+              key: childId,
+              parameter: { task: handOffTo },
+              inputSerde: restate.serde.json,
+            }),
           start,
           reopen: (childId) => reopenTasksOf(ctx, name, childId),
           record: (results) => sendBook(ctx, name, agentId, 'record', { tasks: results.map(bookedResult) }),
@@ -310,7 +283,7 @@ export function agentObject(options: AgentObjectOptions) {
       await scope.tail;
       // Steers sent after an interrupt start a turn of their own, as on an idle embedded agent (not once Restate
       // has cancelled this invocation: its task is over).
-      for (let next = control.followUp(); next && !cancelled; next = control.followUp()) {
+      for (let next = control.followUp(); next && !cancelled && !control.cancelled; next = control.followUp()) {
         const [first = '', ...rest] = next;
         const following = agent.prompt(first);
         for (const text of rest) agent.steer(text);
@@ -328,7 +301,7 @@ export function agentObject(options: AgentObjectOptions) {
       const [result] = results as [RunResult];
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
-        handOff: cancelled ? CANCELLED : handOffOf(result),
+        handOff: cancelled || control.cancelled ? CANCELLED : handOffOf(result),
       };
     } finally {
       offEvents?.();
@@ -347,70 +320,24 @@ export function agentObject(options: AgentObjectOptions) {
       /** One turn: the prompt, until the model answers without tool calls. */
       prompt: async (ctx: restate.ObjectContext, input: { prompt: string }): Promise<TurnOutcome> =>
         runTurn(ctx, input.prompt),
-
-      /**
-       * A subagent's task: one turn. Its result goes to the parent as a message once the turn has ended and its own
-       * background children have all reported (then from the `notify` that brings the last of them).
-       */
-      task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<TurnOutcome | null> => {
-        ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
-        if (request.profiles) ctx.set(PROFILES, request.profiles);
-        if (request.root) ctx.set(ROOT, request.root);
-        let turn: Awaited<ReturnType<typeof hostTurn>> | undefined;
-        try {
-          turn = await hostTurn(ctx, request.prompt);
-          // A failed task starts again from its prompt with a fresh history, after a durable backoff (as embedded).
-          const { maxRestarts = 2, restartDelayMs = 1000 } = options.supervision ?? {};
-          for (let attempt = 0; turn.handOff.status === 'failed' && attempt < maxRestarts; attempt++) {
-            await ctx.sleep(restartDelayMs * 2 ** attempt);
-            await clearHistory(ctx);
-            turn = await hostTurn(ctx, request.prompt);
-          }
-        } catch (error) {
-          // Cancelled outside a turn's effects (a restart's backoff, the turn's own state reads): reported so.
-          if (!(error instanceof restate.CancelledError)) throw error;
-          await reportIfSettled(ctx, CANCELLED);
-          return null;
-        }
-        await reportIfSettled(ctx, turn.handOff);
-        return turn.outcome;
-      },
-
-      /**
-       * A foreground task (the `agent` and `swarm` tools): one turn, whose hand-off is the answer to the parent's
-       * call. A restart (`fresh`) drops the failed attempt's history first.
-       */
-      run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<HandOff> => {
-        try {
-          if (request.profiles) ctx.set(PROFILES, request.profiles);
-          if (request.root) ctx.set(ROOT, request.root);
-          if (request.fresh) await clearHistory(ctx);
-          const { handOff } = await hostTurn(ctx, request.prompt);
-          if (handOff.status === 'cancelled') stopTasksOf(ctx, name, ctx.key); // its subtree stops with it
-          return handOff;
-        } catch (error) {
-          if (!(error instanceof restate.CancelledError)) throw error;
-          stopTasksOf(ctx, name, ctx.key);
-          return CANCELLED;
-        }
-      },
-
-      /** A child's result: wakes the agent for a turn that opens with the notification. */
-      notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<TurnOutcome> => {
-        ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
-        const { taskId, agentId, status, text } = notification;
-        const turn = await hostTurn(ctx, notificationText(taskId, agentId, status, text));
-        await reportIfSettled(ctx, turn.handOff);
-        return turn.outcome;
-      },
+      ...tasks.handlers,
 
       /**
        * Steers and interrupts that no running turn took (control.ts): the control object sends this after each,
        * so a turn runs after the one they were meant for even with no prompt waiting (a turn that starts first takes
        * them instead). Steers after the last interrupt open a turn of their own.
        */
-      steered: async (ctx: restate.ObjectContext): Promise<TurnOutcome | null> =>
-        (await hostTurn(ctx, undefined))?.outcome ?? null,
+      steered: async (ctx: restate.ObjectContext): Promise<TurnOutcome | null> => {
+        const turn = await hostTurn(ctx, undefined);
+        if (!turn) return null;
+        // A foreground task cancelled while it waited for its background children, with no turn running.
+        if (turn === 'cancelled') {
+          await reportIfSettled(ctx, CANCELLED);
+          return null;
+        }
+        await reportIfSettled(ctx, turn.handOff);
+        return turn.outcome;
+      },
 
       /** The running turn's doorbell (an awakeable id), for the control object to ring; null between turns. */
       doorbell: restate.handlers.object.shared(

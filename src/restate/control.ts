@@ -29,7 +29,14 @@ import * as restate from '@restatedev/restate-sdk';
  * their own once the interrupted one has ended (embedded, the interrupt leaves the agent idle, and a steer then
  * starts a turn).
  */
-export type ControlMessage = { kind: 'steer'; text: string } | { kind: 'interrupt' };
+export type ControlMessage =
+  | { kind: 'steer'; text: string }
+  | { kind: 'interrupt' }
+  /**
+   * A join's cancel of a foreground task whose `run` has answered `waiting` (swarm.ts): the turn that takes it ends
+   * as an interrupt does and hands off `cancelled`, if the agent still owes that hand-off (`task`, its awakeable).
+   */
+  | { kind: 'cancel'; task: string };
 
 /** The agent object's state key that holds the running turn's doorbell (an awakeable id); cleared when it ends. */
 export const DOORBELL = 'doorbell';
@@ -83,6 +90,9 @@ export function controlObject(agentObjectName: string) {
         accept(ctx, { kind: 'steer', text: input.text }),
       /** Stops the agent's running turn; nothing when none runs. */
       interrupt: async (ctx: restate.ObjectContext): Promise<null> => accept(ctx, { kind: 'interrupt' }),
+      /** Cancels the foreground task whose hand-off goes to this awakeable: its running turn, or the next. */
+      cancel: async (ctx: restate.ObjectContext, input: { task: string }): Promise<null> =>
+        accept(ctx, { kind: 'cancel', task: input.task }),
       /** What was accepted since the last take, in order; cleared. */
       take: async (ctx: restate.ObjectContext): Promise<ControlMessage[]> => {
         const pending = (await ctx.get<ControlMessage[]>(PENDING)) ?? [];
@@ -104,7 +114,7 @@ export function openingOf(
   waiting: ControlMessage[],
 ): { prompt: string; messages: ControlMessage[] } | null {
   if (prompt !== undefined) return { prompt, messages: waiting };
-  const [first, ...rest] = waiting.slice(waiting.findLastIndex((message) => message.kind === 'interrupt') + 1);
+  const [first, ...rest] = waiting.slice(waiting.findLastIndex((message) => message.kind !== 'steer') + 1);
   return first?.kind === 'steer' ? { prompt: first.text, messages: rest } : null;
 }
 
@@ -123,12 +133,16 @@ export class TurnControl {
   private target: Controllable | undefined;
   /** An interrupt was applied: waits that may be given up (approvals, backoff) return at once. */
   interrupted = false;
+  /** The foreground task this agent owes a hand-off was cancelled (a `cancel` for `task`). */
+  cancelled = false;
   /** Steers applied after an interrupt: the interrupted turn is over for them, so they start one of their own. */
   private followUps: string[] = [];
 
+  /** `task`: the awakeable of the foreground task whose hand-off this agent owes, if any (a `cancel` names it). */
   constructor(
     private readonly ctx: restate.ObjectContext,
     private readonly agentObjectName: string,
+    private readonly task?: string,
   ) {
     this.bell = this.arm();
   }
@@ -138,12 +152,18 @@ export class TurnControl {
   }
 
   apply(message: ControlMessage): void {
-    if (message.kind === 'interrupt') {
-      if (this.interrupted) return;
-      this.interrupted = true;
-      this.target?.interrupt();
-    } else if (this.interrupted) this.followUps.push(message.text);
-    else this.target?.steer(message.text);
+    if (message.kind === 'steer') {
+      if (this.interrupted) this.followUps.push(message.text);
+      else this.target?.steer(message.text);
+      return;
+    }
+    if (message.kind === 'cancel') {
+      if (message.task !== this.task) return; // a task that has handed off already
+      this.cancelled = true;
+    }
+    if (this.interrupted) return;
+    this.interrupted = true;
+    this.target?.interrupt();
   }
 
   /**

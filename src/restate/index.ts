@@ -4,10 +4,8 @@ export {
   type AgentObjectOptions,
   type ApprovalAnswer,
   agentObject,
-  type ChildNotification,
   type HostedAgentConfig,
   type PendingApproval,
-  type TaskRequest,
   type TurnOutcome,
 } from './agent-object.js';
 export { type AgentBalancer, balanceAgents } from './balancer.js';
@@ -21,5 +19,6 @@ export {
 } from './dev-server.js';
 export { hostedInspectorRoot } from './inspect.js';
 export { type AgentWorker, serveAgents } from './serve.js';
+export type { ChildNotification, TaskRequest } from './subagent-tasks.js';
 export type { HostedSupervision } from './subagents.js';
 export type { HandOff, RunRequest } from './swarm.js';

@@ -13,7 +13,15 @@ import {
 } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
 import { type JournalScope, serially } from './journal.js';
-import { type Batch, type HandOff, type HostedTask, type RunRequest, runBatches } from './swarm.js';
+import {
+  type Batch,
+  type HandOff,
+  type HostedTask,
+  type RunAnswer,
+  type RunRequest,
+  runBatches,
+  type StartedTask,
+} from './swarm.js';
 import type { BookedTask, BookStart } from './task-book.js';
 
 /** What of the embedded supervision options applies to agents hosted on Restate. */
@@ -28,7 +36,9 @@ export interface HostedTree {
   /** The turn's number: with the tool call's id, it names the tasks (stable across replays). */
   turn: number;
   /** Calls a child object's `run` handler (a foreground task). */
-  call(childId: string, request: RunRequest): restate.InvocationPromise<HandOff>;
+  call(childId: string, request: RunRequest): restate.InvocationPromise<RunAnswer>;
+  /** Cancels a foreground task whose child answered `waiting` (through the child's control object). */
+  cancelWaiting(childId: string, handOffTo: string): void;
   /** Starts a background task through the parent's task book (`task-book.ts`), which reports it to `notify`. */
   start(request: Omit<BookStart, 'root'>): void;
   /** The tree's root (this agent's own id for a root), which counts the tree's `maxAgents` and its depth. */
@@ -71,15 +81,22 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     const grants = await tree.scope.wait(restate.RestatePromise.all(sizes.map((n) => tree.acquire(n, maxAgents))));
     return grants.map((grant, i) => (grant.granted ? undefined : tooManyAgents(sizes[i] ?? 0, maxAgents, grant.open)));
   };
-  const startChild = (parentId: string) => (task: HostedTask, fresh: boolean) =>
-    tree.call(task.agentId, {
-      parentId,
-      taskId: task.taskId,
-      prompt: task.prompt,
-      root: tree.root,
-      ...(task.profiles ? { profiles: task.profiles } : {}),
-      ...(fresh ? { fresh } : {}),
-    });
+  // Each attempt of a task has an awakeable of its own, for a hand-off that comes after the call has answered.
+  const startChild =
+    (parentId: string) =>
+    (task: HostedTask, fresh: boolean): StartedTask => {
+      const handOff = tree.scope.ctx.awakeable<HandOff>();
+      const call = tree.call(task.agentId, {
+        parentId,
+        taskId: task.taskId,
+        prompt: task.prompt,
+        root: tree.root,
+        ...(task.profiles ? { profiles: task.profiles } : {}),
+        ...(fresh ? { fresh } : {}),
+        handOffTo: handOff.id,
+      });
+      return { call, handOff: handOff.promise, cancelWaiting: () => tree.cancelWaiting(task.agentId, handOff.id) };
+    };
   // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
   let waiting: { batch: Batch; resumed: string[]; fail(error: unknown): void }[] | undefined;
   const runTogether = (callerId: string, batch: Omit<Batch, 'done'>, resumed: string[]) =>

@@ -29,6 +29,15 @@ export interface HandOff {
 /** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator): the embedded words. */
 export const CANCELLED: HandOff = { status: 'cancelled', text: CANCELLED_TEXT };
 
+/**
+ * What a child's `run` handler answers: its hand-off, or `waiting` when its turn has ended with background children
+ * of its own still open. Embedded, such a task is not finished until they have reported and the turns they woke
+ * have ended; hosted, those turns are later invocations of the child (its `notify`), which cannot run while `run`
+ * holds the key, so the last of them hands off through the awakeable named in the request (`handOffTo`).
+ */
+export type RunAnswer = HandOff | { status: 'waiting' };
+export const WAITING: RunAnswer = { status: 'waiting' };
+
 /** What the parent sends a child's `run` handler. */
 export interface RunRequest {
   parentId: string;
@@ -43,6 +52,19 @@ export interface RunRequest {
   profiles?: string[];
   /** The tree's root: its `maxAgents` counter (a root's id may contain `/`, so a key does not tell it). */
   root?: string;
+  /** The awakeable the child resolves with its hand-off when it answers `waiting`. */
+  handOffTo?: string;
+}
+
+/** A task's child at work: the call to its `run`, and where its hand-off comes if the call answers `waiting`. */
+export interface StartedTask {
+  call: restate.InvocationPromise<RunAnswer>;
+  handOff: restate.RestatePromise<HandOff>;
+  /**
+   * Cancels the task once its call has answered `waiting` (no invocation of the child may be running then, or
+   * another than `run`): the child's running turn, or the next one, ends cancelled and hands off `cancelled`.
+   */
+  cancelWaiting(): void;
 }
 
 export interface BatchOptions {
@@ -88,13 +110,18 @@ interface BatchState extends Batch {
   decided: boolean;
 }
 
-/** What one busy place waits for: a child's call, or the backoff before its restart. */
+/**
+ * What one busy place waits for: a child's call, then its hand-off if the call answered `waiting`; or the backoff
+ * before its restart.
+ */
 interface Place {
   batch: BatchState;
   index: number;
   attempt: number;
-  call?: restate.InvocationPromise<HandOff>;
-  settled: restate.RestatePromise<{ place: Place; handOff?: HandOff }>;
+  started?: StartedTask;
+  /** The call answered `waiting`: the place now waits for the child's awakeable. */
+  waiting?: boolean;
+  settled: restate.RestatePromise<{ place: Place; answer?: RunAnswer }>;
 }
 
 /**
@@ -109,7 +136,7 @@ interface Place {
  */
 export async function runBatches(
   scope: JournalScope,
-  call: (task: HostedTask, fresh: boolean) => restate.InvocationPromise<HandOff>,
+  call: (task: HostedTask, fresh: boolean) => StartedTask,
   batches: readonly Batch[],
   release?: (n: number) => void,
 ): Promise<void> {
@@ -122,9 +149,9 @@ export async function runBatches(
   const places = new Set<Place>();
   const open = new Set<BatchState>();
   const start = (batch: BatchState, index: number, attempt: number) => {
-    const running = call(batch.tasks[index] as HostedTask, attempt > 0);
-    const place: Place = { batch, index, attempt, call: running, settled: undefined as never };
-    place.settled = running.map((handOff, failure) => ({ place, handOff: handOff ?? failedCall(failure) }));
+    const started = call(batch.tasks[index] as HostedTask, attempt > 0);
+    const place: Place = { batch, index, attempt, started, settled: undefined as never };
+    place.settled = started.call.map((answer, failure) => ({ place, answer: answer ?? failedCall(failure) }));
     places.add(place);
   };
   const fill = (batch: BatchState) => {
@@ -164,21 +191,38 @@ export async function runBatches(
     finishIfOver(batch);
   }
   while (places.size > 0) {
-    const next = await scope.wait(
-      restate.RestatePromise.race([...places].map((busy) => busy.settled)),
-      () => undefined,
-    );
+    let next: { place: Place; answer?: RunAnswer } | undefined;
+    try {
+      next = await scope.wait(restate.RestatePromise.race([...places].map((busy) => busy.settled)), () => undefined);
+    } catch (error) {
+      // The parent was cancelled: Restate cancels the calls it waits on, not a child that hands off through an
+      // awakeable, which is told here.
+      if (error instanceof restate.CancelledError) {
+        for (const place of places) if (place.waiting) place.started?.cancelWaiting();
+      }
+      throw error;
+    }
     if (!next) {
       // The parent's turn was interrupted: its foreground children are cancelled (their turns interrupted), as
       // embedded; what the batches would answer goes nowhere (the machine closed their calls).
-      for (const place of places) if (place.call) ctx.invocation(await place.call.invocationId).cancel();
+      for (const place of places) await stop(ctx, place);
       for (const batch of open) {
         releaseRest(batch);
         batch.done(batch.tasks.map((task) => ({ ...ids(task), status: 'interrupted', text: INTERRUPTED_TEXT })));
       }
       return;
     }
-    const { place, handOff } = next;
+    const { place, answer } = next;
+    if (answer?.status === 'waiting' && place.started) {
+      // The child's turn has ended with background children of its own open: its task goes on until they have
+      // reported, and it hands off through the awakeable. A batch decided meanwhile cancels it there.
+      const { started } = place;
+      place.waiting = true;
+      place.settled = started.handOff.map((handOff, failure) => ({ place, answer: handOff ?? failedCall(failure) }));
+      if (place.batch.decided) started.cancelWaiting();
+      continue;
+    }
+    const handOff = answer as HandOff | undefined;
     places.delete(place);
     const { batch, index } = place;
     const task = batch.tasks[index] as HostedTask;
@@ -220,12 +264,22 @@ function ids(task: HostedTask): { taskId: string; agentId: string } {
 async function cancelRunning(ctx: restate.ObjectContext, places: Set<Place>, batch: BatchState): Promise<void> {
   for (const place of [...places]) {
     if (place.batch !== batch) continue;
-    if (place.call) ctx.invocation(await place.call.invocationId).cancel();
+    if (place.started) await stop(ctx, place);
     else {
       places.delete(place);
       batch.busy--;
     }
   }
+}
+
+/**
+ * Cancels a busy place's child: its `run` through Restate while the call runs, else (it answered `waiting`) through
+ * its control object, which reaches whichever of its turns runs now or next.
+ */
+async function stop(ctx: restate.ObjectContext, place: Place): Promise<void> {
+  if (!place.started) return;
+  if (place.waiting) place.started.cancelWaiting();
+  else ctx.invocation(await place.started.call.invocationId).cancel();
 }
 
 /** A child call that failed as an invocation (its handler threw, or it was cancelled before it could answer). */

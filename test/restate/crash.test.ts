@@ -438,3 +438,46 @@ it("a batch's calls run together; killed after the second result is journaled, n
   expect(resultText(history, 'k2')).toContain('counted 2');
   second.process.kill('SIGKILL');
 }, 120_000);
+
+// A foreground child whose own background child is still working when its turn ends: the parent waits for its
+// hand-off on an awakeable, and the worker is killed then. The parent's replay waits on the same awakeable, which
+// the child resolves from the turn its child's notification woke: one hand-off, its last turn's.
+it('a worker killed while a parent waits for a foreground child that waits for its own: one hand-off, the last turn', async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 60_000);
+  await server.register(first.url);
+  const root = 'boss-nestcrash-1';
+  const child = `${root}/t0.a0`;
+  const grandchild = `${child}/t0.n`;
+  const invocation = await client.send(root, 'agents ["helped work g"]');
+  // The child's `run` has answered (it waits for its own child) and the grandchild's slow tool runs: kill.
+  await until(async () => {
+    const rows = await sql<{ id: string }>(
+      `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'run' ` +
+        "AND status = 'completed'",
+    );
+    return rows.length > 0 && countOf(`start ${grandchild} w`) === 1;
+  }, "the child's first turn, and its own child's slow tool");
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'joined' });
+  const history = await client.history(root);
+  expectValidHistory(history);
+  expect(resultText(history, 'a0')).toContain('"text":"nested: did g"');
+  // One `run` and one `notify` of the child; the grandchild's tools ran once each (its slow one was cut by the kill).
+  const invocations = await sql<{ handler: string; n: number }>(
+    'SELECT target_handler_name AS handler, COUNT(*) AS n FROM sys_invocation ' +
+      `WHERE target_service_name = 'troupe-agent' AND target_service_key = '${child}' ` +
+      'GROUP BY target_handler_name ORDER BY handler',
+  );
+  expect(invocations.map((row) => `${row.handler} ${row.n}`)).toEqual(['notify 1', 'run 1']);
+  expect(countOf(`ran ${grandchild} k`)).toBe(1);
+  expect(countOf(`start ${grandchild} w`)).toBe(1);
+  const childHistory = await client.history(child);
+  expectValidHistory(childHistory);
+  expect(notificationsOf(childHistory)).toHaveLength(1);
+  second.process.kill('SIGKILL');
+}, 120_000);

@@ -1,0 +1,184 @@
+import * as restate from '@restatedev/restate-sdk';
+import { notificationText } from '../index.js';
+import type { HostedSupervision } from './subagents.js';
+import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, WAITING } from './swarm.js';
+import { sendBook, stopTasksOf } from './task-book.js';
+
+/**
+ * How a hosted subagent runs its task and hands off: the agent object's `task` (background), `run` (foreground) and
+ * `notify` (a child's result) handlers. A task is finished, as embedded, once its agent's turn has ended with none
+ * of its own background children open; so the hand-off may come from a later turn than the task's first, the one
+ * the last of their results woke.
+ */
+
+/**
+ * A child's result, sent to its parent's `notify` by the parent's task book as a Restate message (journaled:
+ * delivered once, in order per parent).
+ */
+export interface ChildNotification {
+  taskId: string;
+  agentId: string;
+  status: HandOff['status'];
+  text: string;
+}
+
+export interface TaskRequest {
+  parentId: string;
+  taskId: string;
+  prompt: string;
+  /** The profiles a new child is built from (see `RunRequest.profiles`). */
+  profiles?: string[];
+  /** The tree's root (see `RunRequest.root`). */
+  root?: string;
+}
+
+/** Background children started and not yet reported. */
+export const OPEN_CHILDREN = 'openChildren';
+/** On a subagent: the profiles it is built from, its parent's first (see `RunRequest.profiles`). */
+export const PROFILES = 'profiles';
+/** On a subagent: the root of its tree (see `RunRequest.root`). */
+export const ROOT = 'root';
+/** On a subagent: whose task it runs, and whether its result has gone to the parent. */
+export const TASK = 'task';
+
+export interface TaskRecord {
+  parentId: string;
+  taskId: string;
+  reported: boolean;
+  /**
+   * A foreground task's: the parent's awakeable, resolved with the hand-off (its `run` answered `waiting`); a
+   * background task's result goes to the parent's task book instead.
+   */
+  handOffTo?: string;
+}
+
+/** A hosted turn's answer to its caller, and its hand-off to a parent waiting for it. */
+export interface HostedTurn<Outcome> {
+  outcome: Outcome;
+  handOff: HandOff;
+}
+
+/** What the task handlers need of the agent object. */
+export interface TaskHost<Outcome> {
+  /** The agent object's name (its task books are `<name>-tasks`). */
+  name: string;
+  supervision: HostedSupervision;
+  /** One hosted turn of the invocation's agent. */
+  turn(ctx: restate.ObjectContext, input: string): Promise<HostedTurn<Outcome>>;
+  /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */
+  clearHistory(ctx: restate.ObjectContext): Promise<void>;
+}
+
+/** The handlers, and the report the agent object's other turns make too (a `steered` one may be the last). */
+export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
+  /**
+   * A cancelled agent's background subtree stops with it (its book cancels them, and tells it nothing more), so none
+   * of them is open for it any more: a task it is resumed with later waits only for the children that task starts.
+   */
+  function stopSubtree(ctx: restate.ObjectContext): void {
+    stopTasksOf(ctx, host.name, ctx.key);
+    ctx.clear(OPEN_CHILDREN);
+  }
+
+  /**
+   * A new task (a resume) ends the one this agent has not handed off, if any: its parent stopped waiting for it (a
+   * foreground task whose parent was interrupted) or cancelled it, the agent idle (a `task_cancel` of a background
+   * one waiting for its children, whose book stopped them and tells it nothing). None of those children is open for
+   * the new task.
+   */
+  async function beginTask(ctx: restate.ObjectContext): Promise<void> {
+    const previous = await ctx.get<TaskRecord>(TASK);
+    if (!previous) return;
+    if (!previous.reported) ctx.clear(OPEN_CHILDREN);
+    ctx.clear(TASK);
+  }
+
+  /**
+   * A subagent with no open children of its own (or a cancelled one) reports its last turn to its parent, once per
+   * task: a background task's to the parent's task book, which tells the parent; a foreground task's to the
+   * awakeable its parent waits on.
+   */
+  async function reportIfSettled(ctx: restate.ObjectContext, handOff: HandOff): Promise<void> {
+    const task = await ctx.get<TaskRecord>(TASK);
+    if (task && handOff.status === 'cancelled') stopSubtree(ctx);
+    if (!task || task.reported) return;
+    if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
+    if (task.handOffTo) ctx.resolveAwakeable(task.handOffTo, handOff);
+    else {
+      const { taskId, parentId } = task;
+      sendBook(ctx, host.name, parentId, 'settle', { taskId, status: handOff.status, text: handOff.text });
+    }
+    ctx.set(TASK, { ...task, reported: true });
+  }
+
+  const handlers = {
+    /**
+     * A subagent's task: one turn. Its result goes to the parent as a message once the turn has ended and its own
+     * background children have all reported (then from the `notify` that brings the last of them).
+     */
+    task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<Outcome | null> => {
+      await beginTask(ctx);
+      ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
+      if (request.profiles) ctx.set(PROFILES, request.profiles);
+      if (request.root) ctx.set(ROOT, request.root);
+      let turn: HostedTurn<Outcome>;
+      try {
+        turn = await host.turn(ctx, request.prompt);
+        // A failed task starts again from its prompt with a fresh history, after a durable backoff (as embedded).
+        const { maxRestarts = 2, restartDelayMs = 1000 } = host.supervision;
+        for (let attempt = 0; turn.handOff.status === 'failed' && attempt < maxRestarts; attempt++) {
+          await ctx.sleep(restartDelayMs * 2 ** attempt);
+          await host.clearHistory(ctx);
+          turn = await host.turn(ctx, request.prompt);
+        }
+      } catch (error) {
+        // Cancelled outside a turn's effects (a restart's backoff, the turn's own state reads): reported so.
+        if (!(error instanceof restate.CancelledError)) throw error;
+        await reportIfSettled(ctx, CANCELLED);
+        return null;
+      }
+      await reportIfSettled(ctx, turn.handOff);
+      return turn.outcome;
+    },
+
+    /**
+     * A foreground task (the `agent` and `swarm` tools): one turn, whose hand-off is the answer to the parent's
+     * call; or, when the turn has started background children that have not reported yet, `waiting`, and the
+     * hand-off of the last turn their notifications wake goes to the parent's awakeable (from `notify`), as
+     * embedded a task is finished only once its agent is idle with none of them open. A restart (`fresh`) drops
+     * the failed attempt's history first.
+     */
+    run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<RunAnswer> => {
+      try {
+        await beginTask(ctx);
+        if (request.profiles) ctx.set(PROFILES, request.profiles);
+        if (request.root) ctx.set(ROOT, request.root);
+        if (request.fresh) await host.clearHistory(ctx);
+        const { handOff } = await host.turn(ctx, request.prompt);
+        if (handOff.status === 'cancelled') {
+          stopSubtree(ctx);
+          return handOff;
+        }
+        const open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
+        if (!request.handOffTo || open === 0) return handOff;
+        const { parentId, taskId, handOffTo } = request;
+        ctx.set(TASK, { parentId, taskId, reported: false, handOffTo } satisfies TaskRecord);
+        return WAITING;
+      } catch (error) {
+        if (!(error instanceof restate.CancelledError)) throw error;
+        stopSubtree(ctx);
+        return CANCELLED;
+      }
+    },
+
+    /** A child's result: wakes the agent for a turn that opens with the notification. */
+    notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome> => {
+      ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
+      const { taskId, agentId, status, text } = notification;
+      const turn = await host.turn(ctx, notificationText(taskId, agentId, status, text));
+      await reportIfSettled(ctx, turn.handOff);
+      return turn.outcome;
+    },
+  };
+  return { handlers, reportIfSettled };
+}
