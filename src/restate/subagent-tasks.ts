@@ -84,13 +84,16 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
    * A new task (a resume) ends the one this agent has not handed off, if any: its parent stopped waiting for it (a
    * foreground task whose parent was interrupted) or cancelled it, the agent idle (a `task_cancel` of a background
    * one waiting for its children, whose book stopped them and tells it nothing). None of those children is open for
-   * the new task.
+   * the new task. A new child learns here its line of profiles and its tree's root, which its later turns build from.
    */
-  async function beginTask(ctx: restate.ObjectContext): Promise<void> {
+  async function beginTask(ctx: restate.ObjectContext, request: Pick<RunRequest, 'profiles' | 'root'>): Promise<void> {
     const previous = await ctx.get<TaskRecord>(TASK);
-    if (!previous) return;
-    if (!previous.reported) ctx.clear(OPEN_CHILDREN);
-    ctx.clear(TASK);
+    if (previous) {
+      if (!previous.reported) ctx.clear(OPEN_CHILDREN);
+      ctx.clear(TASK);
+    }
+    if (request.profiles) ctx.set(PROFILES, request.profiles);
+    if (request.root) ctx.set(ROOT, request.root);
   }
 
   /**
@@ -117,10 +120,8 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
      * background children have all reported (then from the `notify` that brings the last of them).
      */
     task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<Outcome | null> => {
-      await beginTask(ctx);
+      await beginTask(ctx, request);
       ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
-      if (request.profiles) ctx.set(PROFILES, request.profiles);
-      if (request.root) ctx.set(ROOT, request.root);
       let turn: HostedTurn<Outcome>;
       try {
         turn = await host.turn(ctx, request.prompt);
@@ -150,9 +151,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
      */
     run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<RunAnswer> => {
       try {
-        await beginTask(ctx);
-        if (request.profiles) ctx.set(PROFILES, request.profiles);
-        if (request.root) ctx.set(ROOT, request.root);
+        await beginTask(ctx, request);
         if (request.fresh) await host.clearHistory(ctx);
         const { handOff } = await host.turn(ctx, request.prompt);
         if (handOff.status === 'cancelled') {
