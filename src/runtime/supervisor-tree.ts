@@ -1,4 +1,3 @@
-import { nanoid } from 'nanoid';
 import type { AnyActorRef } from 'xstate';
 import {
   INTERRUPTED_TEXT,
@@ -17,7 +16,6 @@ import {
   type Message,
   type Model,
   ModelError,
-  type TaskSpec,
   type TaskStatus,
   textOf,
   type Usage,
@@ -25,8 +23,8 @@ import {
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
 import { ApprovalRouting, type ApprovalTarget } from './approval-routing.js';
+import { type BatchOptions, newId, planTasks, refusalsOf } from './batch-plan.js';
 import { checkLimits } from './budget.js';
-import type { RestoredSpend } from './budget-ledger.js';
 import { batchAccount } from './budget-turn.js';
 import type { EventBus } from './bus.js';
 import {
@@ -46,9 +44,8 @@ import {
   type SubagentRequest,
   subagentTools,
   type TaskResult,
-  tooManyAgents,
 } from './subagent-tools.js';
-import { type Limits, limitsOf, positive, type SupervisionOptions } from './supervision-options.js';
+import { type Limits, limitsOf, type SupervisionOptions } from './supervision-options.js';
 import { TaskBook, type TaskRecord } from './task-book.js';
 import { Transcript } from './transcript.js';
 import { KeptAgents } from './tree-kept.js';
@@ -103,11 +100,6 @@ export interface StartedBatch {
   batchId: string;
   taskIds: string[];
   done: Promise<TaskResult[]>;
-}
-
-let nextId = 0;
-function newId(prefix: string): string {
-  return `${prefix}_${nanoid(8)}${(nextId++).toString(36)}`;
 }
 
 /**
@@ -310,41 +302,9 @@ export class Tree implements SubagentHost {
   // ---- starting batches ----
 
   /** Checks the hard limits, records the tasks and hands the batch to the owner's supervisor. */
-  startBatch(
-    owner: Owner,
-    requests: SubagentRequest[],
-    options: {
-      background: boolean;
-      concurrency?: number;
-      join?: JoinPolicy;
-      callId?: string;
-      /** The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's. */
-      ids?: { batchId: string; tasks: ReadonlyArray<{ taskId: string; agentId: string }> };
-      /** What the batch may spend, all its tasks together (within what the starting turn has left). */
-      budget?: BudgetLimits;
-      /** What a batch started again after a restart had spent (its settled tasks): see SpendLedger. */
-      spent?: RestoredSpend;
-    },
-  ): StartedBatch {
-    if (requests.length === 0) throw new SpawnRefused('No tasks given');
+  startBatch(owner: Owner, requests: SubagentRequest[], options: BatchOptions): StartedBatch {
+    const concurrency = refusalsOf(owner, requests, options, this.limits, this.tasks.open);
     const join = options.join;
-    if (join && (join.kind === 'first' || join.kind === 'quorum')) {
-      if (!Number.isInteger(join.k) || join.k < 1 || join.k > requests.length) {
-        throw new SpawnRefused(`Refused: ${join.kind}(${join.k}) needs k between 1 and the ${requests.length} task(s)`);
-      }
-    }
-    // Every refusal comes before anything is recorded: a refused batch must leave no open task behind.
-    const concurrency = positive(options.concurrency ?? this.limits.concurrency, 'concurrency');
-    const depth = owner.depth + 1;
-    if (depth > this.limits.maxDepth) {
-      throw new SpawnRefused(
-        `Refused: subagents may nest at most ${this.limits.maxDepth} deep (maxDepth), and this one would be at ` +
-          `depth ${depth}. Do the work yourself.`,
-      );
-    }
-    if (this.tasks.open + requests.length > this.limits.maxAgents) {
-      throw tooManyAgents(requests.length, this.limits.maxAgents, this.tasks.open);
-    }
     const batchId = options.ids?.batchId ?? newId('batch');
     const budget = batchAccount(
       owner instanceof TreeNode ? owner.env : undefined,
@@ -352,52 +312,15 @@ export class Tree implements SubagentHost {
       options.budget,
       options.spent,
     );
-    // A profile without its own step limit takes the starting agent's (a root supervisor has none to give).
-    const parentMaxSteps: number | undefined =
-      owner instanceof TreeNode ? owner.ref?.getSnapshot().context.maxSteps : undefined;
-    const specs: TaskSpec[] = [];
-    const records: TaskRecord[] = [];
-    const resuming = new Set<string>();
-    for (const [index, request] of requests.entries()) {
-      const given = options.ids?.tasks[index];
-      const taskId = given?.taskId ?? newId('task');
-      let agentId: string;
-      let profile: string;
-      let base: readonly Message[] | undefined;
-      if (given) {
-        agentId = given.agentId;
-        profile = request.profile ?? 'default';
-      } else if (request.agentId !== undefined) {
-        agentId = request.agentId;
-        const found = this.resumable(owner, agentId);
-        if (resuming.has(agentId)) throw new SpawnRefused(`Agent ${agentId} is resumed twice in one batch`);
-        resuming.add(agentId);
-        profile = found.profile;
-        base = found.messages;
-      } else {
-        profile = request.profile ?? 'default';
-        agentId = newId(profile.replace(/[^a-zA-Z0-9_-]/g, '') || 'agent');
-      }
-      const settings = this.profiles.childSettings(owner.settings, profile);
-      const spec: TaskSpec = { taskId, agentId, prompt: request.prompt, expectsOutput: Boolean(settings.output) };
-      const agent = this.profiles.machineSettings(profile, parentMaxSteps);
-      if (agent) spec.agent = agent;
-      specs.push(spec);
-      const record: TaskRecord = {
-        taskId,
-        agentId,
-        ownerId: owner.id,
-        batchId,
-        index,
-        background: options.background,
-        profile,
-        status: 'running',
-        attempt: 0,
-      };
-      if (base) record.base = base;
-      if (budget) record.budget = budget;
-      records.push(record);
-    }
+    const { specs, records } = planTasks(requests, {
+      owner,
+      batchId,
+      options,
+      budget,
+      profiles: this.profiles,
+      parentMaxSteps: owner instanceof TreeNode ? owner.ref?.getSnapshot().context.maxSteps : undefined,
+      resumable: (agentId) => this.resumable(owner, agentId),
+    });
     const done = this.tasks.openBatch(batchId, records);
     if (options.background) owner.openBackground += records.length;
     this.observer?.batchOpened(owner, {
