@@ -78,6 +78,7 @@ export {
   HookFailed,
   type HookList,
   type Hooks,
+  hostNotify,
   type Listener,
   type ListenOptions,
   LiveTools,

@@ -8,12 +8,14 @@ import {
   createAgent,
   defineTool,
   emptyUsage,
+  hostNotify,
   type JsonValue,
   type Message,
   type RunResult,
   SubagentConfigs,
   type TurnStopReason,
   type Usage,
+  type UserMessage,
 } from '../index.js';
 import { acquireSlots, countedLimit, releaseSlots, slotsObject } from './agent-slots.js';
 import { controlName, controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
@@ -142,14 +144,14 @@ export function agentObject(options: AgentObjectOptions) {
    * One turn (and, when steers came after an interrupt, the turns they start). Without an input (the `steered`
    * fallback) the turn is opened by the steers that waited for it, if any.
    */
-  async function hostTurn(ctx: restate.ObjectContext, input: string): Promise<HostedTurn<TurnOutcome>>;
+  async function hostTurn(ctx: restate.ObjectContext, input: string | UserMessage): Promise<HostedTurn<TurnOutcome>>;
   async function hostTurn(
     ctx: restate.ObjectContext,
     input: undefined,
   ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null>;
   async function hostTurn(
     ctx: restate.ObjectContext,
-    input: string | undefined,
+    input: string | UserMessage | undefined,
   ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
@@ -276,7 +278,16 @@ export function agentObject(options: AgentObjectOptions) {
       );
     });
     try {
-      const running = agent.prompt(opening.prompt);
+      // A notification opens the turn as embedded, through the machine's NOTIFY: the same message, stored as
+      // `source: 'notification'`, which compaction, the context engine and replays read.
+      // (An agent that does not wake still runs its notification as a prompt: `wakeOnNotification: false` is not
+      // hosted yet.)
+      const running =
+        typeof opening.prompt === 'string'
+          ? agent.prompt(opening.prompt)
+          : config.wakeOnNotification === false
+            ? agent.prompt(opening.prompt.content)
+            : notifiedTurn(agent, opening.prompt);
       for (const message of opening.messages) control.apply(message);
       const results = [await running];
       // An interrupted turn may still be finishing an aborted call's journal entry: the turn's effects come first.
@@ -389,6 +400,13 @@ export function agentObject(options: AgentObjectOptions) {
 }
 
 export type AgentObject = ReturnType<typeof agentObject>;
+
+/** The turn a notification opens on the idle agent; `notify` runs one only for an agent that wakes for it. */
+function notifiedTurn(agent: Parameters<typeof hostNotify>[0], notification: UserMessage): Promise<RunResult> {
+  const turn = hostNotify(agent, [notification]);
+  if (!turn) throw new restate.TerminalError(`Agent ${agent.id} does not wake for a notification`);
+  return turn;
+}
 
 /**
  * Starts a background subagent: a message to another object of this kind (journaled, so sent exactly once). Its

@@ -108,11 +108,12 @@ export function controlObject(agentObjectName: string) {
  * came between turns): embedded, they would have reached the turn that runs next, so this turn applies them at
  * its start, in order (a steer joins its first step boundary; an interrupt stops it). Without a prompt (the
  * `steered` fallback) there is no turn to stop: the steers after the last interrupt start one, or nothing runs.
+ * The input is a prompt's text, or another opening (a notification) that the turn passes on as it is.
  */
-export function openingOf(
-  prompt: string | undefined,
+export function openingOf<Input>(
+  prompt: Input | undefined,
   waiting: ControlMessage[],
-): { prompt: string; messages: ControlMessage[] } | null {
+): { prompt: Input | string; messages: ControlMessage[] } | null {
   if (prompt !== undefined) return { prompt, messages: waiting };
   const [first, ...rest] = waiting.slice(waiting.findLastIndex((message) => message.kind !== 'steer') + 1);
   return first?.kind === 'steer' ? { prompt: first.text, messages: rest } : null;

@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationText } from '../index.js';
+import { notificationMessage, type UserMessage } from '../index.js';
 import type { HostedSupervision } from './subagents.js';
 import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, WAITING } from './swarm.js';
 import { sendBook, stopTasksOf } from './task-book.js';
@@ -63,8 +63,11 @@ export interface TaskHost<Outcome> {
   /** The agent object's name (its task books are `<name>-tasks`). */
   name: string;
   supervision: HostedSupervision;
-  /** One hosted turn of the invocation's agent. */
-  turn(ctx: restate.ObjectContext, input: string): Promise<HostedTurn<Outcome>>;
+  /**
+   * One hosted turn of the invocation's agent, opened by a prompt's text or, as embedded, by a notification (the
+   * machine's `NOTIFY`, so it is stored as `source: 'notification'`).
+   */
+  turn(ctx: restate.ObjectContext, input: string | UserMessage): Promise<HostedTurn<Outcome>>;
   /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */
   clearHistory(ctx: restate.ObjectContext): Promise<void>;
 }
@@ -174,7 +177,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome> => {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
-      const turn = await host.turn(ctx, notificationText(taskId, agentId, status, text));
+      const turn = await host.turn(ctx, notificationMessage(taskId, agentId, status, text));
       await reportIfSettled(ctx, turn.handOff);
       return turn.outcome;
     },

@@ -3,7 +3,15 @@ import { type AnyActorRef, createActor, type Snapshot } from 'xstate';
 import type { z } from 'zod';
 import type { AgentActorRef } from '../../machines/agent/index.js';
 import type { PermissionMode, Permissions } from '../permissions/index.js';
-import type { AgentEvent, AgentEventOf, AgentEventType, Message, Usage, UserContent } from '../protocol/index.js';
+import type {
+  AgentEvent,
+  AgentEventOf,
+  AgentEventType,
+  Message,
+  Usage,
+  UserContent,
+  UserMessage,
+} from '../protocol/index.js';
 import { AgentFailedError, describeThrown, resumableHistory, userMessage } from '../protocol/index.js';
 import { type OutputSpec, outputSpec } from '../tools/index.js';
 import { type AgentConfig, agentSettings } from './agent-config.js';
@@ -57,8 +65,27 @@ export interface TurnStream<Output> extends AsyncIterable<AgentEvent> {
   readonly result: Promise<RunResult<Output>>;
 }
 
+/** Set by `Agent`'s static block: the one way in to its private `notified` (see `hostNotify`). */
+let notifyThrough: (agent: Agent<unknown>, messages: UserMessage[]) => Promise<RunResult> | undefined;
+
+/**
+ * For hosts that deliver background results themselves (`troupe/restate`'s `notify`), not for programs: hands the
+ * agent notifications (`notificationMessage()`) as its own supervisor does, with the machine's `NOTIFY`, so they are
+ * stored as `source: 'notification'` and follow the agent's `wakeOnNotification`. An idle agent that wakes for them
+ * runs a turn they open: its result is returned. A running agent takes them at its next step boundary, an idle one
+ * that does not wake at its next turn's first: then nothing is returned. Not a method of `Agent`, since a session
+ * replays a turn that notifications opened only when they are its own tree's results (`notify.<taskId>` inputs).
+ */
+export function hostNotify(agent: Agent<unknown>, messages: UserMessage[]): Promise<RunResult> | undefined {
+  return notifyThrough(agent, messages);
+}
+
 /** One agent: an XState actor running the model–tool loop, with its history, events and controls. */
 export class Agent<Output = unknown> {
+  static {
+    notifyThrough = (agent, messages) => agent.notified(messages);
+  }
+
   readonly id: string;
   readonly actor: AgentActorRef;
   private readonly env: AgentEnv;
@@ -415,6 +442,24 @@ export class Agent<Output = unknown> {
       cause: thrown,
     });
     this.env.settleAll({ stopReason: 'error', error });
+  }
+
+  /** See `hostNotify`. A turn it opens is awaited by its input id as a prompt's is (`submit` stays as it was). */
+  private notified(messages: UserMessage[]): Promise<RunResult> | undefined {
+    if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status !== 'active')
+      return Promise.reject(new AgentFailedError(`Agent ${this.id} is ${snapshot.status}`));
+    const inputId = newInputId();
+    // Only an idle agent that wakes opens a turn (the machine's guard); otherwise the messages are injected.
+    const opens = snapshot.matches('idle') && snapshot.context.wakeOnNotification;
+    const result = opens
+      ? new Promise<RunResult>((resolve) =>
+          this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),
+        )
+      : undefined;
+    this.actor.send({ type: 'NOTIFY', messages, inputId });
+    return result;
   }
 
   private submit<O>(input: PromptInput, options: PromptOptions<O>, inputId: string): Promise<RunResult<O>> {

@@ -2,6 +2,7 @@ export {
   Agent,
   type ConversationInput,
   createAgent,
+  hostNotify,
   type PromptInput,
   type PromptOptions,
   type TurnStream,
