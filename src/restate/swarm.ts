@@ -196,9 +196,11 @@ export async function runBatches(
       next = await scope.wait(restate.RestatePromise.race([...places].map((busy) => busy.settled)), () => undefined);
     } catch (error) {
       // The parent was cancelled: Restate cancels the calls it waits on, not a child that hands off through an
-      // awakeable, which is told here.
+      // awakeable, which is told here. Nobody will hear their ends, so the batches give their slots back now, as
+      // on an interrupt (a foreground task's slot is its parent's to release).
       if (error instanceof restate.CancelledError) {
         for (const place of places) if (place.waiting) place.started?.cancelWaiting();
+        for (const batch of open) releaseRest(batch);
       }
       throw error;
     }
