@@ -23,6 +23,7 @@ import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
 import {
   type HostedTurn,
+  NOTES,
   OPEN_CHILDREN,
   PROFILES,
   ROOT,
@@ -110,11 +111,15 @@ const TURNS = 'turns';
 const turnKey = (n: number) => `turn:${n}`;
 const USAGE = 'usage';
 const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
-/** Drops an agent's stored turns: a restarted task begins again from its prompt alone. */
+/**
+ * Drops an agent's stored turns, and the notifications kept for its next turn: a restarted task begins again from
+ * its prompt alone.
+ */
 async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
   const turns = (await ctx.get<number>(TURNS)) ?? 0;
   for (let n = 0; n < turns; n++) ctx.clear(turnKey(n));
   ctx.clear(TURNS);
+  ctx.clear(NOTES);
 }
 
 /**
@@ -132,9 +137,27 @@ export function agentObject(options: AgentObjectOptions) {
     name,
     supervision: options.supervision ?? {},
     turn: (ctx, input) => hostTurn(ctx, input),
+    wakes: async (ctx) => configOf(ctx.key, await lineageOf(ctx)).config.wakeOnNotification !== false,
     clearHistory,
   });
   const { reportIfSettled } = tasks;
+
+  /** A subagent's line of profiles, the root's child's first (none for a root). */
+  async function lineageOf(ctx: restate.ObjectContext): Promise<string[]> {
+    const subagent = options.subagents && ctx.key.includes('/');
+    return subagent ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
+  }
+
+  /**
+   * An agent's config, built as embedded: a subagent's is its parent's with its profile applied, down from the
+   * root's child. `kept`: the tree tools it keeps (all, unless a profile lists its tools).
+   */
+  function configOf(agentId: string, lineage: readonly string[]) {
+    let config = options.agent(agentId);
+    let kept: readonly string[] | undefined;
+    for (const profile of lineage) ({ config, subagentTools: kept } = profiles.child(config, profile, kept));
+    return { config, kept };
+  }
 
   async function runTurn(ctx: restate.ObjectContext, input: string): Promise<TurnOutcome> {
     return (await hostTurn(ctx, input)).outcome;
@@ -171,14 +194,15 @@ export function agentObject(options: AgentObjectOptions) {
       return control.cancelled ? 'cancelled' : null;
     }
     const scope = journalScope(ctx, (effect, abandon) => control.wait(effect, abandon));
-    // A subagent is built as embedded: its parent's config with its profile applied, down from the root's child.
-    const lineage = subagent ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
+    const lineage = await lineageOf(ctx);
     // A key without a root of record is a root's, whatever it contains.
     const root = (subagent && (await ctx.get<string>(ROOT))) || agentId;
-    let config = options.agent(agentId);
-    let kept: readonly string[] | undefined; // the tree tools it keeps (all, unless a profile lists its tools)
-    for (const profile of lineage) ({ config, subagentTools: kept } = profiles.child(config, profile, kept));
+    const { config, kept } = configOf(agentId, lineage);
     const keeps = (tool: string) => kept === undefined || kept.includes(tool);
+    // Notifications an agent that does not wake kept (`notify`) join this turn at its first step boundary, as
+    // embedded, where its machine holds them until a turn starts. Only such an agent keeps any: one that wakes reads
+    // nothing more.
+    const notes = config.wakeOnNotification === false ? ((await ctx.get<UserMessage[]>(NOTES)) ?? []) : [];
     // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
     const toolConcurrency = config.toolConcurrency ?? 8;
@@ -239,6 +263,8 @@ export function agentObject(options: AgentObjectOptions) {
       messages: history,
     });
     control.attach(agent);
+    // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
+    if (notes.length > 0) hostNotify(agent, notes);
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
     // interrupted, as embedded, and its task reported `cancelled`.
     let cancelled = false;
@@ -280,14 +306,8 @@ export function agentObject(options: AgentObjectOptions) {
     try {
       // A notification opens the turn as embedded, through the machine's NOTIFY: the same message, stored as
       // `source: 'notification'`, which compaction, the context engine and replays read.
-      // (An agent that does not wake still runs its notification as a prompt: `wakeOnNotification: false` is not
-      // hosted yet.)
       const running =
-        typeof opening.prompt === 'string'
-          ? agent.prompt(opening.prompt)
-          : config.wakeOnNotification === false
-            ? agent.prompt(opening.prompt.content)
-            : notifiedTurn(agent, opening.prompt);
+        typeof opening.prompt === 'string' ? agent.prompt(opening.prompt) : notifiedTurn(agent, opening.prompt);
       for (const message of opening.messages) control.apply(message);
       const results = [await running];
       // An interrupted turn may still be finishing an aborted call's journal entry: the turn's effects come first.
@@ -309,6 +329,8 @@ export function agentObject(options: AgentObjectOptions) {
       });
       ctx.set(TURNS, turns + results.length);
       ctx.set(USAGE, usage);
+      // The kept notifications are in the turn just stored.
+      if (notes.length > 0) ctx.clear(NOTES);
       const [result] = results as [RunResult];
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },

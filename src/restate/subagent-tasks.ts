@@ -40,6 +40,11 @@ export const PROFILES = 'profiles';
 export const ROOT = 'root';
 /** On a subagent: whose task it runs, and whether its result has gone to the parent. */
 export const TASK = 'task';
+/**
+ * Notifications kept for the agent's next turn (`UserMessage[]`): an agent that does not wake for them
+ * (`wakeOnNotification: false`) runs no turn when one comes, as embedded.
+ */
+export const NOTES = 'notes';
 
 export interface TaskRecord {
   parentId: string;
@@ -50,6 +55,12 @@ export interface TaskRecord {
    * background task's result goes to the parent's task book instead.
    */
   handOffTo?: string;
+  /**
+   * The hand-off of the task's last turn, while it waits for its background children: an agent that does not wake
+   * for their results runs no later turn, so its task is finished with this one once the last has come (embedded,
+   * the hand-off of its last turn too).
+   */
+  handOff?: HandOff;
 }
 
 /** A hosted turn's answer to its caller, and its hand-off to a parent waiting for it. */
@@ -68,6 +79,8 @@ export interface TaskHost<Outcome> {
    * machine's `NOTIFY`, so it is stored as `source: 'notification'`).
    */
   turn(ctx: restate.ObjectContext, input: string | UserMessage): Promise<HostedTurn<Outcome>>;
+  /** Whether the invocation's agent wakes for a notification (its config's `wakeOnNotification`, profiles applied). */
+  wakes(ctx: restate.ObjectContext): Promise<boolean>;
   /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */
   clearHistory(ctx: restate.ObjectContext): Promise<void>;
 }
@@ -108,7 +121,11 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     const task = await ctx.get<TaskRecord>(TASK);
     if (task && handOff.status === 'cancelled') stopSubtree(ctx);
     if (!task || task.reported) return;
-    if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) return;
+    if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) {
+      // Owed once they have all reported: kept for an agent that will run no turn when the last one does.
+      ctx.set(TASK, { ...task, handOff });
+      return;
+    }
     if (task.handOffTo) ctx.resolveAwakeable(task.handOffTo, handOff);
     else {
       const { taskId, parentId } = task;
@@ -164,7 +181,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
         const open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
         if (!request.handOffTo || open === 0) return handOff;
         const { parentId, taskId, handOffTo } = request;
-        ctx.set(TASK, { parentId, taskId, reported: false, handOffTo } satisfies TaskRecord);
+        ctx.set(TASK, { parentId, taskId, reported: false, handOffTo, handOff } satisfies TaskRecord);
         return WAITING;
       } catch (error) {
         if (!(error instanceof restate.CancelledError)) throw error;
@@ -173,11 +190,24 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       }
     },
 
-    /** A child's result: wakes the agent for a turn that opens with the notification. */
-    notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome> => {
+    /**
+     * A child's result: wakes the agent for a turn that opens with the notification. An agent that does not wake
+     * (`wakeOnNotification: false`) keeps it for its next turn, as embedded, and the task it waited for is finished
+     * with its last turn's hand-off once nothing is open (then the answer is null: no turn ran).
+     */
+    notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome | null> => {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
-      const turn = await host.turn(ctx, notificationMessage(taskId, agentId, status, text));
+      const message = notificationMessage(taskId, agentId, status, text);
+      if (!(await host.wakes(ctx))) {
+        ctx.set(NOTES, [...((await ctx.get<UserMessage[]>(NOTES)) ?? []), message]);
+        const task = await ctx.get<TaskRecord>(TASK);
+        // A record written before hand-offs were kept (an upgrade that did not drain) reports an empty answer
+        // rather than leave its parent waiting.
+        if (task && !task.reported) await reportIfSettled(ctx, task.handOff ?? { status: 'completed', text: '' });
+        return null;
+      }
+      const turn = await host.turn(ctx, message);
       await reportIfSettled(ctx, turn.handOff);
       return turn.outcome;
     },

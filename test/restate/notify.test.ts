@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { z } from 'zod';
 import {
   type AgentConfig,
   createAgent,
+  defineTool,
   type Message,
   type ModelRequest,
   type ScriptedAnswer,
@@ -18,9 +20,10 @@ import {
   startRestateDevServer,
 } from '../../src/restate/index.js';
 import { taskOf } from './fixtures/agents.js';
-import { withoutIds } from './fixtures/embedded.js';
+import { toolResults, withoutIds } from './fixtures/embedded.js';
 import { until } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
+import { sql } from './fixtures/journal.js';
 
 // A child's result reaches a hosted agent as it reaches an embedded one: the same `<notification>` message, stored
 // as `source: 'notification'`; and an agent that does not wake for notifications (`wakeOnNotification: false`) runs
@@ -41,8 +44,8 @@ const userMessages = (history: readonly Message[]) =>
 /**
  * The script, played embedded and hosted alike: an agent acts on its task (its first user message). `start <task>`
  * starts a background child on <task> and says `started`; `lead <task>` runs a foreground child of profile
- * `sleepy` on <task>; `spawn <task>` starts one in the background; `quick x` answers `did x`. A turn that sees a
- * notification last answers `noted`.
+ * `sleepy` on <task>; `spawn <task>` starts one in the background; `quick x` answers `did x`, `hold x` too once its
+ * `hold` call has returned. A turn that sees a notification last answers `noted`.
  */
 function script(request: ModelRequest): ScriptedAnswer {
   const usage = { input: 1, output: 1 };
@@ -58,7 +61,8 @@ function script(request: ModelRequest): ScriptedAnswer {
     const args = { prompt, profile: 'sleepy', ...(kind === 'spawn' ? { background: true } : {}) };
     return { toolCalls: [{ name: 'agent', args, id: 'f' }], usage };
   }
-  if (kind === 'quick') return { text: `did ${prompt}`, usage };
+  if (kind === 'quick' || (kind === 'hold' && results > 0)) return { text: `did ${prompt}`, usage };
+  if (kind === 'hold') return { toolCalls: [{ name: 'hold', args: {}, id: 'h' }], usage };
   return { text: kind === 'start' ? 'started' : 'led', usage };
 }
 
@@ -69,6 +73,27 @@ const modelOf = (where: 'embedded' | 'hosted') =>
     requests[where].push(request);
     return script(request);
   });
+
+/**
+ * Embedded, a result that comes while its parent's turn runs joins that turn; hosted it cannot (the parent's key is
+ * busy until the turn ends), so it comes after. `hold` makes the embedded one come after too: it returns once the
+ * parent's turn has ended (`embedded` opens `held` then). Hosted, it returns at once.
+ */
+let held: Promise<void> = Promise.resolve();
+const holdTool = (where: 'embedded' | 'hosted') =>
+  defineTool({
+    name: 'hold',
+    description: "Waits for its parent's turn to end",
+    schema: z.object({}),
+    execute: async () => {
+      if (where === 'embedded') await held;
+      return 'held';
+    },
+  });
+/** The model calls made for a task (a first user message) whose request ends with a notification. */
+const wokenFor = (where: 'embedded' | 'hosted', task: string) =>
+  requests[where].filter((r) => taskOf(r) === task && textOf(r.messages.at(-1)).startsWith('<notification'));
+
 const profiles: Record<string, SubagentProfile> = { sleepy: { description: 'Sleeps', wakeOnNotification: false } };
 
 let server: RestateDevServer;
@@ -83,6 +108,7 @@ beforeAll(async () => {
     supervision: { profiles },
     agent: (agentId) => ({
       model: modelOf('hosted'),
+      tools: [holdTool('hosted')],
       ...(agentId.startsWith('sleepy') ? { wakeOnNotification: false } : {}),
     }),
   });
@@ -96,38 +122,170 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** A root embedded, whose `hold` calls return once the turn that said `started` (their parent's) has ended. */
+function embeddedAgent(config: Partial<AgentConfig>) {
+  const agent = createAgent({
+    model: modelOf('embedded'),
+    tools: [holdTool('embedded')],
+    subagents: { profiles },
+    ...config,
+  });
+  let open = () => {};
+  held = new Promise((resolve) => {
+    open = resolve;
+  });
+  agent.on(
+    'turn_end',
+    (event) => {
+      const ended = event.agentId === agent.id ? agent : agent.subagent(event.agentId);
+      const last = ended?.messages.at(-1);
+      if (last?.role === 'assistant' && last.content.some((p) => p.type === 'text' && p.text === 'started')) open();
+    },
+    { subtree: true },
+  );
+  return agent;
+}
+
 /** The same root embedded: prompted, then, once `settled` holds of its history, its history. */
 async function embedded(
   prompt: string,
   config: Partial<AgentConfig>,
   settled: (history: Message[]) => boolean,
 ): Promise<{ history: Message[]; agent: ReturnType<typeof createAgent> }> {
-  const agent = createAgent({ model: modelOf('embedded'), subagents: { profiles }, ...config });
+  const agent = embeddedAgent(config);
   await agent.prompt(prompt);
   for (let i = 0; i < 600 && !settled(agent.messages); i++) await new Promise((resolve) => setTimeout(resolve, 10));
   return { history: agent.messages, agent };
 }
+
+/** Whether a hosted agent's `notify` invocations have all completed, `count` of them. */
+const notified = async (agentId: string, count: number) =>
+  (
+    await sql<{ id: string }>(
+      server.adminUrl,
+      `SELECT id FROM sys_invocation WHERE target_service_key = '${agentId}' AND target_handler_name = 'notify' ` +
+        "AND status = 'completed'",
+    )
+  ).length >= count;
 
 const hasNotification = (history: Message[]) =>
   history.some((message) => message.role === 'user' && message.source === 'notification');
 
 it('a hosted notification turn opens with the same message as embedded: source notification, same envelope', async () => {
   const root = 'waker-1';
-  expect((await client.prompt(root, 'start quick a')).text).toBe('started');
+  expect((await client.prompt(root, 'start hold a')).text).toBe('started');
   const hosted = await until(
     () => client.history(root),
     (history) => history.at(-1)?.role === 'assistant' && textOf(history.at(-2)).startsWith('<notification'),
   );
   expectValidHistory(hosted);
-  const twin = await embedded('start quick a', {}, (history) => hasNotification(history) && history.length === 6);
+  const twin = await embedded('start hold a', {}, (history) => hasNotification(history) && history.length === 6);
   await twin.agent.stop();
   // The notification is a user message of source `notification`, with the same envelope text (ids aside).
   expect(userMessages(hosted)).toEqual(userMessages(twin.history));
   expect(userMessages(hosted)).toEqual([
-    { source: 'prompt', text: 'start quick a' },
+    { source: 'prompt', text: 'start hold a' },
     { source: 'notification', text: '<notification task_id="…" agent_id="…" status="completed">did a</notification>' },
   ]);
   // The turn it opened answered it, hosted and embedded.
   expect(hosted.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'noted' }] });
   expect(twin.history.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'noted' }] });
+}, 120_000);
+
+it("a root that does not wake runs no turn for a result; its next turn's first model call sees it, as embedded", async () => {
+  const root = 'sleepy-root-1';
+  const task = 'start hold b';
+  expect((await client.prompt(root, task)).text).toBe('started');
+  const before = requests.hosted.length;
+  await until(
+    () => notified(root, 1),
+    (done) => done,
+  );
+  // The result came and no model call answered it: the history is the first turn's.
+  expect(requests.hosted.slice(before).filter((r) => taskOf(r) === task)).toEqual([]);
+  expect(hasNotification(await client.history(root))).toBe(false);
+  const next = requests.hosted.length;
+  expect((await client.prompt(root, 'what now?')).text).toBe('noted');
+  // The prompt opens the turn and the notification joins its first step: the first model call sees both.
+  const hostedFirst = userMessages(requests.hosted[next]?.messages ?? []).slice(-2);
+  expect(hostedFirst).toEqual([
+    { source: 'prompt', text: 'what now?' },
+    { source: 'notification', text: '<notification task_id="…" agent_id="…" status="completed">did b</notification>' },
+  ]);
+  // Delivered once: the turn after it does not see it again.
+  await client.prompt(root, 'and then?');
+  const hosted = await client.history(root);
+  expectValidHistory(hosted);
+  expect(hosted.filter((m) => m.role === 'user' && m.source === 'notification')).toHaveLength(1);
+
+  // Embedded, the same root.
+  const twin = embeddedAgent({ wakeOnNotification: false });
+  const delivered = new Promise((resolve) => twin.on('notification', resolve));
+  await twin.prompt(task);
+  await delivered;
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const woken = requests.embedded.length;
+  await twin.prompt('what now?');
+  expect(userMessages(requests.embedded[woken]?.messages ?? []).slice(-2)).toEqual(hostedFirst);
+  await twin.prompt('and then?');
+  expect(userMessages(hosted)).toEqual(userMessages(twin.messages));
+  await twin.stop();
+}, 120_000);
+
+it("a foreground child that does not wake hands off its last turn when its own child's result comes, as embedded", async () => {
+  const root = 'waker-lead-1';
+  const child = `${root}/t0.f`;
+  const task = 'lead start hold c';
+  expect((await client.prompt(root, task)).text).toBe('led');
+  const hosted = await client.history(root);
+  expectValidHistory(hosted);
+  // Its task is finished with its last turn's answer, `started`; no model call answered the notification.
+  expect(toolResults(hosted)).toEqual([expect.stringContaining('started')]);
+  expect(wokenFor('hosted', 'start hold c')).toEqual([]);
+  // The notification is kept for its next turn: not in its history yet.
+  expect(hasNotification(await client.history(child))).toBe(false);
+  // Its next turn (a steer of the idle child opens one) has it at its first step, once.
+  const next = requests.hosted.length;
+  await client.steer(child, 'anything new?');
+  const childHistory = await until(
+    () => client.history(child),
+    (history) => hasNotification(history) && history.at(-1)?.role === 'assistant',
+  );
+  expectValidHistory(childHistory);
+  // (The steer's own source is not compared: a hosted steer that opens a turn is stored as a prompt.)
+  const [steer, note] = userMessages(requests.hosted[next]?.messages ?? []).slice(-2);
+  expect(steer?.text).toBe('anything new?');
+  expect(note).toEqual({
+    source: 'notification',
+    text: '<notification task_id="…" agent_id="…" status="completed">did c</notification>',
+  });
+  expect(childHistory.filter((m) => m.role === 'user' && m.source === 'notification')).toHaveLength(1);
+
+  const twin = await embedded(task, {}, () => true);
+  await twin.agent.stop();
+  expect(withoutIds(toolResults(hosted))).toEqual(withoutIds(toolResults(twin.history)));
+  expect(wokenFor('embedded', 'start hold c')).toEqual([]);
+}, 120_000);
+
+it('a background child that does not wake reports its last turn once its own child has, as embedded', async () => {
+  const root = 'waker-spawn-1';
+  const task = 'spawn start hold d';
+  expect((await client.prompt(root, task)).text).toBe('led');
+  const hosted = await until(
+    () => client.history(root),
+    (history) => hasNotification(history) && history.at(-1)?.role === 'assistant',
+  );
+  expectValidHistory(hosted);
+  expect(wokenFor('hosted', 'start hold d')).toEqual([]);
+  const twin = await embedded(task, {}, (history) => hasNotification(history) && history.at(-1)?.role === 'assistant');
+  await twin.agent.stop();
+  expect(userMessages(hosted)).toEqual(userMessages(twin.history));
+  expect(userMessages(hosted)).toEqual([
+    { source: 'prompt', text: task },
+    {
+      source: 'notification',
+      text: '<notification task_id="…" agent_id="…" status="completed">started</notification>',
+    },
+  ]);
+  expect(wokenFor('embedded', 'start hold d')).toEqual([]);
 }, 120_000);
