@@ -9,7 +9,6 @@ import {
   defineTool,
   emptyUsage,
   hostNotify,
-  type JsonValue,
   type Message,
   type RunResult,
   SubagentConfigs,
@@ -18,6 +17,7 @@ import {
   type UserMessage,
 } from '../index.js';
 import { acquireSlots, countedLimit, releaseSlots, slotsObject } from './agent-slots.js';
+import { approvalHandlers, awaitApprovals } from './approvals.js';
 import { controlName, controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
@@ -89,28 +89,12 @@ export interface TurnOutcome {
   usage: Usage;
 }
 
-export interface ApprovalAnswer {
-  toolCallId: string;
-  approve: boolean;
-  reason?: string;
-}
-
-/** A call waiting for approval, as the `pending` handler lists it: what it asks to run, and its awakeable. */
-export interface PendingApproval {
-  toolCallId: string;
-  toolName: string;
-  /** The model's arguments, as they are (a CLI or page that shows them redacts them). */
-  args: JsonValue;
-  /** The tool's own title, where it declares one. */
-  label?: string;
-  awakeableId: string;
-}
+export type { ApprovalAnswer, PendingApproval } from './approvals.js';
 
 /** The state keys of one agent object. The history is stored a turn per key, so a turn writes only what it added. */
 const TURNS = 'turns';
 const turnKey = (n: number) => `turn:${n}`;
 const USAGE = 'usage';
-const approvalKey = (toolCallId: string) => `approval:${toolCallId}`;
 /**
  * Drops an agent's stored turns, and the notifications kept for its next turn: a restarted task begins again from
  * its prompt alone.
@@ -251,7 +235,7 @@ export function agentObject(options: AgentObjectOptions) {
         }).filter((tool) => keeps(tool.name)),
       );
     }
-    // The approval timeout is a durable timer here (below), not the runtime's in-process one, which a replay restarts.
+    // The approval timeout is a durable timer here (approvals.ts), not the runtime's in-process one.
     const { approvalTimeoutMs, ...hosted } = config;
     const agent = createAgent({
       ...hosted,
@@ -273,36 +257,7 @@ export function agentObject(options: AgentObjectOptions) {
       control.apply({ kind: 'interrupt' });
     };
     const offEvents = options.on ? forwardEvents(ctx, agent, options.on) : undefined;
-    const offApprovals = agent.on('approval_requested', (event) => {
-      // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
-      const awakeable = ctx.awakeable<ApprovalAnswer>();
-      const { toolCallId, toolName, args, label } = event;
-      ctx.set(approvalKey(toolCallId), {
-        toolCallId,
-        toolName,
-        args,
-        ...(label === undefined ? {} : { label }),
-        awakeableId: awakeable.id,
-      } satisfies PendingApproval);
-      const timedOut: ApprovalAnswer = {
-        toolCallId: event.toolCallId,
-        approve: false,
-        reason: `no answer within ${approvalTimeoutMs} ms`,
-      };
-      const answered =
-        approvalTimeoutMs === undefined
-          ? awakeable.promise
-          : restate.RestatePromise.race([awakeable.promise, ctx.sleep(approvalTimeoutMs).map(() => timedOut)]);
-      const interrupted: ApprovalAnswer = { ...timedOut, reason: 'The turn was interrupted' };
-      serially(scope, () => scope.wait(answered, () => interrupted)).then(
-        (answer) => {
-          ctx.clear(approvalKey(event.toolCallId));
-          if (answer.approve) agent.approve(event.toolCallId);
-          else agent.deny(event.toolCallId, answer.reason);
-        },
-        () => agent.deny(event.toolCallId, 'The approval was cancelled'),
-      );
-    });
+    const offApprovals = awaitApprovals(ctx, scope, agent, approvalTimeoutMs);
     try {
       // A notification opens the turn as embedded, through the machine's NOTIFY: the same message, stored as
       // `source: 'notification'`, which compaction, the context engine and replays read.
@@ -390,23 +345,7 @@ export function agentObject(options: AgentObjectOptions) {
         async (ctx: restate.ObjectSharedContext): Promise<Usage> => (await ctx.get<Usage>(USAGE)) ?? emptyUsage(),
       ),
 
-      /** Answers a call waiting for approval (the awakeable its turn is suspended on). */
-      approve: restate.handlers.object.shared(
-        async (ctx: restate.ObjectSharedContext, answer: ApprovalAnswer): Promise<boolean> => {
-          const waiting = await ctx.get<PendingApproval | string>(approvalKey(answer.toolCallId));
-          if (!waiting) return false;
-          // A bare awakeable id: stored by a worker of an earlier release, for a turn still waiting on it.
-          ctx.resolveAwakeable(typeof waiting === 'string' ? waiting : waiting.awakeableId, answer);
-          return true;
-        },
-      ),
-
-      /** The calls waiting for approval now (what `troupe hosted approvals` lists), by call id. */
-      pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<PendingApproval[]> => {
-        const keys = (await ctx.stateKeys()).filter((key) => key.startsWith(approvalKey(''))).sort();
-        const waiting = await Promise.all(keys.map((key) => ctx.get<PendingApproval | string>(key)));
-        return waiting.filter((call): call is PendingApproval => typeof call === 'object' && call !== null);
-      }),
+      ...approvalHandlers,
     },
   });
   // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them, where a
