@@ -51,6 +51,12 @@ function script(request: ModelRequest): ScriptedAnswer {
   const usage = { input: 1, output: 1 };
   const task = taskOf(request);
   const results = request.messages.filter((message) => message.role === 'tool').length;
+  // `deploy` asked in a later turn: one call (held for approval), then an answer.
+  const asked = request.messages.some((message) => message.role === 'user' && textOf(message) === 'deploy');
+  if (asked && request.messages.at(-1)?.role !== 'tool') {
+    return { toolCalls: [{ name: 'deploy', args: {}, id: `d${results}` }], usage };
+  }
+  if (asked) return { text: 'deployed', usage };
   if (textOf(request.messages.at(-1)).startsWith('<notification')) return { text: 'noted', usage };
   const [kind = '', ...rest] = task.split(' ');
   const prompt = rest.join(' ');
@@ -99,6 +105,17 @@ const profiles: Record<string, SubagentProfile> = { sleepy: { description: 'Slee
 let server: RestateDevServer;
 let worker: AgentWorker;
 let client: AgentClient;
+let suspended: AgentClient;
+let deployed = 0;
+const deploy = defineTool({
+  name: 'deploy',
+  description: 'Deploys',
+  schema: z.object({}),
+  execute: () => {
+    deployed++;
+    return 'deployed';
+  },
+});
 
 beforeAll(async () => {
   server = await startRestateDevServer();
@@ -112,9 +129,22 @@ beforeAll(async () => {
       ...(agentId.startsWith('sleepy') ? { wakeOnNotification: false } : {}),
     }),
   });
-  worker = await serveAgents([agents]);
+  // The same, suspended after 200 ms without news (a wait for an approval): its turn is replayed when resumed.
+  const suspending = agentObject({
+    name: 'suspending',
+    inactivityTimeoutMs: 200,
+    subagents: true,
+    agent: () => ({
+      model: modelOf('hosted'),
+      tools: [holdTool('hosted'), deploy],
+      wakeOnNotification: false,
+      policy: (call) => (call.name === 'deploy' ? 'ask' : 'allow'),
+    }),
+  });
+  worker = await serveAgents([agents, suspending]);
   await server.register(worker.url);
   client = agentClient(server.ingressUrl);
+  suspended = agentClient(server.ingressUrl, 'suspending');
 }, 90_000);
 
 afterAll(async () => {
@@ -159,11 +189,12 @@ async function embedded(
 }
 
 /** Whether a hosted agent's `notify` invocations have all completed, `count` of them. */
-const notified = async (agentId: string, count: number) =>
+const notified = async (agentId: string, count: number, service = 'troupe-agent') =>
   (
     await sql<{ id: string }>(
       server.adminUrl,
-      `SELECT id FROM sys_invocation WHERE target_service_key = '${agentId}' AND target_handler_name = 'notify' ` +
+      `SELECT id FROM sys_invocation WHERE target_service_name = '${service}' AND target_service_key = '${agentId}' ` +
+        "AND target_handler_name = 'notify' " +
         "AND status = 'completed'",
     )
   ).length >= count;
@@ -288,4 +319,37 @@ it('a background child that does not wake reports its last turn once its own chi
     },
   ]);
   expect(wokenFor('embedded', 'start hold d')).toEqual([]);
+}, 120_000);
+
+it('a turn that kept notifications join is replayed (suspended on an approval) with them once, as they were read', async () => {
+  const root = 'sleepy-replayed-1';
+  expect((await suspended.prompt(root, 'start hold r')).text).toBe('started');
+  await until(
+    () => notified(root, 1, 'suspending'),
+    (done) => done,
+  );
+  const before = requests.hosted.length;
+  const invocation = await suspended.send(root, 'deploy');
+  const [call] = await until(
+    () => suspended.pendingApprovals(root),
+    (waiting) => waiting.length > 0,
+  );
+  const status = async () =>
+    (await sql<{ status: string }>(server.adminUrl, `SELECT status FROM sys_invocation WHERE id = '${invocation}'`))[0]
+      ?.status;
+  expect(await until(status, (now) => now === 'suspended'), 'the turn suspends').toBe('suspended');
+  expect(await suspended.approve(root, { toolCallId: call?.toolCallId ?? '', approve: true })).toBe(true);
+  expect((await suspended.result(invocation)).text).toBe('deployed');
+  // The replay read the same kept notes and gave them to the same step: the first model call (journaled, not
+  // asked again) saw the prompt then the notification, and the history holds it once, where that call saw it.
+  const calls = requests.hosted.slice(before).filter((r) => taskOf(r) === 'start hold r');
+  expect(calls).toHaveLength(2);
+  expect(userMessages(calls[0]?.messages ?? []).slice(-2)).toEqual([
+    { source: 'prompt', text: 'deploy' },
+    { source: 'notification', text: '<notification task_id="…" agent_id="…" status="completed">did r</notification>' },
+  ]);
+  const history = await suspended.history(root);
+  expectValidHistory(history);
+  expect(userMessages(history)).toEqual(userMessages(calls[0]?.messages ?? []));
+  expect(deployed).toBe(1);
 }, 120_000);
