@@ -5,7 +5,7 @@ import type { TurnOutcome } from '../restate/agent-object.js';
 import type { AgentClient } from '../restate/client.js';
 import { redactedArgs } from './agent-rows.js';
 import { Approvals, questionLine, wantsToRun } from './approvals.js';
-import { treeApprovals, type WaitingCall } from './hosted-approvals.js';
+import { treeApprovals, WALKED, type WaitingCall } from './hosted-approvals.js';
 import { EXIT, type RunIO } from './run.js';
 import { summary } from './views.js';
 
@@ -123,7 +123,7 @@ class Questions {
       try {
         const tree = await treeApprovals(this.hosted.client, this.hosted.admin, this.hosted.name, this.agentId);
         if (tree.unlisted && !this.unlistedSaid && this.hosted.admin) {
-          note(this.hosted, `subagents' questions are not listed: ${tree.unlisted}`);
+          note(this.hosted, `${tree.unlisted}; ${WALKED}`);
           this.unlistedSaid = true;
         }
         waiting = tree.calls;

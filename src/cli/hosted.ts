@@ -6,7 +6,7 @@
 import type { Message, Usage } from '../index.js';
 import { agentClient, IngressError } from '../restate/client.js';
 import { redactedArgs } from './agent-rows.js';
-import { defaultAdmin, treeApprovals, type WaitingCall } from './hosted-approvals.js';
+import { defaultAdmin, treeApprovals, WALKED, type WaitingCall } from './hosted-approvals.js';
 import { type Hosted, waitForTurn, write } from './hosted-wait.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import type { RunIO } from './run.js';
@@ -179,7 +179,7 @@ async function run(hosted: Hosted, command: string, agentId: string, rest: strin
     case 'approvals': {
       const tree = await treeApprovals(client, hosted.admin, hosted.name, agentId);
       listApprovals(hosted, agentId, tree.calls);
-      if (tree.unlisted) io.stderr(`troupe hosted: subagents' calls are not listed: ${tree.unlisted}`);
+      if (tree.unlisted) io.stderr(`troupe hosted: ${tree.unlisted}; ${WALKED}`);
       return 0;
     }
     case 'approve':

@@ -31,7 +31,7 @@ import {
   TASK,
   type TaskRecord,
 } from './subagent-tasks.js';
-import { type HostedSupervision, hostedSubagentTools } from './subagents.js';
+import { foregroundHandler, type HostedSupervision, hostedSubagentTools } from './subagents.js';
 import { CANCELLED, handOffOf, type RunAnswer, type RunRequest } from './swarm.js';
 import { type BookStart, bookedResult, callBook, reopenTasksOf, sendBook, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
@@ -331,6 +331,9 @@ export function agentObject(options: AgentObjectOptions) {
       doorbell: restate.handlers.object.shared(
         async (ctx: restate.ObjectSharedContext): Promise<string | null> => (await ctx.get<string>(DOORBELL)) ?? null,
       ),
+
+      /** The children its turn's foreground batches run now (with its book's `running`: its live subagents). */
+      foreground: foregroundHandler,
 
       /** The agent's history, turn by turn as stored. */
       history: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<Message[]> => {

@@ -1,6 +1,7 @@
 import type { Message, Usage } from '../index.js';
 import type { ApprovalAnswer, PendingApproval, TurnOutcome } from './agent-object.js';
 import { controlName } from './control.js';
+import { taskBookName } from './task-book.js';
 
 /**
  * Talks to agent objects through a Restate server's ingress (plain HTTP: any language, `curl`, the CLI can do the
@@ -18,6 +19,11 @@ export interface AgentClient {
   approve(agentId: string, answer: ApprovalAnswer): Promise<boolean>;
   /** The agent's calls waiting for approval now (its own: a subagent's are listed under the subagent's id). */
   pendingApprovals(agentId: string): Promise<PendingApproval[]>;
+  /**
+   * The agent's subagents at work now: its foreground batches' children and its running background tasks (not
+   * theirs: walk down for those). An idle subagent that no task of this agent runs is not among them.
+   */
+  subagents(agentId: string): Promise<string[]>;
   /**
    * Adds a user message to the agent's running turn at its next step boundary (with no turn running, it starts
    * one). Returns once Restate has accepted it, durably, with its invocation id: the turn takes it exactly once.
@@ -110,6 +116,13 @@ export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentCli
     usage: (agentId) => call<Usage>(agentId, 'usage', null),
     approve: (agentId, answer) => call<boolean>(agentId, 'approve', answer),
     pendingApprovals: (agentId) => call<PendingApproval[]>(agentId, 'pending', null),
+    subagents: async (agentId) => {
+      const [foreground, background] = await Promise.all([
+        call<string[]>(agentId, 'foreground', null),
+        call<string[]>(agentId, 'running', null, {}, taskBookName(name)),
+      ]);
+      return [...new Set([...foreground, ...background])];
+    },
     steer: (agentId, text, options = {}) => control(agentId, 'steer', { text }, options),
     interrupt: (agentId, options = {}) => control(agentId, 'interrupt', null, options),
   };

@@ -24,6 +24,14 @@ import {
 } from './swarm.js';
 import type { BookedTask, BookStart } from './task-book.js';
 
+/** On a parent: the children of the foreground batches its turn runs now (see `foregroundHandler`). */
+const FOREGROUND = 'foreground';
+
+/** The agent object's shared `foreground` handler: the children of the batches its turn runs now. */
+export const foregroundHandler = restate.handlers.object.shared(
+  async (ctx: restate.ObjectSharedContext): Promise<string[]> => (await ctx.get<string[]>(FOREGROUND)) ?? [],
+);
+
 /** What of the embedded supervision options applies to agents hosted on Restate. */
 export type HostedSupervision = Pick<
   SupervisionOptions,
@@ -129,7 +137,19 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
               batch.done(results);
             },
           }));
-          await runBatches(tree.scope, startChild(callerId), batches, release);
+          // The children are listed in the parent's state while they run (its shared `foreground` handler), so a
+          // client can find them, and their questions, from the ingress alone: a child's key is in the parent's
+          // journal only. One state write and one clear per step that runs foreground batches.
+          const { ctx } = tree.scope;
+          ctx.set(
+            FOREGROUND,
+            accepted.flatMap((one) => one.batch.tasks.map((task) => task.agentId)),
+          );
+          try {
+            await runBatches(tree.scope, startChild(callerId), batches, release);
+          } finally {
+            ctx.clear(FOREGROUND);
+          }
           if (finished.length > 0) tree.record(finished);
         }).catch((error) => {
           for (const one of entries) one.fail(error);

@@ -61,7 +61,7 @@ export interface BookRecord {
 export const bookedResult = ({ taskId, agentId, status, text }: TaskResult) => ({ taskId, agentId, status, text });
 
 /** The book's object name for an agent object's name. */
-const taskBookName = (agentObjectName: string) => `${agentObjectName}-tasks`;
+export const taskBookName = (agentObjectName: string) => `${agentObjectName}-tasks`;
 
 const json = restate.serde.json;
 const TASK_PREFIX = 'task:';
@@ -260,6 +260,19 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
         );
         return null;
       },
+      /**
+       * The agents of the tasks running now. Shared, so it answers while the book is busy: with the parent's
+       * `foreground` handler, what a client walks to find every subagent of a tree from the ingress alone.
+       */
+      running: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<string[]> => {
+        const running: string[] = [];
+        for (const key of await ctx.stateKeys()) {
+          if (!key.startsWith(TASK_PREFIX)) continue;
+          const record = await ctx.get<BookedTask>(key);
+          if (record?.status === 'running') running.push(record.agentId);
+        }
+        return running;
+      }),
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */
       status: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<BookedTask | null> =>
         (await ctx.get<BookedTask>(recordKey(input.taskId))) ?? null,

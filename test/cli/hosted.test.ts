@@ -52,9 +52,10 @@ function answerFor(agentId: string, request: ModelRequest): ScriptedAnswer {
     if (since.length === 0) return { toolCalls: [{ name: 'count', args: {}, id: 'k1' }], usage };
     return { text: `saw ${since.filter((m) => m.role === 'tool').length} result`, usage };
   }
-  // A boss hands its prompt to a subagent (the `agent` tool), which plays the approver.
+  // A boss hands its prompt to a subagent (the `agent` tool), which plays the approver; `bossbg…` in the background.
   if (agentId.startsWith('boss') && !agentId.includes('/')) {
-    if (since.length === 0) return { toolCalls: [{ name: 'agent', args: { prompt }, id: 'a0' }], usage };
+    const background = agentId.startsWith('bossbg');
+    if (since.length === 0) return { toolCalls: [{ name: 'agent', args: { prompt, background }, id: 'a0' }], usage };
     const result = since.find((m) => m.role === 'tool');
     return { text: `boss heard: ${result?.role === 'tool' ? JSON.stringify(result.content[0]?.content) : ''}`, usage };
   }
@@ -365,11 +366,57 @@ describe('subagents', () => {
     expect(ran(`ran ${child} d0`)).toBe(1);
   }, 60_000);
 
-  it("without the admin API, the agent's own calls are listed and the subagents' are said to be missing", async () => {
+  it("without the admin API, a waiting prompt still asks a subagent's question: the tree is walked through the ingress", async () => {
     const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
-    expect(await runIn(h, ['hosted', 'approvals', 'nobody-here'])).toBe(0);
+    const waiting = hosted(['prompt', 'boss-2', 'prod'], h);
+    await until(() => h.out().includes('? boss-2/'), "the subagent's question");
+    const child = h.out().match(/^\? (boss-2\/\S+) wants to run deploy /)?.[1] ?? '';
+    expect(child).toBe('boss-2/t0.a0');
+    const walked = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    expect(await hosted(['approvals', 'boss-2'], walked)).toEqual({
+      code: 0,
+      out: `${child}  d0  deploy  {"target":"prod","password":"[redacted]"}\n`,
+      err: '',
+    });
+    expect(await hosted(['approve', child, 'd0'])).toMatchObject({ code: 0, out: 'approved d0\n' });
+    const done = await waiting;
+    expect(done).toMatchObject({ code: 0, err: 'done: completed · 20 in / 10 out' }); // no gap said
+    expect(done.out).toMatch(/\nboss heard: .*deploy said: deployed prod/);
+    expect(ran(`ran ${child} d0`)).toBe(1);
+  }, 60_000);
+
+  it("without the admin API, a background subagent's call is listed through its parent's task book", async () => {
+    expect((await hosted(['prompt', 'bossbg-1', 'prod'])).code).toBe(0); // the boss's turn ends at once
+    const child = 'bossbg-1/t0.a0';
+    const walked = () => harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    let listed = await hosted(['approvals', 'bossbg-1'], walked());
+    for (let i = 0; i < 200 && !listed.out.startsWith(child); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      listed = await hosted(['approvals', 'bossbg-1'], walked());
+    }
+    expect(listed).toEqual({
+      code: 0,
+      out: `${child}  d0  deploy  {"target":"prod","password":"[redacted]"}\n`,
+      err: '',
+    });
+    expect(await hosted(['approve', child, 'd0'])).toMatchObject({ code: 0, out: 'approved d0\n' });
+    await until(() => ran(`ran ${child} d0`) === 1, 'the approved call to run');
+    // Settled: the book runs it no more, so nothing of it is listed.
+    await until(
+      async () => (await hosted(['approvals', 'bossbg-1'], walked())).out.startsWith('bossbg-1 has no calls'),
+      'the task to settle',
+    );
+  }, 60_000);
+
+  it('an admin API that cannot be reached: the tree is walked through the ingress, and the command says so', async () => {
+    const closed = await closedPort();
+    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    expect(await runIn(h, ['hosted', 'approvals', 'nobody-here', '--admin', `http://127.0.0.1:${closed}`])).toBe(0);
     expect(h.out()).toBe('nobody-here has no calls waiting for approval\n');
-    expect(h.err).toEqual(["troupe hosted: subagents' calls are not listed: no admin API given (--admin)"]);
+    expect(h.err).toEqual([
+      `troupe hosted: cannot reach the admin API at http://127.0.0.1:${closed}: ECONNREFUSED; ` +
+        "subagents' calls were found through the ingress (an idle subagent's are not listed)",
+    ]);
   });
 });
 
