@@ -105,6 +105,9 @@ it('an interrupted parent stops its foreground child that waits for its own back
   const invocation = await harness.client.send(root, 'paths interrupt');
   await untilWaiting(child, grandchild);
   expect(await slots(root)).toBe(2);
+  // What a client walking the tree sees (the CLI, for questions): the waiting child under the root, its child under it.
+  expect(await harness.client.subagents(root)).toEqual([child]);
+  expect(await harness.client.subagents(child)).toEqual([grandchild]);
   await harness.client.interrupt(root);
   expect(await harness.client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
   await expectStopped(root, child, grandchild);
@@ -113,6 +116,8 @@ it('an interrupted parent stops its foreground child that waits for its own back
   expect(notificationsOf(history)).toEqual([]);
   // Its book knows the task ended interrupted, as the embedded tree's does.
   expect(await record(root, 't0.a0')).toMatchObject({ status: 'interrupted', text: INTERRUPTED_TEXT });
+  expect(await harness.client.subagents(root)).toEqual([]);
+  expect(await harness.client.subagents(child)).toEqual([]);
   // A later prompt runs a new foreground child to its end.
   expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
   expectValidHistory(await harness.client.history(root));
@@ -138,6 +143,7 @@ it("a parent whose invocation Restate cancels stops its waiting foreground child
   // The turn ends interrupted (a cancelled embedded agent's turn is interrupted too), its history stored and valid.
   expect(await harness.client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
   await expectStopped(root, child, grandchild);
+  expect(await harness.client.subagents(root)).toEqual([]); // the list is cleared on a cancel too
   const history = await harness.client.history(root);
   expectValidHistory(history);
   expect(notificationsOf(history)).toEqual([]);
@@ -157,6 +163,8 @@ it('task_cancel of a background child that waits for its waiting foreground chil
   const outcome = harness.client.prompt(root, 'paths task-cancel');
   await untilWaiting(child, grandchild);
   expect(await slots(root)).toBe(3);
+  expect(await harness.client.subagents(root)).toEqual([parent]);
+  expect(await harness.client.subagents(parent)).toEqual([child]);
   gates.get(root)?.(); // the root goes on to `task_cancel`
   expect(await outcome).toMatchObject({ stopReason: 'completed', text: 'done' });
   await expectStopped(root, child, grandchild);
@@ -164,6 +172,8 @@ it('task_cancel of a background child that waits for its waiting foreground chil
   // once (from its book, at the cancel), nothing else.
   const parentHistory = await harness.client.history(parent);
   expectValidHistory(parentHistory);
+  expect(await harness.client.subagents(parent)).toEqual([]);
+  expect(await harness.client.subagents(root)).toEqual([]);
   expect(notificationsOf(parentHistory)).toEqual([]);
   const history = await until(
     () => harness.client.history(root),
