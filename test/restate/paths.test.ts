@@ -121,7 +121,13 @@ it('an interrupted parent stops its foreground child that waits for its own back
   // A later prompt runs a new foreground child to its end.
   expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
   expectValidHistory(await harness.client.history(root));
-  expect(await slots(root)).toBe(0);
+  // The new child's slot comes back by a message the parent's turn sent (a send: no round-trip), so soon after.
+  expect(
+    await until(
+      () => slots(root),
+      (n) => n === 0,
+    ),
+  ).toBe(0);
   // Embedded: the same tool result, and the child's task and its background child both end `interrupted`.
   const ends: AgentEvent[] = [];
   const embedded = await embeddedInterrupted(ends);
@@ -149,7 +155,13 @@ it("a parent whose invocation Restate cancels stops its waiting foreground child
   expect(notificationsOf(history)).toEqual([]);
   expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
   expectValidHistory(await harness.client.history(root));
-  expect(await slots(root)).toBe(0);
+  // The new child's slot comes back by a message the parent's turn sent (a send: no round-trip), so soon after.
+  expect(
+    await until(
+      () => slots(root),
+      (n) => n === 0,
+    ),
+  ).toBe(0);
   const ends: AgentEvent[] = [];
   const embedded = await embeddedInterrupted(ends);
   expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(toolResults(history).slice(0, 1)));
@@ -185,7 +197,13 @@ it('task_cancel of a background child that waits for its waiting foreground chil
   ]);
   expectValidHistory(history);
   expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
-  expect(await slots(root)).toBe(0);
+  // The new child's slot comes back by a message the parent's turn sent (a send: no round-trip), so soon after.
+  expect(
+    await until(
+      () => slots(root),
+      (n) => n === 0,
+    ),
+  ).toBe(0);
   // Embedded: the same tool results and notification (the gate opened once the grandchild blocks).
   let blocked = false;
   const embedded = await embeddedBoss(
