@@ -138,6 +138,44 @@ it('an interrupted parent stops its foreground child that waits for its own back
   ]);
 }, 120_000);
 
+it("an interrupted parent cancels its waiting foreground child's turn that a notification woke, once", async () => {
+  const root = 'boss-paths-4';
+  const child = `${root}/t0.a0`;
+  const invocation = await harness.client.send(root, 'paths interrupt-busy');
+  // The child's `run` answered `waiting`; its child's result woke a turn of its `notify`, which blocks.
+  await until(
+    async () => countOf(`start ${child} nb`),
+    (n) => n === 1,
+  );
+  expect(await harness.client.subagents(root)).toEqual([child]);
+  await harness.client.interrupt(root);
+  expect(await harness.client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
+  // The cancel rang the child's running turn: its block saw the abort once, its history is valid with the one
+  // notification, and it reported to nobody (the root heard nothing).
+  await until(
+    async () => countOf(`aborted ${child} nb`),
+    (n) => n > 0,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(countOf(`aborted ${child} nb`)).toBe(1);
+  expect(countOf(`start ${child} nb`)).toBe(1);
+  const childHistory = await harness.client.history(child);
+  expectValidHistory(childHistory);
+  expect(notificationsOf(childHistory)).toHaveLength(1);
+  expect(await invocationsOf(harness.server.adminUrl, child, 'notify')).toBe(1);
+  const history = await harness.client.history(root);
+  expectValidHistory(history);
+  expect(notificationsOf(history)).toEqual([]);
+  expect(await record(root, 't0.a0')).toMatchObject({ status: 'interrupted', text: INTERRUPTED_TEXT });
+  expect(
+    await until(
+      () => slots(root),
+      (n) => n === 0,
+    ),
+  ).toBe(0);
+  expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
+}, 120_000);
+
 it("a parent whose invocation Restate cancels stops its waiting foreground child's subtree too", async () => {
   const root = 'boss-paths-2';
   const child = `${root}/t0.a0`;
