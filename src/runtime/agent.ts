@@ -508,7 +508,8 @@ export class Agent<Output = unknown> {
     const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);
     const turnInput = { inputId, messages: [userMessage(input)], expectsOutput };
     this.env.onInput?.(turnInput);
-    this.actor.send({ type: 'PROMPT', input: turnInput });
+    if (this.env.heldInputs) this.env.heldInputs.push(turnInput);
+    else this.actor.send({ type: 'PROMPT', input: turnInput });
     return result;
   }
 }

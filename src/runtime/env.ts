@@ -210,6 +210,12 @@ export class AgentEnv implements EventOrigin {
   stopped = false;
   /** Set for an agent with a session: journals a prompt before it reaches the actor. */
   onInput?: (input: TurnInput) => void;
+  /**
+   * Set while a restored session has yet to submit again the prompts its journal holds unanswered (on the next
+   * macrotask, once the caller's listeners are on): prompts given meanwhile wait here, behind them, so a prompt sent
+   * before a crash still runs before one sent after it.
+   */
+  heldInputs?: TurnInput[];
   /** Set for an agent with a session: answers from its journal, while resuming or replaying. */
   recording?: Recording;
   /**

@@ -249,8 +249,11 @@ export class Session {
     if (release) this.closers.push(release);
     // What was in flight resumes on the next macrotask, after the caller has attached its listeners (a pending
     // approval is announced again; a model call is asked again or answered from the journal).
+    env.heldInputs = [];
     this.kicked = new Promise((resolve) =>
       setImmediate(() => {
+        const held = env.heldInputs ?? [];
+        env.heldInputs = undefined;
         if (!this.closed) {
           const owner = tree?.node(env.agentId);
           this.resume(actor, snapshot.context);
@@ -260,6 +263,7 @@ export class Session {
             this.tree?.notifyOwed(owner, actor, snapshot.context);
           });
         }
+        for (const input of held) this.prompt(input);
         resolve();
       }),
     );

@@ -127,11 +127,12 @@ agent.on(
   live('notification', (event) => backgroundTasks.has(event.taskId)),
   subtree,
 );
-// A kill can land before the prompts reached the journal: a session without inputs gets them (again).
-if (session.journal.inputs.size === 0) {
-  void agent.prompt('first');
-  void agent.prompt('second');
-}
+// A kill can land before the prompts reached the journal, or between their two records (each is its own write,
+// and SIGKILL may fall between two of them): the prompts the journal does not hold are given (again), in order.
+const given = new Set(
+  [...session.journal.inputs.values()].flatMap((input) => input.messages.map((message) => textOf(message))),
+);
+for (const prompt of ['first', 'second']) if (!given.has(prompt)) void agent.prompt(prompt);
 process.stdout.write('ready\n');
 await session.idle();
 session.close();

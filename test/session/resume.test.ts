@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createAgent, defineTool, type Policy, scriptedModel, sessions } from '../../src/index.js';
+import { createAgent, defineTool, type Policy, scriptedModel, sessions, textOf } from '../../src/index.js';
 import { expectValidHistory, latch, nextEvent, resultText, toolResults } from '../agent/helpers.js';
 import { byHistory, cleanTempDirs, countTool, crashCopy, tempDir } from './helpers.js';
 
@@ -222,6 +222,38 @@ describe('sessions: journal and resume', () => {
     expect(ends).toEqual(['completed', 'completed']);
     expect(resumed.messages.map((m) => (m.role === 'user' ? 'u' : 'a')).join('')).toBe('uauaua');
     expect(model.requests.map((r) => r.messages.length)).toEqual([3, 5]);
+    for (const s of [session, reopened]) s.close();
+    await Promise.all([agent.stop(), resumed.stop()]);
+  });
+
+  it('runs prompts given before a crash before one given right after the restart', async () => {
+    const dir = tempDir();
+    const manager = sessions({ dir });
+    const session = manager.create();
+    const asked = latch();
+    const never = new Promise<never>(() => {});
+    const agent = createAgent({
+      model: scriptedModel(async () => {
+        asked.resolve();
+        return never;
+      }),
+      session,
+    });
+    void agent.prompt('first');
+    void agent.prompt('second');
+    await asked.promise;
+    const crashed = crashCopy(dir);
+
+    const reopened = sessions({ dir: crashed }).open(session.id);
+    const model = scriptedModel((request) => ({ text: `answer to ${request.messages.length}` }));
+    const resumed = createAgent({ model, session: reopened });
+    // Given in the same tick as the restart, before the restored session has submitted 'second' again.
+    const third = resumed.prompt('third');
+    await reopened.idle();
+    expect((await third).stopReason).toBe('completed');
+    const prompts = resumed.messages.filter((m) => m.role === 'user').map((m) => textOf(m));
+    expect(prompts).toEqual(['first', 'second', 'third']);
+    expectValidHistory(resumed.messages);
     for (const s of [session, reopened]) s.close();
     await Promise.all([agent.stop(), resumed.stop()]);
   });
