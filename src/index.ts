@@ -79,6 +79,7 @@ export {
   type HookList,
   type Hooks,
   hostNotify,
+  hostSteer,
   type Listener,
   type ListenOptions,
   LiveTools,

@@ -9,6 +9,7 @@ import {
   defineTool,
   emptyUsage,
   hostNotify,
+  hostSteer,
   type Message,
   type RunResult,
   SubagentConfigs,
@@ -260,9 +261,14 @@ export function agentObject(options: AgentObjectOptions) {
     const offApprovals = awaitApprovals(ctx, scope, agent, approvalTimeoutMs);
     try {
       // A notification opens the turn as embedded, through the machine's NOTIFY: the same message, stored as
-      // `source: 'notification'`, which compaction, the context engine and replays read.
+      // `source: 'notification'`, which compaction, the context engine and replays read. A steer opens it as
+      // `agent.steer()` opens one on an idle agent: stored as `source: 'steer'`.
       const running =
-        typeof opening.prompt === 'string' ? agent.prompt(opening.prompt) : notifiedTurn(agent, opening.prompt);
+        'steer' in opening
+          ? steeredTurn(agent, opening.steer)
+          : typeof opening.prompt === 'string'
+            ? agent.prompt(opening.prompt)
+            : notifiedTurn(agent, opening.prompt);
       for (const message of opening.messages) control.apply(message);
       const results = [await running];
       // An interrupted turn may still be finishing an aborted call's journal entry: the turn's effects come first.
@@ -271,7 +277,7 @@ export function agentObject(options: AgentObjectOptions) {
       // has cancelled this invocation: its task is over).
       for (let next = control.followUp(); next && !cancelled && !control.cancelled; next = control.followUp()) {
         const [first = '', ...rest] = next;
-        const following = agent.prompt(first);
+        const following = steeredTurn(agent, first);
         for (const text of rest) agent.steer(text);
         results.push(await following);
         await scope.tail;
@@ -369,6 +375,13 @@ export type AgentObject = ReturnType<typeof agentObject>;
 function notifiedTurn(agent: Parameters<typeof hostNotify>[0], notification: UserMessage): Promise<RunResult> {
   const turn = hostNotify(agent, [notification]);
   if (!turn) throw new restate.TerminalError(`Agent ${agent.id} does not wake for a notification`);
+  return turn;
+}
+
+/** The turn a steer opens on the idle agent (the turn's first, or the first after an interrupted one). */
+function steeredTurn(agent: Parameters<typeof hostSteer>[0], text: string): Promise<RunResult> {
+  const turn = hostSteer(agent, text);
+  if (!turn) throw new restate.TerminalError(`Agent ${agent.id} was not idle for the steer that opens its turn`);
   return turn;
 }
 

@@ -104,19 +104,21 @@ export function controlObject(agentObjectName: string) {
 }
 
 /**
+ * What opens a turn: the handler's input (a prompt's text, or a notification, passed on as it is), or a steer, which
+ * opens it as a steer opens a turn of an idle embedded agent (stored as `source: 'steer'`, not as a prompt).
+ */
+export type Opening<Input> = ({ prompt: Input } | { steer: string }) & { messages: ControlMessage[] };
+
+/**
  * How a turn opens, given what waited for it in the control object (messages that rang a turn as it ended, or
  * came between turns): embedded, they would have reached the turn that runs next, so this turn applies them at
  * its start, in order (a steer joins its first step boundary; an interrupt stops it). Without a prompt (the
  * `steered` fallback) there is no turn to stop: the steers after the last interrupt start one, or nothing runs.
- * The input is a prompt's text, or another opening (a notification) that the turn passes on as it is.
  */
-export function openingOf<Input>(
-  prompt: Input | undefined,
-  waiting: ControlMessage[],
-): { prompt: Input | string; messages: ControlMessage[] } | null {
+export function openingOf<Input>(prompt: Input | undefined, waiting: ControlMessage[]): Opening<Input> | null {
   if (prompt !== undefined) return { prompt, messages: waiting };
   const [first, ...rest] = waiting.slice(waiting.findLastIndex((message) => message.kind !== 'steer') + 1);
-  return first?.kind === 'steer' ? { prompt: first.text, messages: rest } : null;
+  return first?.kind === 'steer' ? { steer: first.text, messages: rest } : null;
 }
 
 /** What a turn does with a message: the hosted agent's own `steer` and `interrupt`. */

@@ -80,10 +80,24 @@ export function hostNotify(agent: Agent<unknown>, messages: UserMessage[]): Prom
   return notifyThrough(agent, messages);
 }
 
+/** Set by `Agent`'s static block: the one way in to its private `steered` (see `hostSteer`). */
+let steerThrough: (agent: Agent<unknown>, input: PromptInput) => Promise<RunResult> | undefined;
+
+/**
+ * For hosts that run an agent's turns themselves (`troupe/restate`, whose steers may wait for a turn to open), not
+ * for programs: steers the agent exactly as `agent.steer()` does, so a turn the steer opens on an idle agent stores
+ * it as `source: 'steer'`, and returns that turn's result (awaited by its input id, as a prompt's is). A running
+ * agent takes the steer at its next step boundary: then nothing is returned.
+ */
+export function hostSteer(agent: Agent<unknown>, input: PromptInput): Promise<RunResult> | undefined {
+  return steerThrough(agent, input);
+}
+
 /** One agent: an XState actor running the model–tool loop, with its history, events and controls. */
 export class Agent<Output = unknown> {
   static {
     notifyThrough = (agent, messages) => agent.notified(messages);
+    steerThrough = (agent, input) => agent.steered(input, true);
   }
 
   readonly id: string;
@@ -302,13 +316,29 @@ export class Agent<Output = unknown> {
    * it is answered now and keeps its place before anything sent after it.
    */
   steer(input: PromptInput): void {
+    this.steered(input, false);
+  }
+
+  /**
+   * `steer`, and for a host (`hostSteer`, `awaited`) the result of the turn it opens: registered by its input id,
+   * as `submit` does, so that turn's `endTurn` resolves it. A program's steer registers nothing (it listens for the
+   * turn's `turn_end`).
+   */
+  private steered(input: PromptInput, awaited: boolean): Promise<RunResult> | undefined {
+    const message = userMessage(input, 'steer');
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status === 'active' && snapshot.matches('idle') && !this.stopping) {
-      const message = userMessage(input, 'steer');
-      this.actor.send({ type: 'PROMPT', input: { inputId: newInputId(), messages: [message], expectsOutput: false } });
-      return;
+      const inputId = newInputId();
+      const result = awaited
+        ? new Promise<RunResult>((resolve) =>
+            this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),
+          )
+        : undefined;
+      this.actor.send({ type: 'PROMPT', input: { inputId, messages: [message], expectsOutput: false } });
+      return result;
     }
-    this.actor.send({ type: 'STEER', message: userMessage(input, 'steer') });
+    this.actor.send({ type: 'STEER', message });
+    return undefined;
   }
 
   /** Stops the running turn: the model call and tools are aborted, open tool calls get an "interrupted" result. */

@@ -3,6 +3,7 @@ export {
   type ConversationInput,
   createAgent,
   hostNotify,
+  hostSteer,
   type PromptInput,
   type PromptOptions,
   type TurnStream,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createAgent,
   hostNotify,
+  hostSteer,
   type Message,
   type ModelRequest,
   notificationMessage,
@@ -68,6 +69,32 @@ describe('hostNotify', () => {
     expect(hostNotify(agent, [note])).toBeUndefined();
     const result = await running;
     expect(userTexts(result.messages)).toEqual(['prompt: hello', expect.stringMatching(/^notification: /)]);
+    expect(requests).toHaveLength(2);
+    await agent.stop();
+  });
+});
+
+// Its twin for a steer that opens a hosted turn (troupe/restate's `steered` fallback and follow-ups): the message is
+// stored as `agent.steer()` stores it, and the turn it opens is awaited like a prompt's.
+describe('hostSteer', () => {
+  it('opens a turn on an idle agent, stored as a steer, and returns its result', async () => {
+    const { requests, model } = recording();
+    const agent = createAgent({ model });
+    const result = await hostSteer(agent, 'hello');
+    expect(result).toMatchObject({ stopReason: 'completed', text: 'answer 1' });
+    expect(userTexts(result?.messages ?? [])).toEqual(['steer: hello']);
+    expect(userTexts(agent.messages)).toEqual(['steer: hello']);
+    expect(requests).toHaveLength(1);
+    await agent.stop();
+  });
+
+  it('joins a running turn at its next step boundary, opening no turn of its own', async () => {
+    const { requests, model } = recording();
+    const agent = createAgent({ model });
+    const running = agent.prompt('hello');
+    expect(hostSteer(agent, 'also tea')).toBeUndefined();
+    const result = await running;
+    expect(userTexts(result.messages)).toEqual(['prompt: hello', 'steer: also tea']);
     expect(requests).toHaveLength(2);
     await agent.stop();
   });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Message } from '../../src/index.js';
+import { z } from 'zod';
+import { type Agent, createAgent, defineTool, type Message, scriptedModel } from '../../src/index.js';
+import { answerFor } from './fixtures/agents.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
 import { takesAnswered } from './fixtures/journal.js';
@@ -43,6 +45,11 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
 
 const userTexts = (history: Message[]) =>
   history.flatMap((m) => (m.role === 'user' ? [m.content.map((p) => ('text' in p ? p.text : '')).join('')] : []));
+/** A history's user messages as stored: where each came from, and its text. */
+const userMessages = (history: readonly Message[]) =>
+  history.flatMap((m) =>
+    m.role === 'user' ? [{ source: m.source, text: m.content.map((p) => ('text' in p ? p.text : '')).join('') }] : [],
+  );
 
 it('a steer joins the running turn at its next step boundary, once', async () => {
   const turn = await harness.client.send('steer-1', 'work');
@@ -172,3 +179,70 @@ it('an interrupt sent while no turn runs is dropped: it does not stop the next t
   ]);
   expect(executions().filter((line) => line === `model ${child}`)).toHaveLength(2);
 }, 120_000);
+
+it('a steer that opens a turn is stored as a steer, as embedded: to an idle agent, and after an interrupt', async () => {
+  // Hosted: a steer with no turn running, then a prompt; and a prompt whose call is held in gating while an
+  // interrupt and a steer are sent (the steer opens a turn of its own once the interrupted one has ended).
+  const idle = 'steer-opens-1';
+  await harness.client.steer(idle, 'hello');
+  await until(async () => (await harness.client.history(idle)).length >= 2, 'the steer to be answered');
+  await harness.client.prompt(idle, 'next');
+  const follow = 'steer-follow-2';
+  const turn = await harness.client.send(follow, 'work');
+  await until(() => gates.has(`${follow}:gating`), 'the call in gating');
+  await harness.client.result(await harness.client.interrupt(follow));
+  await harness.client.result(await harness.client.steer(follow, 'also tea'));
+  open(`${follow}:gating`);
+  expect(await harness.client.result(turn)).toMatchObject({ stopReason: 'interrupted' });
+
+  // Embedded: the same script; the `gated` call waits until the interrupt aborts it.
+  let called: () => void = () => {};
+  const calledOnce = new Promise<void>((resolve) => {
+    called = resolve;
+  });
+  const gated = defineTool({
+    name: 'gated',
+    description: 'Waits for its gate',
+    schema: z.object({}),
+    execute: (_args, ctx) =>
+      new Promise<string>((_resolve, reject) => {
+        called();
+        ctx.signal.addEventListener('abort', () => reject(new Error('aborted')));
+      }),
+  });
+  const embedded = (agentId: string) =>
+    createAgent({ id: agentId, model: scriptedModel((request) => answerFor(agentId, request)), tools: [gated] });
+  const turnEnd = (agent: Agent) => new Promise<void>((resolve) => agent.on('turn_end', () => resolve()));
+  const idleAgent = embedded(idle);
+  const answered = turnEnd(idleAgent);
+  idleAgent.steer('hello');
+  await answered;
+  await idleAgent.prompt('next');
+  const followAgent = embedded(follow);
+  const working = followAgent.prompt('work');
+  await calledOnce;
+  followAgent.interrupt();
+  expect(await working).toMatchObject({ stopReason: 'interrupted' });
+  const followed = turnEnd(followAgent);
+  followAgent.steer('also tea');
+  await followed;
+
+  const expected = {
+    [idle]: [
+      { source: 'steer', text: 'hello' },
+      { source: 'prompt', text: 'next' },
+    ],
+    [follow]: [
+      { source: 'prompt', text: 'work' },
+      { source: 'steer', text: 'also tea' },
+    ],
+  };
+  expect(userMessages(idleAgent.messages)).toEqual(expected[idle]);
+  expect(userMessages(followAgent.messages)).toEqual(expected[follow]);
+  expect(userMessages(await harness.client.history(idle))).toEqual(expected[idle]);
+  const hosted = await harness.client.history(follow);
+  expectValidHistory(hosted);
+  expect(userMessages(hosted)).toEqual(expected[follow]);
+  expect(hosted.at(-1)).toEqual(followAgent.messages.at(-1));
+  await Promise.all([idleAgent.stop(), followAgent.stop()]);
+}, 60_000);
