@@ -68,7 +68,10 @@ export interface Hooks {
       agent: AgentInfo,
     ) => ToolOutput | undefined | Promise<ToolOutput | undefined>
   >;
-  /** When a turn has ended: observe only (a failure is reported on the console, the result stands). */
+  /**
+   * When a turn has ended, every turn (one a steer or a background result opened too, which no caller awaits):
+   * observe only (a failure is reported on the console, the result stands).
+   */
   afterTurn?: HookList<(end: TurnEnd, agent: AgentInfo) => void | Promise<void>>;
   /** How long a hook may take before it counts as failed (default 10,000 ms). */
   timeoutMs?: number;
@@ -160,6 +163,11 @@ export class HookRunner {
   /** Step `step` waits on hooks before its model call. */
   prepares(step: number): boolean {
     return this.beforeModel.length > 0 || (step === 1 && this.beforeTurnHooks.length > 0);
+  }
+
+  /** Whether any afterTurn hook observes turn ends (a turn nobody awaits builds its result only for them). */
+  get observesTurns(): boolean {
+    return this.afterTurnHooks.length > 0;
   }
 
   get reviews(): boolean {

@@ -210,15 +210,18 @@ function endTurn(env: AgentEnv, context: Context): void {
   });
   if (!input) return;
   const pending = env.pending.get(input.inputId);
-  if (!pending) return;
-  env.pending.delete(input.inputId);
-  const messages = env.transcript.since(pending.startIndex);
+  // afterTurn observes every turn that ends, as beforeTurn sees every turn that starts: a turn no caller awaits (one
+  // a background result or a steer to an idle agent opened) has no pending entry, but it is a turn all the same.
+  const observed = env.settings.hooks?.observesTurns === true;
+  if (!pending && !observed) return;
+  if (pending) env.pending.delete(input.inputId);
+  const messages = env.transcript.since(pending?.startIndex ?? env.turnStart);
   const result: RunResult = { stopReason, messages, text: textOf(lastAssistant(messages)), usage };
-  if (pending.output !== undefined) result.output = pending.output;
+  if (pending?.output !== undefined) result.output = pending.output;
   const error = turnError(env, context);
   if (error) result.error = error;
-  env.settings.hooks?.afterTurn(result, env.info);
-  pending.resolve(result);
+  if (observed) env.settings.hooks?.afterTurn(result, env.info);
+  pending?.resolve(result);
 }
 
 function turnError(env: AgentEnv, context: Context): TurnError | undefined {

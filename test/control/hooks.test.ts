@@ -385,4 +385,47 @@ describe('turn hooks', () => {
     expect(seen).toEqual(['agent']);
     await root.stop();
   });
+
+  it('afterTurn observes every turn: one a steer opened on an idle agent, and one a background result woke', async () => {
+    // The child answers once the root's turn has ended, so its result wakes a turn of its own.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const model = router(async ({ prompt, lastUser, last }) => {
+      if (prompt === 'CHILD') return held.then(() => ({ text: 'child done' }));
+      if (lastUser.startsWith('<notification')) return { text: 'noted' };
+      if (lastUser === 'ROOT' && last?.role !== 'tool') {
+        return { toolCalls: [{ name: 'agent', args: { prompt: 'CHILD', background: true } }] };
+      }
+      return { text: `answered ${lastUser}` };
+    });
+    const ends: string[] = [];
+    const root = createAgent({
+      model,
+      id: 'root',
+      subagents: {},
+      hooks: { afterTurn: (end, agent) => void ends.push(`${agent.id === 'root' ? 'root' : 'child'}: ${end.text}`) },
+    });
+    const turnEnds = (n: number) =>
+      new Promise<void>((resolve) => {
+        let seen = 0;
+        const off = root.on('turn_end', () => {
+          if (++seen < n) return;
+          off();
+          resolve();
+        });
+      });
+    const steered = turnEnds(1);
+    root.steer('hello');
+    await steered;
+    // The prompt's turn, the child's task, then the turn its result woke.
+    await root.prompt('ROOT');
+    const woken = turnEnds(1);
+    release();
+    await woken;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ends.sort()).toEqual(['child: child done', 'root: answered ROOT', 'root: answered hello', 'root: noted']);
+    await root.stop();
+  });
 });

@@ -4,6 +4,7 @@ import {
   type AgentConfig,
   createAgent,
   defineTool,
+  type Hooks,
   type Message,
   type ModelRequest,
   type ScriptedAnswer,
@@ -100,6 +101,12 @@ const holdTool = (where: 'embedded' | 'hosted') =>
 const wokenFor = (where: 'embedded' | 'hosted', task: string) =>
   requests[where].filter((r) => taskOf(r) === task && textOf(r.messages.at(-1)).startsWith('<notification'));
 
+/** The turn ends afterTurn hooks saw, by where they ran: whose turn (the root's, or a child's), and its answer. */
+const ends: Record<'embedded' | 'hosted', string[]> = { embedded: [], hosted: [] };
+const observing = (where: 'embedded' | 'hosted', root: string): Hooks => ({
+  afterTurn: (end, agent) => void ends[where].push(`${agent.id === root ? 'root' : 'child'}: ${end.text}`),
+});
+
 const profiles: Record<string, SubagentProfile> = { sleepy: { description: 'Sleeps', wakeOnNotification: false } };
 
 let server: RestateDevServer;
@@ -127,6 +134,7 @@ beforeAll(async () => {
       model: modelOf('hosted'),
       tools: [holdTool('hosted')],
       ...(agentId.startsWith('sleepy') ? { wakeOnNotification: false } : {}),
+      ...(agentId.startsWith('observed') ? { hooks: observing('hosted', 'observed-1') } : {}),
     }),
   });
   // The same, suspended after 200 ms without news (a wait for an approval): its turn is replayed when resumed.
@@ -352,4 +360,25 @@ it('a turn that kept notifications join is replayed (suspended on an approval) w
   expectValidHistory(history);
   expect(userMessages(history)).toEqual(userMessages(calls[0]?.messages ?? []));
   expect(deployed).toBe(1);
+}, 120_000);
+
+it('afterTurn hooks observe the turn a result woke, hosted as embedded', async () => {
+  const root = 'observed-1';
+  expect((await client.prompt(root, 'start hold c')).text).toBe('started');
+  await until(
+    () => client.history(root),
+    (history) => history.at(-1)?.role === 'assistant' && textOf(history.at(-2)).startsWith('<notification'),
+  );
+  const twin = await embedded('start hold c', { id: root, hooks: observing('embedded', root) }, (history) =>
+    hasNotification(history),
+  );
+  // The hooks run after the turn's end is published: a tick later, embedded; hosted, the history is stored after.
+  await until(
+    async () => ends.embedded.length,
+    (n) => n >= 3,
+  );
+  await twin.agent.stop();
+  const expected = ['child: did c', 'root: noted', 'root: started'];
+  expect([...ends.embedded].sort()).toEqual(expected);
+  expect([...ends.hosted].sort()).toEqual(expected);
 }, 120_000);
