@@ -14,7 +14,8 @@ export interface WaitingCall extends PendingApproval {
 }
 
 /** What a list without the admin API's query lacks, said after why it went without. */
-export const WALKED = "subagents' calls were found through the ingress (an idle subagent's are not listed)";
+export const WALKED =
+  "subagents' calls were found through the ingress (not those of a subagent whose task its parent's book forgot)";
 
 export interface TreeApprovals {
   calls: WaitingCall[];
@@ -68,9 +69,10 @@ export async function treeApprovals(
 
 /**
  * The waiting calls of an agent and of its subagents at work, down the tree, through the ingress alone (a request
- * for its calls and two for its subagents per agent; a subagent's key extends its parent's, so the walk ends). It
- * misses a subagent that no task runs (idle, or woken only by a steer sent to it directly); the admin API's query
- * finds those too.
+ * for its calls, three for its subagents, and one per settled subagent its book keeps, per agent; a subagent's key
+ * extends its parent's, so the walk ends). A subagent whose task has settled is found when a turn of its runs (a
+ * steer sent to it directly woke it) while its parent's book keeps the task (`keepHistory`); the admin API's query
+ * finds every one.
  */
 async function walk(client: AgentClient, agentId: string): Promise<WaitingCall[]> {
   // A worker of an earlier release has no handler that lists subagents: its agent's own calls are still listed.

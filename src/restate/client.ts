@@ -20,8 +20,9 @@ export interface AgentClient {
   /** The agent's calls waiting for approval now (its own: a subagent's are listed under the subagent's id). */
   pendingApprovals(agentId: string): Promise<PendingApproval[]>;
   /**
-   * The agent's subagents at work now: its foreground batches' children and its running background tasks (not
-   * theirs: walk down for those). An idle subagent that no task of this agent runs is not among them.
+   * The agent's subagents at work now: its foreground batches' children, its running background tasks, and those
+   * whose task has settled but that run a turn again (a steer sent to them directly woke them), among the settled
+   * tasks its book keeps (`keepHistory`). Not theirs: walk down for those.
    */
   subagents(agentId: string): Promise<string[]>;
   /**
@@ -117,11 +118,22 @@ export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentCli
     approve: (agentId, answer) => call<boolean>(agentId, 'approve', answer),
     pendingApprovals: (agentId) => call<PendingApproval[]>(agentId, 'pending', null),
     subagents: async (agentId) => {
-      const [foreground, background] = await Promise.all([
+      const book = taskBookName(name);
+      const [foreground, background, settled] = await Promise.all([
         call<string[]>(agentId, 'foreground', null),
-        call<string[]>(agentId, 'running', null, {}, taskBookName(name)),
+        call<string[]>(agentId, 'running', null, {}, book),
+        // A worker of an earlier release keeps no such list: its settled subagents are not looked at.
+        call<string[]>(agentId, 'settled', null, {}, book).catch((): string[] => []),
       ]);
-      return [...new Set([...foreground, ...background])];
+      const working = new Set([...foreground, ...background]);
+      // A subagent whose task has settled runs a turn again when a steer is sent to it directly (no task of its
+      // parent's runs it): its doorbell is set while a turn runs.
+      const woken = await Promise.all(
+        settled
+          .filter((subagent) => !working.has(subagent))
+          .map(async (subagent) => ((await call<string | null>(subagent, 'doorbell', null)) ? subagent : undefined)),
+      );
+      return [...working, ...woken.filter((subagent) => subagent !== undefined)];
     },
     steer: (agentId, text, options = {}) => control(agentId, 'steer', { text }, options),
     interrupt: (agentId, options = {}) => control(agentId, 'interrupt', null, options),

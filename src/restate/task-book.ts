@@ -273,6 +273,20 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
         }
         return running;
       }),
+      /**
+       * The agents of the settled tasks it keeps records of (`keepHistory`). Shared, like `running`: such a subagent
+       * is idle unless something woke it since (a steer sent to it directly), which a client walking the tree asks
+       * its own object (its `doorbell` is set while a turn runs).
+       */
+      settled: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<string[]> => {
+        const settled = new Set<string>();
+        for (const key of await ctx.stateKeys()) {
+          if (!key.startsWith(TASK_PREFIX)) continue;
+          const record = await ctx.get<BookedTask>(key);
+          if (record && record.status !== 'running') settled.add(record.agentId);
+        }
+        return [...settled];
+      }),
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */
       status: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<BookedTask | null> =>
         (await ctx.get<BookedTask>(recordKey(input.taskId))) ?? null,

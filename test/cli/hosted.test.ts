@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { defineTool, type Message, type ModelRequest, type ScriptedAnswer, scriptedModel } from '../../src/index.js';
 import {
   type AgentWorker,
+  agentClient,
   agentObject,
   type RestateDevServer,
   serveAgents,
@@ -54,6 +55,7 @@ function answerFor(agentId: string, request: ModelRequest): ScriptedAnswer {
   }
   // A boss hands its prompt to a subagent (the `agent` tool), which plays the approver; `bossbg…` in the background.
   if (agentId.startsWith('boss') && !agentId.includes('/')) {
+    if (prompt.startsWith('<notification')) return { text: 'noted', usage };
     const background = agentId.startsWith('bossbg');
     if (since.length === 0) return { toolCalls: [{ name: 'agent', args: { prompt, background }, id: 'a0' }], usage };
     const result = since.find((m) => m.role === 'tool');
@@ -408,6 +410,40 @@ describe('subagents', () => {
     );
   }, 60_000);
 
+  it('without the admin API, a settled subagent woken by a steer sent to it directly is found, and its call listed', async () => {
+    const client = agentClient(server.ingressUrl);
+    const child = 'bossbg-2/t0.a0';
+    const walked = () => harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    const listed = () => hosted(['approvals', 'bossbg-2'], walked());
+    // Its task: asks to deploy prod, approved, then settled: its parent has heard its result.
+    expect((await hosted(['prompt', 'bossbg-2', 'prod'])).code).toBe(0);
+    await until(async () => (await client.pendingApprovals(child)).length > 0, "the child's question");
+    expect(await client.approve(child, { toolCallId: 'd0', approve: true })).toBe(true);
+    await until(
+      async () => (await client.history('bossbg-2')).some((m) => m.role === 'user' && m.source === 'notification'),
+      'the task to settle',
+    );
+    expect(await client.subagents('bossbg-2')).toEqual([]);
+    // A steer to the idle child opens a turn of its own, which no task of its parent runs: it asks to deploy staging.
+    await client.steer(child, 'staging');
+    let found = await listed();
+    for (let i = 0; i < 200 && !found.out.startsWith(child); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      found = await listed();
+    }
+    // The call's id is the script's: `d` and the steer's place in the child's history (after its task's 4 messages).
+    expect(found).toEqual({
+      code: 0,
+      out: `${child}  d4  deploy  {"target":"staging","password":"[redacted]"}\n`,
+      err: '',
+    });
+    expect(await hosted(['approve', child, 'd4'])).toMatchObject({ code: 0, out: 'approved d4\n' });
+    await until(() => ran(`ran ${child} d4`) === 1, 'the approved call to run');
+    // Its turn over, it is idle again: no subagent of the boss is at work.
+    await until(async () => (await client.subagents('bossbg-2')).length === 0, 'the turn to end');
+    expect((await listed()).out).toBe('bossbg-2 has no calls waiting for approval\n');
+  }, 60_000);
+
   it('an admin API that cannot be reached: the tree is walked through the ingress, and the command says so', async () => {
     const closed = await closedPort();
     const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
@@ -415,7 +451,7 @@ describe('subagents', () => {
     expect(h.out()).toBe('nobody-here has no calls waiting for approval\n');
     expect(h.err).toEqual([
       `troupe hosted: cannot reach the admin API at http://127.0.0.1:${closed}: ECONNREFUSED; ` +
-        "subagents' calls were found through the ingress (an idle subagent's are not listed)",
+        "subagents' calls were found through the ingress (not those of a subagent whose task its parent's book forgot)",
     ]);
   });
 });
