@@ -119,7 +119,11 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
   expect(await invocationsOf(server.adminUrl, parent, 'notify')).toBe(0);
   expect(notificationsOf(await client.history(parent))).toEqual([]);
   expectValidHistory(await client.history(parent));
-  const rootHistory = await client.history(root);
+  // The root hears it in a turn of its own, which may still be running on a loaded machine: waited for, not read once.
+  const rootHistory = await until(
+    () => client.history(root),
+    (history) => notificationsOf(history).length > 0 && history.at(-1)?.role === 'assistant',
+  );
   expectValidHistory(rootHistory);
   expect(notificationsOf(rootHistory)).toEqual([
     `<notification task_id="t0.a0" agent_id="${parent}" status="cancelled">The task was cancelled before it finished.</notification>`,
