@@ -28,7 +28,9 @@ import {
   OPEN_CHILDREN,
   PROFILES,
   ROOT,
+  recordTaken,
   subagentTasks,
+  TAKEN,
   TASK,
   type TaskRecord,
 } from './subagent-tasks.js';
@@ -105,6 +107,7 @@ async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
   for (let n = 0; n < turns; n++) ctx.clear(turnKey(n));
   ctx.clear(TURNS);
   ctx.clear(NOTES);
+  ctx.clear(TAKEN);
 }
 
 /**
@@ -247,7 +250,13 @@ export function agentObject(options: AgentObjectOptions) {
       toolConcurrency: Number.MAX_SAFE_INTEGER,
       messages: history,
     });
-    control.attach(agent);
+    // A result that comes while the turn runs joins its next step, as embedded (not once the agent is idle: its
+    // `notify` delivers it then).
+    control.attach(agent, (message) => {
+      if (!agent.actor.getSnapshot().matches('running')) return false;
+      hostNotify(agent, [message]);
+      return true;
+    });
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
     if (notes.length > 0) hostNotify(agent, notes);
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
@@ -290,6 +299,7 @@ export function agentObject(options: AgentObjectOptions) {
       });
       ctx.set(TURNS, turns + results.length);
       ctx.set(USAGE, usage);
+      await recordTaken(ctx, control.taken, results);
       // The kept notifications are in the turn just stored.
       if (notes.length > 0) ctx.clear(NOTES);
       const [result] = results as [RunResult];

@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import type { UserMessage } from '../index.js';
 
 /**
  * Steering and interrupting a hosted turn. A turn is an exclusive invocation of the agent's object, so nothing
@@ -36,7 +37,14 @@ export type ControlMessage =
    * A join's cancel of a foreground task whose `run` has answered `waiting` (swarm.ts): the turn that takes it ends
    * as an interrupt does and hands off `cancelled`, if the agent still owes that hand-off (`task`, its awakeable).
    */
-  | { kind: 'cancel'; task: string };
+  | { kind: 'cancel'; task: string }
+  /**
+   * A background child's result, from the parent's task book before it sends the parent's `notify` (so it is here
+   * before that `notify` can run): a running turn that takes it hands it to its agent, where it joins the next step
+   * boundary as embedded, and the turn stores its task id with the history it joined (`TAKEN`). The `notify` that
+   * runs afterwards finds the id there and runs no turn; one that does not withdraws the message, and delivers it.
+   */
+  | { kind: 'notify'; taskId: string; message: UserMessage };
 
 /** The agent object's state key that holds the running turn's doorbell (an awakeable id); cleared when it ends. */
 export const DOORBELL = 'doorbell';
@@ -60,9 +68,21 @@ export function takeMessages(ctx: restate.ObjectContext, agentObjectName: string
   });
 }
 
+/** The result of `taskId` is delivered by its `notify`: no turn of this agent may take it any more (a call). */
+export function withdrawResult(ctx: restate.ObjectContext, agentObjectName: string, taskId: string): Promise<null> {
+  return ctx.genericCall<{ taskId: string }, null>({
+    service: controlName(agentObjectName),
+    method: 'withdraw',
+    key: ctx.key,
+    parameter: { taskId },
+    inputSerde: json,
+    outputSerde: json,
+  });
+}
+
 /** The control object of the agents hosted by the object named `agentObjectName` (served beside it). */
 export function controlObject(agentObjectName: string) {
-  async function accept(ctx: restate.ObjectContext, message: ControlMessage): Promise<null> {
+  async function accept(ctx: restate.ObjectContext, message: ControlMessage): Promise<boolean> {
     // A shared handler of the agent's object reads its state as of now. No take can run before this invocation
     // ends (both are exclusive handlers of this object), and a turn always arms its next doorbell before it takes,
     // so a message appended here is taken by the turn that rang, or by a later take. Ringing a doorbell twice, or
@@ -75,24 +95,52 @@ export function controlObject(agentObjectName: string) {
       inputSerde: json,
       outputSerde: json,
     });
-    // No turn runs: an interrupt has nothing to stop (an idle embedded agent ignores one too).
-    if (!doorbell && message.kind === 'interrupt') return null;
+    // No turn runs: an interrupt has nothing to stop (an idle embedded agent ignores one too), and a result is
+    // delivered by its own `notify`, as today.
+    if (!doorbell && (message.kind === 'interrupt' || message.kind === 'notify')) return false;
     ctx.set(PENDING, [...((await ctx.get<ControlMessage[]>(PENDING)) ?? []), message]);
     if (doorbell) ctx.resolveAwakeable(doorbell, null);
+    // A result that no turn takes has its `notify` already on the way: no `steered` for it.
+    if (message.kind === 'notify') return true;
     ctx.genericSend({ service: agentObjectName, method: 'steered', key: ctx.key, parameter: null, inputSerde: json });
-    return null;
+    return true;
   }
   return restate.object({
     name: controlName(agentObjectName),
     handlers: {
       /** A user message for the agent's running turn (or a turn of its own when none runs). */
-      steer: async (ctx: restate.ObjectContext, input: { text: string }): Promise<null> =>
-        accept(ctx, { kind: 'steer', text: input.text }),
+      steer: async (ctx: restate.ObjectContext, input: { text: string }): Promise<null> => {
+        await accept(ctx, { kind: 'steer', text: input.text });
+        return null;
+      },
       /** Stops the agent's running turn; nothing when none runs. */
-      interrupt: async (ctx: restate.ObjectContext): Promise<null> => accept(ctx, { kind: 'interrupt' }),
+      interrupt: async (ctx: restate.ObjectContext): Promise<null> => {
+        await accept(ctx, { kind: 'interrupt' });
+        return null;
+      },
       /** Cancels the foreground task whose hand-off goes to this awakeable: its running turn, or the next. */
-      cancel: async (ctx: restate.ObjectContext, input: { task: string }): Promise<null> =>
-        accept(ctx, { kind: 'cancel', task: input.task }),
+      cancel: async (ctx: restate.ObjectContext, input: { task: string }): Promise<null> => {
+        await accept(ctx, { kind: 'cancel', task: input.task });
+        return null;
+      },
+      /**
+       * A background child's result, for the running turn (called by the parent's task book; see `notify` above):
+       * whether a turn ran to take it (when none did, its `notify` has nothing to look for or withdraw).
+       */
+      notify: async (ctx: restate.ObjectContext, input: { taskId: string; message: UserMessage }): Promise<boolean> =>
+        accept(ctx, { kind: 'notify', taskId: input.taskId, message: input.message }),
+      /**
+       * The parent's `notify` delivers this result itself: no turn may take it any more. Exclusive, so it is
+       * ordered after every take; the book's `notify` call came before, so nothing of this task arrives later.
+       */
+      withdraw: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<null> => {
+        const pending = (await ctx.get<ControlMessage[]>(PENDING)) ?? [];
+        const kept = pending.filter((message) => message.kind !== 'notify' || message.taskId !== input.taskId);
+        if (kept.length === pending.length) return null;
+        if (kept.length > 0) ctx.set(PENDING, kept);
+        else ctx.clear(PENDING);
+        return null;
+      },
       /** What was accepted since the last take, in order; cleared. */
       take: async (ctx: restate.ObjectContext): Promise<ControlMessage[]> => {
         const pending = (await ctx.get<ControlMessage[]>(PENDING)) ?? [];
@@ -117,7 +165,9 @@ export type Opening<Input> = ({ prompt: Input } | { steer: string }) & { message
  */
 export function openingOf<Input>(prompt: Input | undefined, waiting: ControlMessage[]): Opening<Input> | null {
   if (prompt !== undefined) return { prompt, messages: waiting };
-  const [first, ...rest] = waiting.slice(waiting.findLastIndex((message) => message.kind !== 'steer') + 1);
+  // Results are left to their own `notify` (a taken one that joins no stored turn is delivered there).
+  const controls = waiting.filter((message) => message.kind !== 'notify');
+  const [first, ...rest] = controls.slice(controls.findLastIndex((message) => message.kind !== 'steer') + 1);
   return first?.kind === 'steer' ? { steer: first.text, messages: rest } : null;
 }
 
@@ -126,6 +176,9 @@ export interface Controllable {
   steer(text: string): void;
   interrupt(): void;
 }
+
+/** Hands a running agent a result (`hostNotify`); false when it is not running, so it cannot join a step. */
+export type Notifiable = (message: UserMessage) => boolean;
 
 const RUNG: unique symbol = Symbol('rung');
 
@@ -140,6 +193,9 @@ export class TurnControl {
   cancelled = false;
   /** Steers applied after an interrupt: the interrupted turn is over for them, so they start one of their own. */
   private followUps: string[] = [];
+  /** Results handed to the agent: those that the stored history holds are this turn's to record (`TAKEN`). */
+  readonly taken: { taskId: string; message: UserMessage }[] = [];
+  private notifyTarget: Notifiable | undefined;
 
   /** `task`: the awakeable of the foreground task whose hand-off this agent owes, if any (a `cancel` names it). */
   constructor(
@@ -150,11 +206,17 @@ export class TurnControl {
     this.bell = this.arm();
   }
 
-  attach(target: Controllable): void {
+  attach(target: Controllable, notify?: Notifiable): void {
     this.target = target;
+    this.notifyTarget = notify;
   }
 
   apply(message: ControlMessage): void {
+    if (message.kind === 'notify') {
+      // An interrupted turn takes no step any more: the result's own `notify` delivers it.
+      if (!this.interrupted && this.notifyTarget?.(message.message)) this.taken.push(message);
+      return;
+    }
     if (message.kind === 'steer') {
       if (this.interrupted) this.followUps.push(message.text);
       else this.target?.steer(message.text);

@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationMessage, type UserMessage } from '../index.js';
+import { type Message, notificationMessage, type RunResult, type UserMessage } from '../index.js';
+import { withdrawResult } from './control.js';
 import type { HostedSupervision } from './subagents.js';
 import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, WAITING } from './swarm.js';
 import { sendBook, stopTasksOf } from './task-book.js';
@@ -20,6 +21,8 @@ export interface ChildNotification {
   agentId: string;
   status: HandOff['status'];
   text: string;
+  /** A turn of the parent ran when it came, and may have taken it (control.ts); else no turn has seen it. */
+  offered?: boolean;
 }
 
 export interface TaskRequest {
@@ -45,6 +48,11 @@ export const TASK = 'task';
  * (`wakeOnNotification: false`) runs no turn when one comes, as embedded.
  */
 export const NOTES = 'notes';
+/**
+ * Background results that a running turn took and its stored history holds (`string[]`, task ids), written with
+ * that turn: their `notify`, which runs after it, finds its id here (and removes it) and delivers nothing more.
+ */
+export const TAKEN = 'taken';
 
 export interface TaskRecord {
   parentId: string;
@@ -83,6 +91,22 @@ export interface TaskHost<Outcome> {
   wakes(ctx: restate.ObjectContext): Promise<boolean>;
   /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */
   clearHistory(ctx: restate.ObjectContext): Promise<void>;
+}
+
+/**
+ * Results the turn took that its stored history holds, recorded with it for their `notify` (`TAKEN`). One taken
+ * and then not stored (the turn was interrupted before its next step) is left to its `notify`, which delivers it.
+ */
+export async function recordTaken(
+  ctx: restate.ObjectContext,
+  taken: readonly { taskId: string; message: UserMessage }[],
+  results: readonly RunResult[],
+): Promise<void> {
+  if (taken.length === 0) return;
+  const text = (message: Message) => (message.role === 'user' ? JSON.stringify(message.content) : undefined);
+  const stored = new Set(results.flatMap((result) => result.messages.map(text)));
+  const joined = taken.filter(({ message }) => stored.has(text(message))).map(({ taskId }) => taskId);
+  if (joined.length > 0) ctx.set(TAKEN, [...((await ctx.get<string[]>(TAKEN)) ?? []), ...joined]);
 }
 
 /** The handlers, and the report the agent object's other turns make too (a `steered` one may be the last). */
@@ -199,12 +223,29 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
       const message = notificationMessage(taskId, agentId, status, text);
+      // A task waiting for its children is finished with its last turn's hand-off once the last has come, when no
+      // turn runs for it. A record written before hand-offs were kept (an upgrade that did not drain) reports an
+      // empty answer rather than leave its parent waiting.
+      const reportKept = async () => {
+        const task = await ctx.get<TaskRecord>(TASK);
+        if (task && !task.reported) await reportIfSettled(ctx, task.handOff ?? { status: 'completed', text: '' });
+      };
+      if (notification.offered) {
+        // The turn that ran when it came took it, as embedded (control.ts): it is in that turn's stored history.
+        const taken = (await ctx.get<string[]>(TAKEN)) ?? [];
+        if (taken.includes(taskId)) {
+          const rest = taken.filter((id) => id !== taskId);
+          if (rest.length > 0) ctx.set(TAKEN, rest);
+          else ctx.clear(TAKEN);
+          await reportKept();
+          return null;
+        }
+        // No turn took it (or none stored it): delivered here, so no later turn may take it.
+        await withdrawResult(ctx, host.name, taskId);
+      }
       if (!(await host.wakes(ctx))) {
         ctx.set(NOTES, [...((await ctx.get<UserMessage[]>(NOTES)) ?? []), message]);
-        const task = await ctx.get<TaskRecord>(TASK);
-        // A record written before hand-offs were kept (an upgrade that did not drain) reports an empty answer
-        // rather than leave its parent waiting.
-        if (task && !task.reported) await reportIfSettled(ctx, task.handOff ?? { status: 'completed', text: '' });
+        await reportKept();
         return null;
       }
       const turn = await host.turn(ctx, message);

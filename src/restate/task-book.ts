@@ -2,8 +2,9 @@ import * as restate from '@restatedev/restate-sdk';
 // A cancelled task, and a task stopped with its cancelled owner, are reported with the embedded supervisor's own
 // words (constants of a pure module).
 import { CANCELLED_TEXT, INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
-import type { TaskResult, TaskStatus } from '../index.js';
+import { notificationMessage, type TaskResult, type TaskStatus } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
+import { controlName } from './control.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -151,11 +152,22 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
       await retire(ctx, [taskId]);
       return;
     }
+    const parameter = { taskId, agentId: settled.agentId, status: settled.status, text: settled.text ?? '' };
+    // First to the parent's running turn, if any (control.ts), where it joins the next step as embedded; a call, so
+    // it is there before the `notify` below exists, which withdraws it, or finds the turn that took it.
+    const offered = await ctx.genericCall<unknown, boolean>({
+      service: controlName(agentObjectName),
+      method: 'notify',
+      key: ctx.key,
+      parameter: { taskId, message: notificationMessage(taskId, settled.agentId, settled.status, parameter.text) },
+      inputSerde: json,
+      outputSerde: json,
+    });
     const notify = ctx.genericSend({
       service: agentObjectName,
       method: 'notify',
       key: ctx.key,
-      parameter: { taskId, agentId: settled.agentId, status: settled.status, text: settled.text ?? '' },
+      parameter: { ...parameter, ...(offered ? { offered } : {}) },
       inputSerde: json,
     });
     ctx.set(recordKey(taskId), { ...settled, notifyId: await notify.invocationId });

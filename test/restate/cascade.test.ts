@@ -90,7 +90,8 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
   await Promise.all(workers.map((worker) => worker.kill()));
   for (const [i, port] of ports.entries()) workers[i] = await startWorker(port, sideFile, `w${i + 1}-again`);
 
-  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'done' });
+  // The `cancelled` notification joined the turn that cancelled, at its next step (as embedded): it answers it.
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'noted' });
   // Each child's task settled once: `interrupted` in the embedded words, started once (its `task` invocation), and
   // its block ended by the cascade's cancel at most once (a block its dead worker ran was run again, being safe to
   // repeat, and that one was aborted).

@@ -250,6 +250,45 @@ it('a worker killed after its turn took a steer: the replay applies the journale
   second.process.kill('SIGKILL');
 }, 120_000);
 
+it("a worker killed after its turn took a child's result: the replay applies it at the same step, stored once", async () => {
+  const port = await freePort();
+  const first = await startWorker(port, 60_000);
+  await server.register(first.url);
+  const root = 'joincrash-1';
+  const invocation = await client.send(root, 'work');
+  await until(() => countOf(`start ${root} w1`) === 1, 'the slow tool to start');
+  // The child answers at once; its result rings the turn, which takes it while w1 runs for a minute: kill then.
+  const taken = () => takesAnswered(server.adminUrl, invocation);
+  await until(async () => (await taken()) >= 2, "the turn to take the child's result");
+  const takenBefore = await taken();
+  first.process.kill('SIGKILL');
+  await new Promise((resolve) => first.process.once('exit', resolve));
+
+  const second = await startWorker(port, 0);
+  await server.register(second.url);
+  // The replay read the take from the journal and handed the result to the agent at the same place: the step
+  // after w1's result answers it, in this turn.
+  expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'noted' });
+  expect(await taken()).toBe(takenBefore);
+  await until(async () => {
+    const rows = await sql<{ id: string }>(
+      "SELECT id FROM sys_invocation WHERE target_service_name = 'troupe-agent' " +
+        `AND target_service_key = '${root}' AND target_handler_name = 'notify' AND status = 'completed'`,
+    );
+    return rows.length === 1;
+  }, "the result's own notify");
+  // Its `notify` found it taken and ran no turn: the result is in the history once, after w1's result.
+  const history = await client.history(root);
+  expectValidHistory(history);
+  const notifications = history.filter((m) => m.role === 'user' && m.source === 'notification');
+  expect(notifications).toHaveLength(1);
+  const at = history.indexOf(notifications[0] as (typeof history)[number]);
+  expect(history[at - 1]).toMatchObject({ role: 'tool', content: [{ toolCallId: 'w1' }] });
+  expect(history.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'noted' }] });
+  expect(history.filter((m) => m.role === 'assistant')).toHaveLength(3);
+  second.process.kill('SIGKILL');
+}, 120_000);
+
 // 100 subagents, each with a background helper: 400 turns and 200 notifications over 3 worker processes behind
 // one balancer (the registered deployment). One worker is killed -9 at half and started again on its port.
 const SWARM = 100;
@@ -467,13 +506,14 @@ it('a worker killed while a parent waits for a foreground child that waits for i
   const history = await client.history(root);
   expectValidHistory(history);
   expect(resultText(history, 'a0')).toContain('"text":"nested: did g"');
-  // One `run` and one `notify` of the child; the grandchild's tools ran once each (its slow one was cut by the kill).
+  // One `run` and one `notify` of the child (and the read of its doorbell by the result's way to a running turn,
+  // control.ts: none ran); the grandchild's tools ran once each (its slow one was cut by the kill).
   const invocations = await sql<{ handler: string; n: number }>(
     'SELECT target_handler_name AS handler, COUNT(*) AS n FROM sys_invocation ' +
       `WHERE target_service_name = 'troupe-agent' AND target_service_key = '${child}' ` +
       'GROUP BY target_handler_name ORDER BY handler',
   );
-  expect(invocations.map((row) => `${row.handler} ${row.n}`)).toEqual(['notify 1', 'run 1']);
+  expect(invocations.map((row) => `${row.handler} ${row.n}`)).toEqual(['doorbell 1', 'notify 1', 'run 1']);
   expect(countOf(`ran ${grandchild} k`)).toBe(1);
   expect(countOf(`start ${grandchild} w`)).toBe(1);
   const childHistory = await client.history(child);
