@@ -1,12 +1,10 @@
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
 import {
   type AgentConfig,
   type AgentEvent,
   type AnyTool,
   addUsage,
   createAgent,
-  defineTool,
   emptyUsage,
   hostNotify,
   hostSteer,
@@ -21,7 +19,7 @@ import { acquireSlots, countedLimit, releaseSlots, slotsObject } from './agent-s
 import { approvalHandlers, awaitApprovals } from './approvals.js';
 import { controlName, controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
-import { type JournalScope, journaledModel, journaledRetry, journalScope, serially } from './journal.js';
+import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
   type HostedTurn,
   NOTES,
@@ -34,7 +32,7 @@ import {
   TASK,
   type TaskRecord,
 } from './subagent-tasks.js';
-import { foregroundHandler, type HostedSupervision, hostedSubagentTools } from './subagents.js';
+import { foregroundHandler, type HostedSupervision, hostedSubagentTools, subagentTool } from './subagents.js';
 import { CANCELLED, handOffOf, type RunAnswer, type RunRequest } from './swarm.js';
 import { type BookStart, bookedResult, callBook, reopenTasksOf, sendBook, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
@@ -393,26 +391,4 @@ function steeredTurn(agent: Parameters<typeof hostSteer>[0], text: string): Prom
   const turn = hostSteer(agent, text);
   if (!turn) throw new restate.TerminalError(`Agent ${agent.id} was not idle for the steer that opens its turn`);
   return turn;
-}
-
-/**
- * Starts a background subagent: a message to another object of this kind (journaled, so sent exactly once). Its
- * task id is derived from the parent, the turn and the model's call id, never from a clock or a random source, so a
- * replay sends the same message to the same child.
- */
-function subagentTool(scope: JournalScope, turn: number, start: (request: Omit<BookStart, 'root'>) => void): AnyTool {
-  return defineTool({
-    name: 'start_subagent',
-    description:
-      'Starts a subagent on a task in the background. Its result arrives later as a <notification> message; ' +
-      'do not wait for it in this turn.',
-    schema: z.object({ prompt: z.string().describe('The task, complete and self-contained') }),
-    async execute({ prompt }, toolCtx) {
-      const taskId = `t${turn}.${toolCtx.toolCallId}`;
-      const childId = `${toolCtx.agentId}/${taskId}`;
-      // In the invocation's effect queue: the send is a journal entry too, and its position must replay.
-      await serially(scope, async () => start({ taskId, agentId: childId, prompt }));
-      return `Started task ${taskId} (agent ${childId}). Its result will arrive as a notification.`;
-    },
-  });
 }

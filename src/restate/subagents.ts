@@ -1,6 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
+import { z } from 'zod';
 import {
   type AnyTool,
+  defineTool,
   type JoinPolicy,
   SpawnRefused,
   type SubagentConfigs,
@@ -239,5 +241,31 @@ function tasksOf(
     const own = request.agentId.startsWith(`${callerId}/`) && !request.agentId.slice(callerId.length + 1).includes('/');
     if (!own) throw new SpawnRefused(`Agent ${request.agentId} is not one of your subagents`);
     return { taskId, agentId: request.agentId, prompt: request.prompt };
+  });
+}
+
+/**
+ * Starts a background subagent: a message to another object of this kind (journaled, so sent exactly once). Its
+ * task id is derived from the parent, the turn and the model's call id, never from a clock or a random source, so a
+ * replay sends the same message to the same child.
+ */
+export function subagentTool(
+  scope: JournalScope,
+  turn: number,
+  start: (request: Omit<BookStart, 'root'>) => void,
+): AnyTool {
+  return defineTool({
+    name: 'start_subagent',
+    description:
+      'Starts a subagent on a task in the background. Its result arrives later as a <notification> message; ' +
+      'do not wait for it in this turn.',
+    schema: z.object({ prompt: z.string().describe('The task, complete and self-contained') }),
+    async execute({ prompt }, toolCtx) {
+      const taskId = `t${turn}.${toolCtx.toolCallId}`;
+      const childId = `${toolCtx.agentId}/${taskId}`;
+      // In the invocation's effect queue: the send is a journal entry too, and its position must replay.
+      await serially(scope, async () => start({ taskId, agentId: childId, prompt }));
+      return `Started task ${taskId} (agent ${childId}). Its result will arrive as a notification.`;
+    },
   });
 }
