@@ -120,7 +120,7 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
   expect(await invocationsOf(server.adminUrl, parent, 'notify')).toBe(0);
   expect(notificationsOf(await client.history(parent))).toEqual([]);
   expectValidHistory(await client.history(parent));
-  // The root hears it in a turn of its own, which may still be running on a loaded machine: waited for, not read once.
+  // The root heard it in the turn that cancelled (awaited above); waited for all the same, as a later turn would be.
   const rootHistory = await until(
     () => client.history(root),
     (history) => notificationsOf(history).length > 0 && history.at(-1)?.role === 'assistant',
