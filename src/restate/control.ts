@@ -68,13 +68,16 @@ export function takeMessages(ctx: restate.ObjectContext, agentObjectName: string
   });
 }
 
-/** The result of `taskId` is delivered by its `notify`: no turn of this agent may take it any more (a call). */
-export function withdrawResult(ctx: restate.ObjectContext, agentObjectName: string, taskId: string): Promise<null> {
-  return ctx.genericCall<{ taskId: string }, null>({
+/**
+ * The result of `taskId` is delivered by its `notify`: no turn of this agent may take it any more (a call). Without
+ * `taskId`, every result waiting there: the agent was stopped, and hears none of them.
+ */
+export function withdrawResult(ctx: restate.ObjectContext, agentObjectName: string, taskId?: string): Promise<null> {
+  return ctx.genericCall<{ taskId?: string }, null>({
     service: controlName(agentObjectName),
     method: 'withdraw',
     key: ctx.key,
-    parameter: { taskId },
+    parameter: taskId === undefined ? {} : { taskId },
     inputSerde: json,
     outputSerde: json,
   });
@@ -132,10 +135,14 @@ export function controlObject(agentObjectName: string) {
       /**
        * The parent's `notify` delivers this result itself: no turn may take it any more. Exclusive, so it is
        * ordered after every take; the book's `notify` call came before, so nothing of this task arrives later.
+       * Without a task id (the parent's book stops, its owner cancelled): every result, whose `notify` the book
+       * cancels, so that a turn of a resumed task does not take one (a stopped embedded agent hears none).
        */
-      withdraw: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<null> => {
+      withdraw: async (ctx: restate.ObjectContext, input: { taskId?: string }): Promise<null> => {
         const pending = (await ctx.get<ControlMessage[]>(PENDING)) ?? [];
-        const kept = pending.filter((message) => message.kind !== 'notify' || message.taskId !== input.taskId);
+        const withdrawn = (message: ControlMessage) =>
+          message.kind === 'notify' && (input.taskId === undefined || message.taskId === input.taskId);
+        const kept = pending.filter((message) => !withdrawn(message));
         if (kept.length === pending.length) return null;
         if (kept.length > 0) ctx.set(PENDING, kept);
         else ctx.clear(PENDING);

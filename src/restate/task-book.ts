@@ -4,7 +4,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { CANCELLED_TEXT, INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
 import { notificationMessage, type TaskResult, type TaskStatus } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
-import { controlName } from './control.js';
+import { controlName, withdrawResult } from './control.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -256,6 +256,10 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
           if (record?.status === 'running') await stopTask(ctx, key.slice(TASK_PREFIX.length), record);
           else if (record?.notifyId) ctx.invocation(record.notifyId as restate.InvocationId).cancel();
         }
+        // A result offered to a turn that took nothing more (it rang one that was ending) waits in the control
+        // object for its `notify`, cancelled above: withdrawn too, or a turn of a resumed task would take it. A call,
+        // so it is gone before anything this stop leads to runs.
+        await withdrawResult(ctx, agentObjectName);
         return null;
       },
       /** The owner, cancelled before, was given a new task (a resume): it may start tasks again. */

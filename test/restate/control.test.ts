@@ -1,9 +1,16 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type Agent, createAgent, defineTool, type Message, scriptedModel } from '../../src/index.js';
+import {
+  type Agent,
+  createAgent,
+  defineTool,
+  type Message,
+  notificationMessage,
+  scriptedModel,
+} from '../../src/index.js';
 import { answerFor } from './fixtures/agents.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
-import { expectValidHistory } from './fixtures/histories.js';
+import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import { takesAnswered } from './fixtures/journal.js';
 
 // Steering and interrupting hosted turns (src/restate/control.ts), on a real restate-server with the worker in this
@@ -245,4 +252,32 @@ it('a steer that opens a turn is stored as a steer, as embedded: to an idle agen
   expect(userMessages(hosted)).toEqual(expected[follow]);
   expect(hosted.at(-1)).toEqual(followAgent.messages.at(-1));
   await Promise.all([idleAgent.stop(), followAgent.stop()]);
+}, 60_000);
+
+it("a stopped agent's book withdraws a result still waiting in its control object: no later turn takes it", async () => {
+  // The natural race (a child's result rings the parent's turn as it ends, then the parent is cancelled before the
+  // result's `notify` runs, and its book's `stop` cancels that `notify`) is forced here by calling the handlers the
+  // book would call, through the ingress: the turn's final answer is held in review, its doorbell still set.
+  const agent = 'steer-late-3';
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${harness.server.ingressUrl}/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    expect(response.ok).toBe(true);
+    return response.json();
+  };
+  const first = await harness.client.send(agent, 'first');
+  await until(() => gates.has(`${agent}:review`), 'the final answer in review');
+  const message = notificationMessage('t9.a0', `${agent}/t9.a0`, 'completed', 'late news');
+  // Kept for a turn (the doorbell is set) that will take nothing more.
+  expect(await post(`troupe-agent-control/${agent}/notify`, { taskId: 't9.a0', message })).toBe(true);
+  // The agent was cancelled: its book stops (an embedded agent that is stopped hears no more results).
+  await post(`troupe-agent-tasks/${agent}/stop`, null);
+  open(`${agent}:review`);
+  expect((await harness.client.result(first)).text).toBe('heard: first');
+  // Resumed: its next turn opens with nothing of that result.
+  expect((await harness.client.prompt(agent, 'again')).text).toBe('heard: first | again');
+  expect(notificationsOf(await harness.client.history(agent))).toEqual([]);
 }, 60_000);
