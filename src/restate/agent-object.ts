@@ -185,10 +185,10 @@ export function agentObject(options: AgentObjectOptions) {
     const root = (subagent && (await ctx.get<string>(ROOT))) || agentId;
     const { config, kept } = configOf(agentId, lineage);
     const keeps = (tool: string) => kept === undefined || kept.includes(tool);
-    // Notifications an agent that does not wake kept (`notify`) join this turn at its first step boundary, as
-    // embedded, where its machine holds them until a turn starts. Only such an agent keeps any: one that wakes reads
-    // nothing more.
-    const notes = config.wakeOnNotification === false ? ((await ctx.get<UserMessage[]>(NOTES)) ?? []) : [];
+    // Notifications kept for this turn join it at its first step boundary, as embedded, where the agent's machine
+    // holds them until a turn starts: those an agent that does not wake kept (`notify`), and those a turn took and
+    // ended without (interrupted before its next step), for any agent (the read every turn pays for them).
+    const notes = (await ctx.get<UserMessage[]>(NOTES)) ?? [];
     // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
     const toolConcurrency = config.toolConcurrency ?? 8;
@@ -256,7 +256,7 @@ export function agentObject(options: AgentObjectOptions) {
       return true;
     });
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
-    if (notes.length > 0) hostNotify(agent, notes);
+    if (notes.length > 0) hostNotify(agent, notes, { wake: false });
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
     // interrupted, as embedded, and its task reported `cancelled`.
     let cancelled = false;
@@ -297,9 +297,13 @@ export function agentObject(options: AgentObjectOptions) {
       });
       ctx.set(TURNS, turns + results.length);
       ctx.set(USAGE, usage);
-      await recordTaken(ctx, control.taken, results);
-      // The kept notifications are in the turn just stored.
-      if (notes.length > 0) ctx.clear(NOTES);
+      // Notifications the machine still holds (the turn was interrupted before the step they waited for) stay for
+      // the next turn, as embedded, where they stay injected in the idle agent: kept with the taken ids, so their
+      // `notify` runs no turn. The rest of the kept ones are in the turn just stored.
+      const left = agent.actor.getSnapshot().context.injections.filter((message) => message.source === 'notification');
+      await recordTaken(ctx, control.taken, results, left);
+      if (left.length > 0) ctx.set(NOTES, left);
+      else if (notes.length > 0) ctx.clear(NOTES);
       const [result] = results as [RunResult];
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },

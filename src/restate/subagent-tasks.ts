@@ -94,17 +94,20 @@ export interface TaskHost<Outcome> {
 }
 
 /**
- * Results the turn took that its stored history holds, recorded with it for their `notify` (`TAKEN`). One taken
- * and then not stored (the turn was interrupted before its next step) is left to its `notify`, which delivers it.
+ * Results the turn took that its stored history holds, or that its agent's machine still holds for the next turn
+ * (`left`: the turn was interrupted before their step; the host keeps them in `NOTES`), recorded with it for their
+ * `notify` (`TAKEN`), which then runs no turn. One taken and neither stored nor held is left to its `notify`, which
+ * delivers it.
  */
 export async function recordTaken(
   ctx: restate.ObjectContext,
   taken: readonly { taskId: string; message: UserMessage }[],
   results: readonly RunResult[],
+  left: readonly Message[] = [],
 ): Promise<void> {
   if (taken.length === 0) return;
   const text = (message: Message) => (message.role === 'user' ? JSON.stringify(message.content) : undefined);
-  const stored = new Set(results.flatMap((result) => result.messages.map(text)));
+  const stored = new Set([...results.flatMap((result) => result.messages), ...left].map(text));
   const joined = taken.filter(({ message }) => stored.has(text(message))).map(({ taskId }) => taskId);
   if (joined.length > 0) ctx.set(TAKEN, [...((await ctx.get<string[]>(TAKEN)) ?? []), ...joined]);
 }

@@ -66,7 +66,7 @@ export interface TurnStream<Output> extends AsyncIterable<AgentEvent> {
 }
 
 /** Set by `Agent`'s static block: the one way in to its private `notified` (see `hostNotify`). */
-let notifyThrough: (agent: Agent<unknown>, messages: UserMessage[]) => Promise<RunResult> | undefined;
+let notifyThrough: (agent: Agent<unknown>, messages: UserMessage[], wake: boolean) => Promise<RunResult> | undefined;
 
 /**
  * For hosts that deliver background results themselves (`troupe/restate`'s `notify`), not for programs: hands the
@@ -75,9 +75,15 @@ let notifyThrough: (agent: Agent<unknown>, messages: UserMessage[]) => Promise<R
  * runs a turn they open: its result is returned. A running agent takes them at its next step boundary, an idle one
  * that does not wake at its next turn's first: then nothing is returned. Not a method of `Agent`, since a session
  * replays a turn that notifications opened only when they are its own tree's results (`notify.<taskId>` inputs).
+ * `wake: false`: an idle agent keeps them for its next turn's first step even if it wakes for notifications (a host
+ * giving back what a turn took and ended without, as an embedded agent's machine keeps it across turns).
  */
-export function hostNotify(agent: Agent<unknown>, messages: UserMessage[]): Promise<RunResult> | undefined {
-  return notifyThrough(agent, messages);
+export function hostNotify(
+  agent: Agent<unknown>,
+  messages: UserMessage[],
+  options: { wake?: boolean } = {},
+): Promise<RunResult> | undefined {
+  return notifyThrough(agent, messages, options.wake ?? true);
 }
 
 /** Set by `Agent`'s static block: the one way in to its private `steered` (see `hostSteer`). */
@@ -96,7 +102,7 @@ export function hostSteer(agent: Agent<unknown>, input: PromptInput): Promise<Ru
 /** One agent: an XState actor running the model–tool loop, with its history, events and controls. */
 export class Agent<Output = unknown> {
   static {
-    notifyThrough = (agent, messages) => agent.notified(messages);
+    notifyThrough = (agent, messages, wake) => agent.notified(messages, wake);
     steerThrough = (agent, input) => agent.steered(input, true);
   }
 
@@ -475,7 +481,7 @@ export class Agent<Output = unknown> {
   }
 
   /** See `hostNotify`. A turn it opens is awaited by its input id as a prompt's is (`submit` stays as it was). */
-  private notified(messages: UserMessage[]): Promise<RunResult> | undefined {
+  private notified(messages: UserMessage[], wake = true): Promise<RunResult> | undefined {
     if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status !== 'active')
@@ -483,6 +489,12 @@ export class Agent<Output = unknown> {
     const inputId = newInputId();
     // Only an idle agent that wakes opens a turn (the machine's guard); otherwise the messages are injected.
     const opens = snapshot.matches('idle') && snapshot.context.wakeOnNotification;
+    if (opens && !wake) {
+      // The machine's idle STEER injects its message as it is, without waking, exactly as an idle NOTIFY does for an
+      // agent that does not wake: the messages keep their `source: 'notification'`.
+      for (const message of messages) this.actor.send({ type: 'STEER', message });
+      return undefined;
+    }
     const result = opens
       ? new Promise<RunResult>((resolve) =>
           this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),

@@ -62,6 +62,23 @@ describe('hostNotify', () => {
     await agent.stop();
   });
 
+  it('with wake: false opens no turn even on an agent that wakes: the notification joins the next turn at its first step', async () => {
+    const { requests, model } = recording();
+    const agent = createAgent({ model });
+    expect(hostNotify(agent, [note], { wake: false })).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(requests).toHaveLength(0);
+    expect(agent.messages).toEqual([]);
+    const next = await agent.prompt('what now?');
+    expect(requests).toHaveLength(1);
+    expect(userTexts(next.messages)).toEqual([
+      'prompt: what now?',
+      expect.stringMatching(/^notification: <notification /),
+    ]);
+    expect(next.messages[1]).toEqual(note);
+    await agent.stop();
+  });
+
   it('joins a running turn at its next step boundary, opening no turn of its own', async () => {
     const { requests, model } = recording();
     const agent = createAgent({ model });

@@ -241,7 +241,7 @@ it("a subagent whose running turn took its child's result hands off that turn, a
   expect(textOf(notifications(hosted)[0])).toContain('>noted</notification>');
 }, 120_000);
 
-it('a result taken by a turn that is interrupted before its next step is delivered by its own notify, once', async () => {
+it('a result taken by a turn that is interrupted before its next step joins the next turn, without waking it, as embedded', async () => {
   const root = 'stopper-1';
   const task = 'join c';
   const invocation = await client.send(root, task);
@@ -253,17 +253,36 @@ it('a result taken by a turn that is interrupted before its next step is deliver
   expect(await takesOf(root)).toBe(2);
   await client.interrupt(root);
   expect(await client.result(invocation)).toMatchObject({ stopReason: 'interrupted' });
-  // Its history does not hold it, so its `notify` opens a turn with it (as a result that came after the turn).
-  const history = await until(
-    () => client.history(root),
-    (h) => notifications(h).length > 0 && h.at(-1)?.role === 'assistant',
-  );
+  // Its `notify` finds it kept for the next turn and runs none: the agent is not woken.
   await until(
     () => notifies(root),
     (n) => n >= 1,
   );
-  expectValidHistory(history);
-  expect(notifications(await client.history(root))).toHaveLength(1);
-  expect(history.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'noted' }] });
+  expect(notifications(await client.history(root))).toHaveLength(0);
+  expect(callsFor('hosted', task)).toHaveLength(2);
+  // The next prompt's first step brings it.
+  expect(await client.prompt(root, 'then')).toMatchObject({ text: 'noted' });
+  const hosted = await client.history(root);
+  expectValidHistory(hosted);
+  expect(notifications(hosted)).toHaveLength(1);
   expect(callsFor('hosted', task)).toHaveLength(3);
+
+  // Embedded: the same agent, interrupted once its machine holds the result injected.
+  const agent = createAgent({
+    id: 'stopper-e1',
+    model: modelOf('embedded'),
+    tools: [awaitNewsTool('embedded')],
+    subagents: {},
+  });
+  embeddedRoot = agent;
+  const turn = agent.prompt(task);
+  for (let i = 0; i < 500 && agent.actor.getSnapshot().context.injections.length === 0; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  agent.interrupt();
+  expect(await turn).toMatchObject({ stopReason: 'interrupted' });
+  expect(notifications(agent.messages)).toHaveLength(0);
+  expect(await agent.prompt('then')).toMatchObject({ text: 'noted' });
+  expect(shape(hosted)).toEqual(shape(agent.messages));
+  expect(callsFor('embedded', task)).toHaveLength(3);
 }, 120_000);
