@@ -19,7 +19,7 @@ import {
   startRestateDevServer,
 } from '../../src/restate/index.js';
 import { taskOf } from './fixtures/agents.js';
-import { withoutIds } from './fixtures/embedded.js';
+import { userText, withoutIds } from './fixtures/embedded.js';
 import { until } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
 import { sql } from './fixtures/journal.js';
@@ -28,16 +28,11 @@ import { sql } from './fixtures/journal.js';
 // the same model calls, the same history (one `<notification>`, source `notification`), and no turn of its own.
 // The same agents run embedded and hosted, compared.
 
-const textOf = (message: Message | undefined) =>
-  message && message.role !== 'assistant' && message.role !== 'tool'
-    ? message.content.map((part) => ('text' in part ? part.text : '')).join('')
-    : '';
-
 /** A history as compared across hosts: each message's role, source and text, ids aside. */
 const shape = (history: readonly Message[]) =>
   history.map((message) =>
     message.role === 'user'
-      ? { role: 'user', source: message.source, text: withoutIds([textOf(message)])[0] }
+      ? { role: 'user', source: message.source, text: withoutIds([userText(message)])[0] }
       : message.role === 'assistant'
         ? {
             role: 'assistant',
@@ -58,7 +53,7 @@ function script(request: ModelRequest): ScriptedAnswer {
   const usage = { input: 1, output: 1 };
   const task = taskOf(request);
   const results = request.messages.filter((message) => message.role === 'tool').length;
-  if (textOf(request.messages.at(-1)).startsWith('<notification')) return { text: 'noted', usage };
+  if (userText(request.messages.at(-1)).startsWith('<notification')) return { text: 'noted', usage };
   const [kind = '', ...rest] = task.split(' ');
   const prompt = rest.join(' ');
   if (kind === 'join' && results === 0) {
@@ -162,7 +157,7 @@ const notifications = (history: readonly Message[]) =>
   history.filter((message) => message.role === 'user' && message.source === 'notification');
 
 /** The agent id a notification names. */
-const agentIdOf = (message: Message | undefined) => /agent_id="([^"]*)"/.exec(textOf(message))?.[1] ?? '';
+const agentIdOf = (message: Message | undefined) => /agent_id="([^"]*)"/.exec(userText(message))?.[1] ?? '';
 
 /** The same root embedded: prompted, then its history once `settled` holds of it. */
 async function embedded(prompt: string, settled: (history: Message[]) => boolean) {
@@ -238,7 +233,7 @@ it("a subagent whose running turn took its child's result hands off that turn, a
   expect(callsFor('embedded', task)).toHaveLength(3);
   expect(shape(child)).toEqual(shape(twinChild));
   expect(shape(hosted)).toEqual(shape(history));
-  expect(textOf(notifications(hosted)[0])).toContain('>noted</notification>');
+  expect(userText(notifications(hosted)[0])).toContain('>noted</notification>');
 }, 120_000);
 
 it('a result taken by a turn that is interrupted before its next step joins the next turn, without waking it, as embedded', async () => {

@@ -21,7 +21,7 @@ import {
   startRestateDevServer,
 } from '../../src/restate/index.js';
 import { taskOf } from './fixtures/agents.js';
-import { toolResults, withoutIds } from './fixtures/embedded.js';
+import { toolResults, userText, withoutIds } from './fixtures/embedded.js';
 import { until } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
 import { sql } from './fixtures/journal.js';
@@ -30,16 +30,10 @@ import { sql } from './fixtures/journal.js';
 // as `source: 'notification'`; and an agent that does not wake for notifications (`wakeOnNotification: false`) runs
 // no turn for it, its next turn's first model call sees it. The same agents run embedded and hosted, compared.
 
-/** The text of a message's parts. */
-const textOf = (message: Message | undefined) =>
-  message && message.role !== 'assistant' && message.role !== 'tool'
-    ? message.content.map((part) => ('text' in part ? part.text : '')).join('')
-    : '';
-
 /** What a history's user messages are, source and text, ids aside (hosts name tasks differently). */
 const userMessages = (history: readonly Message[]) =>
   history.flatMap((message) =>
-    message.role === 'user' ? [{ source: message.source, text: withoutIds([textOf(message)])[0] }] : [],
+    message.role === 'user' ? [{ source: message.source, text: withoutIds([userText(message)])[0] }] : [],
   );
 
 /**
@@ -53,12 +47,12 @@ function script(request: ModelRequest): ScriptedAnswer {
   const task = taskOf(request);
   const results = request.messages.filter((message) => message.role === 'tool').length;
   // `deploy` asked in a later turn: one call (held for approval), then an answer.
-  const asked = request.messages.some((message) => message.role === 'user' && textOf(message) === 'deploy');
+  const asked = request.messages.some((message) => message.role === 'user' && userText(message) === 'deploy');
   if (asked && request.messages.at(-1)?.role !== 'tool') {
     return { toolCalls: [{ name: 'deploy', args: {}, id: `d${results}` }], usage };
   }
   if (asked) return { text: 'deployed', usage };
-  if (textOf(request.messages.at(-1)).startsWith('<notification')) return { text: 'noted', usage };
+  if (userText(request.messages.at(-1)).startsWith('<notification')) return { text: 'noted', usage };
   const [kind = '', ...rest] = task.split(' ');
   const prompt = rest.join(' ');
   if (results === 0 && kind === 'start') {
@@ -99,7 +93,7 @@ const holdTool = (where: 'embedded' | 'hosted') =>
   });
 /** The model calls made for a task (a first user message) whose request ends with a notification. */
 const wokenFor = (where: 'embedded' | 'hosted', task: string) =>
-  requests[where].filter((r) => taskOf(r) === task && textOf(r.messages.at(-1)).startsWith('<notification'));
+  requests[where].filter((r) => taskOf(r) === task && userText(r.messages.at(-1)).startsWith('<notification'));
 
 /** The turn ends afterTurn hooks saw, by where they ran: whose turn (the root's, or a child's), and its answer. */
 const ends: Record<'embedded' | 'hosted', string[]> = { embedded: [], hosted: [] };
@@ -215,7 +209,7 @@ it('a hosted notification turn opens with the same message as embedded: source n
   expect((await client.prompt(root, 'start hold a')).text).toBe('started');
   const hosted = await until(
     () => client.history(root),
-    (history) => history.at(-1)?.role === 'assistant' && textOf(history.at(-2)).startsWith('<notification'),
+    (history) => history.at(-1)?.role === 'assistant' && userText(history.at(-2)).startsWith('<notification'),
   );
   expectValidHistory(hosted);
   const twin = await embedded('start hold a', {}, (history) => hasNotification(history) && history.length === 6);
@@ -367,7 +361,7 @@ it('afterTurn hooks observe the turn a result woke, hosted as embedded', async (
   expect((await client.prompt(root, 'start hold c')).text).toBe('started');
   await until(
     () => client.history(root),
-    (history) => history.at(-1)?.role === 'assistant' && textOf(history.at(-2)).startsWith('<notification'),
+    (history) => history.at(-1)?.role === 'assistant' && userText(history.at(-2)).startsWith('<notification'),
   );
   const twin = await embedded('start hold c', { id: root, hooks: observing('embedded', root) }, (history) =>
     hasNotification(history),
