@@ -467,7 +467,7 @@ export const agentMachine = setup({
     isBudgetOfThisTurn: ({ context, event }) => command<'BUDGET_EXHAUSTED'>(event).turn === context.turn,
     stepLimitReached: ({ context }) => context.step >= context.maxSteps,
     hasQueuedInput: ({ context }) => context.queue.length > 0,
-    wakesOnNotification: ({ context }) => context.wakeOnNotification,
+    wakesOnNotification: ({ context, event }) => context.wakeOnNotification && command<'NOTIFY'>(event).wake !== false,
     isSupervising: ({ context }) => context.supervising,
   },
 }).createMachine({

@@ -79,8 +79,12 @@ export interface AgentContext {
 export type AgentCommand =
   | { type: 'PROMPT'; input: TurnInput }
   | { type: 'STEER'; message: UserMessage }
-  /** Background results due together (one model call answers them all); `inputId` names the turn they may open. */
-  | { type: 'NOTIFY'; messages: UserMessage[]; inputId: string }
+  /**
+   * Background results due together (one model call answers them all); `inputId` names the turn they may open.
+   * `wake: false`: an idle agent keeps them for its next turn even if it wakes for notifications (a host giving back
+   * results that an interrupted turn had taken, which an embedded agent's machine would still hold).
+   */
+  | { type: 'NOTIFY'; messages: UserMessage[]; inputId: string; wake?: false }
   | { type: 'INTERRUPT' }
   | { type: 'APPROVE'; toolCallId: string }
   | { type: 'DENY'; toolCallId: string; reason?: string }

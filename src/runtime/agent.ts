@@ -335,11 +335,7 @@ export class Agent<Output = unknown> {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status === 'active' && snapshot.matches('idle') && !this.stopping) {
       const inputId = newInputId();
-      const result = awaited
-        ? new Promise<RunResult>((resolve) =>
-            this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),
-          )
-        : undefined;
+      const result = awaited ? this.awaitTurn(inputId) : undefined;
       this.actor.send({ type: 'PROMPT', input: { inputId, messages: [message], expectsOutput: false } });
       return result;
     }
@@ -488,20 +484,17 @@ export class Agent<Output = unknown> {
       return Promise.reject(new AgentFailedError(`Agent ${this.id} is ${snapshot.status}`));
     const inputId = newInputId();
     // Only an idle agent that wakes opens a turn (the machine's guard); otherwise the messages are injected.
-    const opens = snapshot.matches('idle') && snapshot.context.wakeOnNotification;
-    if (opens && !wake) {
-      // The machine's idle STEER injects its message as it is, without waking, exactly as an idle NOTIFY does for an
-      // agent that does not wake: the messages keep their `source: 'notification'`.
-      for (const message of messages) this.actor.send({ type: 'STEER', message });
-      return undefined;
-    }
-    const result = opens
-      ? new Promise<RunResult>((resolve) =>
-          this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),
-        )
-      : undefined;
-    this.actor.send({ type: 'NOTIFY', messages, inputId });
+    const opens = wake && snapshot.matches('idle') && snapshot.context.wakeOnNotification;
+    const result = opens ? this.awaitTurn(inputId) : undefined;
+    this.actor.send({ type: 'NOTIFY', messages, inputId, ...(wake ? {} : { wake: false }) });
     return result;
+  }
+
+  /** The result of the turn `inputId` opens, resolved by its `endTurn` as a prompt's is (for a host's turns). */
+  private awaitTurn(inputId: string): Promise<RunResult> {
+    return new Promise<RunResult>((resolve) =>
+      this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),
+    );
   }
 
   private submit<O>(input: PromptInput, options: PromptOptions<O>, inputId: string): Promise<RunResult<O>> {
