@@ -128,10 +128,12 @@ export function agentObject(options: AgentObjectOptions) {
   });
   const { reportIfSettled } = tasks;
 
+  /** A child is keyed `<parent>/<task>`; a root's key may contain `/` too, but it has no profiles or root of record. */
+  const isSubagent = (agentId: string) => Boolean(options.subagents) && agentId.includes('/');
+
   /** A subagent's line of profiles, the root's child's first (none for a root). */
   async function lineageOf(ctx: restate.ObjectContext): Promise<string[]> {
-    const subagent = options.subagents && ctx.key.includes('/');
-    return subagent ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
+    return isSubagent(ctx.key) ? ((await ctx.get<string[]>(PROFILES)) ?? []) : [];
   }
 
   /**
@@ -169,7 +171,7 @@ export function agentObject(options: AgentObjectOptions) {
     // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect;
     // those that no turn took yet are this one's first. So does a join's cancel of the foreground task whose
     // hand-off this subagent still owes.
-    const subagent = options.subagents && agentId.includes('/');
+    const subagent = isSubagent(agentId);
     const task = subagent ? await ctx.get<TaskRecord>(TASK) : null;
     const control = new TurnControl(ctx, name, task && !task.reported ? task.handOffTo : undefined);
     const waiting = await takeMessages(ctx, name);

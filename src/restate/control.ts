@@ -69,6 +69,26 @@ export function takeMessages(ctx: restate.ObjectContext, agentObjectName: string
 }
 
 /**
+ * Offers a background child's result to the agent's running turn (a call, so it is there before the `notify` its
+ * book sends next): whether a turn ran to take it.
+ */
+export function offerResult(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  taskId: string,
+  message: UserMessage,
+): Promise<boolean> {
+  return ctx.genericCall<{ taskId: string; message: UserMessage }, boolean>({
+    service: controlName(agentObjectName),
+    method: 'notify',
+    key: ctx.key,
+    parameter: { taskId, message },
+    inputSerde: json,
+    outputSerde: json,
+  });
+}
+
+/**
  * The result of `taskId` is delivered by its `notify`: no turn of this agent may take it any more (a call). Without
  * `taskId`, every result waiting there: the agent was stopped, and hears none of them.
  */

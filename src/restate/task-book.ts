@@ -4,7 +4,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { CANCELLED_TEXT, INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
 import { notificationMessage, type TaskResult, type TaskStatus } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
-import { controlName, withdrawResult } from './control.js';
+import { offerResult, withdrawResult } from './control.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -67,6 +67,22 @@ export const taskBookName = (agentObjectName: string) => `${agentObjectName}-tas
 const json = restate.serde.json;
 const TASK_PREFIX = 'task:';
 const recordKey = (taskId: string) => `${TASK_PREFIX}${taskId}`;
+
+/** The book's task records with their task ids, in its state's key order (one read each, in that order). */
+async function* bookedTasks(ctx: restate.ObjectSharedContext): AsyncGenerator<[string, BookedTask]> {
+  for (const key of await ctx.stateKeys()) {
+    if (!key.startsWith(TASK_PREFIX)) continue;
+    const record = await ctx.get<BookedTask>(key);
+    if (record) yield [key.slice(TASK_PREFIX.length), record];
+  }
+}
+
+/** The agents of the book's tasks that `wanted` keeps (a shared read: it answers while the book is busy). */
+async function agentsOf(ctx: restate.ObjectSharedContext, wanted: (task: BookedTask) => boolean): Promise<string[]> {
+  const agents = new Set<string>();
+  for await (const [, record] of bookedTasks(ctx)) if (wanted(record)) agents.add(record.agentId);
+  return [...agents];
+}
 /** Set once the book's owner was cancelled: a `start` its last turn sent afterwards starts nothing. */
 const STOPPED = 'stopped';
 /** Finished task ids, oldest first: the most recent `keepHistory` keep their records, as embedded. */
@@ -155,14 +171,8 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
     const parameter = { taskId, agentId: settled.agentId, status: settled.status, text: settled.text ?? '' };
     // First to the parent's running turn, if any (control.ts), where it joins the next step as embedded; a call, so
     // it is there before the `notify` below exists, which withdraws it, or finds the turn that took it.
-    const offered = await ctx.genericCall<unknown, boolean>({
-      service: controlName(agentObjectName),
-      method: 'notify',
-      key: ctx.key,
-      parameter: { taskId, message: notificationMessage(taskId, settled.agentId, settled.status, parameter.text) },
-      inputSerde: json,
-      outputSerde: json,
-    });
+    const message = notificationMessage(taskId, settled.agentId, settled.status, parameter.text);
+    const offered = await offerResult(ctx, agentObjectName, taskId, message);
     const notify = ctx.genericSend({
       service: agentObjectName,
       method: 'notify',
@@ -250,11 +260,9 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
        */
       stop: async (ctx: restate.ObjectContext): Promise<null> => {
         ctx.set(STOPPED, true);
-        for (const key of await ctx.stateKeys()) {
-          if (!key.startsWith(TASK_PREFIX)) continue;
-          const record = await ctx.get<BookedTask>(key);
-          if (record?.status === 'running') await stopTask(ctx, key.slice(TASK_PREFIX.length), record);
-          else if (record?.notifyId) ctx.invocation(record.notifyId as restate.InvocationId).cancel();
+        for await (const [taskId, record] of bookedTasks(ctx)) {
+          if (record.status === 'running') await stopTask(ctx, taskId, record);
+          else if (record.notifyId) ctx.invocation(record.notifyId as restate.InvocationId).cancel();
         }
         // A result offered to a turn that took nothing more (it rang one that was ending) waits in the control
         // object for its `notify`, cancelled above: withdrawn too, or a turn of a resumed task would take it. A call,
@@ -280,29 +288,19 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
        * The agents of the tasks running now. Shared, so it answers while the book is busy: with the parent's
        * `foreground` handler, what a client walks to find every subagent of a tree from the ingress alone.
        */
-      running: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<string[]> => {
-        const running: string[] = [];
-        for (const key of await ctx.stateKeys()) {
-          if (!key.startsWith(TASK_PREFIX)) continue;
-          const record = await ctx.get<BookedTask>(key);
-          if (record?.status === 'running') running.push(record.agentId);
-        }
-        return running;
-      }),
+      running: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext): Promise<string[]> =>
+          agentsOf(ctx, (task) => task.status === 'running'),
+      ),
       /**
        * The agents of the settled tasks it keeps records of (`keepHistory`). Shared, like `running`: such a subagent
        * is idle unless something woke it since (a steer sent to it directly), which a client walking the tree asks
        * its own object (its `doorbell` is set while a turn runs).
        */
-      settled: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<string[]> => {
-        const settled = new Set<string>();
-        for (const key of await ctx.stateKeys()) {
-          if (!key.startsWith(TASK_PREFIX)) continue;
-          const record = await ctx.get<BookedTask>(key);
-          if (record && record.status !== 'running') settled.add(record.agentId);
-        }
-        return [...settled];
-      }),
+      settled: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext): Promise<string[]> =>
+          agentsOf(ctx, (task) => task.status !== 'running'),
+      ),
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */
       status: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<BookedTask | null> =>
         (await ctx.get<BookedTask>(recordKey(input.taskId))) ?? null,

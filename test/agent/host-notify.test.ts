@@ -44,40 +44,29 @@ describe('hostNotify', () => {
     await agent.stop();
   });
 
-  it('opens no turn on an idle agent that does not wake: the notification joins the next turn at its first step', async () => {
-    const { requests, model } = recording();
-    const agent = createAgent({ model, wakeOnNotification: false });
-    expect(hostNotify(agent, [note])).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(requests).toHaveLength(0);
-    expect(agent.messages).toEqual([]);
-    const next = await agent.prompt('what now?');
-    // The prompt opens the turn, the notification joins its first step boundary: one model call sees both.
-    expect(requests).toHaveLength(1);
-    expect(userTexts(next.messages)).toEqual([
-      'prompt: what now?',
-      expect.stringMatching(/^notification: <notification /),
-    ]);
-    expect(next.messages[1]).toEqual(note);
-    await agent.stop();
-  });
-
-  it('with wake: false opens no turn even on an agent that wakes: the notification joins the next turn at its first step', async () => {
-    const { requests, model } = recording();
-    const agent = createAgent({ model });
-    expect(hostNotify(agent, [note], { wake: false })).toBeUndefined();
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(requests).toHaveLength(0);
-    expect(agent.messages).toEqual([]);
-    const next = await agent.prompt('what now?');
-    expect(requests).toHaveLength(1);
-    expect(userTexts(next.messages)).toEqual([
-      'prompt: what now?',
-      expect.stringMatching(/^notification: <notification /),
-    ]);
-    expect(next.messages[1]).toEqual(note);
-    await agent.stop();
-  });
+  it.each([
+    ['on an idle agent that does not wake', { wakeOnNotification: false }, {}],
+    ['with wake: false even on an agent that wakes', {}, { wake: false }],
+  ] as const)(
+    'opens no turn %s: the notification joins the next turn at its first step',
+    async (_, config, options) => {
+      const { requests, model } = recording();
+      const agent = createAgent({ model, ...config });
+      expect(hostNotify(agent, [note], options)).toBeUndefined();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(requests).toHaveLength(0);
+      expect(agent.messages).toEqual([]);
+      const next = await agent.prompt('what now?');
+      // The prompt opens the turn, the notification joins its first step boundary: one model call sees both.
+      expect(requests).toHaveLength(1);
+      expect(userTexts(next.messages)).toEqual([
+        'prompt: what now?',
+        expect.stringMatching(/^notification: <notification /),
+      ]);
+      expect(next.messages[1]).toEqual(note);
+      await agent.stop();
+    },
+  );
 
   it('joins a running turn at its next step boundary, opening no turn of its own', async () => {
     const { requests, model } = recording();
