@@ -1,9 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
 import {
@@ -20,16 +17,16 @@ import {
   takesAnswered,
   untilJournaled as untilJournaledIn,
 } from './fixtures/journal.js';
+import { freePort, startWorker as startWorkerProcess, type WorkerProcess } from './fixtures/workers.js';
 
 // kill -9 of a worker in the middle of a turn: a real restate-server, the worker in a child process (the fixture
 // agents), its tools counting their executions in a side file. The worker dies while two tools are running; a new
 // worker process takes over the same deployment, Restate replays the turn there, and nothing journaled runs again.
-const WORKER = join(import.meta.dirname, 'fixtures', 'worker.ts');
 let server: RestateDevServer;
 let client: AgentClient;
 let dir: string;
 let sideFile: string;
-const workers = new Set<ChildProcess>();
+const workers: WorkerProcess[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'troupe-restate-crash-'));
@@ -40,33 +37,16 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  for (const worker of workers) worker.kill('SIGKILL');
+  for (const worker of workers) await worker.kill();
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-/** Starts a worker process on `port` and resolves with its URL once it listens. */
-function startWorker(port: number, slowMs: number, name = ''): Promise<{ url: string; process: ChildProcess }> {
-  const args = ['--import', 'tsx', WORKER, String(port), sideFile, String(slowMs), name];
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  workers.add(child);
-  child.once('exit', () => workers.delete(child));
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before listening`)));
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (url) =>
-      resolve({ url, process: child }),
-    );
-  });
+/** A worker process on `port` whose slow tools take `slowMs`, killed -9 after the tests if still running. */
+async function startWorker(port: number, slowMs: number, name = ''): Promise<WorkerProcess> {
+  const worker = await startWorkerProcess(port, sideFile, name, slowMs);
+  workers.push(worker);
+  return worker;
 }
 
 const sql = <Row>(query: string) => sqlOf<Row>(server.adminUrl, query);
@@ -303,9 +283,7 @@ it('a swarm of subagents on 3 workers survives a kill -9 of one of them: every r
     () => executions().filter((line) => line.startsWith('ran swarm-1/')).length >= SWARM / 2,
     'half the swarm',
   );
-  const victim = running[1] as { process: ChildProcess };
-  victim.process.kill('SIGKILL');
-  await new Promise((resolve) => victim.process.once('exit', resolve));
+  await (running[1] as WorkerProcess).kill();
   running[1] = await startWorker(ports[1] as number, 0, 'w1-again');
 
   let history: Message[] = [];

@@ -98,6 +98,21 @@ async function embeddedInterrupted(ends: AgentEvent[]) {
   );
 }
 
+/**
+ * A later prompt to the parent runs a new foreground child to its end, its history stays valid, and the tree's slots
+ * come back to 0 (the new child's by a message the parent's turn sent: a send, no round-trip, so soon after).
+ */
+async function expectLaterPromptRuns(root: string): Promise<void> {
+  expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
+  expectValidHistory(await harness.client.history(root));
+  expect(
+    await until(
+      () => slots(root),
+      (n) => n === 0,
+    ),
+  ).toBe(0);
+}
+
 it('an interrupted parent stops its foreground child that waits for its own background child, as embedded', async () => {
   const root = 'boss-paths-1';
   const child = `${root}/t0.a0`;
@@ -119,15 +134,7 @@ it('an interrupted parent stops its foreground child that waits for its own back
   expect(await harness.client.subagents(root)).toEqual([]);
   expect(await harness.client.subagents(child)).toEqual([]);
   // A later prompt runs a new foreground child to its end.
-  expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
-  expectValidHistory(await harness.client.history(root));
-  // The new child's slot comes back by a message the parent's turn sent (a send: no round-trip), so soon after.
-  expect(
-    await until(
-      () => slots(root),
-      (n) => n === 0,
-    ),
-  ).toBe(0);
+  await expectLaterPromptRuns(root);
   // Embedded: the same tool result, and the child's task and its background child both end `interrupted`.
   const ends: AgentEvent[] = [];
   const embedded = await embeddedInterrupted(ends);
@@ -191,15 +198,7 @@ it("a parent whose invocation Restate cancels stops its waiting foreground child
   const history = await harness.client.history(root);
   expectValidHistory(history);
   expect(notificationsOf(history)).toEqual([]);
-  expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
-  expectValidHistory(await harness.client.history(root));
-  // The new child's slot comes back by a message the parent's turn sent (a send: no round-trip), so soon after.
-  expect(
-    await until(
-      () => slots(root),
-      (n) => n === 0,
-    ),
-  ).toBe(0);
+  await expectLaterPromptRuns(root);
   const ends: AgentEvent[] = [];
   const embedded = await embeddedInterrupted(ends);
   expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(toolResults(history).slice(0, 1)));
@@ -235,14 +234,7 @@ it('task_cancel of a background child that waits for its waiting foreground chil
     `<notification task_id="t0.a0" agent_id="${parent}" status="cancelled">The task was cancelled before it finished.</notification>`,
   ]);
   expectValidHistory(history);
-  expect((await harness.client.prompt(root, 'then quick z')).text).toBe('then: did z');
-  // The new child's slot comes back by a message the parent's turn sent (a send: no round-trip), so soon after.
-  expect(
-    await until(
-      () => slots(root),
-      (n) => n === 0,
-    ),
-  ).toBe(0);
+  await expectLaterPromptRuns(root);
   // Embedded: the same tool results and notification (the gate opened once the grandchild blocks).
   let blocked = false;
   const embedded = await embeddedBoss(
