@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -89,6 +90,54 @@ describe('write_file', () => {
       /was modified after you last read it/,
     );
     expect(await fs.readFile(path.join(ws, 'notes.md'), 'utf8')).toMatch(/someone else/);
+  });
+
+  it('keeps the old file whole when the disk refuses the new content part way', async () => {
+    // The fixture runs under a file-size limit (ulimit -f, in 1 KB blocks for bash): a write past it fails with
+    // EFBIG after the first 64 KB reached the disk, exactly as ENOSPC does on a full disk.
+    const old = 'old line of text\n'.repeat(2300); // 39,100 bytes
+    await fs.writeFile(path.join(ws, 'a.txt'), old);
+    await fs.chmod(path.join(ws, 'a.txt'), 0o640);
+    const script = path.join(import.meta.dirname, 'fixtures/write-over-limit.ts');
+    const run = spawnSync(
+      '/bin/bash',
+      ['-c', 'ulimit -f 64 && exec "$0" --import tsx "$1" "$2"', process.execPath, script, ws],
+      {
+        encoding: 'utf8',
+      },
+    );
+    const results = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { ok?: unknown; error?: string });
+    expect(results).toHaveLength(4);
+    expect(results[0]?.ok).toBeDefined();
+    for (const result of results.slice(1, 3)) {
+      expect(result.error).toMatch(/^a\.txt could not be written \(EFBIG: .*\); the file is unchanged$/);
+    }
+    expect(results[3]?.error).toMatch(/^fresh\.txt could not be written \(EFBIG: .*\); no file was created$/);
+    expect(await fs.readFile(path.join(ws, 'a.txt'), 'utf8')).toBe(old);
+    expect((await fs.stat(path.join(ws, 'a.txt'))).mode & 0o777).toBe(0o640);
+    expect((await fs.readdir(ws)).sort()).toEqual(['a.txt', 'empty.txt', 'long.txt', 'notes.md']);
+  });
+
+  it('keeps the mode of the file it replaces', async () => {
+    await fs.chmod(path.join(ws, 'notes.md'), 0o751);
+    await driver.ok('read_file', { path: 'notes.md' });
+    await driver.ok('write_file', { path: 'notes.md', content: 'new\n' });
+    expect((await fs.stat(path.join(ws, 'notes.md'))).mode & 0o777).toBe(0o751);
+    await driver.ok('edit', { path: 'notes.md', old_string: 'new', new_string: 'newer' });
+    expect((await fs.stat(path.join(ws, 'notes.md'))).mode & 0o777).toBe(0o751);
+    expect((await fs.readdir(ws)).sort()).toEqual(['empty.txt', 'long.txt', 'notes.md']);
+  });
+
+  it('refuses a trailing slash on a file: it names a folder', async () => {
+    expect(await driver.refused('read_file', { path: 'notes.md/' })).toBe(
+      'notes.md/ is not a folder (a path ending in / names a folder)',
+    );
+    expect(await driver.refused('read_file', { path: 'notes.md/.' })).toMatch(/is not a folder/);
+    expect(await driver.refused('write_file', { path: 'brand-new.md/', content: 'x' })).toMatch(/is not a folder/);
+    expect(await driver.ok('list', { path: './' })).toContain('notes.md');
   });
 
   it('keeps what each agent has read apart', async () => {

@@ -1,8 +1,6 @@
-import { constants } from 'node:fs';
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { type AnyTool, defineTool } from '../define-tool.js';
+import { writeAtomically } from './atomic-write.js';
 import { type ResolvedPath, type Workspace, WorkspaceError } from './workspace.js';
 
 export interface FileLimits {
@@ -47,20 +45,38 @@ async function existingFile(workspace: Workspace, input: string, access: 'read' 
   return resolved;
 }
 
-/** Replaces a checked file's content, refusing a link swapped in as its last component since the check. */
+/**
+ * Replaces a checked file's content without ever leaving it half written (see writeAtomically). A failure is the
+ * model's to read: what went wrong, and that the file is as it was.
+ */
 async function writeChecked(workspace: Workspace, resolved: ResolvedPath, input: string, text: string) {
-  await fs.mkdir(path.dirname(resolved.real), { recursive: true });
-  const handle = await fs.open(
-    resolved.real,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
-    0o644,
-  );
   try {
-    await workspace.verifyOpen(handle, input);
-    await handle.writeFile(text, 'utf8');
-    return await handle.stat();
-  } finally {
-    await handle.close();
+    return await writeAtomically(resolved.real, text, resolved.stats, (handle) => workspace.verifyOpen(handle, input));
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw error;
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new WorkspaceError(
+      'io',
+      `${input} could not be written (${reason}: ${ioReason(reason)}); ${resolved.stats ? 'the file is unchanged' : 'no file was created'}`,
+    );
+  }
+}
+
+function ioReason(code: string): string {
+  switch (code) {
+    case 'ENOSPC':
+      return 'the disk is full';
+    case 'EDQUOT':
+      return 'the disk quota is used up';
+    case 'EFBIG':
+      return 'the file is larger than this system allows';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EROFS':
+      return 'the file system is read-only';
+    default:
+      return 'the write failed';
   }
 }
 

@@ -7,7 +7,16 @@ import { allowMatcher, sensitiveReason } from './sensitive.js';
 export class WorkspaceError extends Error {
   override readonly name = 'WorkspaceError';
   constructor(
-    readonly code: 'invalid' | 'outside' | 'sensitive' | 'not_found' | 'dangling' | 'loop' | 'not_a_file' | 'stale',
+    readonly code:
+      | 'invalid'
+      | 'outside'
+      | 'sensitive'
+      | 'not_found'
+      | 'dangling'
+      | 'loop'
+      | 'not_a_file'
+      | 'stale'
+      | 'io',
     message: string,
   ) {
     super(message);
@@ -119,6 +128,10 @@ export class Workspace {
     }
     if (stats && !stats.isFile() && !stats.isDirectory()) {
       throw new WorkspaceError('not_a_file', `${input} is not a regular file or folder (a device, pipe or socket)`);
+    }
+    // `notes.md/` names a folder: the system would refuse it (ENOTDIR), though path.resolve drops the slash.
+    if (/\/\.?$/.test(input) && !stats?.isDirectory() && (stats || access === 'write')) {
+      throw new WorkspaceError('not_a_file', `${input} is not a folder (a path ending in / names a folder)`);
     }
     if (access === 'write' && stats?.isDirectory()) {
       throw new WorkspaceError('not_a_file', `${input} is a folder`);
