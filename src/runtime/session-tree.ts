@@ -11,6 +11,7 @@ import {
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../session/index.js';
 import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
+import { finishedAgents } from './finished-agents.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
 import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
 import { AgentJournal, markReplayed } from './session-restore.js';
@@ -70,6 +71,7 @@ export class TreeJournal implements TreeObserver {
       }
     }
     this.grouping();
+    tree.restoreFinished(finishedAgents(records));
     const { bus } = tree;
     this.offs.push(
       bus.on('message_end', (event) => {

@@ -35,6 +35,7 @@ import {
   registerEnv,
   unregisterEnv,
 } from './env.js';
+import type { FinishedAgent } from './finished-agents.js';
 import { HistoryArchive } from './history-archive.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import { SubagentProfiles } from './subagent-profiles.js';
@@ -380,10 +381,10 @@ export class Tree implements SubagentHost {
     const owner = this.nodes.owner(ownerId);
     if (!record || !owner || !this.system) return;
     record.attempt = params.attempt;
+    this.kept.forget(ownerId, params.task.agentId);
     let node = this.nodes.node(params.task.agentId);
     if (node) {
       const previous = node;
-      this.kept.forget(ownerId, previous.id);
       this.finalizeRelease(previous);
       // The earlier task actor lets go of it (its release finds the agent no longer its own).
       if (previous.parent !== taskActor) queueMicrotask(() => previous.parent?.send({ type: 'RELEASE' }));
@@ -539,7 +540,6 @@ export class Tree implements SubagentHost {
         usage: node.env.totalUsage,
         subtreeUsage: node.subtreeUsage,
         ownerId: node.env.parentId ?? '',
-        depth: node.depth,
         profile: node.profile,
       });
     }
@@ -583,10 +583,28 @@ export class Tree implements SubagentHost {
   /** A finished agent stays alive for a quick resume; the oldest beyond `keepFinished` are let go. */
   private keepFinished(ownerId: string, agentId: string): void {
     for (const evicted of this.kept.keep(ownerId, agentId)) {
+      this.archive.retire(evicted);
       const node = this.nodes.node(evicted);
       if (!node || node.released || node.task) continue;
       // Its task actor takes the release after the transition in progress (its mailbox queues it).
       node.parent?.send({ type: 'RELEASE' });
+    }
+  }
+
+  /**
+   * A reopened session's finished subagents, in the order their tasks settled: each goes through its owner's
+   * `keepFinished` window and the archive as it did before the restart, so the same ones are readable and
+   * resumable by id (a kept one is rebuilt from its history on resume, as an archived one is).
+   */
+  restoreFinished(agents: readonly FinishedAgent[]): void {
+    for (const { agentId, kept, archived } of agents) {
+      this.kept.forget(archived.ownerId, agentId);
+      if (!kept) {
+        this.archive.add(agentId, archived);
+        continue;
+      }
+      this.archive.restoreKept(agentId, archived);
+      for (const evicted of this.kept.keep(archived.ownerId, agentId)) this.archive.retire(evicted);
     }
   }
 

@@ -417,3 +417,54 @@ describe('sessions: members of a supervisor on a session', () => {
     expectJournaledOnce(records, 'owner', messages());
   });
 });
+
+describe('sessions: a reopened supervisor tree is the same tree', () => {
+  /** Each task calls `work` once and answers; a follow-up answers "again". */
+  const followUp: Script = (request) => {
+    const last = request.messages.at(-1);
+    if (last?.role === 'user' && textOf(last) === 'x') return { text: 'again' };
+    return script(request);
+  };
+  const work = defineTool({
+    name: 'work',
+    description: 'w',
+    schema: z.object({ who: z.string() }),
+    execute: ({ who }) => `${who} worked`,
+  });
+
+  it('keeps its finished subagents readable and resumable by id, within keepFinished and keepHistory', async () => {
+    const dir = tempDir();
+    const limits = { keepFinished: 1, keepHistory: 1 };
+    const session = sessions({ dir }).create();
+    const supervisor = createSupervisor({ model: scriptedModel(followUp), tools: [work], session, ...limits });
+    const results = await supervisor.swarm(['a', 'b', 'c']);
+    const ids = results.map((result) => result.agentId);
+    // One kept alive, one archived, the oldest forgotten: what the limits say before the restart.
+    const known = (where: string) => where !== 'unknown';
+    const before = ids.map((id) => known(supervisor.whereIs(id)));
+    expect(before.filter(Boolean)).toHaveLength(2);
+    const histories = ids.map((id) => supervisor.messagesOf(id));
+    await session.idle();
+    session.close();
+    await supervisor.stop();
+
+    const reopened = sessions({ dir }).open(session.id);
+    const again = createSupervisor({ model: scriptedModel(followUp), tools: [work], session: reopened, ...limits });
+    expect(ids.map((id) => known(again.whereIs(id)))).toEqual(before);
+    expect(ids.map((id) => again.messagesOf(id))).toEqual(histories);
+    const resumable = ids.filter((_, i) => before[i]);
+    for (const id of resumable) {
+      const result = await again.resume(id, 'x');
+      expect(result).toMatchObject({ agentId: id, status: 'completed', text: 'again' });
+      const history = again.messagesOf(id) ?? [];
+      expect(history.slice(0, histories[ids.indexOf(id)]?.length)).toEqual(histories[ids.indexOf(id)]);
+      expect(lastText(history)).toBe('again');
+      expectValidHistory(history);
+    }
+    const forgotten = ids.find((_, i) => !before[i]) ?? '';
+    await expect(again.resume(forgotten, 'x')).rejects.toThrow(/No finished subagent/);
+    await reopened.idle();
+    reopened.close();
+    await again.stop();
+  });
+});

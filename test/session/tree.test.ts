@@ -210,3 +210,59 @@ describe('sessions: supervision trees', () => {
     expect(runs.get('bg_work')).toBe(1);
   });
 });
+
+describe('sessions: a reopened tree is the same tree', () => {
+  it("a root reopened in a new process resumes its finished subagent by id, from the subagent's history", async () => {
+    const dir = tempDir();
+    /** The root asks for a swarm of two, then (prompted "resume <id>") resumes that agent; each subagent works once. */
+    const rootScript = (request: ModelRequest): ScriptedAnswer => {
+      const who = asker(request);
+      const last = request.messages.at(-1);
+      const lastText = last?.role === 'user' ? textOf(last) : '';
+      if (who !== 'go') {
+        if (lastText === 'follow up') return { text: `${who} again` };
+        return script(request);
+      }
+      if (lastText.startsWith('resume ')) {
+        const id = lastText.slice('resume '.length);
+        return { toolCalls: [{ id: 'root_resume', name: 'agent', args: { prompt: 'follow up', agent_id: id } }] };
+      }
+      if (last?.role === 'tool') return { text: 'root done' };
+      return {
+        toolCalls: [{ id: 'root_swarm', name: 'swarm', args: { tasks: [{ prompt: 'fg1' }, { prompt: 'fg2' }] } }],
+      };
+    };
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({ who: z.string() }),
+      execute: ({ who }) => `${who} worked`,
+    });
+    const session = sessions({ dir }).create({ id: 'tree', agentId: 'root' });
+    const config = { tools: [work], subagents: {} };
+    const agent = createAgent({ ...config, model: scriptedModel(rootScript), session });
+    const children: string[] = [];
+    agent.on('subagent_end', (event) => children.push(event.childId));
+    await agent.prompt('go');
+    await session.idle();
+    const fg1 = children[0] ?? '';
+    const history = agent.subagent(fg1)?.messages ?? [];
+    const prompt = asker({ messages: history } as unknown as ModelRequest);
+    expect(prompt).toMatch(/^fg[12]$/);
+    session.close();
+    await agent.stop();
+
+    const reopened = sessions({ dir }).open('tree');
+    const model = scriptedModel(rootScript);
+    const resumed = createAgent({ ...config, model, session: reopened });
+    const result = await resumed.prompt(`resume ${fg1}`);
+    expect(result.text).toBe('root done');
+    const answer = toolResults(resumed.messages).find((r) => r.toolCallId === 'root_resume');
+    expect(resultText(answer)).toContain(`${prompt} again`);
+    // The resumed subagent went on from its journaled history: its first request held it whole.
+    const followUp = model.requests.find((r) => r.messages.some((m) => m.role === 'user' && textOf(m) === 'follow up'));
+    expect(followUp?.messages.slice(0, history.length)).toEqual(history);
+    reopened.close();
+    await resumed.stop();
+  });
+});
