@@ -16,7 +16,12 @@ export type ContextRepair =
   /** Provider-specific parts (signatures, encrypted reasoning) were left out by a strict projection. */
   | { kind: 'opaque_dropped'; count: number }
   /** Images were replaced by a note after the provider refused the request's size. */
-  | { kind: 'images_replaced'; count: number };
+  | { kind: 'images_replaced'; count: number }
+  /**
+   * The provider gave a tool call an id the agent's history (or the same answer) already holds: the call was
+   * given its own, `toolCallId` (the provider's with a suffix), by which it is paired, journaled and replayed.
+   */
+  | { kind: 'call_id_reused'; toolCallId: string; providerId: string; toolName: string };
 
 export type ContextRepairKind = ContextRepair['kind'];
 

@@ -103,24 +103,36 @@ function assistantProblem(message: Record<string, unknown>): string | undefined 
   return undefined;
 }
 
-/** An id for a repeated tool-call id, unique among `taken`: the provider's id with a suffix. */
-function uniqueId(id: string, taken: Set<string>): string {
+/** An id for a repeated tool-call id, unique among those `taken` says are: the provider's id with a suffix. */
+function uniqueId(id: string, taken: (id: string) => boolean): string {
   for (let n = 2; ; n++) {
     const candidate = `${id}_${n}`;
-    if (!taken.has(candidate)) return candidate;
+    if (!taken(candidate)) return candidate;
   }
+}
+
+/** A tool call whose provider id was already taken, and the id it was given (see {@link checkModelAnswer}). */
+export interface ReusedCallId {
+  toolCallId: string;
+  providerId: string;
+  toolName: string;
 }
 
 /**
  * A model's final message as the history can hold it, or a sentence saying why it cannot be. Besides the shape
  * check: a missing `provider` / `model` / `stopReason` / `usage` is filled in (a custom model that reports no
- * usage used none we know of), and a tool-call id repeated within the message is made unique (the second call
- * would otherwise take the first one's result). The model's object is never changed: a repaired message is a copy.
+ * usage used none we know of), and every tool call gets an identity of its own within the agent's history: a
+ * provider's id is kept verbatim on its first use (so histories and prompt caches stay byte-stable), and one the
+ * history (`taken`) or an earlier call of the same message already holds gets a deterministic suffix, listed in
+ * `reused`. Results are paired, journaled and replayed by that identity: a provider that numbers its ids per
+ * answer or per process would otherwise get a new call answered with an old one's result. The model's object is
+ * never changed: a repaired message is a copy.
  */
 export function checkModelAnswer(
   raw: unknown,
   model: { id: string; provider: string },
-): { message: AssistantMessage } | { problem: string } {
+  taken: ReadonlySet<string> = new Set(),
+): { message: AssistantMessage; reused: ReusedCallId[] } | { problem: string } {
   if (!isRecord(raw)) return { problem: `the model's final message is ${describe(raw)}` };
   if (raw.role !== 'assistant') return { problem: `the model's final message has role ${JSON.stringify(raw.role)}` };
   const problem = assistantProblem(raw);
@@ -133,15 +145,19 @@ export function checkModelAnswer(
   };
   let calls = 0;
   let ids: Set<string> | undefined;
+  const reused: ReusedCallId[] = [];
   for (let i = 0; i < message.content.length; i++) {
     const part = message.content[i] as AssistantContent;
     if (part.type !== 'tool_call') continue;
     calls++;
     ids ??= new Set();
-    if (ids.has(part.id)) {
-      const id = uniqueId(part.id, new Set([...ids, ...idsOf(message.content)]));
+    if (ids.has(part.id) || taken.has(part.id)) {
+      const given = new Set(idsOf(message.content));
+      const seen = ids;
+      const id = uniqueId(part.id, (candidate) => seen.has(candidate) || taken.has(candidate) || given.has(candidate));
       copy().content[i] = { ...part, id } satisfies ToolCallPart;
       ids.add(id);
+      reused.push({ toolCallId: id, providerId: part.id, toolName: part.name });
     } else ids.add(part.id);
   }
   if (!nonEmptyString(message.provider)) copy().provider = model.provider;
@@ -156,7 +172,7 @@ export function checkModelAnswer(
     }
     copy().usage = usage;
   }
-  return { message: repaired ?? message };
+  return { message: repaired ?? message, reused };
 }
 
 function idsOf(content: readonly AssistantContent[]): string[] {

@@ -110,11 +110,14 @@ async function callModel(
             call.streaming = false;
             // A custom model's answer is checked here, at the boundary: a malformed one would otherwise throw
             // inside the machine's guards and take the actor down with every prompt waiting on it.
-            const checked = checkModelAnswer(event.message, model);
+            const checked = checkModelAnswer(event.message, model, env.transcript.callIds());
             if ('problem' in checked) {
               throw new ModelError({ code: 'bad_response', message: checked.problem, provider: model.provider });
             }
             message = checked.message;
+            for (const repair of checked.reused) {
+              env.emit({ type: 'context_repair', repair: { kind: 'call_id_reused', ...repair }, strict: false });
+            }
             break;
           }
           onDelta(env, call, event);

@@ -21,6 +21,20 @@ export class Transcript {
     this.log.push(message);
   }
 
+  /** Every tool-call id the history holds, kept up to date as it grows (the log is only ever appended to). */
+  callIds(): ReadonlySet<string> {
+    const ids = this.ids;
+    for (; this.scanned < this.log.length; this.scanned++) {
+      const message = this.log[this.scanned] as Message;
+      if (message.role !== 'assistant') continue;
+      for (const part of message.content) if (part.type === 'tool_call') ids.add(part.id);
+    }
+    return ids;
+  }
+
+  private readonly ids = new Set<string>();
+  private scanned = 0;
+
   /**
    * A deep, JSON-safe copy of the messages from `index` on: what callers get (`agent.messages`, a turn's result),
    * so that editing it never edits the history the model sees next.
