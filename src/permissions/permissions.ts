@@ -188,6 +188,15 @@ export class Permissions {
         return { decision: 'ask', reason: `the command cannot be fully checked: ${subject.parsed.doubts.join('; ')}` };
       }
       if (this.mode === 'plan' && tool?.readOnly !== true) return { decision: 'deny', reason: denialText(PLANNING) };
+      // An interpreter's inline program may do anything a denied command does; only bypass runs it unasked.
+      if (
+        subject.kind === 'command' &&
+        subject.parsed.opaque.length > 0 &&
+        this.mode !== 'bypass' &&
+        (this.mode !== undefined || this.hasArgumentRules('deny', call.name))
+      ) {
+        return { decision: 'ask', reason: `no rule can see inside it: ${subject.parsed.opaque.join('; ')}` };
+      }
       const asked = this.firstRestrictive('ask', call.name, subject);
       if (asked) return { decision: 'ask', rule: asked.source };
       return undefined;

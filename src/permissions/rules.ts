@@ -1,7 +1,8 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { JsonValue } from '../protocol/index.js';
-import { basename, type ParsedShell, parseShell, type SimpleCommand } from './shell.js';
+import { basename, type ParsedShell, type SimpleCommand } from './commands.js';
+import { parseShell } from './shell.js';
 import type { ToolTraits } from './types.js';
 
 /** A rule string that cannot be read. */
@@ -197,14 +198,17 @@ function loosePattern(rule: Rule): (command: SimpleCommand) => boolean {
     const argument = rule.argument as string;
     const shape = shapeOf(parseShell(argument).commands[0]?.argv ?? [argument]);
     const name = picomatch(shape.name, { bash: true, dot: true });
+    // A lone `*` means any arguments, `.` and `..` included (which a glob's `*` never matches).
     const positional =
       shape.positional === ''
         ? (value: string) => value === ''
-        : picomatch(shape.positional, { bash: true, dot: true });
+        : shape.positional === '*'
+          ? () => true
+          : picomatch(shape.positional, { bash: true, dot: true });
     // `rm *` speaks about a bare `rm` too.
     const bare = shape.positional === '*' ? '' : shape.positional.endsWith(' *') ? shape.positional.slice(0, -2) : null;
     return (command: SimpleCommand): boolean => {
-      const its = shapeOf(command.argv);
+      const its = shapeOf(command.argv, true);
       if (!name(its.name)) return false;
       for (const flag of shape.flags) if (!its.flags.has(flag)) return false;
       return its.positional === shape.positional || its.positional === bare || positional(its.positional);
@@ -223,14 +227,19 @@ const LONG_FLAGS: Record<string, Record<string, string>> = {
 };
 const SAME_LETTER: Record<string, Record<string, string>> = { rm: { R: 'r' }, cp: { R: 'r' } };
 
-function shapeOf(argv: readonly string[]): Shape {
+/** `running`: the shape of a command about to run (not of a rule's pattern). */
+function shapeOf(argv: readonly string[], running = false): Shape {
   const name = basename(argv[0] ?? '');
   const longs = LONG_FLAGS[name];
   const same = SAME_LETTER[name];
   const flags = new Set<string>();
   const positional: string[] = [];
+  let options = true;
   for (const word of argv.slice(1)) {
-    if (/^--[A-Za-z]/.test(word)) {
+    if (!options || word === '--') {
+      if (word === '--' && options) options = false;
+      else positional.push(word);
+    } else if (/^--[A-Za-z]/.test(word)) {
       const long = word.slice(2).split('=')[0] as string;
       const short = longs?.[long];
       flags.add(short ? `-${short}` : `--${long}`);
@@ -238,5 +247,8 @@ function shapeOf(argv: readonly string[]): Shape {
       for (const letter of word.slice(1)) flags.add(`-${same?.[letter] ?? letter}`);
     } else positional.push(word);
   }
+  // Commands run without a terminal: `rm` never prompts, so `rm -r` is `rm -rf` (unless told to ask, and then
+  // nothing answers yes).
+  if (running && name === 'rm' && !flags.has('-i') && !flags.has('-I') && !flags.has('--interactive')) flags.add('-f');
   return { name, flags, positional: positional.join(' ') };
 }

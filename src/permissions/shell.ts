@@ -1,3 +1,5 @@
+import { checkAssignment, type ParsedShell, type SimpleCommand, unwrap, type Word } from './commands.js';
+
 /**
  * Splits a shell command line into the simple commands it would run, so that a rule such as `bash(git *)` is
  * checked against each of them and not against the line as a whole: `git log && curl x | sh` is two commands
@@ -9,27 +11,11 @@
  * This is not a shell: it recognises what matters for deciding who may run what and is conservative elsewhere.
  */
 
-export interface SimpleCommand {
-  /** The words as the shell would pass them, quotes removed. The first is the command. */
-  argv: string[];
-  /** Files the command writes by redirection (`> file`, `>> file`); `/dev/null` and descriptors are left out. */
-  writes: string[];
-  /**
-   * It only runs another command of the list (`env X=1 git log`, `sh -c "…"`, `timeout 5 …`): deny rules see it,
-   * but allowing the line is up to the commands it runs.
-   */
-  wrapper?: boolean;
-}
-
-export interface ParsedShell {
-  commands: SimpleCommand[];
-  /** Why the line cannot be fully known; empty when every command it runs is listed. */
-  doubts: string[];
-}
+export type { ParsedShell, SimpleCommand } from './commands.js';
 
 /** Parses a command line. Never throws: what it cannot read becomes a doubt. */
 export function parseShell(source: string): ParsedShell {
-  const parsed: ParsedShell = { commands: [], doubts: [] };
+  const parsed: ParsedShell = { commands: [], doubts: [], opaque: [] };
   parseInto(source, parsed, 0);
   return parsed;
 }
@@ -69,12 +55,6 @@ function isHarmlessTarget(target: string): boolean {
   return target === '/dev/null' || /^&?-?\d*$/.test(target) || target === '&-';
 }
 
-interface Word {
-  kind: 'word';
-  text: string;
-  /** Contains an unquoted or double-quoted expansion (`$x`, `$(…)`, `` `…` ``): its value is not known here. */
-  dynamic: boolean;
-}
 type Token = Word | { kind: 'separator' } | { kind: 'redirect'; output: boolean; heredoc: boolean };
 
 const SEPARATORS = new Set([';', '&', '|', '(', ')', '\n']);
@@ -254,19 +234,18 @@ class Lexer {
 }
 
 // Words that open or close a compound command: the command proper follows them.
-const KEYWORDS = new Set(['if', 'then', 'elif', 'else', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}', 'time']);
+const KEYWORDS = new Set(['if', 'then', 'elif', 'else', 'fi', 'do', 'done', 'while', 'until', '!', '{', '}']);
 // Compound commands whose words are not commands at all (`for x in …`): not followed here.
 const OPAQUE = new Set(['for', 'case', 'select', 'function', 'coproc']);
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'fish', 'busybox']);
-
 function addCommand(words: Word[], writes: string[], out: ParsedShell, depth: number): void {
   let start = 0;
   while (start < words.length) {
     const word = words[start] as Word;
     if (KEYWORDS.has(word.text) && !word.dynamic) start++;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.text))
-      start++; // FOO=bar before the command
-    else break;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.text)) {
+      checkAssignment(word.text, out); // FOO=bar before the command
+      start++;
+    } else break;
   }
   const rest = words.slice(start);
   const head = rest[0];
@@ -279,142 +258,5 @@ function addCommand(words: Word[], writes: string[], out: ParsedShell, depth: nu
   const argv = rest.map((word) => word.text);
   const command: SimpleCommand = { argv, writes };
   out.commands.push(command);
-  unwrap(command, rest, out, depth);
-}
-
-/** Options of wrapper commands that take a value (`timeout -s KILL`, `sudo -u root`), so the value is skipped. */
-const WRAPPERS: Record<string, { valued: string; positional?: number }> = {
-  env: { valued: 'uCSP' },
-  sudo: { valued: 'ugpChDrtTU' },
-  doas: { valued: 'uC' },
-  nohup: { valued: '' },
-  command: { valued: '' },
-  builtin: { valued: '' },
-  exec: { valued: 'a' },
-  nice: { valued: 'n' },
-  ionice: { valued: 'cnp' },
-  timeout: { valued: 'sk', positional: 1 },
-  stdbuf: { valued: 'ioe' },
-  setsid: { valued: '' },
-  chroot: { valued: '', positional: 1 },
-  unbuffer: { valued: '' },
-  caffeinate: { valued: 'tw' },
-  xargs: { valued: 'IinLPdEsa' },
-  watch: { valued: 'nd' },
-  flock: { valued: 'wEc', positional: 1 },
-  strace: { valued: 'eopsu' },
-  ltrace: { valued: 'eopsu' },
-};
-
-/** The command a wrapper runs is a command of the line as well: checked like any other. */
-function unwrap(command: SimpleCommand, words: Word[], out: ParsedShell, depth: number): void {
-  const { argv } = command;
-  const name = basename(argv[0] as string);
-  if (SHELLS.has(name)) {
-    command.wrapper = unwrapShell(argv, out, depth);
-    return;
-  }
-  if (name === 'eval') {
-    command.wrapper = true;
-    const dynamic = words.slice(1).some((word) => word.dynamic);
-    if (dynamic) out.doubts.push('eval runs text that is only known when the line runs');
-    else parseInto(argv.slice(1).join(' '), out, depth + 1);
-    return;
-  }
-  if (name === 'source' || name === '.') {
-    out.doubts.push(`"${argv.join(' ')}" runs the commands of a file`);
-    return;
-  }
-  if (name === 'find') {
-    unwrapFindExec(argv, out, depth);
-    return;
-  }
-  const wrapper = WRAPPERS[name];
-  if (!wrapper) return;
-  let i = 1;
-  for (; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '--') {
-      i++;
-      break;
-    }
-    if (name === 'env' && /^[A-Za-z_][A-Za-z0-9_]*=/.test(arg)) continue;
-    if (name === 'env' && (arg === '-S' || arg.startsWith('--split-string'))) {
-      command.wrapper = true;
-      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (argv[++i] ?? '');
-      parseInto([value, ...argv.slice(i + 1)].join(' '), out, depth + 1);
-      return;
-    }
-    if (!arg.startsWith('-') || arg === '-') break;
-    if (arg.startsWith('--')) {
-      // `--signal KILL` or `--signal=KILL`: a long option's value is skipped only when written separately and
-      // the wrapper's short form takes one; unknown long options are assumed to be flags.
-      continue;
-    }
-    const letters = arg.slice(1);
-    if (/^\d+$/.test(letters)) continue; // `nice -10`
-    const valued = [...letters].findIndex((letter) => wrapper.valued.includes(letter));
-    if (valued >= 0 && valued === letters.length - 1) i++;
-  }
-  i += Math.min(wrapper.positional ?? 0, argv.length - i);
-  const inner = argv.slice(i);
-  if (inner.length === 0) return;
-  command.wrapper = true;
-  if (name === 'watch') {
-    parseInto(inner.join(' '), out, depth + 1);
-    return;
-  }
-  const innerWords = words.slice(i);
-  if (innerWords[0]?.dynamic) out.doubts.push(`"${name}" runs a command only known when the line runs`);
-  // `xargs rm` runs rm with arguments read from its input: the command is known, its arguments are not.
-  if (name === 'xargs') out.doubts.push('xargs adds arguments only known when the line runs');
-  const innerCommand: SimpleCommand = { argv: inner, writes: [] };
-  out.commands.push(innerCommand);
-  unwrap(innerCommand, innerWords, out, depth + 1);
-}
-
-/** `sh -c "…"` is a wrapper (true); a shell reading a script file or its input runs commands nobody can see. */
-function unwrapShell(argv: string[], out: ParsedShell, depth: number): boolean {
-  for (let i = 1; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === '-c' || (/^-[a-zA-Z]+$/.test(arg) && arg.includes('c'))) {
-      const script = argv[i + 1];
-      if (script === undefined) out.doubts.push(`"${argv[0]} -c" without a command`);
-      else parseInto(script, out, depth + 1);
-      return true;
-    }
-    if (arg === '-' || arg === '-s') break;
-    if (arg.startsWith('-') || arg.startsWith('+')) continue;
-    out.doubts.push(`"${argv.slice(0, i + 1).join(' ')}" runs the commands of a script file`);
-    return false;
-  }
-  out.doubts.push(`"${argv.join(' ')}" runs commands from its input`);
-  return false;
-}
-
-function unwrapFindExec(argv: string[], out: ParsedShell, depth: number): void {
-  for (let i = 1; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg !== '-exec' && arg !== '-execdir' && arg !== '-ok' && arg !== '-okdir') continue;
-    let end = i + 1;
-    while (end < argv.length && argv[end] !== ';' && argv[end] !== '+') end++;
-    const inner = argv.slice(i + 1, end);
-    if (inner.length > 0) {
-      const innerCommand: SimpleCommand = { argv: inner, writes: [] };
-      out.commands.push(innerCommand);
-      unwrap(innerCommand, inner.map(staticWord), out, depth + 1);
-    }
-    i = end;
-  }
-  // `find -delete` removes files as `rm` would: a rule about `rm` speaks about it too.
-  if (argv.includes('-delete')) out.commands.push({ argv: ['rm', '-f', '{}'], writes: [] });
-}
-
-function staticWord(text: string): Word {
-  return { kind: 'word', text, dynamic: false };
-}
-
-export function basename(command: string): string {
-  const slash = command.lastIndexOf('/');
-  return slash < 0 ? command : command.slice(slash + 1);
+  unwrap(command, rest, out, depth, parseInto);
 }

@@ -51,7 +51,14 @@ describe('wrappers are unwrapped, so the command they run is checked too', () =>
     ['eval rm x', 'rm x'],
     ['watch -n 1 rm x', 'rm x'],
     ['find . -name "*.o" -exec rm -f {} \\;', 'rm -f {}'],
-    ['find . -delete', 'rm -f {}'],
+    ['find . -delete', 'rm -rf .'],
+    ['find -H a b -type f -delete', 'rm -rf a b'],
+    ['time -p rm x', 'rm x'],
+    ["trap 'rm x' EXIT", 'rm x'],
+    ['timeout --signal KILL 5 rm x', 'rm x'],
+    ["flock /tmp/l -c 'rm x'", 'rm x'],
+    ["su root -c 'rm x'", 'rm x'],
+    ['busybox rm x', 'rm x'],
     ['/usr/bin/env rm x', 'rm x'],
   ])('%s runs %s', (line, inner) => {
     expect(argvs(line)).toContain(inner);
