@@ -92,7 +92,8 @@ export function renderMarkdown(input: ReportInput): string {
     `${input.date} · Node ${input.node} · ${input.cpus} · XState production build (${[...builds].join(', ') || 'n/a'}) · ` +
       `${input.scale} sizes · each row its own process, median of the measured runs after a warm-up. ` +
       'Ratios are of wall time, with the ratio of process CPU time in parentheses (it moves less with the load ' +
-      'of other processes on a shared machine). Reproduce with `npm run bench`.',
+      'of other processes on a shared machine). Reproduce with `npm run bench`. Earlier runs, and what each ' +
+      'change of the design did to the figures, are in [history.md](history.md), which this run leaves alone.',
     '',
   );
   lines.push(
