@@ -20,7 +20,7 @@ Commands:
 
 Each command takes --help.
 
-Try it without a key: npx troupe run --offline -C examples/sample-project "Tell me about this project"`;
+Try it without a key, in any folder: troupe run --offline "Tell me about this project"`;
 
 const INSPECT_USAGE = `Usage: troupe inspect [--port <n>] [--host 127.0.0.1|localhost] [--demo]
 

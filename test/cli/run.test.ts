@@ -1,8 +1,10 @@
 /** `troupe run` as a script uses it: through pipes, plain lines and JSON lines, on the offline model. */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { gone, PipedRun, runPiped, sampleCopy } from './helpers.js';
+import { gone, keylessEnv, PipedRun, REPO, runPiped, sampleCopy } from './helpers.js';
 
 let dir: string;
 
@@ -195,4 +197,23 @@ describe('troupe run: errors and help, from the shell', () => {
     expect(top.stdout).toMatch(/^Usage: troupe <command>/);
     expect(top.stdout).toContain('run "<task>"');
   }, 30_000);
+});
+
+describe('the quick start, in a clone', () => {
+  it('npm run troupe runs the CLI from the source with no build, exactly as the README prints it', async () => {
+    // stdin is /dev/null: the run's one approval (writing TROUPE_NOTES.md) is answered no, so the folder is untouched.
+    const child = spawn(
+      'npm',
+      ['run', 'troupe', '--', 'run', '--offline', '-C', 'examples/sample-project', 'Tell me about this project'],
+      { cwd: REPO, env: keylessEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    const [code] = await once(child, 'close');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^main> Let me look at the folder first\.$/m);
+    expect(stdout).toMatch(/^done: completed/m);
+  }, 60_000);
 });
