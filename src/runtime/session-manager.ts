@@ -76,10 +76,16 @@ export class SessionManager {
     const journal = readJournal(this.store, id, this.onWarning);
     if (!journal) throw new Error(`No session "${id}"`);
     const storeWriter = this.store.acquire(id);
-    if (journal.dropped) storeWriter.truncate(journal.count);
-    const summary = summaryOf(journal.header, journal.records);
-    const writer = new JournalWriter(storeWriter, this.durability, summary);
-    return new Session(journal.header, journal.records, writer, undefined, this.store.dirOf?.(id));
+    try {
+      if (journal.dropped) storeWriter.truncate(journal.count);
+      const summary = summaryOf(journal.header, journal.records);
+      const writer = new JournalWriter(storeWriter, this.durability, summary);
+      return new Session(journal.header, journal.records, writer, undefined, this.store.dirOf?.(id));
+    } catch (error) {
+      // A journal its agent cannot be rebuilt from is refused, and left for another try (or a repair).
+      storeWriter.release();
+      throw error;
+    }
   }
 
   /** The session with the most recent activity, opened; undefined when there is none. */

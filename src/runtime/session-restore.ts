@@ -60,12 +60,22 @@ export class AgentJournal implements Recording {
     records: readonly JournalRecord[],
   ) {
     for (const record of records) this.take(record);
+    // A message record lost or renumbered would leave a hole: the history must not close over it silently.
+    for (let i = 0; i < this.messages.length; i++) {
+      if (this.messages[i] === undefined) {
+        throw new JournalError(
+          `Agent "${agentId}": the journal holds message ${this.messages.length - 1} but not ${i}`,
+        );
+      }
+    }
   }
 
   /** Tokens of every answer in the journal. */
   get usage(): Usage {
     const usage = emptyUsage();
-    for (const message of this.messages) if (message.role === 'assistant') addUsage(usage, message.usage);
+    // A history given to `createAgent({ messages })` may hold answers without usage.
+    for (const message of this.messages)
+      if (message.role === 'assistant' && message.usage) addUsage(usage, message.usage);
     return usage;
   }
 
@@ -74,7 +84,7 @@ export class AgentJournal implements Recording {
     const usage = emptyUsage();
     for (let i = 0; i < count; i++) {
       const message = this.messages[i];
-      if (message?.role === 'assistant' && (turn === undefined || this.turnOf[i] === turn)) {
+      if (message?.role === 'assistant' && message.usage && (turn === undefined || this.turnOf[i] === turn)) {
         addUsage(usage, message.usage);
       }
     }

@@ -9,6 +9,7 @@ export {
   type WarningHandler,
 } from './journal.js';
 export { JsonlStore } from './jsonl-store.js';
+export { decodeRecord } from './record-schema.js';
 export * from './records.js';
 export { SqliteStore } from './sqlite-store.js';
 export { SessionLockedError, type Store, type StoreWriter } from './store.js';

@@ -1,6 +1,6 @@
+import { decodeRecord, readRecord } from './record-schema.js';
 import {
   CorruptJournalError,
-  decodeRecord,
   encodeRecord,
   type HeaderRecord,
   JOURNAL_VERSION,
@@ -57,20 +57,23 @@ export function readJournal(
   const records: JournalRecord[] = [];
   let dropped = false;
   for (let i = 0; i < texts.length; i++) {
-    const record = decodeRecord(texts[i] as string);
-    if (record && (i > 0 || record.k === 'session')) {
-      records.push(record);
+    const decoded = readRecord(texts[i] as string);
+    if ('problem' in decoded) {
+      if (!decoded.torn || i < texts.length - 1) throw new CorruptJournalError(id, i, decoded.problem);
+      dropped = true;
+      onWarning(`session "${id}": the last record was cut short by a crash and is dropped (${decoded.problem})`);
       continue;
     }
-    const why = record ? 'the first record is not the session header' : 'not a whole JSON record';
-    if (i < texts.length - 1) throw new CorruptJournalError(id, i, why);
-    dropped = true;
-    onWarning(`session "${id}": the last record was cut short by a crash and is dropped (${why})`);
+    const { record } = decoded;
+    if (i === 0) {
+      if (record.k !== 'session') throw new CorruptJournalError(id, 0, 'the first record is not the session header');
+      // Before any other record is read: a newer version's records may not be of the shapes this build checks.
+      if (record.v > JOURNAL_VERSION) throw new JournalVersionError(id, record.v);
+    }
+    records.push(record);
   }
-  const header = records[0];
+  const header = records[0] as HeaderRecord | undefined;
   if (header === undefined) return undefined;
-  if (header.k !== 'session') throw new CorruptJournalError(id, 0, 'the first record is not the session header');
-  if (typeof header.v !== 'number' || header.v > JOURNAL_VERSION) throw new JournalVersionError(id, Number(header.v));
   return { header, records, count: records.length, dropped };
 }
 

@@ -288,7 +288,10 @@ export class JournalVersionError extends JournalError {
   }
 }
 
-/** A record before the last one is damaged: refusing is better than silently losing what follows it. */
+/**
+ * A record is damaged (not whole JSON before the last line, or of the wrong shape anywhere): refusing is better than
+ * silently losing what follows it or reading a shorter history.
+ */
 export class CorruptJournalError extends JournalError {
   override name = 'CorruptJournalError';
   constructor(
@@ -298,22 +301,6 @@ export class CorruptJournalError extends JournalError {
   ) {
     super(`Session "${sessionId}": record ${index + 1} is corrupt (${why}); the records after it were not read`);
   }
-}
-
-/**
- * Parses one record's text; undefined when it is not a whole, well-formed record. A kind this build does not know
- * (a kind added within the same journal version, say a compaction) is a well-formed record that readers skip.
- */
-export function decodeRecord(text: string): JournalRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const kind = (value as { k?: unknown }).k;
-  return typeof kind === 'string' && kind !== '' ? (value as JournalRecord) : undefined;
 }
 
 export function encodeRecord(record: JournalRecord): string {

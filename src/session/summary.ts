@@ -93,7 +93,7 @@ export class SessionSummary {
         const m = record.m;
         if ('input' in m) {
           if (!state.titled) this.titleFrom(this.inputs.get(m.input)?.[m.n]);
-        } else if (m.role === 'assistant') addUsage(state.usage, m.usage);
+        } else if (m.role === 'assistant' && m.usage) addUsage(state.usage, m.usage);
         else if (m.role === 'user' && !state.titled) this.titleFrom(m);
         break;
       }

@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import type { JournalRecord } from './records.js';
+
+/**
+ * The shape of every record kind this build reads, checked when a journal is read: a record of a known kind with a
+ * field of the wrong type is refused where it stands (its line named), instead of surfacing later as a TypeError
+ * deep in a restore or, worse, as a history quietly shorter than the journal. Objects are loose: a field added
+ * within the same journal version is carried, not refused. Values the runtime only passes along (a tool's
+ * arguments and details, a provider's opaque data, a machine snapshot's state value) are not looked into.
+ */
+
+const count = z.number().int().nonnegative();
+const time = z.number().finite();
+
+const text = z.looseObject({ type: z.literal('text'), text: z.string() });
+const image = z.looseObject({
+  type: z.literal('image'),
+  source: z.union([
+    z.looseObject({ kind: z.literal('base64'), mediaType: z.string(), data: z.string() }),
+    z.looseObject({ kind: z.literal('url'), url: z.string() }),
+  ]),
+});
+const userContent = z.discriminatedUnion('type', [text, image]);
+const providerData = z.looseObject({ provider: z.string(), model: z.string(), data: z.unknown() });
+
+const usage = z.looseObject({
+  input: z.number(),
+  output: z.number(),
+  cacheRead: z.number(),
+  cacheWrite: z.number(),
+  reasoning: z.number(),
+});
+
+const userMessage = z.looseObject({
+  role: z.literal('user'),
+  content: z.array(userContent),
+  source: z.enum(['prompt', 'steer', 'notification', 'feedback', 'compaction']).optional(),
+});
+
+const toolResult = z.looseObject({
+  type: z.literal('tool_result'),
+  toolCallId: z.string(),
+  toolName: z.string().optional(),
+  content: z.array(userContent),
+  isError: z.boolean().optional(),
+  details: z.unknown().optional(),
+});
+
+/** As loose as a history given to `createAgent({ messages })` may be (see protocol's `resumableHistory`). */
+const assistantMessage = z.looseObject({
+  role: z.literal('assistant'),
+  content: z.array(
+    z.discriminatedUnion('type', [
+      text,
+      z.looseObject({ type: z.literal('reasoning'), text: z.string(), opaque: providerData.optional() }),
+      z.looseObject({
+        type: z.literal('tool_call'),
+        id: z.string(),
+        name: z.string(),
+        arguments: z.record(z.string(), z.unknown()),
+        invalidArguments: z.looseObject({ text: z.string(), error: z.string() }).optional(),
+        opaque: providerData.optional(),
+      }),
+      z.looseObject({ type: z.literal('opaque'), kind: z.string(), provider: z.string() }),
+    ]),
+  ),
+  provider: z.string().optional(),
+  model: z.string().optional(),
+  stopReason: z.enum(['stop', 'tool_calls', 'length', 'content_filter', 'refusal', 'pause_turn']).optional(),
+  usage: usage.optional(),
+  responseId: z.string().optional(),
+});
+
+const storedMessage = z.union([
+  userMessage,
+  assistantMessage,
+  z.looseObject({
+    role: z.literal('tool'),
+    content: z.array(z.union([toolResult, z.looseObject({ ref: z.string() })])),
+  }),
+  z.strictObject({ input: z.string(), n: count }),
+]);
+
+const budget = z.looseObject({
+  tokens: z.number().optional(),
+  costUsd: z.number().optional(),
+  timeMs: z.number().optional(),
+});
+
+/** A turn's input as the machine's snapshot holds it (its messages may be left out: the input record has them). */
+const turnInput = z.looseObject({ inputId: z.string(), messages: z.array(userMessage) });
+
+const base = { a: z.string() };
+const seq = { s: z.number().int(), a: z.string() };
+
+const kinds = {
+  session: z.looseObject({
+    v: z.number(),
+    id: z.string(),
+    agentId: z.string(),
+    title: z.string().optional(),
+    t: time,
+    forkOf: z.looseObject({ id: z.string(), atSeq: z.number() }).optional(),
+  }),
+  input: z.looseObject({
+    ...base,
+    inputId: z.string(),
+    messages: z.array(userMessage),
+    expectsOutput: z.boolean(),
+    budget: budget.optional(),
+  }),
+  msg: z.looseObject({ ...seq, i: count, turn: count, step: count, m: storedMessage }),
+  tool_start: z.looseObject({ ...seq, id: z.string(), name: z.string() }),
+  tool_end: z.looseObject({ ...seq, id: z.string(), result: toolResult }),
+  asked: z.looseObject({ ...seq, id: z.string() }),
+  approval: z.looseObject({ ...base, id: z.string(), approved: z.boolean(), reason: z.string().optional() }),
+  turn_start: z.looseObject({ ...seq, turn: count, inputId: z.string(), t: time }),
+  turn_end: z.looseObject({
+    ...seq,
+    turn: count,
+    inputId: z.string(),
+    stopReason: z.enum([
+      'completed',
+      'max_steps',
+      'repetition',
+      'interrupted',
+      'error',
+      'guardrail_tripped',
+      'budget_exhausted',
+    ]),
+    usage,
+    t: time,
+  }),
+  run: z.looseObject({ ...seq, running: z.boolean(), t: time }),
+  snapshot: z.looseObject({
+    ...base,
+    v: z.number(),
+    n: count,
+    snapshot: z.looseObject({
+      context: z.looseObject({
+        turn: count,
+        step: count,
+        queue: z.array(turnInput),
+        current: turnInput.optional(),
+      }),
+    }),
+  }),
+  steer: z.looseObject({ ...base, n: count, message: userMessage }),
+  batch: z.looseObject({
+    ...base,
+    batchId: z.string(),
+    call: z.string().optional(),
+    background: z.boolean(),
+    join: z.looseObject({ kind: z.string(), k: z.number().optional() }).optional(),
+    budget: budget.optional(),
+    tasks: z.array(z.looseObject({ taskId: z.string(), agentId: z.string(), profile: z.string(), prompt: z.string() })),
+  }),
+  task: z.looseObject({
+    ...base,
+    taskId: z.string(),
+    agentId: z.string(),
+    ev: z.enum(['started', 'settled']),
+    attempt: count.optional(),
+    status: z.string().optional(),
+    text: z.string().optional(),
+    output: z.unknown().optional(),
+  }),
+  notice: z.looseObject({ ...base, taskId: z.string() }),
+  compaction: z.looseObject({ ...seq, base: count, first: count.optional(), note: userMessage }),
+  schedule: z.looseObject({
+    ...base,
+    id: z.string(),
+    ev: z.enum(['created', 'ran', 'skipped', 'missed', 'cancelled']),
+    t: time,
+    cron: z.string().optional(),
+    prompt: z.union([z.string(), z.array(userContent)]).optional(),
+    timezone: z.string().optional(),
+    overlap: z.enum(['skip', 'queue']).optional(),
+    count: count.optional(),
+    first: time.optional(),
+  }),
+  remember: z.looseObject({ ...base, id: z.string(), rules: z.array(z.string()) }),
+} satisfies Record<JournalRecord['k'], z.ZodType>;
+
+/**
+ * What is wrong with a record of a kind this build knows (its first problem: where, and what), or undefined when
+ * it is well-formed or of a kind this build does not know (which readers skip).
+ */
+function recordProblem(kind: string, value: object): string | undefined {
+  const schema = (kinds as Record<string, z.ZodType | undefined>)[kind];
+  if (!schema || !Object.hasOwn(kinds, kind)) return undefined;
+  const result = schema.safeParse(value);
+  if (result.success) return undefined;
+  const [issue] = result.error.issues;
+  if (!issue) return `a "${kind}" record of the wrong shape`;
+  const where = issue.path.length > 0 ? issue.path.join('.') : 'the record';
+  return `a "${kind}" record whose ${where} is wrong: ${issue.message}`;
+}
+
+/** One record's text read: the record, or what is wrong with it (`torn`: not whole JSON, as a crash mid-write leaves). */
+export type DecodedRecord = { record: JournalRecord } | { problem: string; torn: boolean };
+
+/**
+ * Parses one record's text and checks its shape. A kind this build does not know (a kind added within the same
+ * journal version, say a compaction) is a well-formed record that readers skip. A whole JSON object of a known kind
+ * with a field of the wrong type is not what a crash leaves (a cut line is never whole JSON): it is damage.
+ */
+export function readRecord(text: string): DecodedRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { problem: 'not a whole JSON record', torn: true };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { problem: 'not a JSON object', torn: false };
+  }
+  const kind = (value as { k?: unknown }).k;
+  if (typeof kind !== 'string' || kind === '') return { problem: 'a record without a kind', torn: false };
+  const problem = recordProblem(kind, value);
+  return problem ? { problem, torn: false } : { record: value as JournalRecord };
+}
+
+/** A record's text parsed and checked (see {@link readRecord}); undefined when it is not a well-formed record. */
+export function decodeRecord(text: string): JournalRecord | undefined {
+  const decoded = readRecord(text);
+  return 'record' in decoded ? decoded.record : undefined;
+}
