@@ -1,4 +1,4 @@
-// The layer rules of ../shared/DESIGN.md ("Dependency direction"), as code.
+// The layer rules of docs/architecture/layers.md ("Dependency direction"), as code.
 // `npm run check` runs `depcruise .` with this file; test/check/layers.test.ts runs the same command
 // against small broken trees under test/check/fixtures/layers and expects each rule below to fire.
 // Paths are relative to the directory depcruise runs in (the repo root, or a fixture root).

@@ -9,7 +9,7 @@
  * wall time per step of each, medians over the pairs, and the median of the per-pair ratios head ÷ base. The order
  * within a pair alternates. Run it twice with the directories swapped, and once with a build against a copy of
  * itself (in another directory: a module is loaded once per path) for the noise floor. `--gc` collects before
- * every run, as the peer benchmark does (DESIGN.md, "XState rules of thumb", on what that measures).
+ * every run, as the peer benchmark does (docs/architecture/xstate.md, on what that measures).
  */
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';

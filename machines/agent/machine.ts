@@ -636,7 +636,8 @@ export const agentMachine = setup({
                       entry: 'requestValidation',
                       on: {
                         // Authorization is requested on the way in, not on entry: a batch nothing can refuse (the
-                        // worker says `allowed`) passes `authorizing` without a request (see DESIGN.md, rules of thumb).
+                        // worker says `allowed`) passes `authorizing` without a request (see
+                        // docs/architecture/xstate.md).
                         VALIDATED: [
                           { guard: 'allCallsInvalid', target: 'finalizing', actions: 'applyValidation' },
                           {

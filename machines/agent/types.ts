@@ -131,7 +131,7 @@ export type WorkerReply =
   | { type: 'TOOL_RESULTS'; batch: number; results: ToolResultEntry[] }
   | { type: 'OUTPUT_CHECKED'; turn: number; ok: boolean; feedback?: string }
   // Hook waits: the workers say when a step waits on a hook, so the chart shows it (and an agent without hooks
-  // never passes these states). See "Hooks" in DESIGN.md.
+  // never passes these states). See docs/architecture/agent.md, "Workers".
   /** The model call waits on the turn's input checks and the beforeModelCall hooks. */
   | { type: 'PREPARING'; turn: number; step: number }
   /** The hooks are done; the model is being called. */

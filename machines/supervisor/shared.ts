@@ -24,7 +24,7 @@ export const taskActorId = (slot: number): string => `task.${slot}`;
 /**
  * At most this many tasks share a lane (the actor that parents their task actors). Every spawn copies its parent's
  * `children` (XState's `resolveSpawn`), so a batch of thousands spawns through lanes instead of holding them all;
- * see DESIGN.md, "XState rules of thumb".
+ * see docs/architecture/xstate.md.
  */
 export const LANE_SIZE = 16;
 /**
@@ -63,7 +63,10 @@ export interface Cancellation {
   text: string;
 }
 
-/** Where a task is settled: every settle goes to the runtime with these facts (one place, see DESIGN.md). */
+/**
+ * Where a task is settled: every settle goes to the runtime with these facts (one place, see
+ * docs/architecture/journal.md, "Trees").
+ */
 export interface SettleParams {
   taskId: string;
   agentId: string;

@@ -152,7 +152,7 @@ export const taskMachine = setup({
       }),
       /**
        * Its agent ends as the task ends: XState stops a finished actor's children, so only the runtime hears it
-       * (no stop of its own, no context to record: each is a snapshot copy, see DESIGN.md's rules of thumb).
+       * (no stop of its own, no context to record: each is a snapshot copy, see docs/architecture/xstate.md).
        */
       releaseAgent: enqueueActions(({ context, enqueue }) => {
         if (context.alive) enqueue({ type: 'releaseChild', params: { agentId: context.task.agentId } });

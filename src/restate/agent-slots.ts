@@ -13,7 +13,7 @@ import * as restate from '@restatedev/restate-sdk';
 
 /**
  * The `maxAgents` a hosted tree counts against: the embedded default (10,000) unless given; `Infinity` counts
- * nothing (no call per batch, no release per task; see DESIGN for what counting costs).
+ * nothing (no call per batch, no release per task; bench/history.md says what counting costs).
  */
 export function countedLimit(maxAgents: number | undefined): number | undefined {
   const limit = maxAgents ?? 10_000;

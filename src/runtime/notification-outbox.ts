@@ -73,7 +73,7 @@ export class NotificationOutbox {
   /**
    * Keeps an owner's results until the returned release is called (then they go with the next flush). A resumed
    * agent replays the steps after its last snapshot from the journal: a notification joining one of those steps
-   * would change a history the journaled answers were made without (see DESIGN, Sessions).
+   * would change a history the journaled answers were made without (see docs/architecture/journal.md).
    */
   hold(ownerId: string): () => void {
     this.held.add(ownerId);

@@ -306,7 +306,8 @@ export class SessionRecorder {
     }
     if (!snapshots) return;
     // Not at every step: a resume replays the steps after the last snapshot from the journal (answers by turn and
-    // step, results by call id), so a snapshot is needed only where the journal alone cannot lead (see DESIGN).
+    // step, results by call id), so a snapshot is needed only where the journal alone cannot lead (see
+    // docs/architecture/decisions/0002-snapshots-where-the-journal-cannot-lead.md).
     if (snapshot.value === 'idle') this.writeSnapshot(actor, 'idle');
     else if (this.snapshotDue && snapshot.matches({ running: { turn: { step: 'model' } } })) {
       this.snapshotDue = false;

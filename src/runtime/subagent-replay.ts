@@ -6,13 +6,13 @@ import { type AgentJournal, afterCatchUp } from './session-restore.js';
 import type { Tree } from './supervisor-tree.js';
 
 /**
- * A subagent (or a supervisor's member) rebuilt after a restart, while it replays its journal (see DESIGN,
- * Sessions): a steer that was still waiting for a step boundary at the crash is sent again once the replay has caught
- * up with the journal, as a root's is, and so are its background results, held until then (joining a replayed step,
- * either would make that step's journaled answer follow it again); a turn that its results opened
- * before the crash (an idle subagent woken by `NOTIFY`) is opened again with the same notifications when the
- * replay goes idle there; and a result it had taken in before the crash counts as open until it joins the history
- * again, so the subagent does not hand off before its replay is through.
+ * A subagent (or a supervisor's member) rebuilt after a restart, while it replays its journal (see
+ * docs/architecture/journal.md): a steer that was still waiting for a step boundary at the crash is sent again once the
+ * replay has caught up with the journal, as a root's is, and so are its background results, held until then (joining a
+ * replayed step, either would make that step's journaled answer follow it again); a turn that its results opened before
+ * the crash (an idle subagent woken by `NOTIFY`) is opened again with the same notifications when the replay goes idle
+ * there; and a result it had taken in before the crash counts as open until it joins the history again, so the subagent
+ * does not hand off before its replay is through.
  */
 export class SubagentReplay {
   private releaseHeld?: () => void;

@@ -12,7 +12,8 @@ import { SessionSummary } from './summary.js';
 
 /**
  * Bytes written after which the writer saves the session's index again: what a listing reads past it, at most.
- * Every 16 KB listed 200 sessions of 1 MB 4x faster than every 64 KB, but cost W1 6 % more CPU (see DESIGN).
+ * Every 16 KB listed 200 sessions of 1 MB 4x faster than every 64 KB, but cost W1 6 % more CPU (see
+ * bench/history.md).
  */
 const INDEX_EVERY = 64 * 1024;
 

@@ -312,7 +312,7 @@ describe('answers, decisions and results', () => {
   });
 
   it('the last results of a batch go straight to finalizing: a step with tools is five microsteps', () => {
-    // The cost of a step is charged per microstep (DESIGN.md, rules of thumb); the inspector shows each of them.
+    // The cost of a step is charged per microstep (docs/architecture/xstate.md); the inspector shows each of them.
     const microstepsOf = (...events: AgentMachineEvent[]) => {
       const microsteps: string[] = [];
       const actor = createActor(agentMachine, {

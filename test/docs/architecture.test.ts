@@ -20,6 +20,17 @@ function markdownFiles(dir: string): string[] {
   });
 }
 
+/** Text files of ours under `dir`, skipping installed packages and build output. */
+function sourceFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    if (name === 'node_modules' || name === 'dist' || name === '.vitepress') return [];
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return /\.(ts|js|cjs|mjs|md|json)$/.test(name) ? [path] : [];
+  });
+}
+
 /** The prose of a page: fenced blocks and inline code removed, where a time-like `12:30` may be code. */
 function prose(text: string): string {
   return text.replace(/^```[\s\S]*?^```/gm, '').replace(/`[^`\n]*`/g, '');
@@ -77,6 +88,16 @@ describe('docs/architecture', () => {
         .map((target) => `${relative(root, file)} → ${target}`),
     );
     expect(dead).toEqual([]);
+  });
+
+  it('replaces the old single design file, which nothing points to any more', () => {
+    const self = fileURLToPath(import.meta.url);
+    const sources = ['src', 'machines', 'test', 'bench', 'scripts', 'examples', 'docs']
+      .flatMap((dir) => sourceFiles(join(root, dir)))
+      .concat(['CONTRIBUTING.md', '.dependency-cruiser.cjs'].map((f) => join(root, f)))
+      .filter((f) => f !== self);
+    expect(existsSync(join(root, 'DESIGN.md'))).toBe(false);
+    expect(sources.filter((f) => /\bDESIGN\b/.test(readFileSync(f, 'utf8'))).map((f) => relative(root, f))).toEqual([]);
   });
 
   it('keeps each decision record short and numbered', () => {

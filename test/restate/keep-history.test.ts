@@ -5,7 +5,8 @@ import { type Harness, startHarness } from './fixtures/harness.js';
 // `supervision.keepHistory` counts finished tasks per parent on Restate (each parent's task book keeps its own
 // most recent ones) and per tree embedded (one book for the whole tree). So a parent's finished task that other
 // agents' later tasks pushed out of the embedded tree's book is still known hosted: `task_status` answers with its
-// result where embedded says it does not know the task. README and DESIGN say so and why.
+// result where embedded says it does not know the task. Why it is kept so:
+// docs/architecture/decisions/0006-keep-history-per-parent.md.
 
 let harness: Harness;
 beforeAll(async () => {
