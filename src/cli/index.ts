@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `troupe` bin: runs the command, and keeps an inspector server up until Ctrl-C. */
+import { redactSecrets } from '../protocol/index.js';
 import { main } from './main.js';
 
 const argv = process.argv.slice(2);
@@ -22,7 +23,7 @@ main(argv).then(
   },
   (error: unknown) => {
     settled = true;
-    console.error(`troupe: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(redactSecrets(`troupe: ${error instanceof Error ? error.message : String(error)}`));
     process.exitCode = 1;
   },
 );

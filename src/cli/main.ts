@@ -1,6 +1,7 @@
 /** The `troupe` command: `run` drives an agent on a folder; `inspect` serves the offline inspector. */
 import { parseArgs } from 'node:util';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
+import { redactSecrets } from '../protocol/index.js';
 import { runDemo } from './demo.js';
 import { UsageError } from './model-choice.js';
 import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
@@ -102,7 +103,7 @@ async function guarded(name: string, command: () => Promise<number>, io: RunIO):
     return await command();
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.stderr(`troupe ${name}: ${error.message}`);
+    io.stderr(redactSecrets(`troupe ${name}: ${error.message}`));
     return 2;
   }
 }
@@ -116,7 +117,7 @@ export function processIO(): RunIO {
       },
       isTTY: process.stdout.isTTY === true,
     },
-    stderr: (line) => process.stderr.write(`${line}\n`),
+    stderr: (line) => process.stderr.write(`${redactSecrets(line)}\n`),
     stdin: process.stdin,
     env: process.env,
     cwd: process.cwd(),

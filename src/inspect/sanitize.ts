@@ -1,5 +1,5 @@
 import type { AnyActorRef, AnyEventObject, InspectionEvent, Observer } from 'xstate';
-import { knownSecrets } from '../protocol/secrets.js';
+import { isSecretName, knownSecrets } from '../protocol/secrets.js';
 
 /**
  * What inspectors may see. Every snapshot, event and action parameter is summarised here, synchronously and
@@ -15,11 +15,11 @@ export interface SanitizeOptions {
   maxKeys?: number;
   /** Deeper values become a short description (default 8). */
   maxDepth?: number;
-  /** Values under keys matching this are replaced by "[redacted]". */
+  /** Values under keys matching this are replaced by "[redacted]" (default: secret names, see `isSecretName`). */
   redactKeys?: RegExp;
   /**
-   * Exact strings scrubbed wherever they appear (default: every `*_API_KEY` environment variable's value). The
-   * keys of every `openai()` / `anthropic()` model of the process are scrubbed too, whatever this says.
+   * More exact strings to scrub wherever they appear. Every secret the process knows is scrubbed whatever this
+   * says: the environment's secret variables, the models' keys, MCP configurations' header and environment values.
    */
   secrets?: readonly string[];
   /** Patterns scrubbed inside every string (default: `sk-…` keys and `Bearer …` credentials). */
@@ -32,8 +32,6 @@ export interface SanitizeOptions {
 
 export const REDACTED = '[redacted]';
 
-const DEFAULT_REDACT_KEYS =
-  /^(api[-_]?key|apikey|x-api-key|authorization|proxy-authorization|password|passwd|secret|client[-_]?secret|access[-_]?token|refresh[-_]?token|auth[-_]?token|bearer)$/i;
 const DEFAULT_PATTERNS = [/\bsk-[A-Za-z0-9_-]{12,}/g, /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/g];
 
 interface Resolved {
@@ -41,17 +39,10 @@ interface Resolved {
   maxArrayLength: number;
   maxKeys: number;
   maxDepth: number;
-  redactKeys: RegExp;
+  redactKey: (key: string) => boolean;
   secrets: string[];
   patterns: RegExp[];
   summarize: SanitizeOptions['summarize'];
-}
-
-function environmentSecrets(): string[] {
-  if (typeof process === 'undefined') return [];
-  return Object.entries(process.env)
-    .filter(([name, value]) => /_API_KEY$/i.test(name) && typeof value === 'string' && value.length >= 8)
-    .map(([, value]) => value as string);
 }
 
 function resolve(options: SanitizeOptions): Resolved {
@@ -60,8 +51,8 @@ function resolve(options: SanitizeOptions): Resolved {
     maxArrayLength: options.maxArrayLength ?? 20,
     maxKeys: options.maxKeys ?? 40,
     maxDepth: options.maxDepth ?? 8,
-    redactKeys: options.redactKeys ?? DEFAULT_REDACT_KEYS,
-    secrets: [...(options.secrets ?? environmentSecrets())].filter((s) => s.length > 0),
+    redactKey: options.redactKeys ? (key) => (options.redactKeys as RegExp).test(key) : isSecretName,
+    secrets: (options.secrets ?? []).filter((s) => s.length > 0),
     patterns: [...(options.redactPatterns ?? DEFAULT_PATTERNS)].map(
       (p) => new RegExp(p.source, p.flags.includes('g') ? p.flags : `${p.flags}g`),
     ),
@@ -124,7 +115,7 @@ function summarizeValue(value: unknown, options: Resolved, path: string[], seen:
     for (const key of keys.slice(0, options.maxKeys)) {
       const item = (object as Record<string, unknown>)[key];
       out[key] =
-        options.redactKeys.test(key) && item != null ? REDACTED : summarizeValue(item, options, [...path, key], seen);
+        options.redactKey(key) && item != null ? REDACTED : summarizeValue(item, options, [...path, key], seen);
     }
     if (keys.length > options.maxKeys) out['…'] = `${keys.length - options.maxKeys} more keys`;
     return out;

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { JsonValue, ToolResultContent } from '../protocol/index.js';
+import { type JsonValue, redactSecrets, registerSecret, type ToolResultContent } from '../protocol/index.js';
 import { type AnyTool, defineTool, type ToolOutput } from '../tools/define-tool.js';
 import { jsonSchema } from '../tools/json-schema.js';
 import { GroupStdioTransport, type StdioServer } from './stdio-transport.js';
@@ -117,7 +117,14 @@ interface Connected {
   tools: McpTool[];
 }
 
+/** Header and environment values of a server's configuration carry its credentials: they are secrets. */
+function registerConfigSecrets(config: McpServerConfig): void {
+  const values = isHttp(config) ? config.headers : config.env;
+  for (const value of Object.values(values ?? {})) registerSecret(value);
+}
+
 async function connectOne(name: string, config: McpServerConfig, options: McpOptions): Promise<Connected> {
+  registerConfigSecrets(config);
   const transport: Transport = isHttp(config)
     ? new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: config.headers ? { headers: config.headers } : {},
@@ -144,7 +151,7 @@ async function connectOne(name: string, config: McpServerConfig, options: McpOpt
     await transport.close().catch(() => {});
     const stderr = transport instanceof GroupStdioTransport && transport.stderr ? ` (stderr: ${transport.stderr})` : '';
     const reason = error instanceof Error ? error.message : String(error);
-    throw new McpConnectError(`MCP server "${name}" could not be used: ${reason}${stderr}`);
+    throw new McpConnectError(redactSecrets(`MCP server "${name}" could not be used: ${reason}${stderr}`));
   }
 }
 

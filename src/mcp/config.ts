@@ -1,10 +1,13 @@
 /**
  * MCP servers from a JSON file, in the layout other tools use (`.mcp.json`):
  * `{ "mcpServers": { "files": { "command": "npx", "args": ["-y", "some-server"] }, "docs": { "url": "https://…" } } }`.
- * `${NAME}` in a string is replaced by the environment variable NAME, so tokens stay out of the file.
+ * `${NAME}` in a string is replaced by the environment variable NAME, so tokens stay out of the file; every value
+ * so expanded is a secret from then on (cut out of every tool result, error and frame), like every header and
+ * environment value of a server (see `connectMcpServers`).
  */
 import fs from 'node:fs/promises';
 import { z } from 'zod';
+import { registerSecret } from '../protocol/index.js';
 import type { McpServerConfig } from './client.js';
 
 const stdio = z.object({
@@ -22,7 +25,12 @@ const http = z.object({
 const file = z.object({ mcpServers: z.record(z.string().regex(/^[a-zA-Z0-9_-]+$/), z.union([stdio, http])) });
 
 function expand(value: unknown, env: NodeJS.ProcessEnv): unknown {
-  if (typeof value === 'string') return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => env[name] ?? '');
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name) => {
+      registerSecret(env[name]);
+      return env[name] ?? '';
+    });
+  }
   if (Array.isArray(value)) return value.map((v) => expand(v, env));
   if (value && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expand(v, env)]));

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { hideOwnSecrets } from '../tools/builtin/environ.js';
 import { ProcessGroup } from '../tools/builtin/process-group.js';
 
 export interface StdioServer {
@@ -41,9 +43,10 @@ export class GroupStdioTransport implements Transport {
   }
 
   async start(): Promise<void> {
+    hideOwnSecrets();
     const child = spawn(this.server.command, [...(this.server.args ?? [])], {
       cwd: this.server.cwd,
-      env: { ...process.env, ...this.server.env },
+      env: { ...getDefaultEnvironment(), ...this.server.env },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

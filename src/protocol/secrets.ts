@@ -1,18 +1,81 @@
 import { ModelError } from './errors.js';
+import type { JsonValue } from './json.js';
+import type { ToolResultPart } from './messages.js';
 
 /**
- * The API keys this process's models hold, so that whatever carries text out of the process (error messages and
- * causes, inspector frames) can cut them out, whatever a server echoed back. Keys shorter than 8 characters are
- * not kept: cutting `ollama` out of every text would say nothing secret and break much.
+ * The one definition of a secret, used by every channel that carries text out of the process (tool results, and
+ * so events, the journal, the CLI and traces; inspector frames; errors) and by every child's environment:
+ *
+ * - a variable, header or object key is secret by its NAME: `*API_KEY*` (and `PRIVATE_`, `ACCESS_`, `SIGNING_`,
+ *   `ENCRYPTION_`, `MASTER_` keys), `*TOKEN*` (not `*TOKENS*` or `TOKENIZER*`: counts), `*SECRET*`, `*PASSWORD*`,
+ *   `*PASSWD*`, `*PASSPHRASE*`, `*CREDENTIAL*`, `AUTH` as a word, `*AUTHORIZATION*`, `*COOKIE*`, `*BEARER*`, `*_PAT`;
+ *   camelCase and dashes count as underscores (`apiKey`, `x-api-key`, `Authorization`, `GITHUB_TOKEN`);
+ * - a value is secret when it is a URL with a password in it (`postgres://user:pass@host`), whatever its name;
+ * - the values known to be secret are those of the environment's secret variables, the keys the process's models
+ *   hold, and every header and environment value of an MCP server's configuration (`registerSecret`).
+ *
+ * Values shorter than 8 characters are not kept: cutting `ollama` out of every text would say nothing secret and
+ * break much.
  */
-const keys = new Set<string>();
+const SECRET_NAME =
+  /(API|PRIVATE|ACCESS|SIGNING|ENCRYPTION|MASTER)_?KEY|TOKEN(?![A-Z])|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|(^|_)AUTH($|_)|AUTHORIZATION|COOKIE|BEARER|(^|_)PAT$/;
+const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
+const MIN_LENGTH = 8;
 
-export function registerSecret(value: string | undefined): void {
-  if (typeof value === 'string' && value.length >= 8) keys.add(value);
+/** Whether a variable, header or key with this name holds a secret. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(
+    name
+      .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+      .replace(/[-.\s]/g, '_')
+      .toUpperCase(),
+  );
 }
 
+/** Whether an environment variable is secret, by its name or by its value. */
+export function isSecretVariable(name: string, value: string | undefined): boolean {
+  return isSecretName(name) || (value !== undefined && CREDENTIAL_URL.test(value));
+}
+
+/** The values of an environment's secret variables. */
+export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && value.length >= MIN_LENGTH && isSecretVariable(name, value)) out.push(value);
+  }
+  return out;
+}
+
+const registered = new Set<string>();
+let fromEnvironment: string[] | undefined;
+let known: readonly string[] | undefined;
+
+export function registerSecret(value: string | undefined): void {
+  if (typeof value !== 'string' || value.length < MIN_LENGTH || registered.has(value)) return;
+  registered.add(value);
+  known = undefined;
+}
+
+/**
+ * Reads the environment's secrets again. They are read once, at their first use, and again whenever tools that
+ * start processes are made (the shell, MCP servers): reading the environment on every tool result would cost more
+ * than the rest of a quick call.
+ */
+export function rememberEnvironmentSecrets(env: Readonly<Record<string, string | undefined>> = processEnv()): void {
+  fromEnvironment = environmentSecrets(env);
+  known = undefined;
+}
+
+function processEnv(): Readonly<Record<string, string | undefined>> {
+  return typeof process === 'undefined' ? {} : process.env;
+}
+
+/** Every secret value this process knows, longest first (a secret that contains another is cut whole). */
 export function knownSecrets(): readonly string[] {
-  return [...keys];
+  if (known) return known;
+  fromEnvironment ??= environmentSecrets(processEnv());
+  known = [...new Set([...registered, ...fromEnvironment])].sort((a, b) => b.length - a.length);
+  return known;
 }
 
 export const REDACTED_SECRET = '[redacted]';
@@ -21,6 +84,51 @@ export function redactSecrets(text: string, secrets: readonly string[] = knownSe
   let out = text;
   for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED_SECRET);
   return out;
+}
+
+/** A JSON value with every known secret cut out of its strings (keys included); the value itself when none was. */
+export function redactJson<T extends JsonValue>(value: T, secrets: readonly string[] = knownSecrets()): T {
+  if (secrets.length === 0) return value;
+  if (typeof value === 'string') return redactSecrets(value, secrets) as T;
+  if (typeof value !== 'object' || value === null) return value;
+  let changed = false;
+  if (Array.isArray(value)) {
+    const out = value.map((item) => {
+      const cut = redactJson(item, secrets);
+      if (cut !== item) changed = true;
+      return cut;
+    });
+    return (changed ? out : value) as T;
+  }
+  const out: Record<string, JsonValue> = {};
+  for (const [key, item] of Object.entries(value)) {
+    const cutKey = redactSecrets(key, secrets);
+    const cut = redactJson(item as JsonValue, secrets);
+    if (cut !== item || cutKey !== key) changed = true;
+    out[cutKey] = cut;
+  }
+  return (changed ? out : value) as T;
+}
+
+/**
+ * A tool result with every known secret cut out of its texts and details, before anything stores, emits or shows
+ * it: whatever a command printed (its parent's environment read from /proc, a server echoing a header) reaches
+ * the model, the journal and every listener as "[redacted]". Images are left as they are.
+ */
+export function redactToolResult(result: ToolResultPart, secrets: readonly string[] = knownSecrets()): ToolResultPart {
+  if (secrets.length === 0) return result;
+  let content = result.content;
+  for (let i = 0; i < content.length; i++) {
+    const part = content[i];
+    if (part?.type !== 'text') continue;
+    const text = redactSecrets(part.text, secrets);
+    if (text === part.text) continue;
+    if (content === result.content) content = [...content];
+    content[i] = { type: 'text', text };
+  }
+  const details = result.details === undefined ? undefined : redactJson(result.details, secrets);
+  if (content === result.content && details === result.details) return result;
+  return details === undefined ? { ...result, content } : { ...result, content, details };
 }
 
 /**

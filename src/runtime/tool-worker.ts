@@ -6,6 +6,8 @@ import {
   describeThrown,
   errorResult,
   type JsonValue,
+  redactJson,
+  redactToolResult,
   type ToolCallPart,
   type ToolResultPart,
 } from '../protocol/index.js';
@@ -96,7 +98,7 @@ function denyAll(batch: number, calls: ToolCallPart[], reason: string): WorkerRe
 function failAll(batch: number, calls: ToolCallPart[], why: string): WorkerReply {
   const results = calls.map((call) => ({
     toolCallId: call.id,
-    result: errorResult(call, `Tool ${call.name} failed: ${why}`),
+    result: redactToolResult(errorResult(call, `Tool ${call.name} failed: ${why}`)),
     terminate: false,
   }));
   return { type: 'TOOL_RESULTS', batch, results };
@@ -277,7 +279,7 @@ async function runTool(
     const text = isToolTimeout(error)
       ? `Tool ${call.name} timed out after ${tool.timeoutMs} ms and was cancelled.`
       : `Tool ${call.name} failed: ${describeThrown(error)}`;
-    outcome = { result: errorResult(call, text), terminate: false };
+    outcome = { result: redactToolResult(errorResult(call, text)), terminate: false };
   } finally {
     outbox.running--;
     ctx.settle();
@@ -355,7 +357,7 @@ class CallContext implements ToolContext {
     const env = this.#env;
     const call = this.#call;
     if (this.#batch.aborted || this.#own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
-    env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial });
+    env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial: redactJson(partial) });
   }
 
   /** The call is over: a later abort of the batch no longer reaches its signal. */

@@ -3,6 +3,7 @@ import {
   describeThrown,
   errorResult,
   jsonCopy,
+  redactToolResult,
   type ToolCallPart,
   type ToolResultContent,
   type ToolResultPart,
@@ -22,9 +23,16 @@ const RETURN_HINT = 'return a string, { content: string | [{ type: "text", text 
  * entries that are not content parts, a value JSON cannot carry) becomes an error result saying so, never a
  * malformed part marked as a success. `details` are copied JSON-safe (see `jsonCopy`): what the tool keeps
  * changing afterwards does not change the history. Each result is built as one literal: on this V8 a spread of a
- * shared base takes a slow path, and this runs for every call.
+ * shared base takes a slow path, and this runs for every call. Every known secret is cut out of the result (see
+ * `redactToolResult`) before anything stores, emits or shows it.
  */
 export function toToolResult(call: ToolCallPart, output: ToolOutput | unknown): NormalizedOutput {
+  const normalized = normalize(call, output);
+  normalized.result = redactToolResult(normalized.result);
+  return normalized;
+}
+
+function normalize(call: ToolCallPart, output: ToolOutput | unknown): NormalizedOutput {
   if (typeof output === 'string') return { result: textResult(call, output), terminate: false };
   if (isStructured(output)) {
     const content = contentOf(output.content);

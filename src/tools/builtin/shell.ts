@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type AnyTool, defineTool, type ToolOutput } from '../define-tool.js';
+import { hideOwnSecrets, withoutSecrets } from './environ.js';
 import { type Exit, ProcessGroup } from './process-group.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
@@ -17,18 +18,11 @@ export interface ShellOptions {
   /** Default `/bin/bash`, or `/bin/sh` where there is no bash. */
   shell?: string;
   /**
-   * The commands' environment. Default: this process's, without variables that look like secrets (`*_API_KEY`,
-   * `*TOKEN*`, `*SECRET*`, `*PASSWORD*`), so that a command cannot print them into the transcript.
+   * The commands' environment. Default: this process's, without its secret variables (`isSecretName`: `*_API_KEY`,
+   * `*TOKEN*`, `*SECRET*`, `*PASSWORD*` …), which are also blanked from what a command can read of this process's
+   * own environment (see environ.ts). Whatever a command prints of a known secret is redacted from its result.
    */
   env?: NodeJS.ProcessEnv;
-}
-
-const SECRET_VARIABLE = /API_?KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL/i;
-
-function safeEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!SECRET_VARIABLE.test(key)) env[key] = value;
-  return env;
 }
 
 /** Keeps the first and the last half of a long output, and says how much was left out between them. */
@@ -113,7 +107,8 @@ export class Shell {
     private readonly workspace: Workspace,
     private readonly options: ShellOptions = {},
   ) {
-    this.env = options.env ?? safeEnv();
+    hideOwnSecrets();
+    this.env = options.env ?? withoutSecrets();
   }
 
   private get grace(): number {

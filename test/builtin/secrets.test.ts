@@ -1,0 +1,122 @@
+/**
+ * Secrets stay secret on every channel: keys of every class are planted in the environment of a real `troupe run`
+ * (the keys sit in the process's initial environment block, as they do for a user), its bash commands read every
+ * place a process can find them (its parent's /proc environ, up the ancestry, `ps e`, its own and its
+ * grandchildren's), and no planted value may appear in the plain or JSON output, stderr, or the session journal.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keylessEnv, type Ran, REPO } from '../cli/helpers.js';
+import { tempDir } from './helpers.js';
+
+const tag = () => randomBytes(6).toString('hex');
+/** One variable of every secret class, each value unique and easy to search for. */
+const PLANTED: Record<string, string> = {
+  OPENAI_API_KEY: `sk-planted-openai-${tag()}`,
+  GITHUB_TOKEN: `ghp_planted${tag()}`,
+  AWS_SECRET_ACCESS_KEY: `planted/aws+${tag()}`,
+  ANTHROPIC_AUTH_TOKEN: `planted-auth-${tag()}`,
+  DB_PASSWORD: `planted-pw-${tag()}`,
+  STRIPE_SECRET: `planted-stripe-${tag()}`,
+  SLACK_BOT_TOKEN: `xoxb-planted-${tag()}`,
+  GPG_PASSPHRASE: `planted-pass-${tag()}`,
+  GOOGLE_APPLICATION_CREDENTIALS_JSON: `planted-gcp-${tag()}`,
+  GH_PAT: `planted-pat-${tag()}`,
+  DATABASE_URL: `postgres://app:planted${tag()}@db.internal/app`,
+};
+
+/** What a command can do to find its parent's keys. */
+const PROBE = [
+  `tr '\\0' '\\n' < /proc/$PPID/environ`,
+  // Up the ancestry to init: every process above the command.
+  `p=$PPID; while [ "$p" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null; p=$(awk '/^PPid/{print $2}' /proc/$p/status); done`,
+  'ps e -ww -o pid=,args= 2>/dev/null',
+  `tr '\\0' '\\n' < /proc/self/environ`,
+  `bash -c 'tr "\\0" "\\n" < /proc/self/environ; bash -c "tr \\"\\\\0\\" \\"\\\\n\\" < /proc/\\$PPID/environ; env"'`,
+  'env',
+  'echo "names: $(tr "\\0" "\\n" < /proc/$PPID/environ | grep -c _PLANTED_MARK)"',
+].join('; ');
+
+let dir: string;
+let sessions: string;
+
+beforeAll(async () => {
+  dir = await tempDir('troupe-secrets-');
+  sessions = path.join(dir, '.sessions');
+});
+
+afterAll(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+function leaks(text: string): string[] {
+  return Object.entries(PLANTED).flatMap(([name, value]) => (text.includes(value) ? [name] : []));
+}
+
+async function journal(): Promise<string> {
+  const files = await fs.readdir(sessions, { recursive: true, withFileTypes: true });
+  const texts = await Promise.all(
+    files.filter((f) => f.isFile()).map((f) => fs.readFile(path.join(f.parentPath, f.name), 'utf8')),
+  );
+  return texts.join('\n');
+}
+
+/**
+ * `troupe <args>` through pipes; `throughShell`: as a child of a shell that holds the keys in its own environment
+ * block, which troupe cannot blank (as when a user's shell or `npx` started it).
+ */
+function troupe(args: string[], env: NodeJS.ProcessEnv, throughShell: boolean): Promise<Ran> {
+  const cli = [process.execPath, '--import', 'tsx', path.join(REPO, 'src/cli/index.ts'), ...args];
+  const [command, ...rest] = throughShell ? ['/bin/sh', '-c', '"$@"; exit $?', 'sh', ...cli] : cli;
+  const child = spawn(command as string, rest, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('a command reading every environment it can reach', () => {
+  const env = () => keylessEnv({ ...PLANTED, _PLANTED_MARK: 'x' });
+  const args = (json: boolean) => [
+    'run',
+    '--offline',
+    '--mode',
+    'bypass',
+    '-C',
+    dir,
+    '--session',
+    '--sessions-dir',
+    sessions,
+    ...(json ? ['--json'] : []),
+    `Run \`${PROBE}\``,
+  ];
+
+  it('finds no key in the plain output, stderr or the journal', async () => {
+    const run = await troupe(args(false), env(), false);
+    expect(run.code, run.stderr).toBe(0);
+    // The probe ran, and read its parent's environment: the names are there, the values are blank (nothing had
+    // to be redacted: the environment troupe was started with no longer holds them).
+    expect(run.stdout).toContain('names: 1');
+    expect(run.stdout).not.toContain('[redacted]');
+    expect(leaks(run.stdout)).toEqual([]);
+    expect(leaks(run.stderr)).toEqual([]);
+    expect(leaks(await journal())).toEqual([]);
+  }, 120_000);
+
+  it('finds no key in the JSON events, stderr or the journal when a process above troupe holds them', async () => {
+    const run = await troupe(args(true), env(), true);
+    expect(run.code, run.stderr).toBe(0);
+    const events = run.stdout.trim().split('\n');
+    const end = events.map((line) => JSON.parse(line)).find((e) => e.type === 'tool_execution_end');
+    const text = JSON.stringify(end);
+    // The shell above troupe still holds every key; each is cut out by value.
+    for (const name of Object.keys(PLANTED)) expect(text).toContain(`${name}=[redacted]`);
+    expect(leaks(run.stdout)).toEqual([]);
+    expect(leaks(run.stderr)).toEqual([]);
+    expect(leaks(await journal())).toEqual([]);
+  }, 120_000);
+});
