@@ -11,23 +11,14 @@ const folder = join(root, 'docs/architecture');
 const MAX_BYTES = 40_000;
 const DECISION_MAX_BYTES = 2_000;
 
-function markdownFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return markdownFiles(path);
-    return name.endsWith('.md') ? [path] : [];
-  });
-}
-
-/** Text files of ours under `dir`, skipping installed packages and build output. */
-function sourceFiles(dir: string): string[] {
+/** Files under `dir` whose names match `pattern`, skipping installed packages and build output. */
+function filesUnder(dir: string, pattern: RegExp): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir).flatMap((name) => {
     if (name === 'node_modules' || name === 'dist' || name === '.vitepress') return [];
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|js|cjs|mjs|md|json)$/.test(name) ? [path] : [];
+    if (statSync(path).isDirectory()) return filesUnder(path, pattern);
+    return pattern.test(name) ? [path] : [];
   });
 }
 
@@ -44,7 +35,7 @@ function findings(files: string[], pattern: RegExp, of: (text: string) => string
 }
 
 describe('docs/architecture', () => {
-  const files = markdownFiles(folder);
+  const files = filesUnder(folder, /\.md$/);
 
   it('has an entry page and one page per part of the design', () => {
     const pages = files.map((f) => relative(folder, f));
@@ -93,7 +84,7 @@ describe('docs/architecture', () => {
   it('replaces the old single design file, which nothing points to any more', () => {
     const self = fileURLToPath(import.meta.url);
     const sources = ['src', 'machines', 'test', 'bench', 'scripts', 'examples', 'docs']
-      .flatMap((dir) => sourceFiles(join(root, dir)))
+      .flatMap((dir) => filesUnder(join(root, dir), /\.(ts|js|cjs|mjs|md|json)$/))
       .concat(['CONTRIBUTING.md', '.dependency-cruiser.cjs'].map((f) => join(root, f)))
       .filter((f) => f !== self);
     expect(existsSync(join(root, 'DESIGN.md'))).toBe(false);
