@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { runDemo } from '../src/cli/demo.js';
 import { startInspectorServer } from '../src/inspect/server.js';
-import { CHROMIUM, launchChromium } from '../test/inspect/browser.js';
+import { CHROMIUM } from '../test/helpers/requires.js';
+import { launchChromium } from '../test/inspect/browser.js';
 
 const docs = join(dirname(fileURLToPath(import.meta.url)), '..', 'docs');
 const shot = (name: string) => {

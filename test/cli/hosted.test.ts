@@ -15,6 +15,7 @@ import {
   serveAgents,
   startRestateDevServer,
 } from '../../src/restate/index.js';
+import { missing } from '../helpers/requires.js';
 import { takesAnswered } from '../restate/fixtures/journal.js';
 import { FakeTerminalInput, type Harness, harness, runIn } from './harness.js';
 import { keylessEnv, runPiped, TerminalRun } from './helpers.js';
@@ -570,29 +571,33 @@ describe('errors', () => {
     );
   }, 60_000);
 
-  it('the real bin on a terminal: a question answered with y, and Ctrl-C interrupting a turn', async () => {
-    const env = { TROUPE_INGRESS: server.ingressUrl, TROUPE_ADMIN: server.adminUrl };
-    // Both terminals open together: closing a tmux server's last session ends the server, racing a new one.
-    const asked = new TerminalRun(['hosted', 'prompt', 'approver-tty', 'prod'], { env });
-    const stopped = new TerminalRun(['hosted', 'prompt', 'steer-tty', 'work'], { env });
-    try {
-      await asked.waitFor(/\? approver-tty wants to run deploy .* — \[y\]es \/ \[n\]o:\s*$/m);
-      asked.keys('y');
-      const answered = await asked.waitFor(/EXIT=\d+/);
-      expect(answered).toMatch(/\[n\]o: yes\ndeploy said: deployed prod\ndone: completed/);
-      expect(answered).toContain('EXIT=0');
-      expect(ran('ran approver-tty d0')).toBe(1);
-      await until(() => executions.includes('start steer-tty g1'), 'the gated tool to start');
-      stopped.keys('C-c');
-      const interrupted = await stopped.waitFor(/EXIT=\d+/);
-      expect(interrupted).toMatch(/interrupting steer-tty's turn/);
-      expect(interrupted).toMatch(/done: interrupted/);
-      expect(interrupted).toContain('EXIT=130');
-    } finally {
-      asked.close();
-      stopped.close();
-    }
-  }, 90_000);
+  it.skipIf(missing('tmux', 'the hosted terminal test'))(
+    'the real bin on a terminal: a question answered with y, and Ctrl-C interrupting a turn',
+    async () => {
+      const env = { TROUPE_INGRESS: server.ingressUrl, TROUPE_ADMIN: server.adminUrl };
+      // Both terminals open together: closing a tmux server's last session ends the server, racing a new one.
+      const asked = new TerminalRun(['hosted', 'prompt', 'approver-tty', 'prod'], { env });
+      const stopped = new TerminalRun(['hosted', 'prompt', 'steer-tty', 'work'], { env });
+      try {
+        await asked.waitFor(/\? approver-tty wants to run deploy .* — \[y\]es \/ \[n\]o:\s*$/m);
+        asked.keys('y');
+        const answered = await asked.waitFor(/EXIT=\d+/);
+        expect(answered).toMatch(/\[n\]o: yes\ndeploy said: deployed prod\ndone: completed/);
+        expect(answered).toContain('EXIT=0');
+        expect(ran('ran approver-tty d0')).toBe(1);
+        await until(() => executions.includes('start steer-tty g1'), 'the gated tool to start');
+        stopped.keys('C-c');
+        const interrupted = await stopped.waitFor(/EXIT=\d+/);
+        expect(interrupted).toMatch(/interrupting steer-tty's turn/);
+        expect(interrupted).toMatch(/done: interrupted/);
+        expect(interrupted).toContain('EXIT=130');
+      } finally {
+        asked.close();
+        stopped.close();
+      }
+    },
+    90_000,
+  );
 
   it('--help prints the commands', async () => {
     const h = harness(process.cwd());

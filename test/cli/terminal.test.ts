@@ -1,18 +1,11 @@
 /** `troupe run` in a real terminal (tmux): the live tree drawn in place, an inline approval, Ctrl-C during a tool. */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { missing } from '../helpers/requires.js';
 import { launchChromium } from '../inspect/browser.js';
 import { ANSI, esc, gone, REPO, sampleCopy, TerminalRun } from './helpers.js';
-
-let hasTmux = true;
-try {
-  execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-} catch {
-  hasTmux = false;
-}
 
 /** Writes the frame into docs/ as text and as a picture (UPDATE_SCREENSHOTS=1). */
 async function recordFrame(frame: string): Promise<void> {
@@ -52,7 +45,7 @@ afterEach(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-describe.runIf(hasTmux || process.env.CI)('troupe run on a terminal', () => {
+describe.skipIf(missing('tmux', 'the terminal tests'))('troupe run on a terminal', () => {
   it('draws the tree of agents live, asks inline, and finishes with the answer', async () => {
     term = new TerminalRun(['run', '--offline', '-C', dir, 'Tell me about this project']);
     // Mid-run: the root and both subagents, each with its state, tokens, cost and elapsed time.

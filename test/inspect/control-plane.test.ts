@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
-import { inspectorInBrowser, runBrowserTests } from './browser.js';
+import { missing } from '../helpers/requires.js';
+import { inspectorInBrowser } from './browser.js';
 import { controlFixture } from './swarm.js';
 
 /** Every tool call in a history has its result: what an interrupt or a cancellation must leave behind. */
@@ -20,7 +21,7 @@ function answeredCalls(messages: Message[]): boolean {
 const textsOf = (messages: Message[], role: Message['role']) =>
   messages.filter((m) => m.role === role).map((m) => m.content.map((p) => ('text' in p ? p.text : '')).join(''));
 
-describe.runIf(runBrowserTests)('the inspector as a control plane', () => {
+describe.skipIf(missing('chromium', 'the inspector control-plane tests'))('the inspector as a control plane', () => {
   it('steers, interrupts, cancels a task and a batch, and resumes a subagent from the page', {
     timeout: 120_000,
   }, async () => {

@@ -5,7 +5,6 @@
  * served by startInspectorServer. It checks what a person sees: leaf states with their full path on hover, only
  * the transitions taken marked, labels apart, the chart fitted and zoomable, stopped actors in no state, answered
  * approvals with who answered, cost and task states, a first paint with the chart, and hostile text kept as text.
- * Under CI=true a missing browser fails these tests instead of skipping them.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -13,7 +12,8 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { connectInspector, createAgent, defineTool, scriptedModel, startInspectorServer } from '../../src/index.js';
-import { CHROMIUM, inspectorInBrowser, runBrowserTests } from './browser.js';
+import { CHROMIUM, missing } from '../helpers/requires.js';
+import { inspectorInBrowser } from './browser.js';
 import { swarmFixture } from './swarm.js';
 
 /** Boxes of the chart's edge labels, in chart coordinates, that overlap another. */
@@ -54,7 +54,7 @@ function chartFits(page: Page) {
 const zoomLevel = async (page: Page) =>
   Number((await page.locator('[data-testid="zoom-level"]').textContent())?.replace('%', ''));
 
-describe.runIf(runBrowserTests)('offline inspector in a browser', () => {
+describe.skipIf(missing('chromium', 'the inspector end-to-end tests'))('offline inspector in a browser', () => {
   it('shows a swarm so that it reads well, and approvals clicked on the page let the run continue', {
     timeout: 120_000,
   }, async () => {
