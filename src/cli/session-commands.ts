@@ -23,8 +23,9 @@ const WHERE = `  -C, --cwd <dir>       the folder the sessions were run in (defa
 export const SESSIONS_USAGE = `Usage: troupe sessions [options]
 
 Lists the sessions recorded with troupe run --session, newest first: id, status (idle; interrupted: its run was
-cut short and troupe resume continues it; open: a process is using it now), last activity, tokens and cost,
-messages, and title (its first task).
+cut short and troupe resume continues it; open: a process is using it now; damaged: its journal cannot be read,
+and the line below the table says which record), last activity, tokens and cost, messages, and title (its first
+task).
 
 Options:
 ${WHERE}
@@ -97,6 +98,9 @@ export function sessionsCommand(args: string[], io: RunIO): number {
     io.stdout.write(
       `${cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}\n`,
     );
+  }
+  for (const info of list) {
+    if (info.damage) io.stdout.write(`${info.id} is damaged: ${info.damage}\n`);
   }
   if (list.some((info) => info.status === 'interrupted')) {
     io.stdout.write('An interrupted session goes on where it stopped with: troupe resume <id>\n');

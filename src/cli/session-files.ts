@@ -63,14 +63,16 @@ export function loadSettings(dir: string, id: string): RunSettings | undefined {
   }
 }
 
-/** The session to continue: the one named, or the latest when none is; one clear line when there is none. */
+/**
+ * The session to continue: the one named, or the latest readable one when none is; one clear line when there is none.
+ */
 export function chooseSession(manager: SessionManager | undefined, dir: string, id: string | undefined): string {
   const known = manager?.list() ?? [];
   if (id !== undefined) {
     if (!known.some((info) => info.id === id)) throw new UsageError(`no session "${id}" in ${dir}`);
     return id;
   }
-  const [latest] = known.sort((a, b) => b.lastActivity - a.lastActivity);
+  const [latest] = known.filter((info) => info.status !== 'damaged').sort((a, b) => b.lastActivity - a.lastActivity);
   if (!latest) throw new UsageError(`no sessions in ${dir} (start one with troupe run --session "<task>")`);
   return latest.id;
 }

@@ -1,8 +1,9 @@
 import { cpSync, existsSync } from 'node:fs';
 import type { AgentEvent, Model, Usage } from '../protocol/index.js';
-import { ModelError } from '../protocol/index.js';
+import { emptyUsage, ModelError } from '../protocol/index.js';
 import {
   type Durability,
+  decodeRecord,
   type JournalRecord,
   JournalWriter,
   JsonlStore,
@@ -34,8 +35,13 @@ export interface SessionsOptions {
 export interface SessionInfo {
   id: string;
   title?: string;
-  /** `open`: a live process holds it; `interrupted`: its process stopped mid-run (opening it resumes the run). */
-  status: SessionStatus;
+  /**
+   * `open`: a live process holds it; `interrupted`: its process stopped mid-run (opening it resumes the run);
+   * `damaged`: its journal cannot be read (see `damage`; opening it is refused with the same error).
+   */
+  status: SessionStatus | 'damaged';
+  /** Why a `damaged` session cannot be read: the typed error's message, naming the damaged record. */
+  damage?: string;
   /** Milliseconds since the epoch of its last turn or run event. */
   lastActivity: number;
   usage: Usage;
@@ -88,20 +94,29 @@ export class SessionManager {
     }
   }
 
-  /** The session with the most recent activity, opened; undefined when there is none. */
+  /** The session with the most recent activity, opened (a damaged one is passed over); undefined when there is none. */
   latest(): Session | undefined {
-    const [newest] = this.list().sort((a, b) => b.lastActivity - a.lastActivity);
+    const [newest] = this.list()
+      .filter((info) => info.status !== 'damaged')
+      .sort((a, b) => b.lastActivity - a.lastActivity);
     return newest ? this.open(newest.id) : undefined;
   }
 
   /**
    * Every session of the store with its title, status, last activity and usage. Each is read from its index (a
    * summary its writer saves beside the journal now and then) and the records written after it, so listing many
-   * long sessions does not read their journals whole; a session without an index is read whole.
+   * long sessions does not read their journals whole; a session without an index is read whole. A session that
+   * cannot be read is listed as `damaged`, with the reason (the damaged record's line): one bad journal never
+   * hides the others.
    */
   list(): SessionInfo[] {
     return this.store.list().flatMap((id): SessionInfo[] => {
-      const summary = summarize(this.store, id)?.state;
+      let summary: SummaryState | undefined;
+      try {
+        summary = summarize(this.store, id)?.state;
+      } catch (error) {
+        return [damaged(this.store, id, error)];
+      }
       if (!summary) return [];
       return [
         {
@@ -190,6 +205,26 @@ const offlineModel: Model = {
     });
   },
 };
+
+/** A session whose journal cannot be read, as `list()` shows it: what its header says, if that much is readable. */
+function damaged(store: Store, id: string, error: unknown): SessionInfo {
+  let header: JournalRecord | undefined;
+  try {
+    header = decodeRecord(store.read(id)[0] ?? '');
+  } catch {
+    header = undefined;
+  }
+  const known = header?.k === 'session' ? header : undefined;
+  return {
+    id,
+    ...(known?.title === undefined ? {} : { title: known.title }),
+    status: 'damaged',
+    damage: error instanceof Error ? error.message : String(error),
+    lastActivity: known?.t ?? 0,
+    usage: emptyUsage(),
+    messages: 0,
+  };
+}
 
 /** Where a session stands by its summary (see Session.status, which says the same from the journal). */
 function statusOf(summary: SummaryState): SessionStatus {

@@ -1,4 +1,4 @@
-import { decodeRecord, readRecord } from './record-schema.js';
+import { readRecord } from './record-schema.js';
 import {
   CorruptJournalError,
   encodeRecord,
@@ -80,18 +80,20 @@ export function readJournal(
 
 /**
  * A session's summary for listing: its store's index and the records written after it, or, without an index, its
- * whole journal. Lenient, as a listing must be: a damaged record in the tail is skipped (opening the session is
- * what refuses it). Undefined when there is no such session.
+ * whole journal. A damaged record after the index sends it to the whole journal, whose reader names its line (a
+ * torn last record is a crash's, dropped as opening drops it). Undefined when there is no such session.
  */
 export function summarize(store: Store, id: string): SessionSummary | undefined {
   const indexed = store.readIndexed?.(id);
   const summary = indexed ? SessionSummary.parse(indexed.index) : undefined;
   if (indexed && summary) {
-    for (const text of indexed.tail) {
-      const record = decodeRecord(text);
-      if (record) summary.take(record);
+    const { tail } = indexed;
+    const decoded = tail.map((text) => readRecord(text));
+    const whole = decoded.every((d, i) => 'record' in d || (d.torn && i === tail.length - 1));
+    if (whole) {
+      for (const d of decoded) if ('record' in d) summary.take(d.record);
+      return summary;
     }
-    return summary;
   }
   const journal = readJournal(store, id, () => {});
   if (!journal) return undefined;
