@@ -1,3 +1,4 @@
+import { RE2JS } from 're2js';
 import { z } from 'zod';
 import type { JsonObject } from '../protocol/index.js';
 
@@ -20,7 +21,10 @@ export function jsonSchema(schema: { readonly [key: string]: unknown }): z.ZodOb
   }
   let converted: z.ZodType;
   try {
-    converted = z.fromJSONSchema({ type: 'object', ...schema } as Parameters<typeof z.fromJSONSchema>[0]);
+    converted = z.fromJSONSchema(
+      withoutKeyPatternClosure({ type: 'object', ...schema }) as Parameters<typeof z.fromJSONSchema>[0],
+    );
+    linearPatterns(converted, new Set());
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new TypeError(`jsonSchema: zod cannot read this JSON Schema (${reason})`);
@@ -36,4 +40,75 @@ export function jsonSchema(schema: { readonly [key: string]: unknown }): z.ZodOb
 /** The JSON Schema a {@link jsonSchema} schema was made from, or undefined for a zod-authored schema. */
 export function originalJsonSchema(schema: z.ZodType): JsonObject | undefined {
   return originals.get(schema);
+}
+
+/**
+ * A JSON Schema `pattern` comes from a server the user did not write, and the text it is matched against from the
+ * model: JavaScript's backtracking engine can take minutes on `^(a+)+$` against 30 `a`s and a `!`, with the
+ * process frozen. Every pattern zod made is matched by RE2 instead, in time linear in the text. A pattern RE2
+ * cannot read (lookaround, backreferences) is not checked here: the server still validates its own arguments.
+ */
+function linearPatterns(schema: z.ZodType, seen: Set<unknown>): void {
+  if (seen.has(schema)) return;
+  seen.add(schema);
+  const def = schema._zod.def as unknown as Record<string, unknown>;
+  for (const check of (def.checks as Array<{ _zod: { def: Record<string, unknown> } }> | undefined) ?? []) {
+    const checkDef = check._zod.def;
+    if (checkDef.format === 'regex' && checkDef.pattern instanceof RegExp) checkDef.pattern = linear(checkDef.pattern);
+  }
+  const children: unknown[] = [];
+  for (const key of [
+    'innerType',
+    'in',
+    'out',
+    'element',
+    'left',
+    'right',
+    'keyType',
+    'valueType',
+    'rest',
+    'catchall',
+  ]) {
+    children.push(def[key]);
+  }
+  for (const key of ['options', 'items']) if (Array.isArray(def[key])) children.push(...(def[key] as unknown[]));
+  if (def.shape && typeof def.shape === 'object') children.push(...Object.values(def.shape));
+  if (typeof def.getter === 'function') children.push((def.getter as () => unknown)());
+  for (const child of children) if (child instanceof z.ZodType) linearPatterns(child, seen);
+}
+
+/** What zod's regex check uses of a RegExp (`lastIndex`, `test`, `toString`), answered by RE2. */
+function linear(pattern: RegExp): RegExp {
+  let re2: RE2JS;
+  try {
+    re2 = RE2JS.compile(pattern.source);
+  } catch {
+    return { lastIndex: 0, test: () => true, toString: () => pattern.toString() } as unknown as RegExp;
+  }
+  return {
+    lastIndex: 0,
+    test: (text: string) => re2.test(text),
+    toString: () => pattern.toString(),
+  } as unknown as RegExp;
+}
+
+/**
+ * zod checks `additionalProperties: false` beside `patternProperties` with RegExps of its own that nothing can
+ * reach afterwards; such an object accepts unknown keys here instead (the server still refuses them).
+ */
+function withoutKeyPatternClosure(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutKeyPatternClosure);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    // defineProperty: a key named __proto__ stays a key.
+    Object.defineProperty(out, key, {
+      value: withoutKeyPatternClosure(value),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  if (out.patternProperties && out.additionalProperties === false) delete out.additionalProperties;
+  return out;
 }

@@ -138,7 +138,7 @@ describe('grep', () => {
   });
 
   it('reports a bad pattern as an error the model can fix', async () => {
-    expect(await fallback.refused('grep', { pattern: '(' })).toMatch(/^grep: Invalid regular expression/);
+    expect(await fallback.refused('grep', { pattern: '(' })).toMatch(/^grep: error parsing regexp: missing closing \)/);
     expect(await driver.refused('grep', { pattern: '(' })).toMatch(/^grep: .*unclosed group/);
   });
 });

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import picomatch from 'picomatch';
+import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { type AnyTool, defineTool } from '../define-tool.js';
 import { walk } from './walk.js';
@@ -111,13 +112,29 @@ async function withRipgrep(rg: string, search: Search): Promise<Match[]> {
   return matches;
 }
 
-async function withNode(search: Search): Promise<Match[]> {
-  let regex: RegExp;
+// Lookaround and backreferences need a backtracking engine, whose time can grow exponentially with the line.
+const BACKTRACKING_ONLY = /\\[1-9]|\\k<|\(\?<?[=!]/;
+
+/**
+ * The model's pattern in RE2 syntax, as ripgrep reads it: matched in time linear in the line, so no pattern can
+ * stall the process (JavaScript's backtracking engine takes seconds on `(a+)+$` over 28 `a`s, and minutes on 36).
+ */
+function compilePattern(pattern: string, ignoreCase: boolean): RE2JS {
   try {
-    regex = new RegExp(search.pattern, search.ignoreCase ? 'i' : '');
+    return RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (error) {
-    throw new WorkspaceError('invalid', `grep: ${(error as Error).message}`);
+    const why = BACKTRACKING_ONLY.test(pattern)
+      ? 'backreferences (\\1) and lookaround ((?=, (?!, (?<=, (?<!) are not supported: grep patterns use RE2 syntax, as ripgrep does'
+      : (error as Error).message;
+    throw new WorkspaceError('invalid', `grep: ${why}`);
   }
+}
+
+/** Lines matched between two turns of the event loop, so that timers, aborts and other agents keep running. */
+const LINES_PER_TURN = 2000;
+
+async function withNode(search: Search): Promise<Match[]> {
+  const regex = compilePattern(search.pattern, search.ignoreCase);
   const stats = await fs.stat(search.start);
   const files: string[] = [];
   if (stats.isDirectory()) {
@@ -140,6 +157,10 @@ async function withNode(search: Search): Promise<Match[]> {
     if (buffer.subarray(0, 8000).includes(0)) continue;
     const lines = buffer.toString('utf8').split('\n');
     for (let i = 0; i < lines.length; i++) {
+      if (i % LINES_PER_TURN === LINES_PER_TURN - 1) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (search.signal.aborted) return matches;
+      }
       const text = (lines[i] as string).replace(/\r$/, '');
       if (i === lines.length - 1 && text === '') break;
       if (!regex.test(text)) continue;
