@@ -8,10 +8,17 @@ export const REPO = path.resolve(import.meta.dirname, '../..');
 const CLI = path.join(REPO, 'src/cli/index.ts');
 const SAMPLE = path.join(REPO, 'examples/sample-project');
 
-/** A copy of the sample folder, so a run can write into it. */
+/**
+ * A copy of the sample folder, so a run can write into it: its tracked files only, so that what a person's own
+ * runs left in it (a `.troupe/` of sessions, the notes the offline model writes) never reaches a test.
+ */
 export async function sampleCopy(): Promise<string> {
   const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'troupe-cli-')));
-  await fs.cp(SAMPLE, dir, { recursive: true });
+  const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: SAMPLE, encoding: 'utf8' }).split('\0');
+  for (const file of tracked.filter(Boolean)) {
+    await fs.mkdir(path.dirname(path.join(dir, file)), { recursive: true });
+    await fs.copyFile(path.join(SAMPLE, file), path.join(dir, file));
+  }
   return dir;
 }
 
