@@ -130,6 +130,10 @@ export function userMessage(input: string | UserContent[], source: UserMessageSo
   return { role: 'user', content, source };
 }
 
+/**
+ * The text parts of a message, joined: what a user or assistant message says. A tool message holds
+ * `tool_result` parts, whose text is inside each part's own `content`, so its text here is `""`.
+ */
 export function textOf(message: Message | undefined): string {
   if (!message) return '';
   let text = '';
