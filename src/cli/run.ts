@@ -91,6 +91,7 @@ export async function resumeCommand(args: string[], io: RunIO): Promise<number> 
 async function execute(options: RunOptions, io: RunIO): Promise<number> {
   await checkFolder(options.folder);
   const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
+  for (const warning of mcp?.warnings ?? []) io.stderr(`troupe: ${warning}`);
   const workspace = await createWorkspaceTools({ roots: options.folder });
   let session: Session | undefined;
   let inspection: Inspection | undefined;

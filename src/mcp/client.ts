@@ -3,6 +3,7 @@
  * tools named `mcp__<server>__<tool>`, validated against their JSON Schema before they are sent, with an inactivity
  * timeout and the call's abort signal passed to the server as a cancellation.
  */
+import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -32,12 +33,16 @@ export interface McpOptions {
   connectTimeoutMs?: number;
   /** Between SIGTERM and SIGKILL for stdio servers. Default 2 s. */
   killGraceMs?: number;
+  /** The longest message a stdio server may send; a longer reply fails its call. Default 10 MB. */
+  maxMessageBytes?: number;
 }
 
 export interface McpConnection {
   tools: AnyTool[];
   /** The servers' own names and tool names, for listings. */
   servers: Array<{ name: string; tools: string[] }>;
+  /** What a user should know: tools renamed because their names collided once made safe for a model. */
+  warnings: string[];
   /** Disconnects every server; stdio servers are stopped with every process they started. */
   close(): Promise<void>;
 }
@@ -53,6 +58,35 @@ const NAME_PART = /[^a-zA-Z0-9_-]/g;
 export function mcpToolName(server: string, tool: string): string {
   const name = `mcp__${server.replace(NAME_PART, '_')}__${tool.replace(NAME_PART, '_')}`;
   return name.length <= 64 ? name : name.slice(0, 64);
+}
+
+/**
+ * The names of every tool of every server, unique. Two tools whose names become the same once made safe
+ * (`get.user` and `get_user`, or two names alike in their first 64 characters) are told apart by a short hash of
+ * their server and own name, except one whose name needed no change, which keeps it. The same servers and tools
+ * give the same names whatever order they are listed in, so a session's history keeps meaning the same tools.
+ */
+function uniqueNames(tools: ReadonlyArray<{ server: string; tool: string }>, warnings: string[]): string[] {
+  const names = tools.map(({ server, tool }) => mcpToolName(server, tool));
+  const byName = new Map<string, number[]>();
+  for (const [i, name] of names.entries()) byName.set(name, [...(byName.get(name) ?? []), i]);
+  const taken = new Set(names);
+  for (const [name, indexes] of byName) {
+    if (indexes.length < 2) continue;
+    const keeper = indexes.find((i) => `mcp__${tools[i]?.server}__${tools[i]?.tool}` === name);
+    for (const i of indexes) {
+      if (i === keeper) continue;
+      const { server, tool } = tools[i] as { server: string; tool: string };
+      const hash = createHash('sha256').update(`${server}\0${tool}`).digest('hex');
+      let renamed = `${name.slice(0, 55)}_${hash.slice(0, 8)}`;
+      for (let n = 2; taken.has(renamed); n++) renamed = `${name.slice(0, 52)}_${hash.slice(0, 8)}_${n}`;
+      taken.add(renamed);
+      names[i] = renamed;
+    }
+    const listed = indexes.map((i) => `"${tools[i]?.tool}" (server ${tools[i]?.server}) as ${names[i]}`);
+    warnings.push(`MCP tools whose names collide as ${name} were named apart: ${listed.join(', ')}`);
+  }
+  return names;
 }
 
 function isHttp(config: McpServerConfig): config is HttpServer {
@@ -129,7 +163,7 @@ async function connectOne(name: string, config: McpServerConfig, options: McpOpt
     ? new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: config.headers ? { headers: config.headers } : {},
       })
-    : new GroupStdioTransport(config, options.killGraceMs);
+    : new GroupStdioTransport(config, options.killGraceMs, options.maxMessageBytes);
   const client = new Client({ name: 'troupe', version: '0.1.0' });
   const connectMs = options.connectTimeoutMs ?? 30_000;
   try {
@@ -155,11 +189,11 @@ async function connectOne(name: string, config: McpServerConfig, options: McpOpt
   }
 }
 
-function toolFor(server: Connected, tool: McpTool, inactivityMs: number): AnyTool {
+function toolFor(server: Connected, tool: McpTool, name: string, inactivityMs: number): AnyTool {
   const annotations = tool.annotations ?? {};
   const title = tool.title ?? annotations.title;
   return defineTool({
-    name: mcpToolName(server.name, tool.name),
+    name,
     description: tool.description ?? title ?? `${tool.name} (MCP server ${server.name})`,
     ...(title ? { label: title } : {}),
     schema: schemaOf(tool),
@@ -208,9 +242,16 @@ export async function connectMcpServers(options: McpOptions): Promise<McpConnect
     throw failed.reason;
   }
   const inactivityMs = options.inactivityTimeoutMs ?? 60_000;
+  const all = connected.flatMap((server) => server.tools.map((tool) => ({ server, tool })));
+  const warnings: string[] = [];
+  const names = uniqueNames(
+    all.map(({ server, tool }) => ({ server: server.name, tool: tool.name })),
+    warnings,
+  );
   return {
-    tools: connected.flatMap((server) => server.tools.map((tool) => toolFor(server, tool, inactivityMs))),
+    tools: all.map(({ server, tool }, i) => toolFor(server, tool, names[i] as string, inactivityMs)),
     servers: connected.map((server) => ({ name: server.name, tools: server.tools.map((t) => t.name) })),
+    warnings,
     close,
   };
 }

@@ -1,10 +1,15 @@
 import { spawn } from 'node:child_process';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import {
+  deserializeMessage,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  serializeMessage,
+} from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { hideOwnSecrets } from '../tools/builtin/environ.js';
 import { ProcessGroup } from '../tools/builtin/process-group.js';
+import { LineReader, type Oversized } from './lines.js';
 
 export interface StdioServer {
   command: string;
@@ -14,24 +19,37 @@ export interface StdioServer {
 }
 
 /**
- * MCP over a child's stdin / stdout, like the SDK's stdio transport, but the server runs in its own process group:
- * servers are often launched through `npx` or a shell script, and killing only the direct child would leave the
- * real server running. `close()` ends the whole group (SIGTERM, then SIGKILL), and the process-wide exit hook of
- * `ProcessGroup` ends any group still alive when this process exits.
+ * MCP over a child's stdin / stdout, like the SDK's stdio transport (the same environment: the SDK's safe default
+ * set, HOME, LOGNAME, PATH, SHELL, TERM, USER, plus what the config names), but with what it cannot do:
+ *
+ * - the server runs in its own process group: servers are often launched through `npx` or a shell script, and
+ *   killing only the direct child would leave the real server running. `close()` ends the whole group (SIGTERM,
+ *   then SIGKILL), and the process-wide exit hook of `ProcessGroup` ends any group still alive at exit;
+ * - a message over the size limit (10 MB) is skipped, and the request it answered gets an error, so that one
+ *   call fails; the SDK's transport throws from its data handler, which ends the process.
  */
 export class GroupStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private group: ProcessGroup | undefined;
-  private readonly buffer = new ReadBuffer();
+  private readonly lines: LineReader;
+  /** Requests sent and not answered yet: what an oversized reply may have been meant for. */
+  private readonly pending = new Set<string | number>();
   private stderrTail = '';
   private closing = false;
 
   constructor(
     private readonly server: StdioServer,
     private readonly killGraceMs = 2000,
-  ) {}
+    private readonly maxMessageBytes = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  ) {
+    this.lines = new LineReader(
+      maxMessageBytes,
+      (line) => this.receive(line),
+      (line) => this.oversized(line),
+    );
+  }
 
   /** The last lines the server wrote to stderr: what to show when it fails. */
   get stderr(): string {
@@ -56,20 +74,7 @@ export class GroupStdioTransport implements Transport {
     });
     const group = new ProcessGroup(child);
     this.group = group;
-    child.stdout?.on('data', (chunk: Buffer) => {
-      this.buffer.append(chunk);
-      for (;;) {
-        let message: JSONRPCMessage | null;
-        try {
-          message = this.buffer.readMessage();
-        } catch (error) {
-          this.onerror?.(error as Error);
-          continue;
-        }
-        if (!message) break;
-        this.onmessage?.(message);
-      }
-    });
+    child.stdout?.on('data', (chunk: Buffer) => this.lines.push(chunk));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-2000);
     });
@@ -79,7 +84,35 @@ export class GroupStdioTransport implements Transport {
     });
   }
 
+  private receive(line: string): void {
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch (error) {
+      this.onerror?.(error as Error);
+      return;
+    }
+    if ('id' in message && message.id !== undefined && !('method' in message)) this.pending.delete(message.id);
+    this.onmessage?.(message);
+  }
+
+  /**
+   * A reply too long to read fails its request: the one whose id it carries, else, when its id cannot be seen,
+   * every request waiting (one of them it was).
+   */
+  private oversized(line: Oversized): void {
+    const limit = `${Math.round(this.maxMessageBytes / 2 ** 20)} MB`;
+    const message = `its reply was ${(line.bytes / 2 ** 20).toFixed(1)} MB, over the ${limit} a message may have`;
+    const ids = line.id !== undefined && this.pending.has(line.id) ? [line.id] : [...this.pending];
+    if (ids.length === 0) this.onerror?.(new Error(`The server sent a message of ${line.bytes} bytes: skipped`));
+    for (const id of ids) {
+      this.pending.delete(id);
+      this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32603, message } });
+    }
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
+    if ('id' in message && 'method' in message) this.pending.add(message.id);
     return new Promise((resolve, reject) => {
       const stdin = this.group?.child.stdin;
       if (!stdin || stdin.destroyed) {
@@ -98,7 +131,8 @@ export class GroupStdioTransport implements Transport {
       group.child.stdin?.end();
       await group.terminate(this.killGraceMs);
     }
-    this.buffer.clear();
+    this.lines.clear();
+    this.pending.clear();
     this.onclose?.();
   }
 }
