@@ -4,6 +4,7 @@ import { emptyUsage, ModelError } from '../protocol/index.js';
 import {
   type Durability,
   decodeRecord,
+  type HeaderRecord,
   type JournalRecord,
   JournalWriter,
   JsonlStore,
@@ -71,9 +72,9 @@ export class SessionManager {
   create(options: { id?: string; title?: string; agentId?: string } = {}): Session {
     const header = newHeader(options.id, options.agentId, options.title);
     if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
-    const writer = new JournalWriter(this.store.acquire(header.id), this.durability, new SessionSummary(header));
+    const writer = this.writerOf(header);
     writer.add(header);
-    writer.flush();
+    flushOrClose(writer);
     return new Session(header, [header], writer, undefined, this.store.dirOf?.(header.id));
   }
 
@@ -85,13 +86,23 @@ export class SessionManager {
     try {
       if (journal.dropped) storeWriter.truncate(journal.count);
       const summary = summaryOf(journal.header, journal.records);
-      const writer = new JournalWriter(storeWriter, this.durability, summary);
+      const writer = new JournalWriter(storeWriter, this.durability, summary, this.onWarning);
       return new Session(journal.header, journal.records, writer, undefined, this.store.dirOf?.(id));
     } catch (error) {
       // A journal its agent cannot be rebuilt from is refused, and left for another try (or a repair).
       storeWriter.release();
       throw error;
     }
+  }
+
+  /** The writer of a new session. */
+  private writerOf(header: HeaderRecord): JournalWriter {
+    return new JournalWriter(
+      this.store.acquire(header.id),
+      this.durability,
+      new SessionSummary(header),
+      this.onWarning,
+    );
   }
 
   /** The session with the most recent activity, opened (a damaged one is passed over); undefined when there is none. */
@@ -154,10 +165,10 @@ export class SessionManager {
     };
     if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
     const kept = source.records.slice(1, cut + 1);
-    const writer = new JournalWriter(this.store.acquire(header.id), this.durability, new SessionSummary(header));
+    const writer = this.writerOf(header);
     writer.add(header);
     for (const record of kept) writer.add(record);
-    writer.flush();
+    flushOrClose(writer);
     // The fork's history names results saved in the source's folder: it gets its own copy.
     const [from, to] = [this.store.dirOf?.(id), this.store.dirOf?.(header.id)];
     if (from && to && existsSync(from)) cpSync(from, to, { recursive: true });
@@ -205,6 +216,16 @@ const offlineModel: Model = {
     });
   },
 };
+
+/** Writes a new session's first records; one that cannot be written is not left holding its lock. */
+function flushOrClose(writer: JournalWriter): void {
+  try {
+    writer.flush();
+  } catch (error) {
+    writer.close();
+    throw error;
+  }
+}
 
 /** A session whose journal cannot be read, as `list()` shows it: what its header says, if that much is readable. */
 function damaged(store: Store, id: string, error: unknown): SessionInfo {

@@ -137,9 +137,19 @@ export class JournalWriter {
   private effects?: { stored: Promise<void>; resolve: () => void };
   /** Bytes written since the index was last saved. */
   private sinceIndex = 0;
+  /**
+   * The store's failure, once a write failed: the journal ends at its last whole record and nothing more is
+   * recorded (records after a lost batch would describe a history the journal does not hold). Every record a
+   * caller counts on (`now`) throws it from then on; the session goes on from the journal once reopened.
+   */
+  failure?: Error;
   private readonly flushSoon = () => {
     this.scheduled = false;
-    this.flush();
+    try {
+      this.flush();
+    } catch {
+      // Reported when it happened (onFailure), and thrown to the next caller that counts on a record.
+    }
   };
 
   constructor(
@@ -147,10 +157,16 @@ export class JournalWriter {
     readonly durability: Durability = 'step',
     /** The summary of the records written so far, saved as the store's index now and then (when it keeps one). */
     private readonly summary?: SessionSummary,
+    /** Told once when a write fails and the journal stops recording. */
+    private readonly onFailure: WarningHandler = warnToConsole,
   ) {}
 
   /** Adds a record, stored as soon as `urgency` says (see {@link Urgency}; unmarked: with the tick's write). */
   add(record: JournalRecord, urgency?: Urgency): void {
+    if (this.failure) {
+      if (urgency === 'now') throw this.failure;
+      return;
+    }
     if (this.closed) return;
     this.buffer.push(encodeRecord(record));
     this.stats.records++;
@@ -189,7 +205,9 @@ export class JournalWriter {
     return this.effects?.stored;
   }
 
+  /** Hands what is buffered to the store; throws {@link failure} once a write has failed. */
   flush(): void {
+    if (this.failure) throw this.failure;
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
@@ -197,6 +215,10 @@ export class JournalWriter {
     this.effects = undefined;
     try {
       this.writer.append(batch);
+    } catch (error) {
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      this.onFailure(`${this.failure.message}; the session records nothing more until it is opened again`);
+      throw this.failure;
     } finally {
       // The runners go on even when the store failed: the failure is thrown where it happened, as before grouping.
       effects?.resolve();
@@ -213,15 +235,23 @@ export class JournalWriter {
   private saveIndex(): void {
     if (!this.summary || !this.writer.saveIndex) return;
     this.sinceIndex = 0;
-    this.writer.saveIndex(JSON.stringify(this.summary));
+    try {
+      this.writer.saveIndex(JSON.stringify(this.summary));
+    } catch {
+      // The index only spares a listing reading the journal whole: one not written leaves the last (still true of
+      // the records it counted) or none.
+    }
   }
 
-  /** Writes what is buffered and releases the session for another writer. */
+  /** Writes what is buffered and releases the session for another writer (a failed journal too: see failure). */
   close(): void {
     if (this.closed) return;
-    this.flush();
-    if (this.sinceIndex > 0) this.saveIndex();
-    this.closed = true;
-    this.writer.release();
+    try {
+      if (!this.failure) this.flush();
+      if (!this.failure && this.sinceIndex > 0) this.saveIndex();
+    } finally {
+      this.closed = true;
+      this.writer.release();
+    }
   }
 }

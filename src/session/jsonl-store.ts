@@ -4,16 +4,25 @@ import {
   existsSync,
   fstatSync,
   ftruncateSync,
+  linkSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   readSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { checkSessionId, processAlive, SessionLockedError, type Store, type StoreWriter } from './store.js';
+import {
+  checkSessionId,
+  processAlive,
+  SessionLockedError,
+  SessionStorageError,
+  type Store,
+  type StoreWriter,
+} from './store.js';
 
 const EXT = '.jsonl';
 /** `<id>.index`: the journal's byte length when the index was saved, a line break, the index, a line break. */
@@ -27,7 +36,11 @@ const INDEX = '.index';
  */
 export class JsonlStore implements Store {
   constructor(readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (error) {
+      throw new SessionStorageError(undefined, `create the sessions folder ${dir}`, error);
+    }
   }
 
   list(): string[] {
@@ -50,18 +63,29 @@ export class JsonlStore implements Store {
   acquire(id: string): StoreWriter {
     const lock = this.lockPath(id);
     const holder = this.holder(id);
-    if (holder !== undefined && processAlive(holder)) throw new SessionLockedError(id, `process ${holder}`);
-    if (holder !== undefined) rmSync(lock, { force: true });
-    let fd: number;
+    if (typeof holder === 'number' && processAlive(holder)) throw new SessionLockedError(id, `process ${holder}`);
+    // The lock appears whole, pid and all, or not at all: written aside, then linked to its name, which fails if
+    // another process linked first. So a lock that is empty or not a pid is no writer's, and is taken over.
+    const aside = `${lock}.${process.pid}`;
     try {
-      fd = openSync(lock, 'wx');
-    } catch {
-      // Another process took it between our check and our open.
-      throw new SessionLockedError(id, `process ${this.holder(id) ?? 'unknown'}`);
+      if (holder !== undefined) rmSync(lock, { force: true });
+      writeFileSync(aside, String(process.pid));
+      linkSync(aside, lock);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        // Another process took it between our check and our link.
+        throw new SessionLockedError(id, `process ${this.holder(id) ?? 'unknown'}`);
+      }
+      throw new SessionStorageError(id, 'take its lock', error);
+    } finally {
+      rmSync(aside, { force: true });
     }
-    writeSync(fd, String(process.pid));
-    closeSync(fd);
-    return new JsonlWriter(this.path(id), lock, this.indexPath(id));
+    try {
+      return new JsonlWriter(id, this.path(id), lock, this.indexPath(id));
+    } catch (error) {
+      rmSync(lock, { force: true });
+      throw new SessionStorageError(id, 'open its journal for writing', error);
+    }
   }
 
   readIndexed(id: string): { index: string; tail: string[] } | undefined {
@@ -98,7 +122,7 @@ export class JsonlStore implements Store {
 
   isLocked(id: string): boolean {
     const holder = this.holder(id);
-    return holder !== undefined && processAlive(holder);
+    return typeof holder === 'number' && processAlive(holder);
   }
 
   remove(id: string): void {
@@ -114,13 +138,17 @@ export class JsonlStore implements Store {
     return join(this.dir, checkSessionId(id));
   }
 
-  private holder(id: string): number | undefined {
+  /** The pid in the session's lock; `stale` for a lock that holds none (not a writer's: see acquire). */
+  private holder(id: string): number | 'stale' | undefined {
+    let text: string;
     try {
-      const pid = Number.parseInt(readFileSync(this.lockPath(id), 'utf8'), 10);
-      return Number.isInteger(pid) ? pid : 0;
-    } catch {
-      return undefined;
+      text = readFileSync(this.lockPath(id), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new SessionStorageError(id, 'read its lock', error);
     }
+    const pid = /^\d{1,10}$/.test(text) ? Number(text) : 0;
+    return pid > 0 ? pid : 'stale';
   }
 
   private path(id: string): string {
@@ -142,6 +170,7 @@ class JsonlWriter implements StoreWriter {
   private size: number;
 
   constructor(
+    private readonly id: string,
     path: string,
     private readonly lock: string,
     private readonly index: string,
@@ -152,8 +181,32 @@ class JsonlWriter implements StoreWriter {
 
   append(records: readonly string[]): void {
     if (records.length === 0) return;
+    const fd = this.open();
     // One write per batch: a kill can tear only the batch's last line, which the journal drops on opening.
-    this.size += writeSync(this.open(), records.length === 1 ? `${records[0]}\n` : `${records.join('\n')}\n`);
+    const data = Buffer.from(records.length === 1 ? `${records[0]}\n` : `${records.join('\n')}\n`);
+    let written = 0;
+    try {
+      // A short write is how a disk that fills up mid-batch answers: the next write says why (ENOSPC, EFBIG).
+      while (written < data.length) {
+        const n = writeSync(fd, data, written);
+        if (n === 0) throw new Error('the file system took none of the bytes written');
+        written += n;
+      }
+    } catch (error) {
+      // Cut back out, so that the journal ends at its last whole record: the batch is stored whole or not at all.
+      throw this.failed(error);
+    }
+    this.size += written;
+  }
+
+  /** Cuts the journal back to its last whole record (what it was before the failed write). */
+  private failed(error: unknown): SessionStorageError {
+    try {
+      ftruncateSync(this.open(), this.size);
+    } catch {
+      // Left torn: the torn record is then the journal's last, which opening drops as a crash's.
+    }
+    return new SessionStorageError(this.id, 'append to its journal', error);
   }
 
   saveIndex(index: string): void {
@@ -201,7 +254,11 @@ class JsonlWriter implements StoreWriter {
     closeSync(this.fd);
     this.fd = undefined;
     this.closeIndex();
-    rmSync(this.lock, { force: true });
+    try {
+      rmSync(this.lock, { force: true });
+    } catch {
+      // A folder turned read-only: the lock stays, and is stale once this process is gone.
+    }
   }
 
   private open(): number {

@@ -1,5 +1,12 @@
 import Database from 'better-sqlite3';
-import { checkSessionId, processAlive, SessionLockedError, type Store, type StoreWriter } from './store.js';
+import {
+  checkSessionId,
+  processAlive,
+  SessionLockedError,
+  SessionStorageError,
+  type Store,
+  type StoreWriter,
+} from './store.js';
 
 type Db = InstanceType<typeof Database>;
 
@@ -59,8 +66,11 @@ export class SqliteStore implements Store {
     });
     take.immediate();
     let next = this.countRows.get(id) as number;
+    // All or none: a failed transaction is rolled back, and the next batch takes the same positions.
     const append = this.db.transaction((records: readonly string[]) => {
-      for (const body of records) this.insert.run(id, next++, body);
+      let n = next;
+      for (const body of records) this.insert.run(id, n++, body);
+      return n;
     });
     let released = false;
     const live = () => {
@@ -69,7 +79,12 @@ export class SqliteStore implements Store {
     return {
       append: (records) => {
         live();
-        if (records.length > 0) append(records);
+        if (records.length === 0) return;
+        try {
+          next = append(records);
+        } catch (error) {
+          throw new SessionStorageError(id, 'append to its journal', error);
+        }
       },
       truncate: (count) => {
         live();

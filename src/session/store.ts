@@ -34,7 +34,10 @@ export interface Store {
 
 /** The one writer of a session. */
 export interface StoreWriter {
-  /** Appends records, each one JSON text without a line break, and hands them to the OS before returning. */
+  /**
+   * Appends records, each one JSON text without a line break, and hands them to the OS before returning. All or
+   * none: a failed append throws {@link SessionStorageError} and leaves the session's records as they were.
+   */
   append(records: readonly string[]): void;
   /** Keeps the first `count` records and drops the rest: a torn last record found on opening. */
   truncate(count: number): void;
@@ -52,6 +55,48 @@ export class SessionLockedError extends Error {
     readonly holder: string,
   ) {
     super(`Session "${sessionId}" is open for writing by ${holder}; close it there first`);
+  }
+}
+
+/** Why a store could not read or write: what the program can do about it differs, so each has its words. */
+export type StorageProblem = 'read-only' | 'permission denied' | 'no space' | 'failed';
+
+const PROBLEMS: Record<string, StorageProblem> = {
+  EROFS: 'read-only',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOSPC: 'no space',
+  EDQUOT: 'no space',
+  EFBIG: 'no space',
+  SQLITE_READONLY: 'read-only',
+  SQLITE_PERM: 'permission denied',
+  SQLITE_FULL: 'no space',
+};
+
+/**
+ * The store's medium refused a read or a write (a read-only or full disk, a folder the process may not write).
+ * A failed append leaves the journal as it was before it (no torn record), and its writer records nothing more:
+ * reopen the session once the cause is fixed, and it goes on from the last whole record.
+ */
+export class SessionStorageError extends Error {
+  override name = 'SessionStorageError';
+  readonly problem: StorageProblem;
+  /** The system's error code (`EROFS`, `ENOSPC`, ...), when it gave one. */
+  readonly code?: string;
+
+  constructor(
+    readonly sessionId: string | undefined,
+    doing: string,
+    cause: unknown,
+  ) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    // SQLite's extended codes carry a suffix (SQLITE_READONLY_DBMOVED): its primary code decides.
+    const problem = (code && (PROBLEMS[code] ?? PROBLEMS[code.split('_', 2).join('_')])) || 'failed';
+    const why =
+      problem === 'failed' ? (cause instanceof Error ? cause.message : String(cause)) : `${problem} (${code})`;
+    super(`${sessionId === undefined ? 'Sessions' : `Session "${sessionId}"`}: could not ${doing}: ${why}`, { cause });
+    this.problem = problem;
+    if (code) this.code = code;
   }
 }
 
