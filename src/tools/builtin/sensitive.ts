@@ -2,13 +2,14 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 
 /**
- * Files that hold secrets: environment files, private keys, credential stores. Refused to every built-in tool
- * unless allowed, because a model that reads one puts the secret in the transcript, the provider's logs and every
- * event listener. Matched on the basename (and, for a few stores, the last two segments), case-insensitively.
+ * Files that hold secrets: environment files (every name that starts with `.env`: `.env.local`, `.envrc`,
+ * `.env-prod`), private keys, credential stores (`.netrc`, `.pgpass`, `.git-credentials`, `*credentials*.json`,
+ * Terraform variables and state). Refused to every built-in tool unless allowed (`allowSensitive`), because a
+ * model that reads one puts the secret in the transcript, the provider's logs and every event listener. Matched on
+ * the basename (and, for a few stores, the last two segments), case-insensitively.
  */
 const SECRET_NAMES = [
-  '.env',
-  '.env.*',
+  '.env*',
   '*.pem',
   '*.key',
   '*.p12',
@@ -24,9 +25,14 @@ const SECRET_NAMES = [
   '.npmrc',
   '.pypirc',
   '.git-credentials',
+  '.pgpass',
   '.htpasswd',
   'credentials',
-  'credentials.json',
+  '*credentials*.json',
+  '*.tfvars',
+  '*.tfvars.json',
+  '*.tfstate',
+  '*.tfstate.backup',
   'secrets.json',
   'secrets.y?(a)ml',
 ];
