@@ -214,6 +214,15 @@ export class Permissions {
     return undefined;
   }
 
+  /**
+   * Whether a deny rule forbids `tool` to use a path it met while walking a folder (grep, glob, list, tree skip
+   * it, and below it). `real` is a real path: walks do not follow links.
+   */
+  deniesPath(tool: string, real: string): boolean {
+    if (!this.hasArgumentRules('deny', tool)) return false;
+    return this.firstRestrictive('deny', tool, { kind: 'path', value: real, real }) !== undefined;
+  }
+
   private modeDefault(tool: ToolTraits | undefined): Decision {
     switch (this.mode) {
       case undefined:

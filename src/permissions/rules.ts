@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { JsonValue } from '../protocol/index.js';
@@ -47,7 +48,8 @@ export interface MatchContext {
 /** What a call gives rules to match: its tool's rule argument, read once per decision. */
 export type CallSubject =
   | { kind: 'none' }
-  | { kind: 'path'; value: string }
+  /** `value` as written (resolved against the working directory), `real` with every symbolic link resolved. */
+  | { kind: 'path'; value: string; real: string }
   | { kind: 'text'; value: string }
   | { kind: 'command'; value: string; parsed: ParsedShell }
   /** The tool declares no rule argument, or the argument is not a string: only name rules decide. */
@@ -59,7 +61,9 @@ export function subjectOf(args: JsonValue, tool: ToolTraits | undefined, context
   if (!declared) return { kind: 'unknown', values: stringValues(record) };
   if ('path' in declared) {
     const value = record[declared.path];
-    return typeof value === 'string' ? { kind: 'path', value: resolvePath(value, context) } : { kind: 'none' };
+    if (typeof value !== 'string') return { kind: 'none' };
+    const absolute = resolvePath(value, context);
+    return { kind: 'path', value: absolute, real: realPath(absolute) };
   }
   if ('command' in declared) {
     const value = record[declared.command];
@@ -77,6 +81,22 @@ function resolvePath(value: string, context: MatchContext): string {
   const expanded =
     context.home !== undefined && (value === '~' || value.startsWith('~/')) ? context.home + value.slice(1) : value;
   return path.resolve(context.cwd, expanded);
+}
+
+/**
+ * The real location of a path: its deepest existing ancestor with links resolved, plus the part that does not
+ * exist yet. A rule about `private/**` speaks about the files there by whatever name they are reached.
+ */
+function realPath(absolute: string): string {
+  const rest: string[] = [];
+  for (let existing = absolute; ; existing = path.dirname(existing)) {
+    try {
+      return path.join(fs.realpathSync.native(existing), ...rest);
+    } catch {
+      if (path.dirname(existing) === existing) return absolute;
+      rest.unshift(path.basename(existing));
+    }
+  }
 }
 
 /**
@@ -99,13 +119,25 @@ function compile<M>(rule: Rule, key: string, make: () => M): M {
   return matcher;
 }
 
+/**
+ * A path rule's pattern as written and with its fixed part (`/ws/private` of `/ws/private/**`) resolved to its
+ * real location, so that a rule written through a link, or from a working directory reached through one, still
+ * speaks about the real files. The real location is read once, when the rule is first used.
+ */
 function pathMatcher(rule: Rule, context: MatchContext): (value: string) => boolean {
   return compile<(value: string) => boolean>(rule, `path:${context.cwd}`, () => {
     const pattern = resolvePath(rule.argument as string, context);
-    const matcher = picomatch(pattern, { dot: true });
+    const { base } = picomatch.scan(pattern);
+    const real = realPath(base);
+    const patterns = real === base ? [pattern] : [pattern, escapeGlob(real) + pattern.slice(base.length)];
+    const matcher = picomatch(patterns, { dot: true });
     // `/etc/**` speaks about `/etc` itself too; a directory pattern written with a trailing slash the same.
     return (value) => matcher(value) || matcher(`${value}/`);
   });
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]{}()!+@\\]/g, '\\$&');
 }
 
 function textMatcher(rule: Rule): (value: string) => boolean {
@@ -123,8 +155,10 @@ export function restrictiveMatch(rule: Rule, subject: CallSubject, context: Matc
   switch (subject.kind) {
     case 'none':
       return false;
-    case 'path':
-      return pathMatcher(rule, context)(subject.value);
+    case 'path': {
+      const matches = pathMatcher(rule, context);
+      return matches(subject.value) || matches(subject.real);
+    }
     case 'text':
       return textMatcher(rule)(subject.value);
     case 'unknown': {
@@ -144,7 +178,8 @@ export function restrictiveMatch(rule: Rule, subject: CallSubject, context: Matc
  */
 export function permissiveMatch(rule: Rule, subject: CallSubject, context: MatchContext): boolean {
   if (rule.argument === undefined) return true;
-  if (subject.kind === 'path') return pathMatcher(rule, context)(subject.value);
+  // The file that would really be used: an allowed name that is a link elsewhere allows nothing there.
+  if (subject.kind === 'path') return pathMatcher(rule, context)(subject.real);
   if (subject.kind === 'text') return textMatcher(rule)(subject.value);
   return false;
 }

@@ -344,6 +344,10 @@ class CallContext implements ToolContext {
     return this.controller().signal;
   }
 
+  denied(path: string): boolean {
+    return this.#env.settings.permissions.deniesPath(this.#call.name, path);
+  }
+
   controller(): AbortController {
     if (this.#own) return this.#own;
     const own = new AbortController();

@@ -11,6 +11,11 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Reports progress; each call becomes a `tool_execution_update` event. */
   update(partial: JsonValue): void;
+  /**
+   * Whether the agent's deny rules forbid this tool the given real path: a tool that walks folders skips such
+   * entries (and what is below them). Absent where no rule can say so.
+   */
+  denied?(path: string): boolean;
 }
 
 /** What a tool may return: plain text, or content with extras. Any other value is sent to the model as JSON. */

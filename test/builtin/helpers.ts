@@ -1,7 +1,14 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type Agent, createAgent, type JsonObject, scriptedModel, type ToolResultPart } from '../../src/index.js';
+import {
+  type Agent,
+  createAgent,
+  type JsonObject,
+  type PermissionsConfig,
+  scriptedModel,
+  type ToolResultPart,
+} from '../../src/index.js';
 import {
   createWorkspaceTools,
   type WorkspaceTools,
@@ -33,10 +40,12 @@ export class ToolDriver {
   constructor(
     readonly tools: Pick<WorkspaceTools, 'tools' | 'close'>,
     id = 'driver',
+    permissions?: PermissionsConfig,
   ) {
     this.agent = createAgent({
       id,
       tools: tools.tools,
+      ...(permissions ? { permissions } : {}),
       model: scriptedModel((request) => {
         const last = request.messages.at(-1);
         if (last?.role === 'tool' || !this.next) return { text: 'done' };
@@ -45,8 +54,8 @@ export class ToolDriver {
     });
   }
 
-  static async open(options: WorkspaceToolsOptions, id?: string): Promise<ToolDriver> {
-    return new ToolDriver(await createWorkspaceTools(options), id);
+  static async open(options: WorkspaceToolsOptions, id?: string, permissions?: PermissionsConfig): Promise<ToolDriver> {
+    return new ToolDriver(await createWorkspaceTools(options), id, permissions);
   }
 
   async call(name: string, args: JsonObject, signal?: AbortSignal): Promise<ToolResultPart> {

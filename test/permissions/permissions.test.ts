@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   chainPolicies,
@@ -315,6 +318,34 @@ describe('interpreters run code no rule can see: they ask in every mode but bypa
       expect((await sh(line, { mode: 'default', allow: ['bash'] })).decision).toBe('allow');
     },
   );
+});
+
+describe('path rules speak about real files, whatever name reaches them', () => {
+  it('denies through a link, allows only what the real path is allowed, and follows a rule written on a link', async () => {
+    const ws = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'troupe-rules-')));
+    try {
+      fs.mkdirSync(path.join(ws, 'private'));
+      fs.mkdirSync(path.join(ws, 'src'));
+      fs.symlinkSync('private', path.join(ws, 'pub'));
+      fs.symlinkSync('../private', path.join(ws, 'src/escape'));
+      const at = (config: PermissionsConfig, name: string, file: string, tool: ToolTraits) =>
+        new Permissions({ cwd: ws, ...config }).decide(call(name, { path: file }), agent, tool);
+      const denyPrivate = { mode: 'bypass', deny: ['read_file(private/**)'] } as const;
+      expect((await at(denyPrivate, 'read_file', 'pub/a.txt', readFile)).decision).toBe('deny');
+      expect((await at(denyPrivate, 'read_file', 'pub', readFile)).decision).toBe('deny');
+      expect((await at(denyPrivate, 'read_file', 'src/escape/new/b.txt', readFile)).decision).toBe('deny');
+      expect((await at(denyPrivate, 'read_file', 'src/a.txt', readFile)).decision).toBe('allow');
+      // A rule written on the link's name speaks about the folder it leads to.
+      const denyPub = { mode: 'bypass', deny: ['read_file(pub/**)'] } as const;
+      expect((await at(denyPub, 'read_file', 'private/a.txt', readFile)).decision).toBe('deny');
+      // An allowed folder holding a link elsewhere allows nothing there.
+      const allowSrc = { mode: 'default', allow: ['write_file(src/**)'] } as const;
+      expect((await at(allowSrc, 'write_file', 'src/a.txt', writeFile)).decision).toBe('allow');
+      expect((await at(allowSrc, 'write_file', 'src/escape/a.txt', writeFile)).decision).toBe('ask');
+    } finally {
+      fs.rmSync(ws, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the chain', () => {

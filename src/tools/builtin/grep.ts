@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import picomatch from 'picomatch';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
-import { type AnyTool, defineTool } from '../define-tool.js';
+import { type AnyTool, defineTool, type ToolContext } from '../define-tool.js';
 import { walk } from './walk.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
@@ -31,8 +31,10 @@ interface Search {
   start: string;
   root: string;
   ignoreCase: boolean;
-  /** Which matching files count: visible (no secrets) and inside the glob, if any. */
+  /** Which matching files count: visible (no secrets), inside the glob, if any, and not denied to grep. */
   keep: (real: string) => boolean;
+  /** Folders and files a deny rule keeps grep out of. */
+  denied: (real: string) => boolean;
   /** Stop after this many matches (the caller asks for one more than it shows, to know there were more). */
   stopAfter: number;
   signal: AbortSignal;
@@ -138,7 +140,11 @@ async function withNode(search: Search): Promise<Match[]> {
   const stats = await fs.stat(search.start);
   const files: string[] = [];
   if (stats.isDirectory()) {
-    const { entries } = await walk(search.root, search.start, { maxDepth: 64, limit: 200_000 });
+    const { entries } = await walk(search.root, search.start, {
+      maxDepth: 64,
+      limit: 200_000,
+      visible: (real) => !search.denied(real),
+    });
     for (const entry of entries) if (entry.kind === 'file' && search.keep(entry.real)) files.push(entry.real);
     files.sort();
   } else {
@@ -171,6 +177,19 @@ async function withNode(search: Search): Promise<Match[]> {
   return matches;
 }
 
+/**
+ * What a deny rule keeps a walking tool out of: a path is denied when it or a folder above it (up to where the walk
+ * started) is. Ripgrep reports files only, so their folders are checked here too.
+ */
+function deniedBelow(ctx: ToolContext, start: string): (real: string) => boolean {
+  const check = ctx.denied?.bind(ctx);
+  if (!check) return () => false;
+  return (real) => {
+    for (let at = real; at.length > start.length; at = path.dirname(at)) if (check(at)) return true;
+    return false;
+  };
+}
+
 export function grepTool(workspace: Workspace, options: GrepOptions = {}): AnyTool {
   const maxMatches = options.maxMatches ?? 200;
   const ripgrep =
@@ -199,12 +218,14 @@ export function grepTool(workspace: Workspace, options: GrepOptions = {}): AnyTo
       // A glob without a slash matches the file name at any depth, as in ripgrep and .gitignore.
       const globbed = glob ? picomatch(glob, { dot: true, basename: true }) : undefined;
       const base = resolved.stats.isDirectory() ? resolved.real : path.dirname(resolved.real);
+      const denied = deniedBelow(ctx, resolved.real);
       const search: Search = {
         pattern,
         start: resolved.real,
         root,
         ignoreCase: ignore_case === true,
-        keep: (real) => workspace.isVisible(real) && (!globbed || globbed(path.relative(base, real))),
+        keep: (real) => workspace.isVisible(real) && !denied(real) && (!globbed || globbed(path.relative(base, real))),
+        denied,
         stopAfter: maxMatches + 1,
         signal: ctx.signal,
       };

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { type AnyTool, defineTool } from '../define-tool.js';
+import { type AnyTool, defineTool, type ToolContext } from '../define-tool.js';
 import { walk } from './walk.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
@@ -18,6 +18,12 @@ async function folder(workspace: Workspace, input: string | undefined) {
   if (!resolved.stats.isDirectory()) throw new WorkspaceError('not_a_file', `${input} is not a folder`);
   const root = workspace.rootPaths.find((r) => resolved.real === r || resolved.real.startsWith(r + path.sep));
   return { ...resolved, root: root ?? resolved.real };
+}
+
+/** Entries a deny rule keeps this tool out of are left out, folders with all they hold. */
+function notDenied(ctx: ToolContext): ((real: string) => boolean) | undefined {
+  const denied = ctx.denied?.bind(ctx);
+  return denied && ((real) => !denied(real));
 }
 
 function cutNote(truncated: boolean, limit: number): string[] {
@@ -42,9 +48,10 @@ export function listTool(workspace: Workspace, limits: SearchLimits = {}): AnyTo
     }),
     readOnly: true,
     ruleArgument: { path: 'path' },
-    async execute({ path: input }) {
+    async execute({ path: input }, ctx) {
       const dir = await folder(workspace, input);
-      const { entries, truncated } = await walk(dir.root, dir.real, { maxDepth: 1, limit });
+      const visible = notDenied(ctx);
+      const { entries, truncated } = await walk(dir.root, dir.real, { maxDepth: 1, limit, visible });
       const lines = await Promise.all(
         entries.map(async (entry) => {
           if (entry.kind === 'dir') return `${entry.name}/`;
@@ -70,9 +77,10 @@ export function treeTool(workspace: Workspace, limits: SearchLimits = {}): AnyTo
     }),
     readOnly: true,
     ruleArgument: { path: 'path' },
-    async execute({ path: input, depth }) {
+    async execute({ path: input, depth }, ctx) {
       const dir = await folder(workspace, input);
-      const { entries, truncated } = await walk(dir.root, dir.real, { maxDepth: depth ?? 3, limit });
+      const visible = notDenied(ctx);
+      const { entries, truncated } = await walk(dir.root, dir.real, { maxDepth: depth ?? 3, limit, visible });
       const lines = [`${dir.display}/`];
       for (const entry of entries) {
         const indent = '  '.repeat(entry.depth);
@@ -97,12 +105,13 @@ export function globTool(workspace: Workspace, limits: SearchLimits = {}): AnyTo
     }),
     readOnly: true,
     ruleArgument: { path: 'path' },
-    async execute({ pattern, path: input }) {
+    async execute({ pattern, path: input }, ctx) {
       const dir = await folder(workspace, input);
+      const visible = notDenied(ctx);
       const matches = picomatch(pattern, { dot: true });
       const found: string[] = [];
       // Walk with a generous cap; the cap the model sees is on matches.
-      const { entries, truncated } = await walk(dir.root, dir.real, { maxDepth: 64, limit: 100_000 });
+      const { entries, truncated } = await walk(dir.root, dir.real, { maxDepth: 64, limit: 100_000, visible });
       for (const entry of entries) {
         if (entry.kind === 'dir') continue;
         if (!matches(path.relative(dir.real, entry.real))) continue;

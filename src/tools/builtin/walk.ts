@@ -72,7 +72,7 @@ export interface WalkOptions {
   maxDepth: number;
   /** Stops after this many entries; the walk then reports itself truncated. */
   limit: number;
-  /** Whether an entry may be shown at all (sensitive files are hidden from searches). */
+  /** Whether an entry may be shown at all; a folder that may not is skipped with everything below it. */
   visible?: (real: string) => boolean;
 }
 
@@ -81,6 +81,17 @@ function kindOf(entry: Dirent): WalkEntry['kind'] {
   if (entry.isDirectory()) return 'dir';
   if (entry.isFile()) return 'file';
   return 'other';
+}
+
+/** A link is as visible as what it leads to: a link into a hidden folder is another name for it. */
+async function isVisible(visible: (real: string) => boolean, real: string, kind: WalkEntry['kind']): Promise<boolean> {
+  if (!visible(real)) return false;
+  if (kind !== 'link') return true;
+  try {
+    return visible(await fs.realpath(real));
+  } catch {
+    return true; // dangling: it leads nowhere
+  }
 }
 
 /**
@@ -110,7 +121,7 @@ export async function walk(
       const kind = kindOf(child);
       if (child.name === '.git' && kind === 'dir') continue;
       if (isIgnored(rules, real, kind === 'dir')) continue;
-      if (options.visible && !options.visible(real)) continue;
+      if (options.visible && !(await isVisible(options.visible, real, kind))) continue;
       if (entries.length >= options.limit) {
         truncated = true;
         return;
