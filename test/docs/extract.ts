@@ -11,10 +11,16 @@ export interface Snippet {
   readonly code: string;
   /** Why the block is only type-checked, from its first line `// not run: <why>`; undefined when it runs. */
   readonly notRun: string | undefined;
+  /**
+   * Set by a first line `// run twice: <why>`: a program that crashes on purpose and recovers when run again (a
+   * session resumed after a kill), so it is run twice in one folder and the second run must succeed.
+   */
+  readonly twice: boolean;
 }
 
 const fence = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/;
 const notRunMarker = /^\/\/ not run: (\S.*)$/;
+const twiceMarker = /^\/\/ run twice: \S/;
 
 /** The Markdown files whose blocks are checked: README.md and docs/, without the site's build folders. */
 function markdownFiles(root: string): string[] {
@@ -48,8 +54,9 @@ export function snippetsOf(markdown: string, name: string): Snippet[] {
     }
     if (lang === 'ts' || lang === 'typescript') {
       const code = body.join('\n');
-      const notRun = notRunMarker.exec(body[0]?.trim() ?? '')?.[1];
-      snippets.push({ where: `${name}:${i + 2}`, code, notRun });
+      const first = body[0]?.trim() ?? '';
+      const notRun = notRunMarker.exec(first)?.[1];
+      snippets.push({ where: `${name}:${i + 2}`, code, notRun, twice: twiceMarker.test(first) });
     }
     i = j;
   }

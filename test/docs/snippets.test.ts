@@ -1,7 +1,8 @@
 /**
  * Every TypeScript block of README.md and docs/ compiles under `strict` against the package's public entries
  * (mapped to src/, so no build is needed), all in one TypeScript program, and every block that does not say
- * `// not run: <why>` on its first line runs offline as a program of its own. A reader copies these blocks: one
+ * `// not run: <why>` on its first line runs offline as a program of its own (twice, in the same folder, when it
+ * says `// run twice: <why>`: the first run crashes on purpose, the second must recover). A reader copies these blocks: one
  * that no longer matches the API fails here, not in their project.
  */
 import { execFile } from 'node:child_process';
@@ -91,13 +92,19 @@ describe('the extractor', () => {
       '  const a = 1;',
       '  ```',
       '````typescript',
+      '// run twice: it crashes',
       'const b = 2;',
       '```',
       '````',
     ].join('\n');
     expect(snippetsOf(markdown, 'x.md')).toEqual([
-      { where: 'x.md:7', code: '// not run: needs OPENAI_API_KEY\nconst a = 1;', notRun: 'needs OPENAI_API_KEY' },
-      { where: 'x.md:11', code: 'const b = 2;\n```', notRun: undefined },
+      {
+        where: 'x.md:7',
+        code: '// not run: needs OPENAI_API_KEY\nconst a = 1;',
+        notRun: 'needs OPENAI_API_KEY',
+        twice: false,
+      },
+      { where: 'x.md:11', code: '// run twice: it crashes\nconst b = 2;\n```', notRun: undefined, twice: true },
     ]);
   });
 });
@@ -125,7 +132,7 @@ describe('the code blocks of README.md and docs/', () => {
     expect(code).toBe(0);
   });
 
-  it.each(runnable)('$where runs offline', { timeout: 600_000 }, async ({ code, index }) => {
+  it.each(runnable)('$where runs offline', { timeout: 600_000 }, async ({ code, index, twice }) => {
     const cwd = join(dir, `run${index}`);
     mkdirSync(cwd);
     // The public entries by their source files; everything else resolves through node_modules.
@@ -137,6 +144,10 @@ describe('the code blocks of README.md and docs/', () => {
     const env = { ...process.env };
     for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'TROUPE_INSPECT', 'TROUPE_MODEL']) {
       delete env[key];
+    }
+    if (twice) {
+      const crash = await node(['--import', 'tsx', 'main.ts'], cwd, env);
+      expect(crash.code, `the first run was meant to crash:\n${crash.output}`).not.toBe(0);
     }
     const run = await node(['--import', 'tsx', 'main.ts'], cwd, env);
     expect(run.code, run.output).toBe(0);
