@@ -1,9 +1,8 @@
 /** The `troupe` command: `run` drives an agent on a folder; `inspect` serves the offline inspector. */
-import { parseArgs } from 'node:util';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
 import { redactSecrets } from '../protocol/index.js';
 import { runDemo } from './demo.js';
-import { UsageError } from './model-choice.js';
+import { parseCommandLine, UsageError } from './model-choice.js';
 import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
 import { replayCommand, sessionsCommand } from './session-commands.js';
 
@@ -30,7 +29,7 @@ TROUPE_INSPECT value a program gives connectInspector() to stream its agents the
 --demo also runs a small offline swarm whose file writes wait for your approval on the page.`;
 
 async function inspect(args: string[], out: (line: string) => void): Promise<InspectorServer | undefined> {
-  const { values } = parseArgs({
+  const { values } = parseCommandLine({
     args,
     options: {
       port: { type: 'string' },
@@ -44,7 +43,9 @@ async function inspect(args: string[], out: (line: string) => void): Promise<Ins
     return undefined;
   }
   const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: not a port number: ${values.port}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError(`--port: not a port number: ${values.port}`);
+  }
   const server = await startInspectorServer({ port, ...(values.host ? { host: values.host } : {}) });
   out(`Troupe inspector: open ${server.pageUrl}`);
   out(`Connect a program with: TROUPE_INSPECT='${server.connectUrl}'`);
@@ -66,8 +67,18 @@ export async function main(
 ): Promise<InspectorServer | undefined> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'inspect':
-      return inspect(rest, out);
+    case 'inspect': {
+      let server: InspectorServer | undefined;
+      process.exitCode = await guarded(
+        'inspect',
+        async () => {
+          server = await inspect(rest, out);
+          return 0;
+        },
+        io,
+      );
+      return server;
+    }
     case 'run':
       process.exitCode = await guarded('run', () => runCommand(rest, io), io);
       return undefined;

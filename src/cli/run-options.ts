@@ -4,7 +4,14 @@ import type { Model } from '../index.js';
 import { PERMISSION_MODES, type PermissionMode } from '../permissions/types.js';
 import { chooseModel, parseCommandLine, providerNameOf, UsageError } from './model-choice.js';
 import { offlineModel } from './offline.js';
-import { chooseSession, existingStore, loadSettings, type RunSettings, sessionsDir } from './session-files.js';
+import {
+  chooseSession,
+  existingFolder,
+  existingStore,
+  loadSettings,
+  type RunSettings,
+  sessionsDir,
+} from './session-files.js';
 
 const MODEL_OPTIONS = `  -C, --cwd <dir>       the folder to work in (default: the current one)
       --offline         use the scripted offline model: no key, no network
@@ -166,7 +173,7 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
   const mode = modeOf(values.mode);
   const maxSteps = maxStepsOf(values['max-steps'], 40);
   const { model, settings } = modelOf(values, io);
-  const folder = path.resolve(io.cwd, values.cwd ?? '.');
+  const folder = existingFolder(path.resolve(io.cwd, values.cwd ?? '.'));
   const mcpConfig = values['mcp-config'] ? path.resolve(io.cwd, values['mcp-config']) : undefined;
   const recorded = (values as { session?: boolean }).session === true || sessionId !== undefined;
   const session = recorded
@@ -222,11 +229,11 @@ export function parseResume(args: string[], io: Env): RunOptions | 'help' {
   if (values.help) return 'help';
   if (positionals.length > 2) throw new UsageError('too many arguments: troupe resume [<id>] ["<task>"]');
   const [id, task] = positionals;
-  const folderFlag = values.cwd === undefined ? undefined : path.resolve(io.cwd, values.cwd);
+  const folderFlag = values.cwd === undefined ? undefined : existingFolder(path.resolve(io.cwd, values.cwd));
   const dir = sessionsDir(folderFlag ?? io.cwd, values['sessions-dir'], io.env, io.cwd);
   const chosen = chooseSession(existingStore(dir), dir, id);
   const saved = loadSettings(dir, chosen);
-  const folder = folderFlag ?? saved?.folder ?? io.cwd;
+  const folder = folderFlag ?? existingFolder(saved?.folder ?? io.cwd);
   const mode = values.mode === undefined && saved ? saved.mode : modeOf(values.mode);
   const maxSteps = maxStepsOf(values['max-steps'], saved?.maxSteps ?? 40);
   const { model, settings } = modelOf(values, io, saved);

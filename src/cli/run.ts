@@ -2,7 +2,6 @@
  * `troupe run "<task>"` and `troupe resume`: one agent, the built-in tools on a folder, subagents on, drawn live or
  * printed as events, recorded in a session when asked (the session journals the whole tree).
  */
-import fs from 'node:fs/promises';
 import { homedir } from 'node:os';
 import {
   type Agent,
@@ -62,12 +61,6 @@ function system(folder: string): string {
   ].join(' ');
 }
 
-async function checkFolder(folder: string): Promise<void> {
-  const stats = await fs.stat(folder).catch(() => undefined);
-  if (!stats) throw new UsageError(`folder not found: ${folder}`);
-  if (!stats.isDirectory()) throw new UsageError(`not a folder: ${folder}`);
-}
-
 /** `troupe run`; resolves with the exit code. Usage errors throw `UsageError` (one line, exit 2). */
 export async function runCommand(args: string[], io: RunIO): Promise<number> {
   const options = parseRun(args, io);
@@ -89,7 +82,6 @@ export async function resumeCommand(args: string[], io: RunIO): Promise<number> 
 }
 
 async function execute(options: RunOptions, io: RunIO): Promise<number> {
-  await checkFolder(options.folder);
   const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
   for (const warning of mcp?.warnings ?? []) io.stderr(`troupe: ${warning}`);
   const workspace = await createWorkspaceTools({ roots: options.folder });

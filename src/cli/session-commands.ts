@@ -14,7 +14,7 @@ import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { costOf } from './prices.js';
 import type { RunIO } from './run.js';
-import { chooseSession, existingStore, loadSettings, sessionsDir } from './session-files.js';
+import { chooseSession, existingFolder, existingStore, loadSettings, sessionsDir } from './session-files.js';
 import { JsonView, PlainView, type View } from './views.js';
 
 const WHERE = `  -C, --cwd <dir>       the folder the sessions were run in (default: the current one)
@@ -58,9 +58,10 @@ function parse(args: string[], positionals: boolean) {
   });
 }
 
-function where(values: ReturnType<typeof parse>['values'], io: RunIO): string {
-  const folder = path.resolve(io.cwd, values.cwd ?? '.');
-  return sessionsDir(folder, values['sessions-dir'], io.env, io.cwd);
+/** The folder `-C` names (checked), and where its sessions are kept. */
+function where(values: ReturnType<typeof parse>['values'], io: RunIO): { folder: string; dir: string } {
+  const folder = existingFolder(path.resolve(io.cwd, values.cwd ?? '.'));
+  return { folder, dir: sessionsDir(folder, values['sessions-dir'], io.env, io.cwd) };
 }
 
 function tokens(usage: Usage): string {
@@ -81,7 +82,7 @@ export function sessionsCommand(args: string[], io: RunIO): number {
     io.stdout.write(`${SESSIONS_USAGE}\n`);
     return 0;
   }
-  const dir = where(values, io);
+  const { dir } = where(values, io);
   const list = (existingStore(dir)?.list() ?? []).sort((a, b) => b.lastActivity - a.lastActivity);
   if (values.json) {
     for (const info of list) io.stdout.write(`${JSON.stringify(info)}\n`);
@@ -150,14 +151,14 @@ export async function replayCommand(args: string[], io: RunIO): Promise<number> 
   const [wanted, ...extra] = positionals;
   if (!wanted) throw new UsageError('no session: troupe replay <id> (troupe sessions lists them)');
   if (extra.length > 0) throw new UsageError('too many arguments: troupe replay <id>');
-  const dir = where(values, io);
+  const { folder: here, dir } = where(values, io);
   const manager = existingStore(dir);
   const id = chooseSession(manager, dir, wanted);
   if (!manager) throw new UsageError(`no sessions in ${dir}`);
   const journal = readJournal(manager.store, id, () => {});
   if (!journal) throw new UsageError(`no session "${id}" in ${dir}`);
   const settings = loadSettings(dir, id);
-  const folder = settings?.folder ?? path.resolve(io.cwd, values.cwd ?? '.');
+  const folder = settings?.folder ?? here;
   // The tools are the run's own, for their schemas: a replay validates calls as the run did, but runs none.
   const workspace = await createWorkspaceTools({ roots: folder }).catch(() => undefined);
   const asked = new Set(journal.records.flatMap((r) => (r.k === 'asked' ? [r.id] : [])));

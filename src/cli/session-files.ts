@@ -2,7 +2,7 @@
  * Where `troupe` keeps sessions, and what it remembers of each run besides the journal: the folder, the model and
  * the mode it ran with, so that `troupe resume` and `troupe replay` need nothing but the session's id.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type SessionManager, sessions } from '../index.js';
 import type { PermissionMode } from '../permissions/types.js';
@@ -19,6 +19,17 @@ export interface RunSettings {
   /** false when the run left out the AGENTS.md files (absent: they were read). */
   agentsMd?: boolean;
   mcpConfig?: string;
+}
+
+/**
+ * The folder a command works in (`-C`, or the one a session ran in), checked the same way by every command: a
+ * missing folder is a usage error, never an empty folder with no sessions in it.
+ */
+export function existingFolder(folder: string): string {
+  const stats = statSync(folder, { throwIfNoEntry: false });
+  if (!stats) throw new UsageError(`folder not found: ${folder}`);
+  if (!stats.isDirectory()) throw new UsageError(`not a folder: ${folder}`);
+  return folder;
 }
 
 /** `--sessions-dir`, else `TROUPE_SESSIONS_DIR`, else `.troupe/sessions` in the folder the agent works in. */

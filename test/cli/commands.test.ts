@@ -231,6 +231,20 @@ describe('usage errors', () => {
     ]);
   });
 
+  it.each([
+    ['inspect', ['--bogus'], "Unknown option '--bogus'"],
+    ['inspect', ['--port', 'x'], '--port: not a port number: x'],
+    ['sessions', ['-C', '/nonexistent/folder'], 'folder not found: /nonexistent/folder'],
+    ['sessions', ['-C', 'README.md'], 'not a folder: /README.md'],
+    ['replay', ['-C', '/nonexistent/folder', 'a'], 'folder not found: /nonexistent/folder'],
+    ['resume', ['-C', '/nonexistent/folder', '--offline'], 'folder not found: /nonexistent/folder'],
+  ])('troupe %s %j: one line on stderr and exit 2, as run says it', async (command, args, message) => {
+    const h = harness();
+    expect(await runIn(h, [command, ...args])).toBe(2);
+    expect(h.err.map((line) => line.replace(dir, ''))).toEqual([`troupe ${command}: ${message}`]);
+    expect(h.out()).toBe('');
+  });
+
   it('accepts a real model choice without calling it (the key is only read)', async () => {
     const { chooseModel } = await import('../../src/cli/model-choice.js');
     expect(chooseModel({ env: { OPENAI_API_KEY: 'k' } }).id).toBe('gpt-5-mini');
