@@ -22,10 +22,11 @@ const reference: DefaultTheme.SidebarItem[] = [
   { text: 'Statecharts', link: '/statecharts' },
   { text: 'Coming from another runtime', link: '/parity' },
 ];
-// The architecture pages are linked once they exist, so that the site never links a missing page.
-if (existsSync(fileURLToPath(new URL('../architecture/index.md', import.meta.url)))) {
-  reference.push({ text: 'Architecture', link: '/architecture/' });
-}
+// Generated or separately written sections are linked once their entry page exists, so that the site never links a
+// missing page: the API reference (docs/api/, generated from the doc comments) and the architecture.
+const exists = (page: string): boolean => existsSync(fileURLToPath(new URL(`../${page}`, import.meta.url)));
+if (exists('api/index.md')) reference.unshift({ text: 'API reference', link: '/api/' });
+if (exists('architecture/index.md')) reference.push({ text: 'Architecture', link: '/architecture/' });
 
 export default defineConfig({
   title: 'Troupe',
@@ -34,6 +35,7 @@ export default defineConfig({
   themeConfig: {
     nav: [
       { text: 'Guide', link: '/guide/getting-started' },
+      ...(exists('api/index.md') ? [{ text: 'API', link: '/api/' }] : []),
       { text: 'Statecharts', link: '/statecharts' },
     ],
     sidebar: [
