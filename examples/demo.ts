@@ -67,14 +67,25 @@ const agent = createAgent({
 });
 
 console.log(dim(`[${note}]`));
+// Reasoning goes on lines of its own, marked, so that piped output (where dim is plain text) keeps it apart.
+let streaming: 'text' | 'reasoning' | undefined;
 for await (const event of agent.stream('Where should I go this weekend: Lisbon, Oslo or Kyoto?')) {
   switch (event.type) {
     case 'step_start':
+      streaming = undefined;
       process.stdout.write(dim(`\n── step ${event.step} ──\n`));
       break;
     case 'message_update':
-      if (event.delta.type === 'text') process.stdout.write(event.delta.delta);
-      if (event.delta.type === 'reasoning') process.stdout.write(dim(event.delta.delta));
+      if (event.delta.type === 'reasoning') {
+        if (streaming !== 'reasoning') process.stdout.write(dim('thinking: '));
+        process.stdout.write(dim(event.delta.delta));
+        streaming = 'reasoning';
+      }
+      if (event.delta.type === 'text') {
+        if (streaming === 'reasoning') process.stdout.write('\n');
+        process.stdout.write(event.delta.delta);
+        streaming = 'text';
+      }
       break;
     case 'tool_execution_start':
       process.stdout.write(`\n  → ${event.toolName}(${JSON.stringify(event.args)})`);

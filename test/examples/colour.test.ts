@@ -13,5 +13,7 @@ describe('examples print colour only on a terminal', () => {
     const { stdout } = await run('npx', ['tsx', 'examples/demo.ts'], { cwd: root, env, timeout: 60_000 });
     expect(stdout).toContain('Go to Lisbon');
     expect(stdout.includes('\u001b[')).toBe(false); // no ANSI escape
+    // Without colour, the reasoning is still told apart from the answer: marked, and on a line of its own.
+    expect(stdout).toContain('\nthinking: Compare the weather in the three cities first.\nLet me check the weather.\n');
   });
 });
