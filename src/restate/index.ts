@@ -1,4 +1,4 @@
-/** `troupe/restate`: Troupe agents hosted on Restate, a durable execution engine (see the README's "Restate"). */
+/** `troupe/restate`: Troupe agents hosted on Restate, a durable execution engine (see docs/guide/restate.md). */
 export {
   type AgentObject,
   type AgentObjectOptions,

@@ -91,7 +91,7 @@ export interface AgentConfig<Output = unknown> {
   goals?: boolean;
   /**
    * A durable session (`sessions().create()` / `.open(id)`): the agent journals every fact to it, and an agent
-   * created on a session that holds a history resumes from it (see the README's "Sessions").
+   * created on a session that holds a history resumes from it (see docs/guide/sessions.md).
    */
   session?: Session;
   /** XState's inspection observer, e.g. from `@statelyai/inspect`. */
@@ -101,7 +101,7 @@ export interface AgentConfig<Output = unknown> {
    * supervisor (created when first needed) with these limits and profiles.
    */
   subagents?: SupervisionOptions;
-  /** Context window, compaction threshold, summary model (see src/context and the README's "Context"). */
+  /** Context window, compaction threshold, summary model (see src/context and docs/guide/context.md). */
   context?: ContextOptions;
   /**
    * Every tool result's size budget (`maxChars`, default 50,000: a larger one is saved to a file and the model gets a
