@@ -15,9 +15,9 @@ import { ToolDriver, tempDir, writeTree } from '../builtin/helpers.js';
 import { keylessEnv, runPiped } from '../cli/helpers.js';
 
 const require = createRequire(import.meta.url);
-const bin = (pkg: string) => path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'dist/index.js');
-const EVERYTHING = bin('@modelcontextprotocol/server-everything');
-const FILESYSTEM = bin('@modelcontextprotocol/server-filesystem');
+const bin = (manifest: string) => path.join(path.dirname(manifest), 'dist/index.js');
+const EVERYTHING = bin(require.resolve('@modelcontextprotocol/server-everything/package.json'));
+const FILESYSTEM = bin(require.resolve('@modelcontextprotocol/server-filesystem/package.json'));
 
 const PLANTED = {
   OPENAI_API_KEY: 'sk-planted-reference-0123456789',
