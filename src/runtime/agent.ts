@@ -20,7 +20,15 @@ import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
 import { takeApproval } from './approval-waits.js';
 import { Budget, type BudgetLimits, checkLimits, checkTotalLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
-import { AgentEnv, type PendingTurn, type RunResult, registerEnv, reportInternalError, unregisterEnv } from './env.js';
+import {
+  AgentEnv,
+  journalAnswer,
+  type PendingTurn,
+  type RunResult,
+  registerEnv,
+  reportInternalError,
+  unregisterEnv,
+} from './env.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { LiveTools } from './live-tools.js';
@@ -361,6 +369,7 @@ export class Agent<Output = unknown> {
     const target = this.routeApproval(call);
     if (!takeApproval(target, toolCallId)) return false;
     if (options.remember) this.remember(target, toolCallId, options.remember);
+    journalAnswer(target, call, true);
     target.send({ type: 'APPROVE', toolCallId });
     return true;
   }
@@ -410,6 +419,7 @@ export class Agent<Output = unknown> {
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
     const target = this.routeApproval(call);
     if (!takeApproval(target, toolCallId)) return false;
+    journalAnswer(target, call, false, reason);
     target.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
     return true;
   }

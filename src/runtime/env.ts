@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import type { ActorSystem } from 'xstate';
+import type { ActorSystem, AnyActorRef } from 'xstate';
 import type { TurnInput } from '../../machines/agent/index.js';
 import { ContextEngine, type ContextOptions, costOf, type SystemPrompt, SystemPromptParts } from '../context/index.js';
 import type { AgentInfo, Permissions, Policy } from '../permissions/index.js';
@@ -223,6 +223,16 @@ export class AgentEnv implements EventOrigin {
    * starts are written together at the end of the tick); the tool runs once it settles.
    */
   durable?: () => Promise<void> | undefined;
+  /**
+   * Set for an agent with a session that a program prompts: called right before a turn's promise is resolved, so
+   * that the turn's records are stored before the caller hears of its end.
+   */
+  acknowledge?: () => void;
+  /**
+   * Set for an agent with a session: journals a person's answer to one of its calls waiting for approval when
+   * `approve()` / `deny()` is called, before the agent takes it in (a caller may exit as soon as they return).
+   */
+  answered?: (toolCallId: string, approved: boolean, reason?: string, askedAt?: number) => void;
   /** Set while a resumed agent replays its journal: marks the events it publishes again (see session-restore). */
   replaying?: (body: AgentEventBody) => boolean;
   /** Set by the agent: sends INTERRUPT to its own actor. */
@@ -331,6 +341,7 @@ export class AgentEnv implements EventOrigin {
 
   /** Settles every turn still waiting (the agent stopped, or its actor failed): nothing waits forever. */
   settleAll(end: { stopReason: TurnStopReason; error?: TurnError }): void {
+    if (this.pending.size > 0) this.acknowledge?.();
     for (const [inputId, pending] of this.pending) {
       this.pending.delete(inputId);
       // The turn in progress keeps what it added; a queued one added nothing.
@@ -457,6 +468,23 @@ export function registerEnv(system: AnyActorSystem, env: AgentEnv): void {
 
 export function unregisterEnv(system: AnyActorSystem, agentId: string): void {
   registry.get(system)?.delete(agentId);
+}
+
+/**
+ * Journals an answer to `target`'s call waiting for approval, when `target` is an agent with a session. `call` is
+ * what the caller passed: the `approval_requested` event itself carries the question's `seq`.
+ */
+export function journalAnswer(
+  target: AnyActorRef,
+  call: string | { toolCallId: string; seq?: number },
+  approved: boolean,
+  reason?: string,
+): void {
+  const agentId = (target.getSnapshot() as { context?: { agentId?: unknown } } | undefined)?.context?.agentId;
+  if (typeof agentId !== 'string') return;
+  const env = registry.get(target.system)?.get(agentId);
+  if (typeof call === 'string') env?.answered?.(call, approved, reason);
+  else env?.answered?.(call.toolCallId, approved, reason, typeof call.seq === 'number' ? call.seq : undefined);
 }
 
 export function envOf(system: AnyActorSystem, agentId: string): AgentEnv {

@@ -221,7 +221,9 @@ function endTurn(env: AgentEnv, context: Context): void {
   const error = turnError(env, context);
   if (error) result.error = error;
   if (observed) env.settings.hooks?.afterTurn(result, env.info);
-  pending?.resolve(result);
+  if (!pending) return;
+  env.acknowledge?.();
+  pending.resolve(result);
 }
 
 function turnError(env: AgentEnv, context: Context): TurnError | undefined {

@@ -17,6 +17,11 @@ export interface RecordSink {
   durable?(): Promise<void> | undefined;
   /** Whether tool starts are written together at the end of the tick (set while subagents are at work). */
   groupEffects?: boolean;
+  /**
+   * Writes what is buffered before the promise about to be resolved reaches its caller, or `now`: before a
+   * listener hears of a fact (see JournalWriter).
+   */
+  acknowledge?(now?: boolean): void;
 }
 
 /** What a journal already holds for one agent, so that facts re-announced while catching up are not written twice. */
@@ -104,6 +109,13 @@ export class SessionRecorder {
     const { bus, agentId } = env;
     // The tool worker waits for this before a tool runs, when the session groups tool starts into one write.
     if (sink.durable) env.durable = () => sink.durable?.();
+    // A program awaits this agent's turns (a task's agent is reported by its task's settle instead).
+    if (sink.acknowledge && !options.task) env.acknowledge = () => sink.acknowledge?.();
+    env.answered = (id, approved, reason, askedAt) => {
+      // Answered from a listener that heard the question before this recorder did: the question goes first.
+      if (askedAt !== undefined) this.asked({ seq: askedAt, agentId, toolCallId: id });
+      if (this.journaled.asked.has(id) && !this.journaled.approvals.has(id)) this.approval(id, approved, reason);
+    };
     // Listening by agent id: the bus keeps one agent's listeners apart, so a tree of many recorders costs one
     // lookup per event, not a filter per recorder.
     this.offs.push(
@@ -178,6 +190,8 @@ export class SessionRecorder {
   stop(): void {
     for (const off of this.offs.splice(0)) off();
     this.env.durable = undefined;
+    this.env.acknowledge = undefined;
+    this.env.answered = undefined;
   }
 
   private message(event: AgentEventOf<'message_end'>): void {
@@ -237,7 +251,7 @@ export class SessionRecorder {
     this.sink.add({ k: 'tool_end', s: event.seq, a: event.agentId, id: event.toolCallId, result: event.result });
   }
 
-  private asked(event: AgentEventOf<'approval_requested'>): void {
+  private asked(event: Pick<AgentEventOf<'approval_requested'>, 'seq' | 'agentId' | 'toolCallId'>): void {
     if (this.journaled.asked.has(event.toolCallId)) return;
     this.journaled.asked.add(event.toolCallId);
     this.sink.add({ k: 'asked', s: event.seq, a: event.agentId, id: event.toolCallId });

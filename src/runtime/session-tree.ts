@@ -291,6 +291,10 @@ export class TreeJournal implements TreeObserver {
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
   }
 
+  acknowledge(now?: boolean): void {
+    this.sink.acknowledge?.(now);
+  }
+
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
     this.replays.get(task.agentId)?.stop();
     this.replays.delete(task.agentId);

@@ -203,6 +203,8 @@ export class Session {
       const answer = journal.approvals.get(event.toolCallId);
       if (event.agentId !== env.agentId || !answer) return;
       if (answer.approved) remembered?.restore(answer.id);
+      // Journaled as `approve()` journals a person's answer: when given, before the agent takes it in.
+      env.answered?.(answer.id, answer.approved, answer.reason, event.seq);
       queueMicrotask(() =>
         actor.send(
           answer.approved
@@ -285,7 +287,10 @@ export class Session {
         if (s.status !== 'active') return true;
         return s.matches('idle') && s.context.queue.length === 0 && (this.tree?.openTasks ?? 0) === 0;
       };
-      if (done()) return resolve();
+      if (done()) {
+        this.sink.acknowledge?.();
+        return resolve();
+      }
       let checking = false;
       // Checked after the step in flight has settled: a background result's settle wakes its idle owner right after.
       const check = () => {
@@ -296,6 +301,7 @@ export class Session {
           if (!done()) return;
           subscription.unsubscribe();
           off();
+          this.sink.acknowledge?.();
           resolve();
         });
       };
@@ -330,6 +336,7 @@ export class Session {
           if (this.closed || ((this.tree?.openTasks ?? 0) === 0 && membersIdle())) {
             offTasks();
             offRuns();
+            this.sink.acknowledge?.();
             resolve();
           }
         });

@@ -84,6 +84,8 @@ export interface TreeObserver {
   batchOpened(owner: Owner, batch: OpenedBatch): void;
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void;
+  /** Stores what it was told before a promise about to be resolved reaches its caller (`now`: at once). */
+  acknowledge?(now?: boolean): void;
   resumeBatch?(owner: Owner, callId: string, background: boolean): StartedBatch | undefined;
 }
 
@@ -463,8 +465,12 @@ export class Tree implements SubagentHost {
       node.task = undefined;
       if (params.kept) this.keepFinished(ownerId, node.id);
     }
-    this.tasks.settle(record, result);
+    const batchDone = this.tasks.settle(record, result);
     this.observer?.taskSettled(record, result);
+    // The settle is stored before anybody hears of it: a listener of `subagent_end` (`supervisor.result()`, a
+    // program told of a background result) at once, a swarm's caller before its results reach it.
+    if (this.bus.wants('subagent_end')) this.observer?.acknowledge?.(true);
+    else if (batchDone) this.observer?.acknowledge?.();
     const owner = this.nodes.owner(ownerId);
     if (!owner) return;
     const usage = node ? { ...node.env.totalUsage } : emptyUsage();

@@ -19,7 +19,7 @@ import { type AgentConfig, agentSettings } from './agent-config.js';
 import { stateString } from './agent-state.js';
 import { type BudgetLimits, checkLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions } from './bus.js';
-import type { Policy } from './env.js';
+import { journalAnswer, type Policy } from './env.js';
 import { runtimeSupervisorMachine } from './machines.js';
 import type { RetryOptions } from './retry.js';
 import type { Session } from './session.js';
@@ -210,7 +210,11 @@ export class Supervisor {
     const journaled = record?.result ? undefined : this.session?.taskResult(taskId);
     if (journaled) return Promise.resolve(journaled);
     if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
-    if (record.result) return Promise.resolve(record.result);
+    if (record.result) {
+      // Settled in this tick, its record may still be buffered: it is stored before the caller hears of it.
+      this.runtime.observer?.acknowledge?.();
+      return Promise.resolve(record.result);
+    }
     return new Promise((resolve) => {
       const off = this.bus.on('subagent_end', (event) => {
         if (event.taskId !== taskId) return;
@@ -260,12 +264,15 @@ export class Supervisor {
   /** Answers a tool call waiting for approval anywhere in the tree (pass the `approval_requested` event). */
   approve(call: ApprovalTarget | string): void {
     const target = this.approvalTarget(call);
-    target?.send({ type: 'APPROVE', toolCallId: typeof call === 'string' ? call : call.toolCallId });
+    const toolCallId = typeof call === 'string' ? call : call.toolCallId;
+    if (target) journalAnswer(target, call, true);
+    target?.send({ type: 'APPROVE', toolCallId });
   }
 
   deny(call: ApprovalTarget | string, reason?: string): void {
     const target = this.approvalTarget(call);
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
+    if (target) journalAnswer(target, call, false, reason);
     target?.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
   }
 

@@ -76,8 +76,11 @@ export class TaskBook {
     return done;
   }
 
-  /** A task's end: its result joins its batch's, and its record is kept among the recent finished ones. */
-  settle(record: TaskRecord, result: TaskResult): void {
+  /**
+   * A task's end: its result joins its batch's, and its record is kept among the recent finished ones. True when
+   * it was its batch's last, whose results are now resolved.
+   */
+  settle(record: TaskRecord, result: TaskResult): boolean {
     record.status = result.status;
     record.result = result;
     this.open--;
@@ -88,9 +91,12 @@ export class TaskBook {
       if (--batch.remaining === 0) {
         this.batches.delete(record.batchId);
         batch.resolve(batch.results);
+        this.retire(record);
+        return true;
       }
     }
     this.retire(record);
+    return false;
   }
 
   /** Every waiting batch settles with what it has (the tree is shutting down). */

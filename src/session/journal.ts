@@ -145,11 +145,12 @@ export class JournalWriter {
   failure?: Error;
   private readonly flushSoon = () => {
     this.scheduled = false;
-    try {
-      this.flush();
-    } catch {
-      // Reported when it happened (onFailure), and thrown to the next caller that counts on a record.
-    }
+    this.flushQuietly();
+  };
+  private acknowledging = false;
+  private readonly flushAcknowledged = () => {
+    this.acknowledging = false;
+    this.flushQuietly();
   };
 
   constructor(
@@ -203,6 +204,31 @@ export class JournalWriter {
    */
   durable(): Promise<void> | undefined {
     return this.effects?.stored;
+  }
+
+  /**
+   * Called right before resolving a promise that reports a fact this journal holds (a turn's end, a swarm's
+   * results, a task's settle, an idle session): what is buffered is written by a microtask queued now, so it runs
+   * before the caller's continuation (queued by the resolve that follows) and takes the records the same
+   * synchronous run adds after this call (the idle snapshot of the turn that just ended). The tick's batch stays
+   * one write; it is only written earlier. `now`: at once, before a listener hears of the fact. Under `never`,
+   * nothing is promised.
+   */
+  acknowledge(now = false): void {
+    if (this.durability === 'never' || this.closed) return;
+    if (now) this.flushQuietly();
+    else if (!this.acknowledging) {
+      this.acknowledging = true;
+      queueMicrotask(this.flushAcknowledged);
+    }
+  }
+
+  private flushQuietly(): void {
+    try {
+      this.flush();
+    } catch {
+      // Reported when it happened (onFailure), and thrown to the next caller that counts on a record.
+    }
   }
 
   /** Hands what is buffered to the store; throws {@link failure} once a write has failed. */

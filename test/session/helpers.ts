@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -95,6 +95,7 @@ const ROOT = join(import.meta.dirname, '..', '..');
 /**
  * A crash test's child script bundled once into one plain JavaScript file in `dir`: started through tsx it takes
  * ~1 s to load, bundled ~0.2 s, which is what lets many kills (and the runs that finish after them) fit in CI's time.
+ * Native modules (better-sqlite3) stay outside the bundle, found through a link to our `node_modules` beside it.
  */
 export function bundleChild(entry: string, dir: string): string {
   const out = join(dir, basename(entry).replace(/\.ts$/, '.mjs'));
@@ -107,9 +108,11 @@ export function bundleChild(entry: string, dir: string): string {
       '--format=esm',
       '--log-level=warning',
       `--outfile=${out}`,
+      '--external:better-sqlite3',
       "--banner:js=import{createRequire}from'node:module';const require=createRequire(import.meta.url);",
     ],
     { cwd: ROOT, stdio: 'inherit' },
   );
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   return out;
 }
