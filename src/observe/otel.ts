@@ -1,5 +1,5 @@
 import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import type { AgentEvent, AgentEventOf } from '../protocol/index.js';
+import { type AgentEvent, type AgentEventOf, redactSecrets } from '../protocol/index.js';
 
 /** Anything with Troupe's event bus: an agent (traced with its subtree) or a supervisor (its whole tree). */
 export interface EventSource {
@@ -9,7 +9,10 @@ export interface EventSource {
 export interface TraceOptions {
   /** Default: `trace.getTracer('troupe')` from the global provider the application registered. */
   tracer?: Tracer;
-  /** Record message and tool-argument contents on spans (default false: they may hold what a trace should not). */
+  /**
+   * Record message and tool-argument contents on spans (default false: they may hold what a trace should not).
+   * Every secret the process knows is cut out of them either way.
+   */
   recordContent?: boolean;
 }
 
@@ -92,7 +95,7 @@ export function traceAgents(source: EventSource, options: TraceOptions = {}): ()
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': event.toolName,
           'gen_ai.tool.call.id': event.toolCallId,
-          ...(recordContent ? { 'gen_ai.tool.call.arguments': JSON.stringify(event.args) } : {}),
+          ...(recordContent ? { 'gen_ai.tool.call.arguments': redactSecrets(JSON.stringify(event.args)) } : {}),
         });
         tools.set(`${event.agentId}/${event.toolCallId}`, span);
         if (SUBAGENT_TOOLS.has(event.toolName)) spans.lastSubagentCall = span;
@@ -172,7 +175,7 @@ function endModelCall(spans: AgentSpans, event: AgentEventOf<'message_end'>, rec
     });
     if (recordContent) {
       const text = message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
-      span.setAttribute('gen_ai.output.text', text);
+      span.setAttribute('gen_ai.output.text', redactSecrets(text));
     }
   }
   if (event.discarded !== undefined) {
@@ -193,7 +196,7 @@ function endTurn(spans: AgentSpans, event: AgentEventOf<'turn_end'>): void {
   });
   if (event.error) {
     span.setAttribute('error.type', event.error.code ?? 'error');
-    span.setStatus({ code: SpanStatusCode.ERROR, message: event.error.message });
+    span.setStatus({ code: SpanStatusCode.ERROR, message: redactSecrets(event.error.message) });
   }
   span.end(event.time);
 }

@@ -3,12 +3,16 @@
  * (the keys sit in the process's initial environment block, as they do for a user), its bash commands read every
  * place a process can find them (its parent's /proc environ, up the ancestry, `ps e`, its own and its
  * grandchildren's), and no planted value may appear in the plain or JSON output, stderr, or the session journal.
+ * In this process, a tool that prints, throws or reports them reaches no event, message or trace with them.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type AgentEvent, createAgent, defineTool, scriptedModel, traceAgents } from '../../src/index.js';
 import { keylessEnv, type Ran, REPO } from '../cli/helpers.js';
 import { tempDir } from './helpers.js';
 
@@ -27,6 +31,9 @@ const PLANTED: Record<string, string> = {
   GH_PAT: `planted-pat-${tag()}`,
   DATABASE_URL: `postgres://app:planted${tag()}@db.internal/app`,
 };
+
+// Before anything in this process reads the environment's secrets (they are read at their first use).
+Object.assign(process.env, PLANTED);
 
 /** What a command can do to find its parent's keys. */
 const PROBE = [
@@ -50,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true });
+  for (const name of Object.keys(PLANTED)) delete process.env[name];
 });
 
 function leaks(text: string): string[] {
@@ -119,4 +127,64 @@ describe('a command reading every environment it can reach', () => {
     expect(leaks(run.stderr)).toEqual([]);
     expect(leaks(await journal())).toEqual([]);
   }, 120_000);
+});
+
+describe('a tool that prints, throws or reports a key', () => {
+  it('reaches no event, message, error or trace with it', async () => {
+    const all = Object.values(PLANTED).join(' ');
+    const leaky = defineTool({
+      name: 'leaky',
+      description: 'Leaks the keys one way or another',
+      schema: z.object({ how: z.enum(['print', 'throw', 'progress']) }),
+      execute: ({ how }, ctx) => {
+        if (how === 'throw') throw new Error(`login failed with ${all}`);
+        if (how === 'progress') ctx.update({ note: all });
+        return { content: `env: ${all}`, details: { env: PLANTED } };
+      },
+    });
+    const agent = createAgent({
+      tools: [leaky],
+      model: scriptedModel([
+        { toolCalls: (['print', 'throw', 'progress'] as const).map((how) => ({ name: 'leaky', args: { how } })) },
+        { text: 'done' },
+      ]),
+    });
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('t');
+    const events: AgentEvent[] = [];
+    const off = agent.on('*', (event) => events.push(event));
+    const stop = traceAgents(agent, { tracer, recordContent: true });
+    const result = await agent.prompt('go');
+    stop();
+    off();
+    const spans = exporter.getFinishedSpans().map((s) => ({ a: s.attributes, s: s.status, e: s.events }));
+    const text = JSON.stringify({ events, messages: result.messages, spans });
+    expect(events.some((e) => e.type === 'tool_execution_update')).toBe(true);
+    expect(text).toContain('login failed with [redacted]');
+    expect(leaks(text)).toEqual([]);
+  });
+});
+
+describe('a trace that records contents', () => {
+  it('cuts the keys out of what the model wrote and the arguments it gave', async () => {
+    const key = PLANTED.GITHUB_TOKEN as string;
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes',
+      schema: z.object({ text: z.string() }),
+      execute: ({ text }) => text,
+    });
+    const agent = createAgent({
+      tools: [echo],
+      model: scriptedModel([{ toolCalls: [{ name: 'echo', args: { text: key } }] }, { text: `the key is ${key}` }]),
+    });
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('t');
+    const stop = traceAgents(agent, { tracer, recordContent: true });
+    await agent.prompt('go');
+    stop();
+    const attributes = JSON.stringify(exporter.getFinishedSpans().map((s) => s.attributes));
+    expect(attributes).toContain('the key is [redacted]');
+    expect(attributes).not.toContain(key);
+  });
 });

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
 import { isSecretVariable, knownSecrets, rememberEnvironmentSecrets } from '../../protocol/index.js';
 
 /**
@@ -66,7 +67,9 @@ export function hideOwnSecrets(): number {
 
 /** Where the kernel keeps this process's initial environment: fields 50 and 51 of /proc/self/stat. */
 function environBlock(): { start: number; end: number } | undefined {
-  if (process.platform !== 'linux') return undefined;
+  // A worker thread's process.env is its own copy: setting a variable there does not move libc's, which the
+  // blanking would then erase for the whole process.
+  if (process.platform !== 'linux' || !isMainThread) return undefined;
   const stat = fs.readFileSync('/proc/self/stat', 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const start = Number(fields[47]);
