@@ -73,6 +73,20 @@ describe('bash', () => {
     expect(running(await pidFrom('child.pid'))).toBe(false);
   });
 
+  it.each([
+    ['setsid', "echo started; setsid sh -c 'echo $$ > child.pid; exec sleep 999' &"],
+    ['setsid -f', "echo started; setsid -f sh -c 'echo $$ > child.pid; exec sleep 999'"],
+    ['a double fork', "echo started; ( setsid sh -c 'echo $$ > child.pid; exec sleep 999' & )"],
+    ['nohup setsid', "echo started; nohup setsid sh -c 'echo $$ > child.pid; exec sleep 999' >/dev/null 2>&1 &"],
+    ['a new session in a subshell', "echo started; (exec setsid -w sh -c 'echo $$ > child.pid; exec sleep 999') &"],
+  ])('stops a process that left the group with %s when the command returns', async (_how, command) => {
+    // The command returns once the detached process has written its pid: it is running when the call returns.
+    const text = await driver.ok('bash', { command: `${command}\nuntil [ -s child.pid ]; do sleep 0.01; done` });
+    const pid = await pidFrom('child.pid');
+    expect(text).toMatch(/^started\n/);
+    expect(await eventually(() => !running(pid))).toBe(true);
+  });
+
   it('kills the group when the turn is interrupted during the command', async () => {
     const controller = new AbortController();
     const call = driver.call('bash', { command: 'echo $$ > shell.pid; sleep 999' }, controller.signal);
@@ -148,6 +162,17 @@ describe('background jobs', () => {
     expect(await driver.refused('bash', { command: 'true' })).toMatch(/The shell is closed/);
   });
 
+  it('stops what a job started with setsid when the tools are closed', async () => {
+    await driver.ok('bash', {
+      command: "setsid -f sh -c 'echo $$ > child.pid; exec sleep 999'; sleep 999",
+      background: true,
+    });
+    const pid = await pidFrom('child.pid');
+    expect(running(pid)).toBe(true);
+    await driver.tools.close();
+    expect(await eventually(() => !running(pid))).toBe(true);
+  });
+
   it('leaves nothing running when the process that started the commands is killed with SIGKILL', async () => {
     // No hook runs on SIGKILL: each group's watchdog, which sees the pipe from this process close, kills it.
     const script = path.join(import.meta.dirname, 'fixtures/killed-mid-command.ts');
@@ -164,15 +189,15 @@ describe('background jobs', () => {
         if (owner.exitCode !== null) throw new Error(`the owner exited first: ${out}`);
         await new Promise((r) => setTimeout(r, 20));
       }
-      pids = await Promise.all(['foreground.pid', 'job.pid', 'leftover.pid'].map(pidFrom));
+      pids = await Promise.all(['foreground.pid', 'job.pid', 'leftover.pid', 'detached.pid'].map(pidFrom));
       expect(pids.every(running)).toBe(true);
       watchdogs = childrenWithCommand(owner.pid ?? 0, 'read -r group');
     } finally {
       owner.kill('SIGKILL');
       await closed;
     }
-    // One per group still alive (the leftover's job too, though its shell has exited).
-    expect(watchdogs).toHaveLength(3);
+    // One per group still alive (the leftovers' jobs too, though their shells have exited).
+    expect(watchdogs).toHaveLength(4);
     for (const pid of pids) expect(await eventually(() => !running(pid))).toBe(true);
     // The watchdogs went with their groups: nothing of the dead process is left running.
     for (const pid of watchdogs) expect(await eventually(() => !running(pid))).toBe(true);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { Watchdog } from './watchdog.js';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { MARK, Watchdog } from './watchdog.js';
 
 /**
  * Every group still alive, so that none outlives this process: on exit they get SIGKILL (the only thing an
@@ -33,15 +34,57 @@ const GATE = 'read -r _ || exit 125; exec </dev/null; ';
 const DEFAULT_SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 
 /**
+ * The processes whose environment, as they were started, holds `mark` (Linux: /proc/<pid>/environ; a process
+ * cannot change what is there without starting a new program). Empty where there is no /proc.
+ */
+function marked(mark: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const needle = Buffer.from(`\0${MARK}=${mark}\0`);
+  const pids: number[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // A leading NUL so that the first variable matches like the others.
+      const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`)]);
+      if (environ.includes(needle)) pids.push(Number(name));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    return /^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/**
  * A shell command in its own process group (its own session: `detached`), so that everything it starts — pipes,
  * `&` jobs, `nohup` — can be signalled at once with `kill(-pgid)`. The command is over when the shell exits, not
  * when its output pipes close: a descendant left behind keeps them open forever.
+ *
+ * A process can leave the group (`setsid`, a daemon's double fork) and be re-parented away from the shell, out of
+ * reach of `kill(-pgid)` and of a walk down the tree by parent pid. Every process a shell command starts inherits a
+ * mark in its environment ({@link MARK}, one value per command), and on Linux whatever carries it is signalled with
+ * the group. What escapes: a process started with a cleared environment (`env -i`, `env -u`), or by another
+ * service (systemd-run, cron, a container runtime, ssh), and anything on a system without /proc.
  */
 export class ProcessGroup {
   readonly pid: number;
   readonly exited: Promise<Exit>;
   private exit: Exit | undefined;
   private readonly watchdog: Watchdog | undefined;
+  /** The environment mark of a shell command's processes, or undefined for a process handed over as is. */
+  private mark: string | undefined;
 
   /**
    * Takes over a child spawned with `detached: true` (the leader of its own process group). A `watchdog` started
@@ -50,6 +93,7 @@ export class ProcessGroup {
   constructor(
     readonly child: ChildProcess,
     watchdog = Watchdog.start(),
+    mark?: string,
   ) {
     if (child.pid === undefined) {
       watchdog?.dismiss();
@@ -58,7 +102,8 @@ export class ProcessGroup {
     }
     this.pid = child.pid;
     this.watchdog = watchdog;
-    watchdog?.guard(this.pid);
+    this.mark = mark;
+    watchdog?.guard(this.pid, mark);
     live.add(this);
     installExitHook();
     this.exited = new Promise((resolve) => {
@@ -81,11 +126,12 @@ export class ProcessGroup {
     options: { cwd: string; env: NodeJS.ProcessEnv; shell?: string; onOutput: (chunk: string) => void },
   ): ProcessGroup {
     const watchdog = Watchdog.start();
+    const mark = `${process.pid}-${randomBytes(8).toString('hex')}`;
     let child: ChildProcess;
     try {
       child = spawn(options.shell ?? DEFAULT_SHELL, ['-c', GATE + command], {
         cwd: options.cwd,
-        env: options.env,
+        env: { ...options.env, [MARK]: mark },
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -96,7 +142,7 @@ export class ProcessGroup {
     child.stdin?.once('error', () => {}); // EPIPE: the shell is already gone
     child.stdout?.setEncoding('utf8').on('data', options.onOutput);
     child.stderr?.setEncoding('utf8').on('data', options.onOutput);
-    const group = new ProcessGroup(child, watchdog);
+    const group = new ProcessGroup(child, watchdog, mark);
     // The watchdog knows the group now: the command may start.
     child.stdin?.end('\n');
     return group;
@@ -106,13 +152,13 @@ export class ProcessGroup {
     return this.exit !== undefined;
   }
 
-  /** Whether any process of the group is still there (the shell, or anything it left behind). */
+  /** Whether any process of the group is still there (the shell, or anything it left behind, in the group or not). */
   isAlive(): boolean {
     try {
       process.kill(-this.pid, 0);
       return true;
     } catch {
-      return false;
+      return this.strays().length > 0;
     }
   }
 
@@ -122,6 +168,19 @@ export class ProcessGroup {
     } catch {
       // ESRCH: the group is already gone.
     }
+    for (const pid of this.strays()) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+
+  /** Live processes carrying the command's mark (zombies, already dead, left out). */
+  private strays(): number[] {
+    if (this.mark === undefined) return [];
+    return marked(this.mark).filter((pid) => !isZombie(pid));
   }
 
   /**
