@@ -39,8 +39,7 @@ function scripted(request: ModelRequest): ScriptedAnswer {
   const prompt = textOf(messages.find((m) => m.role === 'user'));
   const answers = messages.filter((m) => m.role === 'assistant').length;
   const lastTool = messages.filter((m) => m.role === 'tool').at(-1);
-  const toolText =
-    lastTool?.role === 'tool' ? textOf({ role: 'user', content: lastTool.content[0]?.content ?? [] }) : '';
+  const toolText = textOf(lastTool);
   const usage = { input: 200 + messages.length * 40, output: 30 + answers * 10 };
   const pace = { deltaDelayMs: 8, chunkSize: 6, latencyMs: 150 };
   if (prompt.startsWith('Research:')) {

@@ -6,7 +6,7 @@
  * the task asks a helper to), and one that quotes a tool with JSON arguments (`mcp__docs__search {"q": "x"}`)
  * calls that tool.
  */
-import type { Message, ModelRequest } from '../protocol/index.js';
+import { type Message, type ModelRequest, textOf } from '../protocol/index.js';
 import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../providers/index.js';
 
 const TODO_TASK = 'Find the TODO and FIXME notes in this folder.';
@@ -21,8 +21,7 @@ function textOfMessage(message: Message | undefined): string {
 function lastToolText(request: ModelRequest): { text: string; isError: boolean } {
   const last = request.messages.at(-1);
   if (last?.role !== 'tool') return { text: '', isError: false };
-  const text = last.content.map((r) => r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')).join('\n');
-  return { text, isError: last.content.some((r) => r.isError) };
+  return { text: textOf(last), isError: last.content.some((r) => r.isError) };
 }
 
 /** Rough token counts, so the live view has numbers to show. */

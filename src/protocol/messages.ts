@@ -134,10 +134,28 @@ export function userMessage(input: string | UserContent[], source: UserMessageSo
  * The text parts of a message, joined: what a user or assistant message says. A tool message holds
  * `tool_result` parts, whose text is inside each part's own `content`, so its text here is `""`.
  */
+/**
+ * The text of a message, as a person reading the conversation would take it: a user or assistant message's text
+ * parts, joined (reasoning, tool calls and images left out); a tool message's results, each one's text parts
+ * joined, one result a line, in call order (an error result's text is its error). `""` for no message.
+ *
+ * @example
+ * // In a scripted model's function form, the answer to a tool call is the last message of the request:
+ * const model = scriptedModel((request) => {
+ *   const last = request.messages.at(-1);
+ *   if (last?.role === 'tool') return { text: `The tool said: ${textOf(last)}` };
+ *   return { toolCalls: [{ name: 'get_weather', args: { city: 'Oslo' } }] };
+ * });
+ */
 export function textOf(message: Message | undefined): string {
   if (!message) return '';
+  if (message.role === 'tool') return message.content.map((result) => textOfParts(result.content)).join('\n');
+  return textOfParts(message.content);
+}
+
+function textOfParts(parts: readonly (UserContent | AssistantContent)[]): string {
   let text = '';
-  for (const part of message.content) if (part.type === 'text') text += part.text;
+  for (const part of parts) if (part.type === 'text') text += part.text;
   return text;
 }
 

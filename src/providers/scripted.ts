@@ -39,7 +39,19 @@ export interface ScriptedAnswer {
   deltaDelayMs?: number;
 }
 
+/** One entry of a list script: an answer, or a function that makes it from the request (see {@link Script}). */
 export type ScriptStep = ScriptedAnswer | ((request: ModelRequest, index: number) => ScriptedAnswer);
+
+/**
+ * What a {@link scriptedModel} plays: a list, one answer per call in order (an error once it runs out), or a
+ * function called for every request with the request and the call's index (from 0), which may return a promise.
+ * A function suits any test whose calls do not come in a fixed order, such as parallel subagents sharing a model.
+ *
+ * The request is what a provider would be sent: `system`, `messages` (the asking agent's conversation, oldest
+ * first: its task is the first user message) and `tools`. After a tool call, the last message is the tool
+ * message (`role: 'tool'`), one result per call in `content`, each result's text in its own `content`;
+ * `textOf(message)` gives them all, one result a line.
+ */
 export type Script =
   | ScriptStep[]
   | ((request: ModelRequest, index: number) => ScriptedAnswer | Promise<ScriptedAnswer>);
@@ -57,7 +69,27 @@ export interface ScriptedModel extends Model {
   readonly calls: number;
 }
 
-/** A model that plays a script: for tests, benchmarks and offline demos. */
+/**
+ * A model that plays a script: for tests, benchmarks and offline demos. Each answer streams as a provider's would
+ * (text, reasoning and tool-call deltas, usage, `done`); `requests` keeps what the model was sent.
+ *
+ * @example
+ * // A list: the first call asks for the weather, the second answers.
+ * const listed = scriptedModel([
+ *   { toolCalls: [{ name: 'get_weather', args: { city: 'Oslo' } }] },
+ *   { text: 'Oslo: sleet. Take a coat.' },
+ * ]);
+ *
+ * @example
+ * // A function: every agent of a tree can share it, each answered from its own conversation. Annotate the
+ * // return type, so that both branches are checked as one ScriptedAnswer.
+ * const shared = scriptedModel((request): ScriptedAnswer => {
+ *   const task = textOf(request.messages[0]); // the asking agent's task
+ *   const last = request.messages.at(-1);
+ *   if (last?.role === 'tool') return { text: `${task} ${textOf(last)}` }; // the tool results' text
+ *   return { toolCalls: [{ name: 'get_weather', args: { city: task.split(' ').at(-1) ?? '' } }] };
+ * });
+ */
 export function scriptedModel(script: Script, options: ScriptedModelOptions = {}): ScriptedModel {
   const state = new ScriptState(script, options.id ?? 'scripted', options.record ?? true);
   return {

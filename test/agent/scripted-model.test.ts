@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { type ModelEvent, type ScriptedAnswer, scriptedModel } from '../../src/index.js';
+import { z } from 'zod';
+import {
+  createAgent,
+  defineTool,
+  type ModelEvent,
+  type ScriptedAnswer,
+  scriptedModel,
+  textOf,
+} from '../../src/index.js';
+import { echo } from './helpers.js';
 
 /** Every event of one answer, and what ended the stream: its end, or the error it threw. */
 async function play(
@@ -117,5 +126,33 @@ describe('scriptedModel', () => {
       new AbortController().signal,
     );
     await expect(stream[Symbol.asyncIterator]().next()).rejects.toThrow(/0 answer\(s\).*"hi"/);
+  });
+});
+
+describe('the function form, reading tool results with textOf', () => {
+  it("sees each step's tool results as the request's last message, one result a line, errors included", async () => {
+    const fail = defineTool({
+      name: 'fail',
+      description: 'Always fails',
+      schema: z.object({}),
+      execute: () => {
+        throw new Error('no such city');
+      },
+    });
+    const model = scriptedModel((request): ScriptedAnswer => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return { text: `The tools said:\n${textOf(last)}` };
+      return {
+        toolCalls: [
+          { name: 'echo', args: { text: 'first' } },
+          { name: 'fail', args: {} },
+          { name: 'echo', args: { text: 'third' } },
+        ],
+      };
+    });
+    const agent = createAgent({ model, tools: [echo, fail] });
+    const result = await agent.prompt('Call the tools.');
+    expect(result.text).toBe('The tools said:\nfirst\nTool fail failed: no such city\nthird');
+    await agent.stop();
   });
 });
