@@ -6,6 +6,14 @@ import { createWorkspaceTools } from '../../src/tools/builtin/index.js';
 import { ToolDriver, tempDir, writeTree } from './helpers.js';
 
 let ws: string;
+
+/** Whether this machine lets an unprivileged process mount a tmpfs in namespaces of its own (a full disk). */
+function canMountTmpfs(): boolean {
+  const probe = spawnSync('unshare', ['-Urm', '/bin/sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /tmp'], {
+    stdio: 'ignore',
+  });
+  return probe.status === 0;
+}
 let driver: ToolDriver;
 
 beforeEach(async () => {
@@ -119,6 +127,44 @@ describe('write_file', () => {
     expect(await fs.readFile(path.join(ws, 'a.txt'), 'utf8')).toBe(old);
     expect((await fs.stat(path.join(ws, 'a.txt'))).mode & 0o777).toBe(0o640);
     expect((await fs.readdir(ws)).sort()).toEqual(['a.txt', 'empty.txt', 'long.txt', 'notes.md']);
+  });
+
+  it.skipIf(!canMountTmpfs())('keeps the old file whole on a full disk (a 64 KB tmpfs: ENOSPC)', async () => {
+    // The workspace is a tmpfs mounted in a user and mount namespace of its own; what is left in it is printed
+    // before the namespace, and the tmpfs with it, goes away.
+    const old = 'old line of text\n'.repeat(2300);
+    const script = path.join(import.meta.dirname, 'fixtures/write-over-limit.ts');
+    const disk = path.join(ws, 'disk');
+    await fs.mkdir(disk);
+    const run = spawnSync(
+      'unshare',
+      [
+        '-Urm',
+        '/bin/sh',
+        '-c',
+        'mount -t tmpfs -o size=64k tmpfs "$3" && printf %s "$4" > "$3/a.txt" && "$1" --import tsx "$2" "$3"; ' +
+          'echo "--- a.txt"; cat "$3/a.txt"; echo "--- files"; ls -A "$3"',
+        'sh',
+        process.execPath,
+        script,
+        disk,
+        old,
+      ],
+      { encoding: 'utf8' },
+    );
+    const [results = '', rest = ''] = run.stdout.split('--- a.txt\n');
+    const [left = '', files = ''] = rest.split('--- files\n');
+    const errors = results
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { error?: string }).error);
+    expect(errors[0]).toBeUndefined();
+    for (const error of errors.slice(1, 3)) {
+      expect(error).toMatch(/^a\.txt could not be written \(ENOSPC: the disk is full\); the file is unchanged$/);
+    }
+    expect(errors[3]).toMatch(/^fresh\.txt could not be written \(ENOSPC: the disk is full\); no file was created$/);
+    expect(left).toBe(old);
+    expect(files.trim()).toBe('a.txt');
   });
 
   it('keeps the mode of the file it replaces', async () => {
