@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEvent, createAgent, defineTool, scriptedModel, traceAgents } from '../../src/index.js';
 import { keylessEnv, type Ran, REPO } from '../cli/helpers.js';
-import { tempDir } from './helpers.js';
+import { ToolDriver, tempDir } from './helpers.js';
 
 const tag = () => randomBytes(6).toString('hex');
 /** One variable of every secret class, each value unique and easy to search for. */
@@ -186,5 +186,22 @@ describe('a trace that records contents', () => {
     const attributes = JSON.stringify(exporter.getFinishedSpans().map((s) => s.attributes));
     expect(attributes).toContain('the key is [redacted]');
     expect(attributes).not.toContain(key);
+  });
+});
+
+describe('the processes troupe starts for itself', () => {
+  it('give ripgrep an environment without the keys (any same-user command can read it)', async () => {
+    const dump = path.join(dir, 'rg-env.txt');
+    const fakeRg = path.join(dir, 'fake-rg');
+    await fs.writeFile(fakeRg, `#!/bin/sh\nenv > '${dump}'\nexit 1\n`, { mode: 0o755 });
+    const driver = await ToolDriver.open({ roots: dir, shell: false, grep: { ripgrep: fakeRg } });
+    try {
+      await driver.call('grep', { pattern: 'anything' });
+    } finally {
+      await driver.close();
+    }
+    const env = await fs.readFile(dump, 'utf8');
+    expect(env).toMatch(/^PATH=/m);
+    expect(leaks(env)).toEqual([]);
   });
 });

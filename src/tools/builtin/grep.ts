@@ -7,6 +7,7 @@ import picomatch from 'picomatch';
 import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { type AnyTool, defineTool, type ToolContext } from '../define-tool.js';
+import { withoutSecrets } from './environ.js';
 import { walk } from './walk.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
@@ -79,7 +80,8 @@ async function withRipgrep(rg: string, search: Search): Promise<Match[]> {
   // The file glob is applied to results, not passed as --glob: ripgrep lets a --glob match override .gitignore.
   if (search.ignoreCase) args.push('--ignore-case');
   args.push('--regexp', search.pattern, '--', search.start);
-  const child = spawn(rg, args, { stdio: ['ignore', 'pipe', 'pipe'], signal: search.signal });
+  // Without the secrets: a command of the bash tool can read the environment of any process of the same user.
+  const child = spawn(rg, args, { env: withoutSecrets(), stdio: ['ignore', 'pipe', 'pipe'], signal: search.signal });
   const matches: Match[] = [];
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
