@@ -1,5 +1,5 @@
-import type { AnyActorRef } from 'xstate';
-import type { AgentContext } from '../../machines/agent/index.js';
+import type { AnyActorRef, StateValue } from 'xstate';
+import { type AgentContext, agentMachine } from '../../machines/agent/index.js';
 import {
   type AssistantMessage,
   addUsage,
@@ -186,7 +186,13 @@ export class AgentJournal implements Recording {
         `Agent "${this.agentId}": its snapshot has version ${record.v}, this Troupe restores version ${SNAPSHOT_VERSION}`,
       );
     }
-    const persisted = record.snapshot as { context: AgentContext };
+    const persisted = record.snapshot as { value: StateValue; context: AgentContext };
+    try {
+      // A state the machine does not have (its name damaged) would fail later, inside the actor.
+      agentMachine.resolveState({ value: persisted.value, context: persisted.context });
+    } catch (error) {
+      throw new JournalError(`Agent "${this.agentId}": its snapshot names a state it cannot be restored to (${error})`);
+    }
     const fill = <T extends { inputId: string; messages: AgentContext['queue'][number]['messages'] }>(input: T): T =>
       input.messages.length === 0 && this.inputs.has(input.inputId)
         ? { ...input, messages: this.inputs.get(input.inputId)?.messages ?? [] }

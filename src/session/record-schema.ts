@@ -30,6 +30,8 @@ const usage = z.looseObject({
   cacheWrite: z.number(),
   reasoning: z.number(),
 });
+/** An answer without usage (a given history's may lack it): none we know of, as for a model that reports none. */
+const noUsage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 
 const userMessage = z.looseObject({
   role: z.literal('user'),
@@ -64,10 +66,10 @@ const assistantMessage = z.looseObject({
       z.looseObject({ type: z.literal('opaque'), kind: z.string(), provider: z.string() }),
     ]),
   ),
-  provider: z.string().optional(),
-  model: z.string().optional(),
+  provider: z.string().default(''),
+  model: z.string().default(''),
   stopReason: z.enum(['stop', 'tool_calls', 'length', 'content_filter', 'refusal', 'pause_turn']).optional(),
-  usage: usage.optional(),
+  usage: usage.default(noUsage),
   responseId: z.string().optional(),
 });
 
@@ -88,7 +90,36 @@ const budget = z.looseObject({
 });
 
 /** A turn's input as the machine's snapshot holds it (its messages may be left out: the input record has them). */
-const turnInput = z.looseObject({ inputId: z.string(), messages: z.array(userMessage) });
+const turnInput = z.looseObject({ inputId: z.string(), messages: z.array(userMessage), expectsOutput: z.boolean() });
+
+/** The agent machine's persisted snapshot: its context as the restore reads it (the state value is the machine's). */
+const agentSnapshot = z.looseObject({
+  status: z.enum(['active', 'done', 'error', 'stopped']),
+  value: z.union([z.string(), z.record(z.string(), z.unknown())]),
+  historyValue: z.record(z.string(), z.unknown()),
+  children: z.record(z.string(), z.unknown()),
+  context: z.looseObject({
+    agentId: z.string(),
+    maxSteps: z.number(),
+    maxOutputAttempts: z.number(),
+    wakeOnNotification: z.boolean(),
+    turn: count,
+    step: count,
+    batch: count,
+    current: turnInput.optional(),
+    queue: z.array(turnInput),
+    injections: z.array(userMessage),
+    calls: z.array(
+      z.looseObject({
+        call: z.looseObject({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()) }),
+        status: z.enum(['open', 'awaiting', 'done']),
+        result: toolResult.optional(),
+      }),
+    ),
+    outputAttempts: count,
+    supervising: z.boolean(),
+  }),
+});
 
 const base = { a: z.string() };
 const seq = { s: z.number().int(), a: z.string() };
@@ -136,14 +167,7 @@ const kinds = {
     ...base,
     v: z.number(),
     n: count,
-    snapshot: z.looseObject({
-      context: z.looseObject({
-        turn: count,
-        step: count,
-        queue: z.array(turnInput),
-        current: turnInput.optional(),
-      }),
-    }),
+    snapshot: agentSnapshot,
   }),
   steer: z.looseObject({ ...base, n: count, message: userMessage }),
   batch: z.looseObject({
@@ -183,18 +207,18 @@ const kinds = {
 } satisfies Record<JournalRecord['k'], z.ZodType>;
 
 /**
- * What is wrong with a record of a kind this build knows (its first problem: where, and what), or undefined when
- * it is well-formed or of a kind this build does not know (which readers skip).
+ * A record of a kind this build knows as its schema reads it (a default filled in), or its first problem: where,
+ * and what. A kind this build does not know passes as it is (readers skip it).
  */
-function recordProblem(kind: string, value: object): string | undefined {
+function checked(kind: string, value: object): { record: JournalRecord } | { problem: string } {
   const schema = (kinds as Record<string, z.ZodType | undefined>)[kind];
-  if (!schema || !Object.hasOwn(kinds, kind)) return undefined;
+  if (!schema || !Object.hasOwn(kinds, kind)) return { record: value as JournalRecord };
   const result = schema.safeParse(value);
-  if (result.success) return undefined;
+  if (result.success) return { record: result.data as JournalRecord };
   const [issue] = result.error.issues;
-  if (!issue) return `a "${kind}" record of the wrong shape`;
+  if (!issue) return { problem: `a "${kind}" record of the wrong shape` };
   const where = issue.path.length > 0 ? issue.path.join('.') : 'the record';
-  return `a "${kind}" record whose ${where} is wrong: ${issue.message}`;
+  return { problem: `a "${kind}" record whose ${where} is wrong: ${issue.message}` };
 }
 
 /** One record's text read: the record, or what is wrong with it (`torn`: not whole JSON, as a crash mid-write leaves). */
@@ -217,8 +241,8 @@ export function readRecord(text: string): DecodedRecord {
   }
   const kind = (value as { k?: unknown }).k;
   if (typeof kind !== 'string' || kind === '') return { problem: 'a record without a kind', torn: false };
-  const problem = recordProblem(kind, value);
-  return problem ? { problem, torn: false } : { record: value as JournalRecord };
+  const result = checked(kind, value);
+  return 'problem' in result ? { ...result, torn: false } : result;
 }
 
 /** A record's text parsed and checked (see {@link readRecord}); undefined when it is not a well-formed record. */
