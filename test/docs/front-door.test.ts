@@ -1,6 +1,6 @@
 /**
  * README.md and the guides are for users of the product as it is: README stays a five-minute read, no page tells
- * history (issue numbers, clock times), and every picture they show exists. docs/architecture/ has its own checks.
+ * history (issue numbers, clock times), and every file they link or show exists. docs/architecture/ has its own checks.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -44,11 +44,12 @@ describe('README.md and the guides', () => {
     expect(matches(/\bissues? #?\d+|#\d+\b|\b\d{1,2}:\d{2}\b|\b20\d\d-\d\d-\d\d\b/gi, words)).toEqual([]);
   });
 
-  it('show only pictures that exist', () => {
+  it('link and show only files that exist', () => {
     const missing = pages().flatMap((path) =>
-      [...readFileSync(path, 'utf8').matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)]
+      [...words(path).matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)]
         .map((m) => m[1] ?? '')
-        .filter((target) => !/^[a-z]+:/.test(target) && !existsSync(resolve(dirname(path), target)))
+        .filter((target) => !/^[a-z]+:/.test(target) && !target.startsWith('/'))
+        .filter((target) => ![target, `${target}.md`].some((file) => existsSync(resolve(dirname(path), file))))
         .map((target) => `${relative(root, path)} → ${target}`),
     );
     expect(missing).toEqual([]);
