@@ -2,13 +2,14 @@
 import path from 'node:path';
 import {
   type AgentEvent,
-  type AnyTool,
-  defineTool,
+  addUsage,
+  emptyUsage,
   type JournalRecord,
-  jsonSchema,
   type SessionInfo,
+  textOf,
   type Usage,
 } from '../index.js';
+import { NOT_AGENTS } from '../runtime/session-replay.js';
 import { readJournal } from '../session/index.js';
 import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
@@ -24,8 +25,8 @@ export const SESSIONS_USAGE = `Usage: troupe sessions [options]
 
 Lists the sessions recorded with troupe run --session, newest first: id, status (idle; interrupted: its run was
 cut short and troupe resume continues it; open: a process is using it now; damaged: its journal cannot be read,
-and the line below the table says which record), last activity, tokens and cost, messages, and title (its first
-task).
+and the line below the table says which record), last activity, tokens and cost of the whole tree (the root and
+every subagent, as troupe run and troupe replay total them), the root's messages, and title (its first task).
 
 Options:
 ${WHERE}
@@ -35,10 +36,10 @@ ${WHERE}
 export const REPLAY_USAGE = `Usage: troupe replay [options] <id>
 
 Runs a recorded session again, offline: every model answer and tool result comes from its journal (no model is
-called, no tool runs, nothing in the folder changes), and its events are printed as troupe run prints them. The
-root agent runs again; what its subagents did comes back as the recorded results of its agent and swarm calls. It
-ends by saying whether the replay matched the recording. Exit codes: 0 it matched, 1 it went off its recording,
-2 usage error.
+called, no tool runs, nothing in the folder changes), and its events are printed as troupe run prints them. Every
+agent of the session runs again, the root first, then each subagent on its own (an agent or swarm call is answered
+by its recorded result). It ends by saying whether each agent's replay matched its recording. Exit codes: 0 it
+matched, 1 it went off its recording, 2 usage error.
 
 Options:
 ${WHERE}
@@ -93,7 +94,7 @@ export function sessionsCommand(args: string[], io: RunIO): number {
     return 0;
   }
   const rows = list.map((info) => row(info, dir));
-  const header = ['ID', 'STATUS', 'LAST ACTIVITY', 'TOKENS', 'COST', 'MSGS', 'TITLE'];
+  const header = ['ID', 'STATUS', 'LAST ACTIVITY', 'TREE TOKENS', 'TREE COST', 'MSGS', 'TITLE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const cells of [header, ...rows]) {
     io.stdout.write(
@@ -124,21 +125,19 @@ function row(info: SessionInfo, dir: string): string[] {
   ];
 }
 
-/** What a replay reproduces: the root agent's own facts. */
-const TREE_OR_TIMER = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
-
 /**
- * The root's records, compared without their sequence numbers and times, which a replay gives anew. A replay runs
- * the root alone: its subagents' work comes back as the journaled results of its agent / swarm calls, so their
- * records and the tree's are not reproduced, nor are schedule facts (a replay runs no timers).
+ * Each agent's own records, agent by agent, compared without their sequence numbers and times, which a replay gives
+ * anew. Batches, tasks and notices are the tree's and schedule facts the timers' (a replay runs none): each agent
+ * replays alone, so those are not reproduced.
  */
-function comparable(records: readonly JournalRecord[], rootId: string): string[] {
-  return records
-    .filter((record) => !TREE_OR_TIMER.has(record.k) && (!('a' in record) || record.a === rootId))
-    .map((record) => {
-      const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
-      return JSON.stringify(rest);
-    });
+function comparable(records: readonly JournalRecord[]): string[] {
+  const byAgent = new Map<string, string[]>();
+  for (const record of records) {
+    if (NOT_AGENTS.has(record.k) || !('a' in record)) continue;
+    const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
+    byAgent.set(record.a, [...(byAgent.get(record.a) ?? []), JSON.stringify(rest)]);
+  }
+  return [...byAgent.values()].flat();
 }
 
 /** `troupe replay <id>`: the session's agent again, answered only from its journal; its events printed. */
@@ -164,16 +163,9 @@ export async function replayCommand(args: string[], io: RunIO): Promise<number> 
   const asked = new Set(journal.records.flatMap((r) => (r.k === 'asked' ? [r.id] : [])));
   const answered = new Set(journal.records.flatMap((r) => (r.k === 'approval' ? [r.id] : [])));
   try {
-    const tools: AnyTool[] = [...(workspace?.tools ?? [])];
-    const known = new Set(tools.map((tool) => tool.name));
-    for (const record of journal.records) {
-      if (record.k !== 'tool_start' || known.has(record.name)) continue;
-      known.add(record.name);
-      tools.push(standIn(record.name));
-    }
     const replay = await manager.replay(id, {
       id: journal.header.agentId,
-      tools,
+      tools: workspace?.tools ?? [],
       maxSteps: settings?.maxSteps ?? 40,
       permissions: { mode: settings?.mode ?? 'default', cwd: folder },
       // The run asked a person about exactly these calls, and their recorded answers are given again; a question
@@ -199,18 +191,6 @@ export async function replayCommand(args: string[], io: RunIO): Promise<number> 
   }
 }
 
-/** A tool the replay knows only by name (an MCP server's, say): its results come from the journal. */
-function standIn(name: string): AnyTool {
-  return defineTool({
-    name,
-    description: `${name} (replayed from a journal)`,
-    schema: jsonSchema({ type: 'object', additionalProperties: true }),
-    execute: () => {
-      throw new Error(`${name} cannot run in a replay`);
-    },
-  });
-}
-
 function show(
   events: AgentEvent[],
   original: readonly JournalRecord[],
@@ -224,25 +204,31 @@ function show(
   for (const event of events) view.onEvent(event);
   const ends = events.filter((e) => e.type === 'turn_end' && e.agentId === rootId);
   const last = ends.at(-1);
-  const a = comparable(original, rootId);
-  const b = comparable(replayed, rootId);
+  const a = comparable(original);
+  const b = comparable(replayed);
   const differsAt = a.findIndex((record, i) => record !== b[i]);
   const matched = differsAt === -1 && a.length === b.length;
+
   view.note(
     matched
       ? `replay matched its recording: ${a.length} records, ${ends.length} turn${ends.length === 1 ? '' : 's'}`
       : `replay went off its recording at record ${differsAt === -1 ? Math.min(a.length, b.length) + 1 : differsAt + 1} of ${a.length}`,
   );
+  // The whole tree's tokens, as troupe run and troupe sessions give them.
+  const total = emptyUsage();
+  for (const event of events) if (event.type === 'usage') addUsage(total, event.usage);
+  const answer = events.findLast((e) => e.type === 'message_end' && e.agentId === rootId);
   view.finish(
     last?.type === 'turn_end'
       ? {
           stopReason: last.stopReason,
           messages: [],
-          text: '',
+          text: answer?.type === 'message_end' && answer.message.role === 'assistant' ? textOf(answer.message) : '',
           usage: last.usage,
           ...(last.error ? { error: last.error as never } : {}),
         }
       : undefined,
+    total,
   );
   return matched ? 0 : 1;
 }

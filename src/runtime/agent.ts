@@ -158,7 +158,7 @@ export class Agent<Output = unknown> {
     if (config.goals) this.goal = new GoalTracker();
     const extraTools = this.goal ? [...(this.tree?.tools ?? []), this.goal.tool] : this.tree?.tools;
     const settings = agentSettings(config, extraTools);
-    this.env = new AgentEnv(this.id, undefined, settings, new Transcript(bound?.messages ?? given), this.bus);
+    this.env = new AgentEnv(this.id, bound?.parentId, settings, new Transcript(bound?.messages ?? given), this.bus);
     this.env.requestInterrupt = () => this.interrupt();
     if (config.totalBudget) {
       this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));

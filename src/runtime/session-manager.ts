@@ -16,10 +16,8 @@ import {
   summaryOf,
   type WarningHandler,
 } from '../session/index.js';
-import { createAgent } from './agent.js';
-import type { AgentConfig } from './agent-config.js';
 import { newHeader, Session, type SessionStatus } from './session.js';
-import { ReplaySink } from './session-replay.js';
+import { type AgentReplay, type ReplayConfig, replayAgents } from './tree-replay.js';
 
 export interface SessionsOptions {
   /** Where sessions are kept; default: a {@link JsonlStore} in `dir`. */
@@ -50,10 +48,12 @@ export interface SessionInfo {
   forkOf?: { id: string; atSeq: number };
 }
 
-/** What a replay produced: the events it published and the journal it wrote (in memory). */
+/** What a replay produced: the events its agents published and the journal they wrote (in memory), agent by agent. */
 export interface ReplayResult {
   events: AgentEvent[];
   records: JournalRecord[];
+  /** Each agent's own, the root's first. */
+  agents: AgentReplay[];
 }
 
 /** Creates, opens, lists, forks, replays and deletes sessions kept in one store. */
@@ -176,31 +176,20 @@ export class SessionManager {
   }
 
   /**
-   * Runs the session's agent again, offline: every model answer and tool result comes from the journal, inputs
-   * and approvals are given as recorded. Give the agent's config (its model is never called). The replay's events
-   * and journal, kept in memory, match the original's: an incident becomes a deterministic test.
+   * Runs the session's agents again, offline: every model answer and tool result comes from the journal, inputs,
+   * steers, notifications and approvals are given as recorded. Give the agents' config (its model is never called;
+   * a subagent or member replays with its tools, by the names it called). The replay's events and journal, kept in
+   * memory, match the original's agent by agent: an incident becomes a deterministic test.
    */
-  async replay(id: string, config: Omit<AgentConfig, 'session' | 'model'> & { model?: Model }): Promise<ReplayResult> {
+  async replay(id: string, config: ReplayConfig): Promise<ReplayResult> {
     const source = readJournal(this.store, id, this.onWarning);
     if (!source) throw new Error(`No session "${id}"`);
-    const sink = new ReplaySink();
-    const session = new Session(source.header, source.records, sink, source.records);
-    const events: AgentEvent[] = [];
-    const agent = createAgent({ ...config, model: config.model ?? offlineModel, retry: false, session });
-    agent.on(
-      '*',
-      (event) => {
-        if (event.type !== 'message_update') events.push(event);
-      },
-      { subtree: true },
-    );
-    try {
-      await session.idle();
-    } finally {
-      session.close();
-      await agent.stop();
-    }
-    return { events, records: sink.records };
+    const agents = await replayAgents(source.header, source.records, config, offlineModel);
+    return {
+      events: agents.flatMap((agent) => agent.events),
+      records: agents.flatMap((agent) => agent.records),
+      agents,
+    };
   }
 }
 

@@ -41,6 +41,8 @@ export interface Journaled {
   remembered: Set<string>;
   /** Turn and step of the last snapshot, as `turn.step` (or `idle`). */
   lastSnapshot?: string;
+  /** What the last run record said: an agent rebuilt in the middle of its run does not say it runs again. */
+  running?: boolean;
 }
 
 export function nothingJournaled(): Journaled {
@@ -297,6 +299,8 @@ export class SessionRecorder {
   }
 
   private run(event: AgentEvent, running: boolean): void {
+    if (this.journaled.running === running) return;
+    this.journaled.running = running;
     // A run's end is stored at once: a program that exits when its prompt resolves keeps its last turn.
     this.sink.add(
       { k: 'run', s: event.seq, a: event.agentId, running, t: event.time },

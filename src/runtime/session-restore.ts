@@ -140,10 +140,20 @@ export class AgentJournal implements Recording {
    * `notify.<taskId>`). A replay that went idle there is sent the same notifications again.
    */
   notifyTurnAt(historyLength: number): { inputId: string; messages: UserMessage[] } | undefined {
+    const opened = this.turnOpenedAt(historyLength);
+    return opened?.inputId.startsWith('notify.') ? opened : undefined;
+  }
+
+  /**
+   * The turn that opens at this length of the history without an `input` record, when the journal has one there:
+   * one its notifications opened (`notify.<taskId>`), or a subagent's task (its inputId the task's id, its prompt
+   * the turn's first message). A replay sends it again when it goes idle there.
+   */
+  turnOpenedAt(historyLength: number): { inputId: string; messages: UserMessage[] } | undefined {
     const turn = this.turnOf[historyLength];
     if (turn === undefined || (historyLength > 0 && this.turnOf[historyLength - 1] === turn)) return undefined;
     const inputId = this.turnInputs.get(turn);
-    if (!inputId?.startsWith('notify.')) return undefined;
+    if (inputId === undefined || this.inputs.has(inputId)) return undefined;
     const messages: UserMessage[] = [];
     for (let i = historyLength; i < this.messages.length && this.turnOf[i] === turn; i++) {
       const message = this.messages[i] as Message;
@@ -241,6 +251,7 @@ export class AgentJournal implements Recording {
         break;
       case 'run':
         this.running = record.running;
+        journaled.running = record.running;
         break;
       case 'snapshot':
         this.snapshot = record;

@@ -13,8 +13,8 @@ import { restoreBudgets, supervisorLedger } from './budget-turn.js';
 import type { AgentEnv } from './env.js';
 import { RememberedApprovals } from './remembered-approvals.js';
 import type { ScheduleJournal } from './schedule-book.js';
-import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
-import { feedInputs, type ReplaySink } from './session-replay.js';
+import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { feedInputs, openTurnsAtIdle, type ReplaySink } from './session-replay.js';
 import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
 import { type SessionTask, sessionTasks, TreeJournal } from './session-tree.js';
 import type { Tree } from './supervisor-tree.js';
@@ -26,6 +26,8 @@ export interface BoundAgent {
   messages: readonly Message[];
   /** The machine's persisted snapshot to restore; absent for a new session. */
   snapshot?: unknown;
+  /** Whose subagent it is (a replay of a tree's agent). */
+  parentId?: string;
 }
 
 /** Where a session stands, as `list()` shows it. */
@@ -157,7 +159,13 @@ export class Session {
     }
     if (this.replayOf) {
       const first = this.replayOf.find((record) => record.k === 'snapshot' && record.a === agentId);
-      return { agentId, messages: this.journal.messages.slice(0, first?.k === 'snapshot' ? first.n : 0) };
+      // A subagent replays under the owner its tasks ran for: its events name that parent as they did.
+      const batch = this.replayOf.find((r) => r.k === 'batch' && r.tasks.some((task) => task.agentId === agentId));
+      return {
+        agentId,
+        messages: this.journal.messages.slice(0, first?.k === 'snapshot' ? first.n : 0),
+        ...(batch && 'a' in batch ? { parentId: batch.a } : {}),
+      };
     }
     const restored = this.journal.restoredSnapshot();
     if (!restored) return { agentId, messages: messages ?? [] };
@@ -185,11 +193,14 @@ export class Session {
       this.treeRuntime = tree;
       tree.observer = this.tree;
     }
+    // A replay of a tree's agent (a subagent or member: no snapshot of its own) records as the tree recorded it.
+    const treeAgent = this.replayOf !== undefined && !journal.snapshot;
     const recorder = new SessionRecorder(
       env,
       this.sink,
       // The recorder's own copy: what it writes from now on must not change what the recording answers.
-      this.replayOf ? new AgentJournal(env.agentId, []).journaled : copyJournaled(journal.journaled),
+      this.replayOf ? nothingJournaled() : copyJournaled(journal.journaled),
+      { task: treeAgent },
     );
     this.recorder = recorder;
     const remembered = this.replayOf ? undefined : new RememberedApprovals(this.records, env);
@@ -225,14 +236,26 @@ export class Session {
         this.sink.add({ k: 'msg', s: 0, a: env.agentId, i, turn: 0, step: 0, m: message });
       });
       recorder.journaled.messages = env.transcript.length;
-      recorder.snapshotNow(actor);
-      recorder.watch(actor);
-      this.kicked = this.replayOf
-        ? feedInputs(this.replayOf, this.header.agentId, this.sink as ReplaySink, (input) => {
-            recorder.input(input.inputId, input.messages, input.expectsOutput);
-            this.prompt(input);
-          })
-        : Promise.resolve();
+      if (treeAgent) recorder.watchApprovals(actor);
+      else {
+        recorder.snapshotNow(actor);
+        recorder.watch(actor);
+      }
+      if (!this.replayOf) {
+        this.kicked = Promise.resolve();
+        return;
+      }
+      this.closers.push(openTurnsAtIdle(journal, env, actor));
+      this.kicked = feedInputs(
+        this.replayOf,
+        this.header.agentId,
+        this.sink as ReplaySink,
+        (input) => {
+          recorder.input(input.inputId, input.messages, input.expectsOutput);
+          this.prompt(input);
+        },
+        (body) => env.emit(body),
+      );
       return;
     }
     recorder.journaled.lastSnapshot = snapshot.matches('idle')

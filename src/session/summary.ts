@@ -2,7 +2,7 @@ import { addUsage, emptyUsage, type Usage, type UserMessage } from '../protocol/
 import type { HeaderRecord, JournalRecord } from './records.js';
 
 /** The version of a saved summary: another is not read (the journal is, whole). */
-const SUMMARY_VERSION = 1;
+const SUMMARY_VERSION = 2;
 
 /** What `list()` shows of a session, folded record by record from its journal. */
 export interface SummaryState {
@@ -11,6 +11,7 @@ export interface SummaryState {
   title?: string;
   /** Milliseconds since the epoch: the header's time, then the root's last timed record. */
   lastActivity: number;
+  /** Tokens of the whole tree: every answer of the root and of its subagents. */
   usage: Usage;
   /** Messages in the root's history. */
   messages: number;
@@ -29,7 +30,8 @@ export interface SummaryState {
 /**
  * The summary of a session's journal, kept as records are written: the writer saves it beside the journal now and
  * then (a store's index), so that listing many long sessions reads each one's summary and the few records after it,
- * not every journal whole. Only the root's facts count, as the journal's reader counts them.
+ * not every journal whole. Only the root's facts count, as the journal's reader counts them, but for the tokens: the
+ * whole tree's, as a run totals them.
  */
 export class SessionSummary {
   readonly state: SummaryState;
@@ -81,6 +83,10 @@ export class SessionSummary {
         return;
       case 'session':
         return;
+      case 'msg':
+        if ('role' in record.m && record.m.role === 'assistant' && record.m.usage)
+          addUsage(state.usage, record.m.usage);
+        break;
     }
     if (record.a !== state.agentId) return;
     if ('t' in record && record.t > state.lastActivity) state.lastActivity = record.t;
@@ -93,8 +99,7 @@ export class SessionSummary {
         const m = record.m;
         if ('input' in m) {
           if (!state.titled) this.titleFrom(this.inputs.get(m.input)?.[m.n]);
-        } else if (m.role === 'assistant' && m.usage) addUsage(state.usage, m.usage);
-        else if (m.role === 'user' && !state.titled) this.titleFrom(m);
+        } else if (m.role === 'user' && !state.titled) this.titleFrom(m);
         break;
       }
       case 'run':

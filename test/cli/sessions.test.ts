@@ -14,6 +14,13 @@ const harness = (options: Parameters<typeof harnessIn>[1] = {}) => harnessIn(dir
 const troupe = (h: Harness, argv: string[]) => runIn(h, argv);
 const TASK = 'Tell me about this project';
 const sessionsDir = () => path.join(dir, '.troupe', 'sessions');
+/** What a `--json` command printed, one object a line. */
+const jsonLines = (h: Harness) =>
+  h
+    .out()
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string; agentId?: string; text?: string; usage?: unknown });
 
 beforeEach(async () => {
   dir = await sampleCopy();
@@ -91,7 +98,7 @@ describe('troupe sessions', () => {
     const h = harness();
     expect(await troupe(h, ['sessions'])).toBe(0);
     const lines = h.out().trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID +STATUS +LAST ACTIVITY +TOKENS +COST +MSGS +TITLE$/);
+    expect(lines[0]).toMatch(/^ID +STATUS +LAST ACTIVITY +TREE TOKENS +TREE COST +MSGS +TITLE$/);
     expect(lines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual(['b', 'a']);
     expect(lines[1]).toMatch(/^b +idle +\d{4}-\d\d-\d\d \d\d:\d\d +\d+ +\$0\.0000 +4 +Run `echo b`$/);
   });
@@ -174,14 +181,32 @@ describe('troupe replay', () => {
     expect(await troupe(harness(), ['run', '--offline', '--mode', 'bypass', '--session=j', 'Run `true`'])).toBe(0);
     const h = harness();
     expect(await troupe(h, ['replay', '--json', 'j'])).toBe(0);
-    const events = h
-      .out()
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; text?: string });
+    const events = jsonLines(h);
     expect(events.map((e) => e.type)).toContain('tool_execution_end');
     expect(events.at(-2)).toMatchObject({ type: 'note', text: expect.stringMatching(/^replay matched/) });
     expect(events.at(-1)).toMatchObject({ type: 'result', stopReason: 'completed' });
+  });
+
+  it('replays the whole tree: the same tokens as the run and the listing, and the final text in --json', async () => {
+    const lastLine = (h: Harness) => jsonLines(h).at(-1) ?? { type: 'none' };
+    const run = harness();
+    // The offline team's answer to this task comes from a swarm of two helpers.
+    expect(await troupe(run, ['run', '--offline', '--mode', 'bypass', '--json', '--session=t', TASK])).toBe(0);
+    const ran = lastLine(run);
+    expect(ran).toMatchObject({ type: 'result', stopReason: 'completed', text: expect.stringMatching(/\S/) });
+    const events = jsonLines(run);
+    const agents = new Set(events.map((e) => e.agentId));
+    expect(agents.size).toBeGreaterThan(1);
+    const listed = harness();
+    expect(await troupe(listed, ['sessions', '--json'])).toBe(0);
+    expect(lastLine(listed)).toMatchObject({ id: 't', usage: ran.usage });
+    const replay = harness();
+    expect(await troupe(replay, ['replay', '--json', 't'])).toBe(0);
+    const replayed = jsonLines(replay);
+    // Every agent of the tree ran again, and matched its recording.
+    expect(new Set(replayed.map((e) => e.agentId))).toEqual(agents);
+    expect(replayed.at(-2)).toMatchObject({ type: 'note', text: expect.stringMatching(/^replay matched/) });
+    expect(replayed.at(-1)).toEqual(ran);
   });
 
   it('needs an id, and says so in one line', async () => {

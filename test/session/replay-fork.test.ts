@@ -5,14 +5,18 @@ import { z } from 'zod';
 import {
   type AgentEvent,
   createAgent,
+  createSupervisor,
   defineTool,
   type JournalRecord,
+  type ModelRequest,
   type Policy,
+  type ScriptedAnswer,
   scriptedModel,
   sessions,
+  textOf,
 } from '../../src/index.js';
-import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
-import { byHistory, cleanTempDirs, tempDir } from './helpers.js';
+import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
+import { byHistory, cleanTempDirs, journalRecords, tempDir } from './helpers.js';
 
 cleanTempDirs();
 
@@ -122,5 +126,120 @@ describe('sessions: replay and fork', () => {
       title: 'counting',
       messages: 8,
     });
+  });
+});
+
+/** Each agent's items, in order: what a replay reproduces agent by agent. */
+function byAgent<T>(items: readonly T[], agentOf: (item: T) => string | undefined): Map<string, T[]> {
+  const map = new Map<string, T[]>();
+  for (const item of items) {
+    const agentId = agentOf(item);
+    if (agentId === undefined) continue;
+    map.set(agentId, [...(map.get(agentId) ?? []), item]);
+  }
+  return map;
+}
+
+/** Records that are the tree's or the timers' (batches, tasks, notices, schedules): a replay does not write them. */
+const TREE = new Set(['session', 'batch', 'task', 'notice', 'schedule']);
+const agentRecords = (records: readonly JournalRecord[]) =>
+  byAgent(normalized(records.filter((r) => !TREE.has(r.k))), (r) => (r as { a?: string }).a);
+const agentEvents = (events: AgentEvent[]) => byAgent(comparable(events), (e) => e.agentId);
+
+/** The root starts a background swarm of three and answers; each result that reaches it opens a turn. */
+function backgroundSwarm(request: ModelRequest): ScriptedAnswer {
+  const who = taskOf(request);
+  const tools = request.messages.filter((m) => m.role === 'tool').length;
+  const notes = request.messages.filter((m) => m.role === 'user' && m.source === 'notification').length;
+  if (who === 'go') {
+    if (notes > 0) return { text: `root saw ${notes}` };
+    if (tools > 0) return { text: 'started' };
+    const tasks = [{ prompt: 'a' }, { prompt: 'b' }, { prompt: 'c' }];
+    return { toolCalls: [{ id: 'sw', name: 'swarm', args: { background: true, tasks } }] };
+  }
+  if (tools === 0) return { toolCalls: [{ id: `${who}_w`, name: 'work', args: { who } }] };
+  return { text: `${who} done` };
+}
+
+describe('sessions: replay of a whole tree', () => {
+  it('replays every agent: the root’s turns its notifications opened, and each subagent’s own', async () => {
+    const dir = tempDir();
+    const gate = latch();
+    const runs: string[] = [];
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({ who: z.string() }),
+      execute: async ({ who }) => {
+        runs.push(who);
+        if (who !== 'a') await gate.promise;
+        return `${who} worked`;
+      },
+    });
+    const config = { tools: [work], subagents: {} };
+    const manager = sessions({ dir });
+    const session = manager.create({ id: 'bg' });
+    const agent = createAgent({ ...config, model: scriptedModel(backgroundSwarm), session });
+    const events: AgentEvent[] = [];
+    agent.on('*', (e) => events.push(e), { subtree: true });
+    const noticed = () => agent.messages.filter((m) => m.role === 'user' && m.source === 'notification').length;
+    const allNoticed = new Promise<void>((resolve) => {
+      agent.on('turn_end', () => {
+        if (noticed() === 1) gate.resolve();
+        if (noticed() === 3) resolve();
+      });
+    });
+    await agent.prompt('go');
+    await allNoticed;
+    await session.idle();
+    session.close();
+    await agent.stop();
+    const original = journalRecords(dir, 'bg');
+    expect(original.filter((r) => r.k === 'turn_start' && r.a === agent.id).length).toBeGreaterThanOrEqual(3);
+
+    const replay = await manager.replay('bg', config);
+    expect(runs.sort()).toEqual(['a', 'b', 'c']); // no tool ran again
+    const want = agentEvents(events);
+    const got = agentEvents(replay.events);
+    expect([...got.keys()]).toEqual([...want.keys()]);
+    for (const [agentId, list] of want) expect(got.get(agentId), agentId).toEqual(list);
+    const wantRecords = agentRecords(original);
+    const gotRecords = agentRecords(replay.records);
+    expect([...gotRecords.keys()]).toEqual([...wantRecords.keys()]);
+    for (const [agentId, list] of wantRecords) expect(gotRecords.get(agentId), agentId).toEqual(list);
+  });
+
+  it('replays a supervisor’s session: each of its agents, with the same events and records', async () => {
+    const dir = tempDir();
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({ who: z.string() }),
+      execute: ({ who }) => `${who} worked`,
+    });
+    const manager = sessions({ dir });
+    const session = manager.create({ id: 'sup' });
+    const supervisor = createSupervisor({ model: scriptedModel(backgroundSwarm), tools: [work], session });
+    const events: AgentEvent[] = [];
+    supervisor.on('*', (e) => events.push(e));
+    const results = await supervisor.swarm(['a', 'b']);
+    await session.idle();
+    session.close();
+    await supervisor.stop();
+
+    const replay = await manager.replay('sup', { tools: [work] });
+    const children = results.map((r) => r.agentId);
+    const want = agentEvents(events);
+    const got = agentEvents(replay.events);
+    for (const child of children) {
+      expect(got.get(child)?.length ?? 0, child).toBeGreaterThan(0);
+      expect(got.get(child), child).toEqual(want.get(child));
+    }
+    const gotRecords = agentRecords(replay.records);
+    for (const [agentId, list] of agentRecords(journalRecords(dir, 'sup'))) {
+      expect(gotRecords.get(agentId), agentId).toEqual(list);
+    }
+    const last = replay.events.filter((e) => e.type === 'message_end' && e.message.role === 'assistant').at(-1);
+    expect(last?.type === 'message_end' && textOf(last.message)).toMatch(/^[ab] done$/);
   });
 });
