@@ -6,7 +6,6 @@
  * In this process, a tool that prints, throws or reports them reaches no event, message or trace with them.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -14,26 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEvent, createAgent, defineTool, scriptedModel, traceAgents } from '../../src/index.js';
 import { keylessEnv, type Ran, REPO } from '../cli/helpers.js';
+import { leaks, PLANTED, plantInEnvironment } from '../helpers/secrets.js';
 import { ToolDriver, tempDir } from './helpers.js';
 
-const tag = () => randomBytes(6).toString('hex');
-/** One variable of every secret class, each value unique and easy to search for. */
-const PLANTED: Record<string, string> = {
-  OPENAI_API_KEY: `sk-planted-openai-${tag()}`,
-  GITHUB_TOKEN: `ghp_planted${tag()}`,
-  AWS_SECRET_ACCESS_KEY: `planted/aws+${tag()}`,
-  ANTHROPIC_AUTH_TOKEN: `planted-auth-${tag()}`,
-  DB_PASSWORD: `planted-pw-${tag()}`,
-  STRIPE_SECRET: `planted-stripe-${tag()}`,
-  SLACK_BOT_TOKEN: `xoxb-planted-${tag()}`,
-  GPG_PASSPHRASE: `planted-pass-${tag()}`,
-  GOOGLE_APPLICATION_CREDENTIALS_JSON: `planted-gcp-${tag()}`,
-  GH_PAT: `planted-pat-${tag()}`,
-  DATABASE_URL: `postgres://app:planted${tag()}@db.internal/app`,
-};
-
-// Before anything in this process reads the environment's secrets (they are read at their first use).
-Object.assign(process.env, PLANTED);
+const unplant = plantInEnvironment();
 
 /** What a command can do to find its parent's keys. */
 const PROBE = [
@@ -57,12 +40,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true });
-  for (const name of Object.keys(PLANTED)) delete process.env[name];
+  unplant();
 });
-
-function leaks(text: string): string[] {
-  return Object.entries(PLANTED).flatMap(([name, value]) => (text.includes(value) ? [name] : []));
-}
 
 async function journal(): Promise<string> {
   const files = await fs.readdir(sessions, { recursive: true, withFileTypes: true });

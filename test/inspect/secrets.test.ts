@@ -2,32 +2,16 @@
  * The inspector uses the one definition of a secret: a value of any secret class in the environment never reaches
  * a frame, whether a tool printed it or it sits in an object under an innocent key.
  */
-import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { createAgent, defineTool, sanitizeInspection, scriptedModel } from '../../src/index.js';
 import { summarize } from '../../src/inspect/sanitize.js';
+import { leaks, PLANTED, plantInEnvironment } from '../helpers/secrets.js';
 
-const tag = () => randomBytes(6).toString('hex');
-const PLANTED: Record<string, string> = {
-  GITHUB_TOKEN: `ghp_planted${tag()}`,
-  AWS_SECRET_ACCESS_KEY: `planted/aws+${tag()}`,
-  ANTHROPIC_AUTH_TOKEN: `planted-auth-${tag()}`,
-  DB_PASSWORD: `planted-pw-${tag()}`,
-  MY_SERVICE_API_KEY: `planted-key-${tag()}`,
-  DATABASE_URL: `postgres://app:planted${tag()}@db.internal/app`,
-};
-// Before anything reads the environment's secrets (they are read at their first use).
-Object.assign(process.env, PLANTED);
+const unplant = plantInEnvironment();
 
-afterAll(() => {
-  for (const name of Object.keys(PLANTED)) delete process.env[name];
-});
-
-function leaks(text: string): string[] {
-  return Object.entries(PLANTED).flatMap(([name, value]) => (text.includes(value) ? [name] : []));
-}
+afterAll(unplant);
 
 describe('inspector frames', () => {
   it('carry no value of a secret variable, under any key', () => {

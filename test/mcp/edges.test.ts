@@ -11,14 +11,10 @@ import { connectMcpServers, type McpConnection } from '../../src/mcp/index.js';
 import { resultText } from '../agent/helpers.js';
 import { ToolDriver, tempDir } from '../builtin/helpers.js';
 import { keylessEnv, runPiped } from '../cli/helpers.js';
+import { PLANTED, plantInEnvironment } from '../helpers/secrets.js';
 
 const RAW = path.join(import.meta.dirname, 'fixtures/raw-server.mjs');
-const PLANTED = {
-  OPENAI_API_KEY: 'sk-planted-for-mcp-0123456789',
-  GITHUB_TOKEN: 'ghp_plantedformcp0123456789',
-  DB_PASSWORD: 'planted-db-password-42',
-};
-Object.assign(process.env, PLANTED);
+const unplant = plantInEnvironment();
 /** Named in the server's config: passed to it, and a secret from then on. */
 const CONFIG_VALUE = 'config-only-value-7f3a9c';
 
@@ -35,7 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await driver.close();
-  for (const name of Object.keys(PLANTED)) delete process.env[name];
+  unplant();
 });
 
 describe('a stdio reply over the size limit', () => {

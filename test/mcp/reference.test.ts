@@ -10,21 +10,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/index.js';
 import { connectMcpServers, type McpConnection } from '../../src/mcp/index.js';
-import { resultText } from '../agent/helpers.js';
 import { ToolDriver, tempDir, writeTree } from '../builtin/helpers.js';
 import { keylessEnv, runPiped } from '../cli/helpers.js';
+import { PLANTED, plantInEnvironment } from '../helpers/secrets.js';
 
 const require = createRequire(import.meta.url);
 const bin = (manifest: string) => path.join(path.dirname(manifest), 'dist/index.js');
 const EVERYTHING = bin(require.resolve('@modelcontextprotocol/server-everything/package.json'));
 const FILESYSTEM = bin(require.resolve('@modelcontextprotocol/server-filesystem/package.json'));
 
-const PLANTED = {
-  OPENAI_API_KEY: 'sk-planted-reference-0123456789',
-  GITHUB_TOKEN: 'ghp_plantedreference0123456789',
-  AWS_SECRET_ACCESS_KEY: 'planted/reference+aws0123',
-};
-Object.assign(process.env, PLANTED);
+const unplant = plantInEnvironment();
 
 let dir: string;
 let mcp: McpConnection;
@@ -45,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await driver.close();
   await fs.rm(dir, { recursive: true, force: true });
-  for (const name of Object.keys(PLANTED)) delete process.env[name];
+  unplant();
 });
 
 describe('server-everything', () => {
