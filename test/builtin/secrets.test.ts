@@ -184,3 +184,20 @@ describe('the processes troupe starts for itself', () => {
     expect(leaks(env)).toEqual([]);
   });
 });
+
+describe("a command's environment", () => {
+  it('keeps the variables that only look like secrets, and none of the secret ones', async () => {
+    Object.assign(process.env, { GIT_AUTHOR_NAME: 'Ada', TOKENIZERS_PARALLELISM: 'false', MAX_TOKENS: '4096' });
+    const driver = await ToolDriver.open({ roots: dir });
+    try {
+      const out = await driver.ok('bash', {
+        command: 'echo "$GIT_AUTHOR_NAME/$TOKENIZERS_PARALLELISM/$MAX_TOKENS"; env',
+      });
+      expect(out).toContain('Ada/false/4096');
+      for (const name of Object.keys(PLANTED)) expect(out).not.toContain(`${name}=`);
+    } finally {
+      await driver.close();
+      for (const name of ['GIT_AUTHOR_NAME', 'TOKENIZERS_PARALLELISM', 'MAX_TOKENS']) delete process.env[name];
+    }
+  });
+});
