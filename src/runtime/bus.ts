@@ -21,6 +21,8 @@ export interface ListenOptions {
 class Listeners {
   byType?: Map<string, Set<Listener>>;
   all?: Set<Listener>;
+  /** One agent's journal (its session's recorder): hears the agent's events before anybody else does. */
+  journal?: Listeners;
 
   add(type: string, listener: Listener): () => boolean {
     if (type === '*') {
@@ -41,6 +43,7 @@ class Listeners {
   }
 
   get empty(): boolean {
+    if (this.journal !== undefined && !this.journal.empty) return false;
     if (this.all !== undefined && this.all.size > 0) return false;
     if (this.byType) for (const set of this.byType.values()) if (set.size > 0) return false;
     return true;
@@ -82,7 +85,9 @@ export class EventBus {
     // One agent's listeners want only some types (a session's recorder, five of them): the rest are not built.
     const ownTyped = own?.byType?.get(body.type);
     const ownAll = own?.all !== undefined && own.all.size > 0 ? own.all : undefined;
-    const mine = ownAll !== undefined || (ownTyped !== undefined && ownTyped.size > 0);
+    const journal = own?.journal?.byType?.get(body.type);
+    const journaled = journal !== undefined && journal.size > 0;
+    const mine = ownAll !== undefined || (ownTyped !== undefined && ownTyped.size > 0) || journaled;
     if (all === undefined && (typed === undefined || typed.size === 0) && !mine) return undefined;
     // Built as one literal with the body spread last: the origin is usually the agent's runtime object, so it is
     // never spread (that would copy the runtime into every event), and on this V8 `{ ...body, more }` or adding
@@ -96,6 +101,9 @@ export class EventBus {
         : { seq, time, agentId, parentId, turn, step, ...body }
     ) as AgentEvent;
     if (origin.replaying?.(body)) event.replayed = true;
+    // The journal first: a fact is recorded (and, where a caller counts on it, stored) before any listener can
+    // act on it, exit included.
+    if (journaled) this.dispatch(journal, undefined, event);
     this.dispatch(typed, all, event);
     if (mine) this.dispatch(ownTyped, ownAll, event);
     return event;
@@ -133,12 +141,25 @@ export class EventBus {
   on<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>, agentId?: string): () => void;
   on(type: '*', listener: Listener, agentId?: string): () => void;
   on(type: string, listener: Listener<never>, agentId?: string): () => void {
-    const fn = listener as Listener;
+    return this.listen(type, listener as Listener, agentId, false);
+  }
+
+  /**
+   * Listens to one type of one agent's events as its journal: before the bus-wide listeners and the agent's own,
+   * so that what a listener hears of is already recorded. Not for `'*'` or deltas (a journal keeps neither).
+   */
+  journal<T extends AgentEventType>(type: T, listener: Listener<AgentEventOf<T>>, agentId: string): () => void {
+    return this.listen(type, listener as Listener, agentId, true);
+  }
+
+  private listen(type: string, fn: Listener, agentId: string | undefined, journal: boolean): () => void {
     let scope = this.global;
+    let own: Listeners | undefined;
     if (agentId !== undefined) {
       this.byAgent ??= new Map();
-      scope = this.byAgent.get(agentId) ?? new Listeners();
-      this.byAgent.set(agentId, scope);
+      own = this.byAgent.get(agentId) ?? new Listeners();
+      this.byAgent.set(agentId, own);
+      scope = journal ? (own.journal ??= new Listeners()) : own;
     }
     const remove = scope.add(type, fn);
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);
@@ -148,7 +169,9 @@ export class EventBus {
       removed = true;
       this.counts.set(type, (this.counts.get(type) ?? 1) - 1);
       // An agent that stops listening leaves no entry behind (a long-lived tree sees many short-lived agents).
-      if (agentId !== undefined && scope.empty && this.byAgent?.get(agentId) === scope) this.byAgent.delete(agentId);
+      if (own !== undefined && agentId !== undefined && own.empty && this.byAgent?.get(agentId) === own) {
+        this.byAgent.delete(agentId);
+      }
     };
   }
 

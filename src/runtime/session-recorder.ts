@@ -119,17 +119,17 @@ export class SessionRecorder {
       if (this.journaled.asked.has(id) && !this.journaled.approvals.has(id)) this.approval(id, approved, reason);
     };
     // Listening by agent id: the bus keeps one agent's listeners apart, so a tree of many recorders costs one
-    // lookup per event, not a filter per recorder.
+    // lookup per event, not a filter per recorder; as its journal, so a fact is recorded before anyone hears of it.
     this.offs.push(
-      bus.on('message_end', (event) => this.message(event), agentId),
-      bus.on('tool_execution_start', (event) => this.toolStart(event), agentId),
-      bus.on('tool_execution_end', (event) => this.toolEnd(event), agentId),
-      bus.on('approval_requested', (event) => this.asked(event), agentId),
-      bus.on('turn_start', (event) => this.turnStart(event), agentId),
-      bus.on('turn_end', (event) => this.turnEnd(event), agentId),
-      bus.on('compaction_end', (event) => this.compaction(event), agentId),
-      bus.on('agent_start', (event) => this.run(event, true), agentId),
-      bus.on('agent_end', (event) => this.run(event, false), agentId),
+      bus.journal('message_end', (event) => this.message(event), agentId),
+      bus.journal('tool_execution_start', (event) => this.toolStart(event), agentId),
+      bus.journal('tool_execution_end', (event) => this.toolEnd(event), agentId),
+      bus.journal('approval_requested', (event) => this.asked(event), agentId),
+      bus.journal('turn_start', (event) => this.turnStart(event), agentId),
+      bus.journal('turn_end', (event) => this.turnEnd(event), agentId),
+      bus.journal('compaction_end', (event) => this.compaction(event), agentId),
+      bus.journal('agent_start', (event) => this.run(event, true), agentId),
+      bus.journal('agent_end', (event) => this.run(event, false), agentId),
     );
   }
 

@@ -36,6 +36,12 @@ switch (mode) {
     end();
     break;
   }
+  case 'turn_end': {
+    const agent = createAgent({ ...config, session });
+    agent.on('turn_end', () => end());
+    void agent.prompt('go');
+    break;
+  }
   case 'idle': {
     void createAgent({ ...config, session }).prompt('go');
     await session.idle();

@@ -19,6 +19,7 @@ const reported: Record<string, (records: JournalRecord[]) => void> = {
   prompt: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
   stream: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
   idle: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
+  turn_end: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
   approve: (records) =>
     expect(records.filter((r) => r.k === 'approval').map((r) => (r.k === 'approval' ? r.approved : 0))).toEqual([true]),
   swarm: (records) => expect(settled(records)).toEqual(['completed', 'completed']),
