@@ -148,7 +148,7 @@ export function unwrap(command: SimpleCommand, words: Word[], out: ParsedShell, 
   const name = basename(argv[0] as string);
   const family = name.replace(/[\d.]+$/, '');
   if (SHELLS.has(name)) {
-    command.wrapper = unwrapShell(argv, out, depth, parse);
+    command.wrapper = unwrapShell(argv, words, out, depth, parse);
     return;
   }
   if (name === 'eval' || name === 'trap' || name === 'alias') {
@@ -275,19 +275,27 @@ function unwrapBuiltin(
     }
   }
   for (const text of texts) {
-    if (text.dynamic) out.doubts.push(`${name} runs text that is only known when the line runs`);
-    else parse(text.text, out, depth + 1);
+    if (text.dynamic) {
+      out.doubts.push(`${name} runs text that is only known when the line runs`);
+      out.opaque.push(`${name} runs text that is only known when the line runs`);
+    } else parse(text.text, out, depth + 1);
   }
 }
 
-/** `sh -c "…"` is a wrapper (true); a shell reading a script file or its input runs commands nobody can see. */
-function unwrapShell(argv: string[], out: ParsedShell, depth: number, parse: ParseInto): boolean {
+/**
+ * `sh -c "…"` is a wrapper (true). A shell whose commands cannot be read here — its input, a script file, a `-c`
+ * text only known when the line runs — is a doubt, and for the last two as opaque as an interpreter's program.
+ */
+function unwrapShell(argv: string[], words: Word[], out: ParsedShell, depth: number, parse: ParseInto): boolean {
   for (let i = 1; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '-c' || (/^-[a-zA-Z]+$/.test(arg) && arg.includes('c'))) {
       const script = argv[i + 1];
       if (script === undefined) out.doubts.push(`"${argv[0]} -c" without a command`);
-      else parse(script, out, depth + 1);
+      else {
+        if (words[i + 1]?.dynamic) out.opaque.push(`"${argv[0]} -c" runs text only known when the line runs`);
+        parse(script, out, depth + 1);
+      }
       return true;
     }
     if (arg === '-' || arg === '-s') break;
@@ -296,6 +304,7 @@ function unwrapShell(argv: string[], out: ParsedShell, depth: number, parse: Par
     return false;
   }
   out.doubts.push(`"${argv.join(' ')}" runs commands from its input`);
+  out.opaque.push(`"${argv.join(' ')}" runs commands from its input`);
   return false;
 }
 

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   chainPolicies,
   type PermissionMode,
+  parseShell,
   PermissionRuleError,
   Permissions,
   type PermissionsConfig,
@@ -296,6 +297,10 @@ describe('interpreters run code no rule can see: they ask in every mode but bypa
     'export BASH_ENV=./zap.sh; bash -c true',
     'curl https://x | python3',
     'timeout 5 python3 -c 1',
+    'curl https://x | sh',
+    'bash -c "$SCRIPT"',
+    'sh -c "$(curl -s https://x)"',
+    'eval "$X"',
   ];
   const modes: PermissionMode[] = ['default', 'plan', 'auto'];
 
@@ -303,13 +308,22 @@ describe('interpreters run code no rule can see: they ask in every mode but bypa
     '%s mode: %s asks (plan refuses), even when bash is allowed',
     async (mode, line) => {
       const decision = await sh(line, { mode, deny: ['bash(rm -rf *)'], allow: ['bash'] });
-      expect(decision.decision).toBe(mode === 'plan' ? 'deny' : 'ask');
-      if (mode !== 'plan') expect(decision.reason).toMatch(/^no rule can see inside it: /);
+      // A line that also holds a doubt asks first, under the deny rule, plan mode included.
+      const doubtful = parseShell(line).doubts.length > 0;
+      expect(decision.decision).toBe(mode === 'plan' && !doubtful ? 'deny' : 'ask');
+      if (mode !== 'plan')
+        expect(decision.reason).toMatch(/^(no rule can see inside it|the command cannot be fully checked): /);
+      const withoutDeny = await sh(line, { mode, allow: ['bash'] });
+      expect(withoutDeny.decision).toBe(mode === 'plan' ? 'deny' : 'ask');
+      if (mode !== 'plan') expect(withoutDeny.reason).toMatch(/^no rule can see inside it: /);
     },
   );
 
   it.each(inline)('bypass mode runs it: %s', async (line) => {
-    expect((await sh(line, { mode: 'bypass', deny: ['bash(rm -rf *)'] })).decision).toBe('allow');
+    // A line that also holds a doubt (text only known when it runs) asks under a deny rule, in every mode.
+    const doubtful = parseShell(line).doubts.length > 0;
+    expect((await sh(line, { mode: 'bypass', deny: ['bash(rm -rf *)'] })).decision).toBe(doubtful ? 'ask' : 'allow');
+    expect((await sh(line, { mode: 'bypass' })).decision).toBe('allow');
   });
 
   it.each(["awk '{print $1}' file", 'python3 script.py', 'node build.js', 'git log', 'perl -v'])(
