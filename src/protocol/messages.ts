@@ -131,10 +131,6 @@ export function userMessage(input: string | UserContent[], source: UserMessageSo
 }
 
 /**
- * The text parts of a message, joined: what a user or assistant message says. A tool message holds
- * `tool_result` parts, whose text is inside each part's own `content`, so its text here is `""`.
- */
-/**
  * The text of a message, as a person reading the conversation would take it: a user or assistant message's text
  * parts, joined (reasoning, tool calls and images left out); a tool message's results, each one's text parts
  * joined, one result a line, in call order (an error result's text is its error). `""` for no message.
