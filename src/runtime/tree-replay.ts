@@ -18,12 +18,12 @@ export interface AgentReplay {
 }
 
 /**
- * Replays every agent of a session, one after another, each alone (see DESIGN, Sessions): its inputs, steers and
- * approvals given as recorded, each turn opened as the journal opened it (a prompt, a task, notifications), every
- * model answer and tool result taken from its own journal. A subagent tool's call is answered by its journaled
- * result, not by running the subagents again: they replay on their own, so no agent's replay depends on when
- * another's ends. The root comes first (when the session has one: a supervisor's has only its agents), then the
- * others in the order they first appear in the journal.
+ * Replays every agent of a session, one after another, each alone (see docs/architecture/journal.md): its inputs,
+ * steers and approvals given as recorded, each turn opened as the journal opened it (a prompt, a task, notifications),
+ * every model answer and tool result taken from its own journal. A subagent tool's call is answered by its journaled
+ * result, not by running the subagents again: they replay on their own, so no agent's replay depends on when another's
+ * ends. The root comes first (when the session has one: a supervisor's has only its agents), then the others in the
+ * order they first appear in the journal.
  */
 export async function replayAgents(
   header: HeaderRecord,
