@@ -10,7 +10,7 @@ import {
   sessions,
   textOf,
 } from '../../src/index.js';
-import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
+import { expectValidHistory, latch, resultText, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
 
 cleanTempDirs();
@@ -134,5 +134,52 @@ describe('sessions: Troupe owns tool-call identity', () => {
     const replay = await resumed.replay('restart', { tools: [countTool(runs)] });
     expect(runs).toEqual([1, 7]);
     expect(replayedResults(replay.events)).toEqual(toolResults(live).map((r) => [r.toolCallId, resultText(r)]));
+  });
+
+  it('a crash while the reused id runs: the call is not run blind again, and the next call_1 gets the next identity', async () => {
+    const dir = tempDir();
+    const manager = sessions({ dir });
+    const session = manager.create({ id: 'mid', agentId: 'a' });
+    const runs: number[] = [];
+    const reached = latch();
+    const hanging = defineTool({
+      name: 'count',
+      description: 'counts',
+      schema: z.object({ n: z.number() }),
+      execute: async ({ n }) => {
+        runs.push(n);
+        if (n === 2) {
+          reached.resolve();
+          await new Promise(() => {});
+        }
+        return `counted ${n}`;
+      },
+    });
+    const agent = createAgent({ model: call1Model(), tools: [hanging], session });
+    await agent.prompt('1');
+    void agent.prompt('2');
+    await reached.promise;
+    const crashed = crashCopy(dir); // killed while the second call_1 (call_1_2) runs
+    session.close();
+    agent.interrupt();
+    await agent.stop();
+
+    const resumed = sessions({ dir: crashed });
+    const reopened = resumed.open('mid');
+    const again = createAgent({ model: call1Model(), tools: [countTool(runs)], session: reopened });
+    await reopened.idle();
+    // The call that was running is answered as interrupted, never run again; the old call_1 kept its result.
+    expect(runs).toEqual([1, 2]);
+    const results = toolResults(again.messages);
+    expect(results.map((r) => r.toolCallId)).toEqual(['call_1', 'call_1_2']);
+    expect(resultText(results[0])).toBe('counted 1');
+    expect(resultText(results[1])).toMatch(/interrupted by a restart/);
+    // The restarted model's next call_1 is a new call with an identity of its own, and it runs.
+    await again.prompt('3');
+    expect(runs).toEqual([1, 2, 3]);
+    expect(toolResults(again.messages).map((r) => r.toolCallId)).toEqual(['call_1', 'call_1_2', 'call_1_3']);
+    expectValidHistory(again.messages);
+    reopened.close();
+    await again.stop();
   });
 });
