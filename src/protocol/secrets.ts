@@ -8,7 +8,7 @@ import type { ToolResultPart } from './messages.js';
  *
  * - a variable, header or object key is secret by its NAME: `*API_KEY*` (and `PRIVATE_`, `ACCESS_`, `SIGNING_`,
  *   `ENCRYPTION_`, `MASTER_` keys), `*TOKEN*` (not `*TOKENS*` or `TOKENIZER*`: counts), `*SECRET*`, `*PASSWORD*`,
- *   `*PASSWD*`, `*PASSPHRASE*`, `*CREDENTIAL*`, `AUTH` as a word, `*AUTHORIZATION*`, `*COOKIE*`, `*BEARER*`, `*_PAT`;
+ *   `*PASSWD*`, `*PASSPHRASE*`, `*CREDENTIAL*`, `*_AUTH` (not `SSH_AUTH_SOCK`, a path), `*AUTHORIZATION*`, `*COOKIE*`, `*BEARER*`, `*_PAT`;
  *   camelCase and dashes count as underscores (`apiKey`, `x-api-key`, `Authorization`, `GITHUB_TOKEN`);
  * - a value is secret when it is a URL with a password in it (`postgres://user:pass@host`), whatever its name;
  * - the values known to be secret are those of the environment's secret variables, the keys the process's models
@@ -18,7 +18,7 @@ import type { ToolResultPart } from './messages.js';
  * break much.
  */
 const SECRET_NAME =
-  /(API|PRIVATE|ACCESS|SIGNING|ENCRYPTION|MASTER)_?KEY|TOKEN(?![A-Z])|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|(^|_)AUTH($|_)|AUTHORIZATION|COOKIE|BEARER|(^|_)PAT$/;
+  /(API|PRIVATE|ACCESS|SIGNING|ENCRYPTION|MASTER)_?KEY|TOKEN(?![A-Z])|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|(^|_)AUTH$|AUTHORIZATION|COOKIE|BEARER|(^|_)PAT$/;
 const CREDENTIAL_URL = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
 const MIN_LENGTH = 8;
 

@@ -187,17 +187,23 @@ describe('the processes troupe starts for itself', () => {
 
 describe("a command's environment", () => {
   it('keeps the variables that only look like secrets, and none of the secret ones', async () => {
-    Object.assign(process.env, { GIT_AUTHOR_NAME: 'Ada', TOKENIZERS_PARALLELISM: 'false', MAX_TOKENS: '4096' });
+    const lookalikes = {
+      GIT_AUTHOR_NAME: 'Ada',
+      TOKENIZERS_PARALLELISM: 'false',
+      MAX_TOKENS: '4096',
+      SSH_AUTH_SOCK: '/tmp/ssh-agent.sock',
+    };
+    Object.assign(process.env, lookalikes);
     const driver = await ToolDriver.open({ roots: dir });
     try {
       const out = await driver.ok('bash', {
-        command: 'echo "$GIT_AUTHOR_NAME/$TOKENIZERS_PARALLELISM/$MAX_TOKENS"; env',
+        command: 'echo "$GIT_AUTHOR_NAME/$TOKENIZERS_PARALLELISM/$MAX_TOKENS/$SSH_AUTH_SOCK"; env',
       });
-      expect(out).toContain('Ada/false/4096');
+      expect(out).toContain('Ada/false/4096//tmp/ssh-agent.sock');
       for (const name of Object.keys(PLANTED)) expect(out).not.toContain(`${name}=`);
     } finally {
       await driver.close();
-      for (const name of ['GIT_AUTHOR_NAME', 'TOKENIZERS_PARALLELISM', 'MAX_TOKENS']) delete process.env[name];
+      for (const name of Object.keys(lookalikes)) delete process.env[name];
     }
   });
 });
