@@ -111,6 +111,8 @@ function uniqueId(id: string, taken: (id: string) => boolean): string {
   }
 }
 
+const NONE_REUSED: readonly ReusedCallId[] = Object.freeze([]);
+
 /** A tool call whose provider id was already taken, and the id it was given (see {@link checkModelAnswer}). */
 export interface ReusedCallId {
   toolCallId: string;
@@ -132,7 +134,7 @@ export function checkModelAnswer(
   raw: unknown,
   model: { id: string; provider: string },
   taken: ReadonlySet<string> = new Set(),
-): { message: AssistantMessage; reused: ReusedCallId[] } | { problem: string } {
+): { message: AssistantMessage; reused: readonly ReusedCallId[] } | { problem: string } {
   if (!isRecord(raw)) return { problem: `the model's final message is ${describe(raw)}` };
   if (raw.role !== 'assistant') return { problem: `the model's final message has role ${JSON.stringify(raw.role)}` };
   const problem = assistantProblem(raw);
@@ -145,7 +147,7 @@ export function checkModelAnswer(
   };
   let calls = 0;
   let ids: Set<string> | undefined;
-  const reused: ReusedCallId[] = [];
+  let reused: ReusedCallId[] | undefined;
   for (let i = 0; i < message.content.length; i++) {
     const part = message.content[i] as AssistantContent;
     if (part.type !== 'tool_call') continue;
@@ -157,6 +159,7 @@ export function checkModelAnswer(
       const id = uniqueId(part.id, (candidate) => seen.has(candidate) || taken.has(candidate) || given.has(candidate));
       copy().content[i] = { ...part, id } satisfies ToolCallPart;
       ids.add(id);
+      reused ??= [];
       reused.push({ toolCallId: id, providerId: part.id, toolName: part.name });
     } else ids.add(part.id);
   }
@@ -172,7 +175,7 @@ export function checkModelAnswer(
     }
     copy().usage = usage;
   }
-  return { message: repaired ?? message, reused };
+  return { message: repaired ?? message, reused: reused ?? NONE_REUSED };
 }
 
 function idsOf(content: readonly AssistantContent[]): string[] {
