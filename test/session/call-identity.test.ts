@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -181,5 +182,27 @@ describe('sessions: Troupe owns tool-call identity', () => {
     expectValidHistory(again.messages);
     reopened.close();
     await again.stop();
+  });
+
+  it('a result too long to send is saved per call: the reused id does not overwrite the first call file', async () => {
+    const dir = tempDir();
+    const manager = sessions({ dir });
+    const session = manager.create({ id: 'saved', agentId: 'a' });
+    const long = defineTool({
+      name: 'count',
+      description: 'counts at length',
+      schema: z.object({ n: z.number() }),
+      execute: ({ n }) => `${n}`.repeat(500),
+    });
+    const agent = createAgent({ model: call1Model(), tools: [long], session, toolResults: { maxChars: 100 } });
+    await agent.prompt('1');
+    await agent.prompt('2');
+    const saved = toolResults(agent.messages).map(
+      (r) => (r.details as { fullResult: { path: string } }).fullResult.path,
+    );
+    expect(new Set(saved).size).toBe(2);
+    expect(saved.map((path) => readFileSync(path, 'utf8'))).toEqual(['1'.repeat(500), '2'.repeat(500)]);
+    session.close();
+    await agent.stop();
   });
 });
