@@ -135,9 +135,15 @@ function comparable(records: readonly JournalRecord[]): string[] {
   for (const record of records) {
     if (NOT_AGENTS.has(record.k) || !('a' in record)) continue;
     const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
-    byAgent.set(record.a, [...(byAgent.get(record.a) ?? []), JSON.stringify(rest)]);
+    byAgent.set(record.a, [...(byAgent.get(record.a) ?? []), JSON.stringify(rest, sortedKeys)]);
   }
   return [...byAgent.values()].flat();
+}
+
+/** A record's objects with their keys in order: a journal read back and a replay's list may order them apart. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** `troupe replay <id>`: the session's agent again, answered only from its journal; its events printed. */
