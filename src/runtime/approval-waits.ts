@@ -15,6 +15,11 @@ export interface ApprovalRecipient {
 // shows the call as waiting.
 const awaiting = new WeakMap<ApprovalRecipient, Set<string>>();
 
+/** Whether `toolCallId` waits on `actor` for an answer (nothing is taken). */
+export function awaitsApproval(actor: ApprovalRecipient, toolCallId: string): boolean {
+  return awaiting.get(actor)?.has(toolCallId) ?? false;
+}
+
 /** Takes the answer to a waiting call: true if `toolCallId` was waiting on `actor` (it no longer is). */
 export function takeApproval(actor: ApprovalRecipient, toolCallId: string): boolean {
   return awaiting.get(actor)?.delete(toolCallId) ?? false;

@@ -17,6 +17,7 @@ import type { AnyTool } from '../tools/index.js';
 import { Agent, attachTo } from './agent.js';
 import { type AgentConfig, agentSettings } from './agent-config.js';
 import { stateString } from './agent-state.js';
+import { awaitsApproval } from './approval-waits.js';
 import { type BudgetLimits, checkLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions } from './bus.js';
 import { journalAnswer, type Policy } from './env.js';
@@ -265,14 +266,15 @@ export class Supervisor {
   approve(call: ApprovalTarget | string): void {
     const target = this.approvalTarget(call);
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
-    if (target) journalAnswer(target, call, true);
+    // Journaled only for a call that waits: an answer the agent will ignore (a closed call) is no fact.
+    if (target && awaitsApproval(target, toolCallId)) journalAnswer(target, call, true);
     target?.send({ type: 'APPROVE', toolCallId });
   }
 
   deny(call: ApprovalTarget | string, reason?: string): void {
     const target = this.approvalTarget(call);
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
-    if (target) journalAnswer(target, call, false, reason);
+    if (target && awaitsApproval(target, toolCallId)) journalAnswer(target, call, false, reason);
     target?.send({ type: 'DENY', toolCallId, ...(reason === undefined ? {} : { reason }) });
   }
 

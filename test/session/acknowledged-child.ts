@@ -56,6 +56,16 @@ switch (mode) {
     void agent.prompt('risky');
     break;
   }
+  case 'tree_approve': {
+    // A subagent's question, answered through the supervisor from the listener that hears it.
+    const supervisor = createSupervisor({ ...config, session });
+    supervisor.on('approval_requested', (event) => {
+      supervisor.approve(event);
+      end();
+    });
+    void supervisor.swarm(['risky']);
+    break;
+  }
   case 'swarm': {
     await createSupervisor({ ...config, session }).swarm(['one', 'two']);
     end();
