@@ -12,5 +12,5 @@ export { JsonlStore } from './jsonl-store.js';
 export { decodeRecord } from './record-schema.js';
 export * from './records.js';
 export { SqliteStore } from './sqlite-store.js';
-export { SessionLockedError, SessionStorageError, type StorageProblem, type Store, type StoreWriter } from './store.js';
+export { SessionLockedError, SessionStorageError, type Store, type StoreWriter } from './store.js';
 export { SessionSummary, type SummaryState } from './summary.js';

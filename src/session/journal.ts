@@ -136,6 +136,8 @@ export class JournalWriter {
   private buffer: string[] = [];
   private scheduled = false;
   private closed = false;
+  /** The store's last write still waiting for its medium (see StoreWriter.append): later writes are behind it. */
+  private waiting?: Promise<void>;
   /** Effect records buffered while grouping: their runners wait for the write. */
   private effects?: { stored: Promise<void>; resolve: () => void };
   /** Bytes written since the index was last saved. */
@@ -203,10 +205,20 @@ export class JournalWriter {
 
   /**
    * Settles once every `effect` record added so far is stored; undefined when they already are (the usual case:
-   * an effect's start is written at once unless starts are grouped), so a runner waits only when it must.
+   * an effect's start is written at once unless starts are grouped, or the store is waiting for its medium), so a
+   * runner waits only when it must.
    */
   durable(): Promise<void> | undefined {
-    return this.effects?.stored;
+    return this.effects?.stored ?? this.waiting;
+  }
+
+  /** Stops recording at the store's first failure, and says so once. */
+  private fail(error: unknown): Error {
+    if (!this.failure) {
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      this.onFailure(`${this.failure.message}; the session records nothing more until it is opened again`);
+    }
+    return this.failure;
   }
 
   /**
@@ -242,15 +254,28 @@ export class JournalWriter {
     this.buffer = [];
     const effects = this.effects;
     this.effects = undefined;
+    let waiting: void | Promise<void> | undefined;
     try {
-      this.writer.append(batch);
+      waiting = this.writer.append(batch);
     } catch (error) {
-      this.failure = error instanceof Error ? error : new Error(String(error));
-      this.onFailure(`${this.failure.message}; the session records nothing more until it is opened again`);
-      throw this.failure;
+      throw this.fail(error);
     } finally {
       // The runners go on even when the store failed: the failure is thrown where it happened, as before grouping.
-      effects?.resolve();
+      if (!waiting) effects?.resolve();
+    }
+    if (waiting) {
+      // The store waits for its medium: what was added is stored when this settles, and effects wait for it.
+      this.waiting = waiting;
+      waiting.then(
+        () => {
+          if (this.waiting === waiting) this.waiting = undefined;
+          effects?.resolve();
+        },
+        (error: unknown) => {
+          this.fail(error);
+          effects?.resolve();
+        },
+      );
     }
     this.stats.writes++;
     let bytes = 0;

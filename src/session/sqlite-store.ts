@@ -7,24 +7,37 @@ import {
   type Store,
   type StoreWriter,
 } from './store.js';
+import { WriteQueue } from './write-queue.js';
 
 type Db = InstanceType<typeof Database>;
 
 /**
  * Sessions in one SQLite database (better-sqlite3, WAL): one row per record, keyed by session and position. A
  * committed row survives a crash of the process (`synchronous = NORMAL` under WAL); a writer holds a row of the
- * `locks` table with its pid, taken in a transaction so two processes cannot both take it.
+ * `locks` table with its pid, taken in a transaction so two processes cannot both take it. Reads never wait (WAL);
+ * a write that finds another process holding the database waits in a queue, off the event loop (see WriteQueue):
+ * `append` then returns a promise that settles when its records are stored.
  */
 export class SqliteStore implements Store {
   private readonly db: Db;
   private readonly insert;
   private readonly selectAll;
   private readonly countRows;
+  private readonly onWait: (message: string) => void;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    options: {
+      /** Told when writes start waiting for another process that holds the database, and when they are stored. */
+      onWait?: (message: string) => void;
+    } = {},
+  ) {
+    this.onWait = options.onWait ?? ((message) => console.warn(`[troupe] ${message}`));
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
+    // Creating the tables of a new database waits for another writer as SQLite does; every later write is
+    // tried once and, when the database is busy, queued (WriteQueue): the event loop never sleeps on a lock.
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(
       `CREATE TABLE IF NOT EXISTS records (session TEXT NOT NULL, n INTEGER NOT NULL, body TEXT NOT NULL,
@@ -35,6 +48,7 @@ export class SqliteStore implements Store {
     this.insert = this.db.prepare('INSERT INTO records (session, n, body) VALUES (?, ?, ?)');
     this.selectAll = this.db.prepare('SELECT body FROM records WHERE session = ? ORDER BY n').pluck();
     this.countRows = this.db.prepare('SELECT count(*) FROM records WHERE session = ?').pluck();
+    this.db.pragma('busy_timeout = 0');
   }
 
   list(): string[] {
@@ -59,12 +73,16 @@ export class SqliteStore implements Store {
 
   acquire(id: string): StoreWriter {
     checkSessionId(id);
+    const holder = this.holder(id);
+    if (holder !== undefined && processAlive(holder)) throw new SessionLockedError(id, `process ${holder}`);
+    const queue = new WriteQueue(`Session "${id}"`, this.onWait);
+    // Taken again inside the write: a process that took it since the check above wins, and this writer fails.
     const take = this.db.transaction(() => {
       const holder = this.holder(id);
       if (holder !== undefined && processAlive(holder)) throw new SessionLockedError(id, `process ${holder}`);
       this.db.prepare('INSERT OR REPLACE INTO locks (session, pid) VALUES (?, ?)').run(id, process.pid);
     });
-    take.immediate();
+    queue.run(() => take.immediate());
     let next = this.countRows.get(id) as number;
     // All or none: a failed transaction is rolled back, and the next batch takes the same positions.
     const append = this.db.transaction((records: readonly string[]) => {
@@ -80,27 +98,40 @@ export class SqliteStore implements Store {
       append: (records) => {
         live();
         if (records.length === 0) return;
-        try {
-          next = append(records);
-        } catch (error) {
-          throw new SessionStorageError(id, 'append to its journal', error);
-        }
+        return queue.run(() => {
+          try {
+            next = append(records);
+          } catch (error) {
+            throw new SessionStorageError(id, 'append to its journal', error);
+          }
+        });
       },
       truncate: (count) => {
         live();
-        this.db.prepare('DELETE FROM records WHERE session = ? AND n >= ?').run(id, count);
-        // An index that counted the records dropped no longer sums up the journal.
-        this.db.prepare('DELETE FROM indexes WHERE session = ? AND n > ?').run(id, count);
-        next = Math.min(next, count);
+        queue.run(() => {
+          this.db.prepare('DELETE FROM records WHERE session = ? AND n >= ?').run(id, count);
+          // An index that counted the records dropped no longer sums up the journal.
+          this.db.prepare('DELETE FROM indexes WHERE session = ? AND n > ?').run(id, count);
+          next = Math.min(next, count);
+        });
       },
       saveIndex: (index) => {
         live();
-        this.db.prepare('INSERT OR REPLACE INTO indexes (session, n, body) VALUES (?, ?, ?)').run(id, next, index);
+        queue.run(() =>
+          this.db.prepare('INSERT OR REPLACE INTO indexes (session, n, body) VALUES (?, ?, ?)').run(id, next, index),
+        );
       },
       release: () => {
         if (released) return;
         released = true;
-        this.db.prepare('DELETE FROM locks WHERE session = ? AND pid = ?').run(id, process.pid);
+        const unlock = () => this.db.prepare('DELETE FROM locks WHERE session = ? AND pid = ?').run(id, process.pid);
+        if (queue.failure) {
+          try {
+            unlock();
+          } catch {
+            // Left for the next writer: a lock whose process is gone is taken over.
+          }
+        } else queue.run(unlock);
       },
     };
   }

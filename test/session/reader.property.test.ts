@@ -9,7 +9,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fc, it } from '@fast-check/vitest';
+import { it } from '@fast-check/vitest';
+import fc from 'fast-check';
 import { beforeAll, describe, expect } from 'vitest';
 import { createAgent, type SessionManager, scriptedModel, sessions } from '../../src/index.js';
 import { decodeRecord, JournalError, SqliteStore } from '../../src/session/index.js';

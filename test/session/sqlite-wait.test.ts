@@ -1,0 +1,91 @@
+/**
+ * Another process holds the SQLite database (BEGIN EXCLUSIVE) while a session records: the event loop keeps
+ * turning (timers tick), the writes wait instead of failing "database is locked", a tool waits for its start to be
+ * stored, and once the other process lets go the prompt completes and every record is stored, in order.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createAgent, defineTool, scriptedModel, sessions } from '../../src/index.js';
+import { readJournal, SqliteStore } from '../../src/session/index.js';
+import { cleanTempDirs, tempDir } from './helpers.js';
+
+cleanTempDirs();
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+/** A process that holds the database in an exclusive transaction until it reads a line; its `release`. */
+async function holdDatabase(path: string): Promise<() => Promise<void>> {
+  const source = `
+    const Database = require(${JSON.stringify(require.resolve('better-sqlite3'))});
+    const db = new Database(${JSON.stringify(path)});
+    db.exec('BEGIN EXCLUSIVE');
+    db.prepare("INSERT INTO locks (session, pid) VALUES ('other', 1)").run();
+    console.log('locked');
+    process.stdin.once('data', () => { db.exec('ROLLBACK'); db.close(); console.log('released'); process.exit(0); });`;
+  const child = spawn(process.execPath, ['-e', source], { stdio: ['pipe', 'pipe', 'inherit'] });
+  children.push(child);
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+  expect((await lines.next()).value).toBe('locked');
+  return async () => {
+    child.stdin?.write('go\n');
+    expect((await lines.next()).value).toBe('released');
+  };
+}
+
+const turn = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+describe('SQLite held by another process', () => {
+  it('never blocks the event loop nor fails a prompt: the writes wait, and are stored once it lets go', async () => {
+    const path = join(tempDir(), 'sessions.db');
+    new SqliteStore(path).close();
+    const release = await holdDatabase(path);
+
+    const waits: string[] = [];
+    const store = new SqliteStore(path, { onWait: (message) => waits.push(message) });
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    const runs: number[] = [];
+    const look = defineTool({
+      name: 'look',
+      description: 'looks',
+      schema: z.object({ n: z.number() }),
+      execute: async ({ n }) => {
+        runs.push(n);
+        return `saw ${n}`;
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: 'look', args: { n: 1 }, id: 'look_1' }] }, { text: 'done' }]);
+    try {
+      const session = sessions({ store }).create({ id: 's', agentId: 'root' });
+      const agent = createAgent({ id: 'root', model, tools: [look], session });
+      const result = agent.prompt('look once');
+      // The timer ticks while the other process holds the database, and the tool waits for its start to be stored.
+      const before = ticks;
+      while (ticks < before + 5) await turn();
+      expect(store.read('s')).toEqual([]);
+      expect(runs).toEqual([]);
+      expect(waits).toEqual(['Session "s": another process holds the database; its writes wait for it']);
+
+      await release();
+      expect((await result).stopReason).toBe('completed');
+      expect(runs).toEqual([1]);
+      session.close();
+      while (!store.read('s').some((text) => text.includes('"k":"turn_end"'))) await turn();
+      expect(waits[1]).toMatch(/^Session "s": the database is free again; the writes that waited \d+ ms are stored$/);
+      const journal = readJournal(new SqliteStore(path), 's', () => {});
+      expect(journal?.records.map((record) => record.k)).toEqual(
+        expect.arrayContaining(['session', 'input', 'tool_start', 'tool_end', 'turn_end']),
+      );
+      await agent.stop();
+    } finally {
+      clearInterval(timer);
+      store.close();
+    }
+  });
+});
