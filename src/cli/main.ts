@@ -1,4 +1,5 @@
 /** The `troupe` command: `run` drives an agent on a folder; `inspect` serves the offline inspector. */
+import { isLoopbackHost } from '../inspect/protocol.js';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
 import { redactSecrets } from '../protocol/index.js';
 import { runDemo } from './demo.js';
@@ -45,6 +46,11 @@ async function inspect(args: string[], out: (line: string) => void): Promise<Ins
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(`--port: not a port number: ${values.port}`);
+  }
+  if (values.host !== undefined && !isLoopbackHost(values.host)) {
+    throw new UsageError(
+      `--host: the inspector listens on loopback only (127.0.0.1, localhost), not on ${values.host}`,
+    );
   }
   const server = await startInspectorServer({ port, ...(values.host ? { host: values.host } : {}) });
   out(`Troupe inspector: open ${server.pageUrl}`);

@@ -234,6 +234,11 @@ describe('usage errors', () => {
   it.each([
     ['inspect', ['--bogus'], "Unknown option '--bogus'"],
     ['inspect', ['--port', 'x'], '--port: not a port number: x'],
+    [
+      'inspect',
+      ['--host', '0.0.0.0'],
+      '--host: the inspector listens on loopback only (127.0.0.1, localhost), not on 0.0.0.0',
+    ],
     ['sessions', ['-C', '/nonexistent/folder'], 'folder not found: /nonexistent/folder'],
     ['sessions', ['-C', 'README.md'], 'not a folder: /README.md'],
     ['replay', ['-C', '/nonexistent/folder', 'a'], 'folder not found: /nonexistent/folder'],
