@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allSnippets, snippetsOf } from './extract.js';
 
@@ -132,24 +133,28 @@ describe('the code blocks of README.md and docs/', () => {
     expect(code).toBe(0);
   });
 
-  it.each(runnable)('$where runs offline', { timeout: 600_000 }, async ({ code, index, twice }) => {
-    const cwd = join(dir, `run${index}`);
-    mkdirSync(cwd);
-    // The public entries by their source files; everything else resolves through node_modules.
-    const program = code.replace(/from '(troupe(?:\/\w+)?)'/g, (whole, name: string) => {
-      const file = entries[name];
-      return file ? `from '${join(root, file)}'` : whole;
-    });
-    writeFileSync(join(cwd, 'main.ts'), `${program}\nexport {};\n`);
-    const env = { ...process.env };
-    for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'TROUPE_INSPECT', 'TROUPE_MODEL']) {
-      delete env[key];
-    }
-    if (twice) {
-      const crash = await node(['--import', 'tsx', 'main.ts'], cwd, env);
-      expect(crash.code, `the first run was meant to crash:\n${crash.output}`).not.toBe(0);
-    }
-    const run = await node(['--import', 'tsx', 'main.ts'], cwd, env);
-    expect(run.code, run.output).toBe(0);
-  });
+  // The programs run two at a time: each is mostly a Node start-up, and the machine is shared.
+  const slots = pLimit(2);
+  it.concurrent.for(runnable)('$where runs offline', { timeout: 600_000 }, ({ code, index, twice }, { expect }) =>
+    slots(async () => {
+      const cwd = join(dir, `run${index}`);
+      mkdirSync(cwd);
+      // The public entries by their source files; everything else resolves through node_modules.
+      const program = code.replace(/from '(troupe(?:\/\w+)?)'/g, (whole, name: string) => {
+        const file = entries[name];
+        return file ? `from '${join(root, file)}'` : whole;
+      });
+      writeFileSync(join(cwd, 'main.ts'), `${program}\nexport {};\n`);
+      const env = { ...process.env };
+      for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'TROUPE_INSPECT', 'TROUPE_MODEL']) {
+        delete env[key];
+      }
+      if (twice) {
+        const crash = await node(['--import', 'tsx', 'main.ts'], cwd, env);
+        expect(crash.code, `the first run was meant to crash:\n${crash.output}`).not.toBe(0);
+      }
+      const run = await node(['--import', 'tsx', 'main.ts'], cwd, env);
+      expect(run.code, run.output).toBe(0);
+    }),
+  );
 });
