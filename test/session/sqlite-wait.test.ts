@@ -7,10 +7,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createAgent, defineTool, scriptedModel, sessions } from '../../src/index.js';
+import { createAgent, scriptedModel, sessions } from '../../src/index.js';
 import { readJournal, SqliteStore } from '../../src/session/index.js';
 import { cleanTempDirs, tempDir } from './helpers.js';
+import { lookTool } from './journal-fixture.js';
 
 cleanTempDirs();
 
@@ -51,15 +51,7 @@ describe('SQLite held by another process', () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
     const runs: number[] = [];
-    const look = defineTool({
-      name: 'look',
-      description: 'looks',
-      schema: z.object({ n: z.number() }),
-      execute: async ({ n }) => {
-        runs.push(n);
-        return `saw ${n}`;
-      },
-    });
+    const look = lookTool(runs);
     const model = scriptedModel([{ toolCalls: [{ name: 'look', args: { n: 1 }, id: 'look_1' }] }, { text: 'done' }]);
     try {
       const session = sessions({ store }).create({ id: 's', agentId: 'root' });
