@@ -161,41 +161,53 @@ function backgroundSwarm(request: ModelRequest): ScriptedAnswer {
   return { text: `${who} done` };
 }
 
+/** Notifications in a history. */
+const noticed = (messages: readonly { role: string; source?: string }[]) =>
+  messages.filter((m) => m.role === 'user' && m.source === 'notification').length;
+
+/**
+ * Records `backgroundSwarm` on session `id` of `dir`: a answers at once, b and c once the root has taken a's
+ * result, so the root's turns 2 and on are opened by notifications. Returns once all three reached the root.
+ */
+async function recordBackgroundSwarm(dir: string, id: string) {
+  const gate = latch();
+  const runs: string[] = [];
+  const work = defineTool({
+    name: 'work',
+    description: 'w',
+    schema: z.object({ who: z.string() }),
+    execute: async ({ who }) => {
+      runs.push(who);
+      if (who !== 'a') await gate.promise;
+      return `${who} worked`;
+    },
+  });
+  const config = { tools: [work], subagents: {} };
+  const manager = sessions({ dir });
+  const session = manager.create({ id });
+  const agent = createAgent({ ...config, model: scriptedModel(backgroundSwarm), session });
+  const events: AgentEvent[] = [];
+  agent.on('*', (e) => events.push(e), { subtree: true });
+  const allNoticed = new Promise<void>((resolve) => {
+    agent.on('turn_end', () => {
+      if (noticed(agent.messages) === 1) gate.resolve();
+      if (noticed(agent.messages) === 3) resolve();
+    });
+  });
+  await agent.prompt('go');
+  await allNoticed;
+  await session.idle();
+  session.close();
+  await agent.stop();
+  return { manager, config, rootId: agent.id, events, runs };
+}
+
 describe('sessions: replay of a whole tree', () => {
   it('replays every agent: the root’s turns its notifications opened, and each subagent’s own', async () => {
     const dir = tempDir();
-    const gate = latch();
-    const runs: string[] = [];
-    const work = defineTool({
-      name: 'work',
-      description: 'w',
-      schema: z.object({ who: z.string() }),
-      execute: async ({ who }) => {
-        runs.push(who);
-        if (who !== 'a') await gate.promise;
-        return `${who} worked`;
-      },
-    });
-    const config = { tools: [work], subagents: {} };
-    const manager = sessions({ dir });
-    const session = manager.create({ id: 'bg' });
-    const agent = createAgent({ ...config, model: scriptedModel(backgroundSwarm), session });
-    const events: AgentEvent[] = [];
-    agent.on('*', (e) => events.push(e), { subtree: true });
-    const noticed = () => agent.messages.filter((m) => m.role === 'user' && m.source === 'notification').length;
-    const allNoticed = new Promise<void>((resolve) => {
-      agent.on('turn_end', () => {
-        if (noticed() === 1) gate.resolve();
-        if (noticed() === 3) resolve();
-      });
-    });
-    await agent.prompt('go');
-    await allNoticed;
-    await session.idle();
-    session.close();
-    await agent.stop();
+    const { manager, config, rootId, events, runs } = await recordBackgroundSwarm(dir, 'bg');
     const original = journalRecords(dir, 'bg');
-    expect(original.filter((r) => r.k === 'turn_start' && r.a === agent.id).length).toBeGreaterThanOrEqual(3);
+    expect(original.filter((r) => r.k === 'turn_start' && r.a === rootId).length).toBeGreaterThanOrEqual(3);
 
     const replay = await manager.replay('bg', config);
     expect(runs.sort()).toEqual(['a', 'b', 'c']); // no tool ran again
@@ -207,6 +219,31 @@ describe('sessions: replay of a whole tree', () => {
     const gotRecords = agentRecords(replay.records);
     expect([...gotRecords.keys()]).toEqual([...wantRecords.keys()]);
     for (const [agentId, list] of wantRecords) expect(gotRecords.get(agentId), agentId).toEqual(list);
+  });
+
+  it('forks a tree in the middle: the fork continues it, every task settling and reaching its owner', async () => {
+    const dir = tempDir();
+    const { manager, config, rootId, events } = await recordBackgroundSwarm(dir, 'src');
+    // Cut where the root's first turn ended: b and c were still at work there.
+    const firstEnd = events.find((e) => e.type === 'turn_end' && e.agentId === rootId);
+    const fork = manager.fork('src', { atSeq: firstEnd?.seq ?? 0, id: 'cut' });
+    expect(fork.tasks().filter((t) => t.status === 'open').length).toBeGreaterThan(0);
+    const again = createAgent({ ...config, model: scriptedModel(backgroundSwarm), session: fork });
+    const noticedAgain = new Promise<void>((resolve) => {
+      again.on('turn_end', () => {
+        if (noticed(again.messages) === 3) resolve();
+      });
+    });
+    await noticedAgain;
+    await fork.idle();
+    expect(fork.tasks().map((t) => [t.prompt, t.status])).toEqual([
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'completed'],
+    ]);
+    expectValidHistory(again.messages);
+    fork.close();
+    await again.stop();
   });
 
   it('replays a supervisor’s session: each of its agents, with the same events and records', async () => {
