@@ -202,11 +202,19 @@ describe('troupe run: errors and help, from the shell', () => {
 describe('the quick start, in a clone', () => {
   it('npm run troupe runs the CLI from the source with no build, exactly as the README prints it', async () => {
     // stdin is /dev/null: the run's one approval (writing TROUPE_NOTES.md) is answered no, so the folder is untouched.
-    const child = spawn(
+    const [command, ...args] = await readmeLine(/^npm run troupe -- /);
+    expect([command, ...args]).toEqual([
       'npm',
-      ['run', 'troupe', '--', 'run', '--offline', '-C', 'examples/sample-project', 'Tell me about this project'],
-      { cwd: REPO, env: keylessEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+      'run',
+      'troupe',
+      '--',
+      'run',
+      '--offline',
+      '-C',
+      'examples/sample-project',
+      TASK,
+    ]);
+    const child = spawn(command as string, args, { cwd: REPO, env: keylessEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
@@ -217,3 +225,11 @@ describe('the quick start, in a clone', () => {
     expect(stdout).toMatch(/^done: completed/m);
   }, 60_000);
 });
+
+/** The README line that starts with `start`, split into its words as a shell would (double quotes only). */
+async function readmeLine(start: RegExp): Promise<string[]> {
+  const readme = await fs.readFile(path.join(REPO, 'README.md'), 'utf8');
+  const line = readme.split('\n').find((text) => start.test(text));
+  if (line === undefined) throw new Error(`README.md has no line matching ${start}`);
+  return [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((word) => word[1] ?? (word[2] as string));
+}
