@@ -83,6 +83,7 @@ describe('sessions: a re-attached batch keeps its join policy', () => {
     const supervisor = createSupervisor({ model: before.model, tools: before.tools, session });
     void supervisor.swarm(['a', 'b', 'c'], { join: { first: 2 } });
     await settledIn(session, ['a']);
+    await inJournal(dir, '"ev":"settled"'); // a's settle is written with its tick: the crash comes after it
     await before.holding;
     const crashed = crashCopy(dir); // killed while b and c run their work
     session.close();
