@@ -161,9 +161,11 @@ export class Session {
       const first = this.replayOf.find((record) => record.k === 'snapshot' && record.a === agentId);
       // A subagent replays under the owner its tasks ran for: its events name that parent as they did.
       const batch = this.replayOf.find((r) => r.k === 'batch' && r.tasks.some((task) => task.agentId === agentId));
+      // Its starting history: up to the root's first snapshot, or what a member was given (journaled at seq 0).
+      const given = this.replayOf.filter((r) => r.k === 'msg' && r.a === agentId && r.s === 0).length;
       return {
         agentId,
-        messages: this.journal.messages.slice(0, first?.k === 'snapshot' ? first.n : 0),
+        messages: this.journal.messages.slice(0, first?.k === 'snapshot' ? first.n : given),
         ...(batch && 'a' in batch ? { parentId: batch.a } : {}),
       };
     }

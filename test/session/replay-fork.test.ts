@@ -246,6 +246,36 @@ describe('sessions: replay of a whole tree', () => {
     await again.stop();
   });
 
+  it('replays a member that started from a given history, with the same events and records', async () => {
+    const dir = tempDir();
+    const manager = sessions({ dir });
+    const session = manager.create({ id: 'member' });
+    const supervisor = createSupervisor({ model: scriptedModel([{ text: 'hello again' }]), session });
+    const messages = [
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'earlier' }] },
+      {
+        role: 'assistant' as const,
+        content: [{ type: 'text' as const, text: 'noted' }],
+        provider: 'scripted',
+        model: 'scripted',
+        stopReason: 'stop' as const,
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+      },
+    ];
+    const member = supervisor.agent({ id: 'm', messages });
+    const events: AgentEvent[] = [];
+    member.on('*', (e) => events.push(e));
+    await member.prompt('hi');
+    await session.idle();
+    session.close();
+    await supervisor.stop();
+
+    const replay = await manager.replay('member', {});
+    expect(agentRecords(replay.records).get('m')).toEqual(agentRecords(journalRecords(dir, 'member')).get('m'));
+    const got = agentEvents(replay.events).get('m') ?? [];
+    expect(got.map((e) => e.type)).toEqual(comparable(events).map((e) => e.type));
+  });
+
   it('replays a supervisor’s session: each of its agents, with the same events and records', async () => {
     const dir = tempDir();
     const work = defineTool({
