@@ -85,6 +85,8 @@ describe('sessions: a re-attached batch keeps its join policy', () => {
     await settledIn(session, ['a']);
     await inJournal(dir, '"ev":"settled"'); // a's settle is written with its tick: the crash comes after it
     await before.holding;
+    // a's settle is written with its tick's records: the kill comes once it is in the file.
+    await inJournal(dir, '"ev":"settled"');
     const crashed = crashCopy(dir); // killed while b and c run their work
     session.close();
     await supervisor.stop();
