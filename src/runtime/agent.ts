@@ -552,10 +552,23 @@ export class Agent<Output = unknown> {
     });
     const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);
     const turnInput = { inputId, messages: [userMessage(input)], expectsOutput };
-    this.env.onInput?.(turnInput);
+    try {
+      this.env.onInput?.(turnInput);
+    } catch (error) {
+      // Its input could not be journaled (the session stopped recording): the prompt is refused, not run.
+      this.env.pending.delete(inputId);
+      return Promise.reject(error);
+    }
     if (this.env.heldInputs) this.env.heldInputs.push(turnInput);
     else this.actor.send({ type: 'PROMPT', input: turnInput });
-    return result;
+    const session = this.config?.session;
+    // A turn whose facts the journal could not store is not reported done: the program hears why instead.
+    return session
+      ? result.then((turn) => {
+          if (session.failure) throw session.failure;
+          return turn;
+        })
+      : result;
   }
 }
 

@@ -54,7 +54,7 @@ export class Session {
   constructor(
     readonly header: HeaderRecord,
     private readonly records: readonly JournalRecord[],
-    private readonly sink: RecordSink & { close?(): void; stats?: JournalStats },
+    private readonly sink: RecordSink & { close?(): void; stats?: JournalStats; failure?: Error },
     /** Set for a replay: answers come only from the journal, and inputs are fed as recorded. */
     private readonly replayOf?: readonly JournalRecord[],
     /** The session's folder for its own files (tool results too long to send), when its store keeps one. */
@@ -148,6 +148,11 @@ export class Session {
   /** Write counts and bytes so far (for a session written to a store). */
   get stats(): JournalStats | undefined {
     return this.sink.stats;
+  }
+
+  /** The store's failure, once a write failed: the session records nothing more until it is opened again. */
+  get failure(): Error | undefined {
+    return this.sink.failure;
   }
 
   /** Called by `createAgent`: the agent's id, history and machine snapshot to start from. */

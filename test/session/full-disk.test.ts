@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, scriptedModel, sessions } from '../../src/index.js';
-import { SessionStorageError } from '../../src/session/index.js';
+import { JsonlStore, SessionStorageError, type Store } from '../../src/session/index.js';
 import { bundleChild, cleanTempDirs, tempDir } from './helpers.js';
 
 cleanTempDirs();
@@ -79,7 +79,10 @@ describe('a full disk', () => {
     // Every prompt after the failure is refused: the session records nothing more until it is opened again.
     expect(new Set(outcomes.slice(failed))).toEqual(new Set(['SessionStorageError: no space']));
     expect(warnings).toEqual([expect.stringMatching(/could not append to its journal: no space \(EFBIG\)/)]);
-    wholeLines(dir);
+    // A prompt is reported completed only when its turn's end is stored (one stored just before the failure may be
+    // reported failed: the session had stopped recording by then).
+    const ends = wholeLines(dir).filter((line) => line.includes('"k":"turn_end"'));
+    expect(ends.length).toBeGreaterThanOrEqual(failed);
     // Every prompt reported completed before the failure is in the journal, and the session goes on.
     expect(await goesOnAfter(dir)).toBeGreaterThanOrEqual(2 * failed);
   });
@@ -101,6 +104,49 @@ describe('a lock that names no live writer', () => {
     expect(manager.list()[0]?.status).not.toBe('open');
     const session = manager.open('s');
     expect(readFileSync(join(dir, 's.lock'), 'utf8')).toBe(String(process.pid));
+    session.close();
+  });
+});
+
+describe("a store that fails the write of a turn's end", () => {
+  it('does not report that turn completed: the prompt rejects with the failure, and later ones too', async () => {
+    const dir = tempDir();
+    const files = new JsonlStore(dir);
+    let turnEnds = 0;
+    // A store of its own (the Store interface is public): its medium fails the second turn's end.
+    const store: Store = {
+      list: () => files.list(),
+      read: (id) => files.read(id),
+      isLocked: (id) => files.isLocked(id),
+      remove: (id) => files.remove(id),
+      acquire: (id) => {
+        const writer = files.acquire(id);
+        return {
+          append: (records) => {
+            if (records.some((text) => text.includes('"k":"turn_end"')) && ++turnEnds === 2) {
+              throw new SessionStorageError(
+                id,
+                'append to its journal',
+                Object.assign(new Error('full'), { code: 'ENOSPC' }),
+              );
+            }
+            return writer.append(records);
+          },
+          truncate: (count) => writer.truncate(count),
+          release: () => writer.release(),
+        };
+      },
+    };
+    const warnings: string[] = [];
+    const session = sessions({ store, onWarning: (warning) => warnings.push(warning) }).create({ id: 's' });
+    const agent = createAgent({ model: scriptedModel(() => ({ text: 'ok' })), session });
+    expect((await agent.prompt('one')).stopReason).toBe('completed');
+    await expect(agent.prompt('two')).rejects.toThrow(
+      'Session "s": could not append to its journal: no space (ENOSPC)',
+    );
+    await expect(agent.prompt('three')).rejects.toBeInstanceOf(SessionStorageError);
+    expect(warnings).toHaveLength(1);
+    await agent.stop();
     session.close();
   });
 });
