@@ -2,8 +2,9 @@
  * Where sessions are kept. Small on purpose, so that a third party can put sessions in their own database: a
  * store keeps, per session id, an ordered list of records (opaque JSON texts; the journal encodes, decodes and
  * validates them), refuses a second writer, and lists and removes sessions. It is synchronous because a record
- * must reach the store before the effect it announces starts (a tool's start before the tool runs); a store over
- * the network would keep a local write-ahead file and ship it.
+ * must reach the store before the effect it announces starts (a tool's start before the tool runs); only an append
+ * that must wait for its medium (a database another process holds) returns a promise, which the effect waits for.
+ * A store over the network would keep a local write-ahead file and ship it.
  */
 export interface Store {
   /** The ids of the sessions it holds, in no particular order. */
