@@ -222,8 +222,9 @@ function endTurn(env: AgentEnv, context: Context): void {
   if (error) result.error = error;
   if (observed) env.settings.hooks?.afterTurn(result, env.info);
   if (!pending) return;
-  env.acknowledge?.();
-  pending.resolve(result);
+  const stored = env.acknowledge?.();
+  if (stored) void stored.then(() => pending.resolve(result));
+  else pending.resolve(result);
 }
 
 function turnError(env: AgentEnv, context: Context): TurnError | undefined {

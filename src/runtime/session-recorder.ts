@@ -19,9 +19,10 @@ export interface RecordSink {
   groupEffects?: boolean;
   /**
    * Writes what is buffered before the promise about to be resolved reaches its caller, or `now`: before a
-   * listener hears of a fact (see JournalWriter).
+   * listener hears of a fact (see JournalWriter); a promise when the store is waiting for its medium, which the
+   * caller awaits before resolving.
    */
-  acknowledge?(now?: boolean): void;
+  acknowledge?(now?: boolean): Promise<void> | undefined;
 }
 
 /** What a journal already holds for one agent, so that facts re-announced while catching up are not written twice. */

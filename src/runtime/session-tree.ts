@@ -291,8 +291,8 @@ export class TreeJournal implements TreeObserver {
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
   }
 
-  acknowledge(now?: boolean): void {
-    this.sink.acknowledge?.(now);
+  acknowledge(now?: boolean): Promise<void> | undefined {
+    return this.sink.acknowledge?.(now);
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {

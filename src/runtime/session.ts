@@ -317,10 +317,7 @@ export class Session {
         if (s.status !== 'active') return true;
         return s.matches('idle') && s.context.queue.length === 0 && (this.tree?.openTasks ?? 0) === 0;
       };
-      if (done()) {
-        this.sink.acknowledge?.();
-        return resolve();
-      }
+      if (done()) return this.settle(resolve);
       let checking = false;
       // Checked after the step in flight has settled: a background result's settle wakes its idle owner right after.
       const check = () => {
@@ -331,13 +328,19 @@ export class Session {
           if (!done()) return;
           subscription.unsubscribe();
           off();
-          this.sink.acknowledge?.();
-          resolve();
+          this.settle(resolve);
         });
       };
       const subscription = actor.subscribe({ next: check, error: () => resolve(), complete: () => resolve() });
       const off = this.tree ? bus.on('subagent_end', check) : () => {};
     });
+  }
+
+  /** Resolves an idle wait once what the session was told is stored (later, while the store waits for its medium). */
+  private settle(resolve: () => void): void {
+    const stored = this.sink.acknowledge?.();
+    if (stored) void stored.then(resolve);
+    else resolve();
   }
 
   /**
@@ -366,8 +369,7 @@ export class Session {
           if (this.closed || ((this.tree?.openTasks ?? 0) === 0 && membersIdle())) {
             offTasks();
             offRuns();
-            this.sink.acknowledge?.();
-            resolve();
+            this.settle(resolve);
           }
         });
       };

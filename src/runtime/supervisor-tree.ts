@@ -84,8 +84,11 @@ export interface TreeObserver {
   batchOpened(owner: Owner, batch: OpenedBatch): void;
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void;
-  /** Stores what it was told before a promise about to be resolved reaches its caller (`now`: at once). */
-  acknowledge?(now?: boolean): void;
+  /**
+   * Stores what it was told before a promise about to be resolved reaches its caller (`now`: at once); a promise
+   * when the store is waiting for its medium (see JournalWriter.acknowledge).
+   */
+  acknowledge?(now?: boolean): Promise<void> | undefined;
   resumeBatch?(owner: Owner, callId: string, background: boolean): StartedBatch | undefined;
 }
 

@@ -180,7 +180,15 @@ export class Supervisor {
       ...(options.budget === undefined ? {} : { budget: checkLimits(options.budget, 'swarm budget') }),
     });
     if (options.background) return batch.taskIds;
-    return batch.done;
+    return this.stored(batch.done);
+  }
+
+  /** A batch's results once their settles are stored (later only while the store waits for its medium). */
+  private async stored(done: Promise<TaskResult[]>): Promise<TaskResult[]> {
+    const results = await done;
+    const stored = this.runtime.observer?.acknowledge?.();
+    if (stored) await stored;
+    return results;
   }
 
   /** Runs one task in the foreground and returns its result. */
@@ -201,7 +209,7 @@ export class Supervisor {
     const owner = this.runtime.ownerOf(agentId) ?? this.owner;
     const batch = this.runtime.startBatch(owner, [{ prompt, agentId }], { background: options.background === true });
     if (options.background) return batch.taskIds[0] as string;
-    const [result] = await batch.done;
+    const [result] = await this.stored(batch.done);
     return result as TaskResult;
   }
 
@@ -213,8 +221,9 @@ export class Supervisor {
     if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
     if (record.result) {
       // Settled in this tick, its record may still be buffered: it is stored before the caller hears of it.
-      this.runtime.observer?.acknowledge?.();
-      return Promise.resolve(record.result);
+      const stored = this.runtime.observer?.acknowledge?.();
+      const result = record.result;
+      return stored ? stored.then(() => result) : Promise.resolve(result);
     }
     return new Promise((resolve) => {
       const off = this.bus.on('subagent_end', (event) => {

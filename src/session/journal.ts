@@ -228,14 +228,23 @@ export class JournalWriter {
    * synchronous run adds after this call (the idle snapshot of the turn that just ended). The tick's batch stays
    * one write; it is only written earlier. `now`: at once, before a listener hears of the fact. Under `never`,
    * nothing is promised.
+   *
+   * Returns a promise when the store is waiting for its medium (another process holds the database): the fact is
+   * stored once it settles, and the caller resolves its promise then (it never rejects: a failed write is reported
+   * as {@link failure}). Undefined otherwise, so an uncontended store adds no wait. The microtask's write joins the
+   * same wait, which lasts at least until a timer fires.
    */
-  acknowledge(now = false): void {
-    if (this.durability === 'never' || this.closed) return;
+  acknowledge(now = false): Promise<void> | undefined {
+    if (this.durability === 'never' || this.closed) return undefined;
     if (now) this.flushQuietly();
     else if (!this.acknowledging) {
       this.acknowledging = true;
       queueMicrotask(this.flushAcknowledged);
     }
+    return this.waiting?.then(
+      () => {},
+      () => {},
+    );
   }
 
   private flushQuietly(): void {

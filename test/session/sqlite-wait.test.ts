@@ -1,13 +1,14 @@
 /**
  * Another process holds the SQLite database (BEGIN EXCLUSIVE) while a session records: the event loop keeps
  * turning (timers tick), the writes wait instead of failing "database is locked", a tool waits for its start to be
- * stored, and once the other process lets go the prompt completes and every record is stored, in order.
+ * stored, and once the other process lets go the prompt completes and every record is stored, in order. A promise
+ * that reports a fact (a prompt's turn, an idle session, a swarm's results) resolves only once the fact is committed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAgent, scriptedModel, sessions } from '../../src/index.js';
+import { createAgent, createSupervisor, scriptedModel, sessions } from '../../src/index.js';
 import { readJournal, SqliteStore } from '../../src/session/index.js';
 import { cleanTempDirs, tempDir } from './helpers.js';
 import { lookTool } from './journal-fixture.js';
@@ -77,6 +78,72 @@ describe('SQLite held by another process', () => {
       await agent.stop();
     } finally {
       clearInterval(timer);
+      store.close();
+    }
+  });
+
+  it('resolves a prompt only once its turn end is committed, and session.idle() only once all is', async () => {
+    const path = join(tempDir(), 'sessions.db');
+    new SqliteStore(path).close();
+    const release = await holdDatabase(path);
+    const store = new SqliteStore(path, { onWait: () => {} });
+    const committed = () => new SqliteStore(path).read('s').map((text) => (JSON.parse(text) as { k: string }).k);
+    try {
+      const session = sessions({ store }).create({ id: 's', agentId: 'root' });
+      const agent = createAgent({ id: 'root', model: scriptedModel([{ text: 'done' }]), session });
+      let answered = false;
+      const result = agent.prompt('answer').then((run) => {
+        answered = true;
+        return run;
+      });
+      let idle = false;
+      const quiet = session.idle().then(() => {
+        idle = true;
+      });
+      // The turn ends without waiting on anything (a text answer): only its write waits for the other process.
+      for (let i = 0; i < 20; i++) await turn();
+      expect(answered).toBe(false);
+      expect(idle).toBe(false);
+
+      await release();
+      expect((await result).stopReason).toBe('completed');
+      expect(committed()).toContain('turn_end');
+      await quiet;
+      expect(committed()).toContain('turn_end');
+      session.close();
+      await agent.stop();
+    } finally {
+      store.close();
+    }
+  });
+
+  it("resolves a swarm only once its tasks' settles are committed", async () => {
+    const path = join(tempDir(), 'sessions.db');
+    new SqliteStore(path).close();
+    const release = await holdDatabase(path);
+    const store = new SqliteStore(path, { onWait: () => {} });
+    const settled = () =>
+      new SqliteStore(path).read('s').filter((text) => {
+        const record = JSON.parse(text) as { k: string; ev?: string };
+        return record.k === 'task' && record.ev === 'settled';
+      }).length;
+    try {
+      const session = sessions({ store }).create({ id: 's', agentId: 'root' });
+      const supervisor = createSupervisor({ model: scriptedModel(() => ({ text: 'done' })), session });
+      let answered = false;
+      const swarm = supervisor.swarm(['one', 'two']).then((results) => {
+        answered = true;
+        return results;
+      });
+      for (let i = 0; i < 20; i++) await turn();
+      expect(answered).toBe(false);
+
+      await release();
+      expect((await swarm).map((result) => result.status)).toEqual(['completed', 'completed']);
+      expect(settled()).toBe(2);
+      session.close();
+      await supervisor.stop();
+    } finally {
       store.close();
     }
   });
