@@ -159,7 +159,11 @@ export class EventBus {
       this.byAgent ??= new Map();
       own = this.byAgent.get(agentId) ?? new Listeners();
       this.byAgent.set(agentId, own);
-      scope = journal ? (own.journal ??= new Listeners()) : own;
+      scope = own;
+      if (journal) {
+        own.journal ??= new Listeners();
+        scope = own.journal;
+      }
     }
     const remove = scope.add(type, fn);
     this.counts.set(type, (this.counts.get(type) ?? 0) + 1);

@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import {
   chainPolicies,
   type PermissionMode,
-  parseShell,
   PermissionRuleError,
   Permissions,
   type PermissionsConfig,
   type Policy,
   parseRule,
+  parseShell,
   type ToolTraits,
 } from '../../src/permissions/index.js';
 import { PERMISSION_MODES } from '../../src/permissions/types.js';
