@@ -64,6 +64,11 @@ export class NotificationOutbox {
     }
   }
 
+  /** Results settled and not yet delivered to their owners (held ones included): the tree is not quiet while any is. */
+  get undelivered(): number {
+    return this.byInputId.size;
+  }
+
   /** The supervisor sends the settled task's notification (right after `settled`, in the same transition). */
   notify(inputId: string, message: UserMessage): void {
     const parcel = this.byInputId.get(inputId);

@@ -303,7 +303,8 @@ export class Session {
 
   /**
    * Settles when the agent has nothing left to do: idle, with no queued prompt and, for a tree, no task of its
-   * subagents open (after a resume, too).
+   * subagents open and no background result on its way to its owner (after a resume, too), and once all of it is
+   * stored.
    */
   async idle(): Promise<void> {
     await this.kicked;
@@ -315,7 +316,7 @@ export class Session {
       const done = () => {
         const s = actor.getSnapshot();
         if (s.status !== 'active') return true;
-        return s.matches('idle') && s.context.queue.length === 0 && (this.tree?.openTasks ?? 0) === 0;
+        return s.matches('idle') && s.context.queue.length === 0 && this.treeQuiet();
       };
       if (done()) return this.settle(resolve);
       let checking = false;
@@ -332,8 +333,19 @@ export class Session {
         });
       };
       const subscription = actor.subscribe({ next: check, error: () => resolve(), complete: () => resolve() });
-      const off = this.tree ? bus.on('subagent_end', check) : () => {};
+      const offs = this.tree ? [bus.on('subagent_end', check), bus.on('notification', check)] : [];
+      const off = () => {
+        for (const stop of offs) stop();
+      };
     });
+  }
+
+  /**
+   * No task of the tree is open and no settled result is still on its way to its owner: a result counts until its
+   * owner has it (the NOTIFY that wakes an idle owner comes a macrotask after the settle).
+   */
+  private treeQuiet(): boolean {
+    return (this.tree?.openTasks ?? 0) === 0 && (this.treeRuntime?.undelivered ?? 0) === 0;
   }
 
   /** Resolves an idle wait once what the session was told is stored (later, while the store waits for its medium). */
@@ -352,7 +364,10 @@ export class Session {
     return { records: this.records, add: (record) => this.sink.add(record) };
   }
 
-  /** A supervisor's session: settles when no task of the tree is open and every member is idle with nothing queued. */
+  /**
+   * A supervisor's session: settles when the tree is quiet (see treeQuiet) and every member is idle with nothing
+   * queued.
+   */
   private treeIdle(tree: Tree): Promise<void> {
     const membersIdle = () =>
       this.members.every((member) => {
@@ -366,15 +381,17 @@ export class Session {
         checking = true;
         setImmediate(() => {
           checking = false;
-          if (this.closed || ((this.tree?.openTasks ?? 0) === 0 && membersIdle())) {
-            offTasks();
-            offRuns();
+          if (this.closed || (this.treeQuiet() && membersIdle())) {
+            for (const off of offs) off();
             this.settle(resolve);
           }
         });
       };
-      const offTasks = tree.bus.on('subagent_end', check);
-      const offRuns = tree.bus.on('agent_end', check);
+      const offs = [
+        tree.bus.on('subagent_end', check),
+        tree.bus.on('notification', check),
+        tree.bus.on('agent_end', check),
+      ];
       check();
     });
   }

@@ -153,6 +153,11 @@ export class Tree implements SubagentHost {
     });
   }
 
+  /** Background results on their way to their owners (see NotificationOutbox): a session is idle only at 0. */
+  get undelivered(): number {
+    return this.outbox.undelivered;
+  }
+
   get profileNames(): string[] {
     return this.profiles.names;
   }
