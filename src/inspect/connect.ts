@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createWebSocketInspector } from '@statelyai/inspect';
+import type { createWebSocketInspector } from '@statelyai/inspect';
 import { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
+import { loadPeer } from '../protocol/peers.js';
 import { applyCommand, type InspectorRoot } from './control.js';
 import { type InspectorAck, type InspectorCommand, isLoopbackHost, parseCommand } from './protocol.js';
 import { type SanitizeOptions, sanitizeInspection } from './sanitize.js';
@@ -41,6 +42,11 @@ function drain(): Promise<void> {
  * its `@xstate.actor` frame. The definitions are serialised deep enough for the agent's nested states.
  */
 export async function openWebSocketInspector(options: WebSocketInspectorOptions): Promise<OpenInspector> {
+  const { createWebSocketInspector } = await loadPeer(
+    '@statelyai/inspect',
+    'openWebSocketInspector()',
+    () => import('@statelyai/inspect'),
+  );
   const inspector = createWebSocketInspector({
     url: options.url,
     serializationDepthLimit: 64,

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { loadPeer } from '../protocol/peers.js';
 import {
   type InspectorAck,
   type InspectorCommand,
@@ -59,7 +60,9 @@ function pageDir(): string {
 
 /** The page's only library, served from the installed elkjs package (never from a CDN). */
 function elkPath(): string {
-  return fileURLToPath(import.meta.resolve('elkjs/lib/elk.bundled.js'));
+  return fileURLToPath(
+    loadPeer('elkjs', "The inspector page's graph layout", () => import.meta.resolve('elkjs/lib/elk.bundled.js')),
+  );
 }
 
 function sameSecret(given: string | null, token: string): boolean {
@@ -169,7 +172,15 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
       return;
     }
     if (url.pathname === '/vendor/elk.bundled.js') {
-      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(read('elk', elkPath()));
+      let elk: Buffer;
+      try {
+        elk = read('elk', elkPath());
+      } catch (error) {
+        // Without elkjs the page still lists runs and events; it cannot lay out the statechart.
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${(error as Error).message}\n`);
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8' }).end(elk);
       return;
     }
     if (url.pathname === '/favicon.ico') {

@@ -1,5 +1,8 @@
-import { type Attributes, context, type Span, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type * as Otel from '@opentelemetry/api';
+import type { Attributes, Span, SpanStatusCode, Tracer } from '@opentelemetry/api';
 import { type AgentEvent, type AgentEventOf, redactSecrets } from '../protocol/index.js';
+import { loadPeer } from '../protocol/peers.js';
 
 /** Anything with Troupe's event bus: an agent (traced with its subtree) or a supervisor (its whole tree). */
 export interface EventSource {
@@ -15,6 +18,9 @@ export interface TraceOptions {
    */
   recordContent?: boolean;
 }
+
+/** `SpanStatusCode.ERROR`, a value of the OpenTelemetry specification (the enum itself is in the optional peer). */
+const STATUS_ERROR = 2 as SpanStatusCode;
 
 const SUBAGENT_TOOLS = new Set(['agent', 'swarm']);
 
@@ -38,6 +44,10 @@ interface AgentSpans {
  * that stops it (spans still open are ended then).
  */
 export function traceAgents(source: EventSource, options: TraceOptions = {}): () => void {
+  // An optional peer, required synchronously (its CommonJS build shares the global provider and context keys).
+  const { context, trace } = loadPeer('@opentelemetry/api', 'traceAgents()', () =>
+    createRequire(import.meta.url)('@opentelemetry/api'),
+  ) as typeof Otel;
   const tracer = options.tracer ?? trace.getTracer('troupe');
   const recordContent = options.recordContent ?? false;
   const agents = new Map<string, AgentSpans>();
@@ -106,7 +116,7 @@ export function traceAgents(source: EventSource, options: TraceOptions = {}): ()
         const span = tools.get(key);
         if (!span) break;
         tools.delete(key);
-        if (event.result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool returned an error' });
+        if (event.result.isError) span.setStatus({ code: STATUS_ERROR, message: 'the tool returned an error' });
         span.end(event.time);
         break;
       }
@@ -180,7 +190,7 @@ function endModelCall(spans: AgentSpans, event: AgentEventOf<'message_end'>, rec
   }
   if (event.discarded !== undefined) {
     span.setAttribute('troupe.discarded', event.discarded);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: `the answer was discarded (${event.discarded})` });
+    span.setStatus({ code: STATUS_ERROR, message: `the answer was discarded (${event.discarded})` });
   }
   span.end(event.time);
 }
@@ -196,7 +206,7 @@ function endTurn(spans: AgentSpans, event: AgentEventOf<'turn_end'>): void {
   });
   if (event.error) {
     span.setAttribute('error.type', event.error.code ?? 'error');
-    span.setStatus({ code: SpanStatusCode.ERROR, message: redactSecrets(event.error.message) });
+    span.setStatus({ code: STATUS_ERROR, message: redactSecrets(event.error.message) });
   }
   span.end(event.time);
 }

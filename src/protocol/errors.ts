@@ -183,3 +183,20 @@ export function describeThrown(error: unknown): string {
   }
   return `a thrown ${error === null ? 'null' : typeof error} that cannot be turned into text`;
 }
+
+/**
+ * A feature whose SDK is an optional peer dependency was used, but the package is not installed: the message names
+ * the package and the install line. Only that package's absence becomes this error; a broken install of it (a
+ * missing dependency of its own, a native module that does not load) is rethrown as it is.
+ */
+export class MissingPeerError extends CodedError {
+  override readonly name = 'MissingPeerError';
+  readonly code = 'missing_peer' as const;
+  /** The npm package to install. */
+  readonly package: string;
+
+  constructor(pkg: string, feature: string, install: string, options?: { cause?: unknown }) {
+    super(`${feature} needs ${pkg}: npm install ${install}`, options);
+    this.package = pkg;
+  }
+}

@@ -1,4 +1,6 @@
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
+import { loadPeer } from '../protocol/peers.js';
 import {
   checkSessionId,
   processAlive,
@@ -33,7 +35,11 @@ export class SqliteStore implements Store {
     } = {},
   ) {
     this.onWait = options.onWait ?? ((message) => console.warn(`[troupe] ${message}`));
-    this.db = new Database(path);
+    // better-sqlite3 is an optional peer (a native build): loaded here, synchronously, as it is CommonJS only.
+    const Sqlite = loadPeer('better-sqlite3', 'SqliteStore', () =>
+      createRequire(import.meta.url)('better-sqlite3'),
+    ) as typeof Database;
+    this.db = new Sqlite(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     // Creating the tables of a new database waits for another writer as SQLite does; every later write is

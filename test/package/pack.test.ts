@@ -23,6 +23,9 @@ const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
   bin: Record<string, string>;
   engines: Record<string, string>;
   dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
   exports: Record<string, { types: string; default: string }>;
 };
 /** Every public entry point, with one value each must export. */
@@ -56,17 +59,51 @@ async function sh(file: string, args: string[], cwd: string): Promise<string> {
   }
 }
 
+interface LockEntry {
+  dev?: boolean;
+  devOptional?: boolean;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+}
+
 /**
- * A lock file for a project that depends on the tarball (and on zod, which the README's tools are written with),
- * naming the same dependency versions this repository's lock file holds. The install must not touch the network,
- * and npm's cache after `npm ci` holds every dependency's tarball but none of the registry's metadata, so npm
- * could not resolve a version range offline; from a lock file it needs only the tarballs. The entries copied are
- * the ones npm marks as needed outside development, so a dependency the package uses but declares only as a dev
- * dependency is missing here, as it would be for a user.
+ * The lock entries `roots` need with everything they depend on, each dependency found as Node finds it: in the
+ * nearest `node_modules` at or above the package that asks for it.
  */
-function consumerLock(dependencies: { troupe: string; zod: string }, integrity: string): object {
+function closure(packages: Record<string, LockEntry>, roots: string[]): Set<string> {
+  const needed = new Set<string>();
+  const visit = (path: string) => {
+    if (needed.has(path)) return;
+    needed.add(path);
+    const entry = packages[path] as LockEntry;
+    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies })) {
+      const levels = path.split('/node_modules/');
+      for (let depth = levels.length; depth >= 0; depth--) {
+        const at = [...levels.slice(0, depth), name].join('/node_modules/');
+        const found = depth === 0 ? `node_modules/${name}` : at;
+        if (packages[found]) {
+          visit(found);
+          break;
+        }
+      }
+    }
+  };
+  for (const root of roots) visit(`node_modules/${root}`);
+  return needed;
+}
+
+/**
+ * A lock file for a project that depends on the tarball, on zod (which the README's tools are written with) and on
+ * every optional peer (so that each feature runs), naming the same versions this repository's lock file holds.
+ * The install must not touch the network, and npm's cache after `npm ci` holds every dependency's tarball but none
+ * of the registry's metadata, so npm could not resolve a version range offline; from a lock file it needs only
+ * the tarballs. The entries copied are the ones npm marks as needed outside development, and the peers with their
+ * own dependencies, so a dependency the package uses but declares only as a dev dependency is missing here, as it
+ * would be for a user.
+ */
+function consumerLock(dependencies: Record<string, string>, integrity: string): object {
   const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+    packages: Record<string, LockEntry>;
   };
   const packages: Record<string, object> = {
     '': { name: 'consumer', dependencies },
@@ -76,12 +113,17 @@ function consumerLock(dependencies: { troupe: string; zod: string }, integrity: 
       integrity,
       license: pkg.license,
       dependencies: pkg.dependencies,
+      peerDependencies: pkg.peerDependencies,
+      peerDependenciesMeta: pkg.peerDependenciesMeta,
       bin: pkg.bin,
       engines: pkg.engines,
     },
   };
+  const peers = closure(repoLock.packages, Object.keys(pkg.peerDependencies));
   for (const [path, entry] of Object.entries(repoLock.packages)) {
-    if (path !== '' && !entry.dev && !entry.devOptional) packages[path] = entry;
+    if (path === '' || ((entry.dev || entry.devOptional) && !peers.has(path))) continue;
+    const { dev: _dev, devOptional: _devOptional, ...kept } = entry;
+    packages[path] = kept;
   }
   return { name: 'consumer', lockfileVersion: 3, requires: true, packages };
 }
@@ -102,7 +144,8 @@ beforeAll(async () => {
   const out = await sh('npm', ['pack', '--json', '--pack-destination', project], REPO);
   packed = (JSON.parse(out) as Packed[])[0] as Packed;
   const tarball = `file:${packed.filename}`;
-  const dependencies = { troupe: tarball, zod: pkg.dependencies.zod as string };
+  const peers = Object.keys(pkg.peerDependencies).map((name) => [name, pkg.devDependencies[name] as string]);
+  const dependencies = { troupe: tarball, zod: pkg.dependencies.zod as string, ...Object.fromEntries(peers) };
   const manifest = { name: 'consumer', private: true, type: 'module', dependencies };
   writeFileSync(join(project, 'package.json'), JSON.stringify(manifest, null, 2));
   const lock = consumerLock(dependencies, packed.integrity);
