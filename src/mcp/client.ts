@@ -4,15 +4,16 @@
  * timeout and the call's abort signal passed to the server as a cancellation.
  */
 import { createHash } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { type JsonValue, redactSecrets, registerSecret, type ToolResultContent } from '../protocol/index.js';
+import { loadPeer } from '../protocol/peers.js';
 import { type AnyTool, defineTool, type ToolOutput } from '../tools/define-tool.js';
 import { jsonSchema } from '../tools/json-schema.js';
-import { GroupStdioTransport, type StdioServer } from './stdio-transport.js';
+import { GroupStdioTransport, type StdioCodec, type StdioServer } from './stdio-transport.js';
 
 export interface HttpServer {
   /** A streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -157,14 +158,38 @@ function registerConfigSecrets(config: McpServerConfig): void {
   for (const value of Object.values(values ?? {})) registerSecret(value);
 }
 
-async function connectOne(name: string, config: McpServerConfig, options: McpOptions): Promise<Connected> {
+interface McpSdk extends StdioCodec {
+  Client: typeof Client;
+  StreamableHTTPClientTransport: typeof StreamableHTTPClientTransport;
+}
+
+/** The SDK is an optional peer, loaded when the first servers are connected. */
+function loadSdk(): Promise<McpSdk> {
+  return loadPeer('@modelcontextprotocol/sdk', 'connectMcpServers()', async () => {
+    const [client, http, stdioClient, stdio] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/shared/stdio.js'),
+    ]);
+    return {
+      Client: client.Client,
+      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+      getDefaultEnvironment: stdioClient.getDefaultEnvironment,
+      deserializeMessage: stdio.deserializeMessage,
+      serializeMessage: stdio.serializeMessage,
+    };
+  });
+}
+
+async function connectOne(sdk: McpSdk, name: string, config: McpServerConfig, options: McpOptions): Promise<Connected> {
   registerConfigSecrets(config);
   const transport: Transport = isHttp(config)
-    ? new StreamableHTTPClientTransport(new URL(config.url), {
+    ? new sdk.StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: config.headers ? { headers: config.headers } : {},
       })
-    : new GroupStdioTransport(config, options.killGraceMs, options.maxMessageBytes);
-  const client = new Client({ name: 'troupe', version: '0.1.0' });
+    : new GroupStdioTransport(config, sdk, options.killGraceMs, options.maxMessageBytes);
+  const client = new sdk.Client({ name: 'troupe', version: '0.1.0' });
   const connectMs = options.connectTimeoutMs ?? 30_000;
   try {
     await withTimeout(
@@ -226,7 +251,8 @@ function toolFor(server: Connected, tool: McpTool, name: string, inactivityMs: n
  */
 export async function connectMcpServers(options: McpOptions): Promise<McpConnection> {
   const entries = Object.entries(options.servers);
-  const settled = await Promise.allSettled(entries.map(([name, config]) => connectOne(name, config, options)));
+  const sdk = await loadSdk();
+  const settled = await Promise.allSettled(entries.map(([name, config]) => connectOne(sdk, name, config, options)));
   const connected = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
   const close = async () => {
     await Promise.all(

@@ -1,15 +1,21 @@
 import { spawn } from 'node:child_process';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  deserializeMessage,
-  STDIO_DEFAULT_MAX_BUFFER_SIZE,
-  serializeMessage,
-} from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { hideOwnSecrets } from '../tools/builtin/environ.js';
 import { ProcessGroup } from '../tools/builtin/process-group.js';
 import { LineReader, type Oversized } from './lines.js';
+
+/** What this transport takes from the SDK (an optional peer), loaded by the caller with the rest of it. */
+export interface StdioCodec {
+  getDefaultEnvironment: typeof getDefaultEnvironment;
+  deserializeMessage: typeof deserializeMessage;
+  serializeMessage: typeof serializeMessage;
+}
+
+/** The SDK's own limit (`STDIO_DEFAULT_MAX_BUFFER_SIZE`). */
+const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
 export interface StdioServer {
   command: string;
@@ -41,8 +47,9 @@ export class GroupStdioTransport implements Transport {
 
   constructor(
     private readonly server: StdioServer,
+    private readonly codec: StdioCodec,
     private readonly killGraceMs = 2000,
-    private readonly maxMessageBytes = STDIO_DEFAULT_MAX_BUFFER_SIZE,
+    private readonly maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES,
   ) {
     this.lines = new LineReader(
       maxMessageBytes,
@@ -64,7 +71,7 @@ export class GroupStdioTransport implements Transport {
     hideOwnSecrets();
     const child = spawn(this.server.command, [...(this.server.args ?? [])], {
       cwd: this.server.cwd,
-      env: { ...getDefaultEnvironment(), ...this.server.env },
+      env: { ...this.codec.getDefaultEnvironment(), ...this.server.env },
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -87,7 +94,7 @@ export class GroupStdioTransport implements Transport {
   private receive(line: string): void {
     let message: JSONRPCMessage;
     try {
-      message = deserializeMessage(line);
+      message = this.codec.deserializeMessage(line);
     } catch (error) {
       this.onerror?.(error as Error);
       return;
@@ -119,7 +126,7 @@ export class GroupStdioTransport implements Transport {
         reject(new Error('The MCP server is not running'));
         return;
       }
-      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve()));
+      stdin.write(this.codec.serializeMessage(message), (error) => (error ? reject(error) : resolve()));
     });
   }
 

@@ -62,13 +62,14 @@ describe('optional peer dependencies', () => {
     }
   });
 
-  it('are never resolved by importing troupe, troupe/testing or troupe/tools', async () => {
+  it('are never resolved by importing troupe, troupe/testing, troupe/tools or troupe/mcp', async () => {
     const { stdout, resolved } = await child(`
       const root = await import(${src('index.ts')});
       const testing = await import(${src('testing/index.ts')});
       const tools = await import(${src('tools/builtin/index.ts')});
-      console.log(typeof root.createAgent, typeof testing.createRunRecorder, typeof tools.createWorkspaceTools);`);
-    expect(stdout.trim()).toBe('function function function');
+      const mcp = await import(${src('mcp/index.ts')});
+      console.log(typeof root.createAgent, typeof testing.createRunRecorder, typeof tools.createWorkspaceTools, typeof mcp.connectMcpServers);`);
+    expect(stdout.trim()).toBe('function function function function');
     // The log saw the imports (so it would have seen a peer), and no peer among them.
     expect(resolved).toContain('xstate');
     expect(resolved.filter(namesPeer)).toEqual([]);
@@ -93,6 +94,8 @@ describe('optional peer dependencies', () => {
       await report('stately', () => openWebSocketInspector({ url: 'ws://127.0.0.1:9/' }));
       await report('openai', () => openai({ apiKey: 'sk-test' }));
       await report('anthropic', () => anthropic({ apiKey: 'sk-test' }));
+      const { connectMcpServers } = await import(${src('mcp/index.ts')});
+      await report('mcp', () => connectMcpServers({ servers: { local: { url: 'http://127.0.0.1:9/mcp' } } }));
       const server = await startInspectorServer();
       const page = await fetch(new URL('/vendor/elk.bundled.js', server.pageUrl));
       console.log(JSON.stringify({ feature: 'elk', status: page.status, body: (await page.text()).trim() }));
@@ -121,6 +124,11 @@ describe('optional peer dependencies', () => {
       ),
       typed('openai', 'openai', 'openai() needs openai: npm install openai@6'),
       typed('anthropic', '@anthropic-ai/sdk', 'anthropic() needs @anthropic-ai/sdk: npm install @anthropic-ai/sdk@1'),
+      typed(
+        'mcp',
+        '@modelcontextprotocol/sdk',
+        'connectMcpServers() needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk@1',
+      ),
       {
         feature: 'elk',
         status: 500,
