@@ -48,6 +48,13 @@ switch (mode) {
     end();
     break;
   }
+  case 'idle_background': {
+    // The root's first turn starts three subagents in the background and ends; their results wake it again.
+    void createAgent({ ...config, session }).prompt('background');
+    await session.idle();
+    end();
+    break;
+  }
   case 'approve': {
     const agent = createAgent({ ...config, session });
     agent.on('approval_requested', (event) => {

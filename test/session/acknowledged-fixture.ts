@@ -50,12 +50,17 @@ function tools(side: string) {
 
 /**
  * Decides from the history, as a model that starts over in each process would: a prompt's first answer calls
- * `work` twice (or `risky`, for a prompt that says so), then a final text. Ids are numbered per answer.
+ * `work` twice (or `risky`, for a prompt that says so; or starts three subagents in the background, for one that
+ * says `background`), then a final text; a notification is answered with a text. Ids are numbered per answer.
  */
 function script(request: ModelRequest): ScriptedAnswer {
   const last = request.messages.at(-1);
-  if (last?.role !== 'user') return { text: 'done' };
+  if (last?.role !== 'user' || last.source === 'notification') return { text: 'done' };
   if (textOf(last).includes('risky')) return { toolCalls: [{ id: 'call_1', name: 'risky' }] };
+  if (textOf(last).includes('background')) {
+    const tasks = [{ prompt: 'one' }, { prompt: 'two' }, { prompt: 'three' }];
+    return { toolCalls: [{ id: 'call_1', name: 'swarm', args: { tasks, background: true } }] };
+  }
   return {
     toolCalls: [
       { id: 'call_1', name: 'work', args: { n: 1 } },
@@ -64,11 +69,17 @@ function script(request: ModelRequest): ScriptedAnswer {
   };
 }
 
-/** The config of every agent of the test (a supervisor takes its model and tools). */
-export function agentConfig(side: string): { model: Model; tools: AnyTool[]; policy: Policy } {
+/** The config of every agent of the test (a supervisor takes its model and tools; a root agent may start subagents). */
+export function agentConfig(side: string): {
+  model: Model;
+  tools: AnyTool[];
+  policy: Policy;
+  subagents: { concurrency: number };
+} {
   return {
     model: scriptedModel(script),
     tools: tools(side),
     policy: (call) => (call.name === 'risky' ? 'ask' : 'allow'),
+    subagents: { concurrency: 4 },
   };
 }

@@ -19,6 +19,13 @@ const reported: Record<string, (records: JournalRecord[]) => void> = {
   prompt: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
   stream: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
   idle: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
+  // Every background result reached the root, and every turn its notifications opened ended.
+  idle_background: (records) => {
+    expect(settled(records)).toEqual(['completed', 'completed', 'completed']);
+    expect(records.filter((r) => r.k === 'notice')).toHaveLength(3);
+    const starts = records.filter((r) => r.k === 'turn_start' && r.a === 'root').length;
+    expect(turnEnds(records, 'root')).toEqual(new Array(starts).fill('completed'));
+  },
   turn_end: (records) => expect(turnEnds(records, 'root')).toEqual(['completed']),
   approve: (records) =>
     expect(records.filter((r) => r.k === 'approval').map((r) => (r.k === 'approval' ? r.approved : 0))).toEqual([true]),
@@ -40,6 +47,14 @@ function turnEnds(records: JournalRecord[], agentId: string): string[] {
 
 function settled(records: JournalRecord[]): string[] {
   return records.flatMap((r) => (r.k === 'task' && r.ev === 'settled' ? [r.status ?? ''] : []));
+}
+
+function settledTasks(records: JournalRecord[]): string[] {
+  return records.flatMap((r) => (r.k === 'task' && r.ev === 'settled' ? [r.taskId] : []));
+}
+
+function notices(records: JournalRecord[]): string[] {
+  return records.flatMap((r) => (r.k === 'notice' ? [r.taskId] : []));
 }
 
 function runChild(child: string, args: string[]): Promise<void> {
@@ -106,6 +121,14 @@ describe('sessions: acknowledged means durable', () => {
 
       await resume(kind, where, id, side, mode);
       const after = readFileSync(side, 'utf8').split('\n').filter(Boolean);
+      // Nothing the first process stored happens again: each task settles once and each result is delivered once.
+      const reopened = openStore(kind, where);
+      const again = reopened.manager.store.read(id).flatMap((text) => decodeRecord(text) ?? []);
+      reopened.close();
+      for (const facts of [settledTasks, notices]) {
+        expect(facts(again).slice(0, facts(records).length)).toEqual(facts(records));
+        expect(new Set(facts(again)).size).toBe(facts(again).length);
+      }
       // Every call ran exactly once, over both processes: none the first process was told about ran again.
       expect(after.slice(0, before.length)).toEqual(before);
       expect(new Set(after).size).toBe(after.length);
