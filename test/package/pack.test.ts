@@ -45,7 +45,10 @@ interface Packed {
 }
 
 let work: string;
+/** Every optional peer installed: each feature runs. */
 let project: string;
+/** Only zod and openai beside troupe: what one agent on one provider installs. */
+let lean: string;
 let packed: Packed;
 
 /** A command's output, or an error that carries it (npm explains its failures on stderr). */
@@ -94,14 +97,14 @@ function closure(packages: Record<string, LockEntry>, roots: string[]): Set<stri
 
 /**
  * A lock file for a project that depends on the tarball, on zod (which the README's tools are written with) and on
- * every optional peer (so that each feature runs), naming the same versions this repository's lock file holds.
+ * the optional peers `peerNames`, naming the same versions this repository's lock file holds.
  * The install must not touch the network, and npm's cache after `npm ci` holds every dependency's tarball but none
  * of the registry's metadata, so npm could not resolve a version range offline; from a lock file it needs only
- * the tarballs. The entries copied are the ones npm marks as needed outside development, and the peers with their
+ * the tarballs. The entries copied are the ones npm marks as needed outside development, and `peerNames` with their
  * own dependencies, so a dependency the package uses but declares only as a dev dependency is missing here, as it
  * would be for a user.
  */
-function consumerLock(dependencies: Record<string, string>, integrity: string): object {
+function consumerLock(dependencies: Record<string, string>, integrity: string, peerNames: string[]): object {
   const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
     packages: Record<string, LockEntry>;
   };
@@ -119,7 +122,7 @@ function consumerLock(dependencies: Record<string, string>, integrity: string): 
       engines: pkg.engines,
     },
   };
-  const peers = closure(repoLock.packages, Object.keys(pkg.peerDependencies));
+  const peers = closure(repoLock.packages, peerNames);
   for (const [path, entry] of Object.entries(repoLock.packages)) {
     if (path === '' || ((entry.dev || entry.devOptional) && !peers.has(path))) continue;
     const { dev: _dev, devOptional: _devOptional, ...kept } = entry;
@@ -141,18 +144,24 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'troupe-package-'));
   project = join(work, 'consumer');
   mkdirSync(project);
-  const out = await sh('npm', ['pack', '--json', '--pack-destination', project], REPO);
+  lean = join(work, 'lean');
+  mkdirSync(lean);
+  const out = await sh('npm', ['pack', '--json', '--pack-destination', work], REPO);
   packed = (JSON.parse(out) as Packed[])[0] as Packed;
-  const tarball = `file:${packed.filename}`;
-  const peers = Object.keys(pkg.peerDependencies).map((name) => [name, pkg.devDependencies[name] as string]);
-  const dependencies = { troupe: tarball, zod: pkg.dependencies.zod as string, ...Object.fromEntries(peers) };
-  const manifest = { name: 'consumer', private: true, type: 'module', dependencies };
-  writeFileSync(join(project, 'package.json'), JSON.stringify(manifest, null, 2));
-  const lock = consumerLock(dependencies, packed.integrity);
-  writeFileSync(join(project, 'package-lock.json'), JSON.stringify(lock, null, 2));
-  // --ignore-scripts: better-sqlite3's install script fetches or compiles its native binding, which needs the
-  // network; nothing below opens a SQLite store, and its module loads the binding only when one is opened.
-  await sh('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], project);
+  const tarball = `file:${join(work, packed.filename)}`;
+  const install = async (dir: string, peerNames: string[]) => {
+    const peers = peerNames.map((name) => [name, pkg.devDependencies[name] as string]);
+    const dependencies = { troupe: tarball, zod: pkg.dependencies.zod as string, ...Object.fromEntries(peers) };
+    const manifest = { name: 'consumer', private: true, type: 'module', dependencies };
+    writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+    const lock = consumerLock(dependencies, packed.integrity, peerNames);
+    writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(lock, null, 2));
+    // --ignore-scripts: better-sqlite3's install script fetches or compiles its native binding, which needs the
+    // network; nothing below opens a SQLite store, and its module loads the binding only when one is opened.
+    await sh('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
+  };
+  await install(project, Object.keys(pkg.peerDependencies));
+  await install(lean, ['openai']);
 }, 600_000);
 
 afterAll(async () => {
@@ -160,6 +169,29 @@ afterAll(async () => {
 }, 120_000);
 
 describe('the npm package', () => {
+  it('installs for one agent on OpenAI without the other SDKs, a native build or an HTTP server framework', async () => {
+    const installed = JSON.parse(readFileSync(join(lean, 'node_modules/.package-lock.json'), 'utf8')) as {
+      packages: Record<string, { hasInstallScript?: boolean }>;
+    };
+    const names = Object.keys(installed.packages).map((path) => path.slice(path.lastIndexOf('node_modules/') + 13));
+    const absent = Object.keys(pkg.peerDependencies).filter((name) => name !== 'openai');
+    for (const name of [...absent, 'express', 'hono', 'fastify', 'koa']) expect(names, name).not.toContain(name);
+    expect(names).toContain('openai');
+    expect(Object.values(installed.packages).filter((entry) => entry.hasInstallScript)).toEqual([]);
+    writeFileSync(
+      join(lean, 'example.mjs'),
+      [
+        readmeExample('## An agent in twenty lines'),
+        'console.log(JSON.stringify({ stopReason: result.stopReason, text: result.text }));',
+        "const { SqliteStore } = await import('troupe');",
+        "try { new SqliteStore('sessions.db'); } catch (error) { console.log(error.code, error.message); }",
+      ].join('\n'),
+    );
+    const lines = (await sh(process.execPath, ['example.mjs'], lean)).trim().split('\n');
+    expect(JSON.parse(lines[0] as string)).toEqual({ stopReason: 'completed', text: 'Go to Lisbon.' });
+    expect(lines[1]).toBe('missing_peer SqliteStore needs better-sqlite3: npm install better-sqlite3@12');
+  });
+
   it('holds the built library, the inspector page, README and LICENSE, and none of the repository tooling', () => {
     const paths = packed.files.map((file) => file.path);
     const outside = paths.filter((path) => !/^dist\/(src|machines)\//.test(path));
