@@ -20,15 +20,8 @@ import { type AgentState, agentStateOf, ChildrenWatch } from './agent-state.js';
 import { takeApproval } from './approval-waits.js';
 import { Budget, type BudgetLimits, checkLimits, checkTotalLimits } from './budget.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from './bus.js';
-import {
-  AgentEnv,
-  journalAnswer,
-  type PendingTurn,
-  type RunResult,
-  registerEnv,
-  reportInternalError,
-  unregisterEnv,
-} from './env.js';
+import { AgentEnv, type PendingTurn, type RunResult, reportInternalError } from './env.js';
+import { journalAnswer, registerEnv, unregisterEnv } from './env-registry.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { LiveTools } from './live-tools.js';

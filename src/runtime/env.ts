@@ -1,11 +1,9 @@
 import { getEventListeners } from 'node:events';
-import type { ActorSystem, AnyActorRef } from 'xstate';
 import type { TurnInput } from '../../machines/agent/index.js';
 import { ContextEngine, type ContextOptions, costOf, type SystemPrompt, SystemPromptParts } from '../context/index.js';
 import type { AgentInfo, Permissions, Policy } from '../permissions/index.js';
 import {
   type AgentEventBody,
-  type AssistantContent,
   type AssistantMessage,
   addUsage,
   describeThrown,
@@ -39,6 +37,7 @@ import type { Budget, BudgetLimits } from './budget.js';
 import type { RestoredSpend } from './budget-ledger.js';
 import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
+import { type ModelCall, partialMessage, ToolBatch } from './in-flight.js';
 import type { LiveTools } from './live-tools.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
@@ -100,32 +99,6 @@ export interface PendingTurn {
   budget?: BudgetLimits;
 }
 
-/** A model call in flight, so that an interrupt can close it synchronously. */
-export interface ModelCall {
-  controller: AbortController;
-  /** Closed calls publish nothing more and reply nothing. */
-  closed: boolean;
-  streaming: boolean;
-  /** The attempt's streamed answer so far, kept to report what an interrupt or retry throws away. */
-  text: string;
-  reasoning: string;
-}
-
-/** What a model call has streamed so far, as the message a discarded attempt's `message_end` carries. */
-export function partialMessage(call: ModelCall, model: Model): AssistantMessage {
-  const content: AssistantContent[] = [];
-  if (call.reasoning) content.push({ type: 'reasoning', text: call.reasoning });
-  if (call.text) content.push({ type: 'text', text: call.text });
-  return {
-    role: 'assistant',
-    content,
-    provider: model.provider,
-    model: model.id,
-    stopReason: 'stop',
-    usage: emptyUsage(),
-  };
-}
-
 /**
  * Effects a resumed or replayed agent already has answers for (its session's journal): its workers take these
  * instead of calling the model or running the tool again. See src/runtime/session-restore.ts.
@@ -147,39 +120,6 @@ export interface Recording {
   joinedAt?(historyLength: number): UserMessage[] | undefined;
   /** Whether `joinedAt` gave this message back (it is journaled already). */
   gave?(message: Message): boolean;
-}
-
-/**
- * Whether the tool batch in flight has been closed, and the signals of its calls that must abort with it. A flag
- * and a set rather than an AbortController: a signal costs ~12 µs to make and its abort ~10 µs more (a
- * DOMException) on Node 20, which every run paid at its end, and a call's own signal is only made when its tool
- * reads `ctx.signal`.
- */
-export class ToolBatch {
-  aborted = false;
-  private linked?: Set<AbortController>;
-
-  /** Aborts `controller` with the batch (at once if it is already closed), until it is unlinked. */
-  link(controller: AbortController): void {
-    if (this.aborted) {
-      controller.abort();
-      return;
-    }
-    this.linked ??= new Set();
-    this.linked.add(controller);
-  }
-
-  unlink(controller: AbortController): void {
-    this.linked?.delete(controller);
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const linked = this.linked;
-    this.linked = undefined;
-    if (linked) for (const controller of linked) controller.abort();
-  }
 }
 
 /**
@@ -450,47 +390,4 @@ export function reportInternalError(where: string, error: unknown): void {
   } catch {
     console.error(`[troupe] ${where}: ${describeThrown(error)}`);
   }
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: XState's own AnyActorSystem is ActorSystem<any> but is not exported.
-export type AnyActorSystem = ActorSystem<any>;
-
-// Envs are found by (actor system, agent id): ids are unique within a system, and a system's envs go with it.
-const registry = new WeakMap<AnyActorSystem, Map<string, AgentEnv>>();
-
-export function registerEnv(system: AnyActorSystem, env: AgentEnv): void {
-  let envs = registry.get(system);
-  if (!envs) {
-    envs = new Map();
-    registry.set(system, envs);
-  }
-  if (envs.has(env.agentId)) throw new Error(`An agent with id "${env.agentId}" already exists in this system`);
-  envs.set(env.agentId, env);
-}
-
-export function unregisterEnv(system: AnyActorSystem, agentId: string): void {
-  registry.get(system)?.delete(agentId);
-}
-
-/**
- * Journals an answer to `target`'s call waiting for approval, when `target` is an agent with a session. `call` is
- * what the caller passed: the `approval_requested` event itself carries the question's `seq`.
- */
-export function journalAnswer(
-  target: AnyActorRef,
-  call: string | { toolCallId: string; seq?: number },
-  approved: boolean,
-  reason?: string,
-): void {
-  const agentId = (target.getSnapshot() as { context?: { agentId?: unknown } } | undefined)?.context?.agentId;
-  if (typeof agentId !== 'string') return;
-  const env = registry.get(target.system)?.get(agentId);
-  if (typeof call === 'string') env?.answered?.(call, approved, reason);
-  else env?.answered?.(call.toolCallId, approved, reason, typeof call.seq === 'number' ? call.seq : undefined);
-}
-
-export function envOf(system: AnyActorSystem, agentId: string): AgentEnv {
-  const env = registry.get(system)?.get(agentId);
-  if (!env) throw new Error(`No runtime for agent "${agentId}": agents must be created with createAgent()`);
-  return env;
 }

@@ -23,7 +23,8 @@ import {
   textOf,
 } from '../protocol/index.js';
 import { startTurnBudget } from './budget-turn.js';
-import { type AgentEnv, envOf, type RunResult } from './env.js';
+import type { AgentEnv, RunResult } from './env.js';
+import { envOf } from './env-registry.js';
 import { modelWorker } from './model-worker.js';
 import { treeOf } from './supervisor-tree.js';
 import { toolWorker } from './tool-worker.js';

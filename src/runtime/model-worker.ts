@@ -11,8 +11,10 @@ import {
   toModelError,
 } from '../protocol/index.js';
 import { exhaustionError, viewAfter } from './budget.js';
-import { type AgentEnv, envOf, type ModelCall, partialMessage, reportInternalError } from './env.js';
+import { type AgentEnv, reportInternalError } from './env.js';
+import { envOf } from './env-registry.js';
 import type { HookRunner } from './hooks.js';
+import { type ModelCall, partialMessage } from './in-flight.js';
 import { retryDelay } from './retry.js';
 
 /**

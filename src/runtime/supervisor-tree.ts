@@ -27,14 +27,8 @@ import { type BatchOptions, newId, planTasks, refusalsOf } from './batch-plan.js
 import { checkLimits } from './budget.js';
 import { batchAccount } from './budget-turn.js';
 import type { EventBus } from './bus.js';
-import {
-  AgentEnv,
-  type AgentSettings,
-  type AnyActorSystem,
-  type RunResult,
-  registerEnv,
-  unregisterEnv,
-} from './env.js';
+import { AgentEnv, type AgentSettings, type RunResult } from './env.js';
+import { type AnyActorSystem, registerEnv, unregisterEnv } from './env-registry.js';
 import type { FinishedAgent } from './finished-agents.js';
 import { HistoryArchive } from './history-archive.js';
 import { NotificationOutbox } from './notification-outbox.js';

@@ -1,7 +1,8 @@
 import type { ToolResultEntry, WorkerReply } from '../../machines/agent/index.js';
 import type { ToolCallPart } from '../protocol/index.js';
 import type { FinishedOutput } from '../tools/index.js';
-import type { AgentEnv, ToolBatch } from './env.js';
+import type { AgentEnv } from './env.js';
+import type { ToolBatch } from './in-flight.js';
 
 /** A call the tool worker finished (ran, replayed from a journal, or a twin of one), waiting to be delivered. */
 interface Finished {

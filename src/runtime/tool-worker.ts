@@ -21,9 +21,11 @@ import {
   type ToolOutput,
   toToolResult,
 } from '../tools/index.js';
-import type { AgentEnv, ToolBatch } from './env.js';
-import { envOf, reportInternalError } from './env.js';
+import type { AgentEnv } from './env.js';
+import { reportInternalError } from './env.js';
+import { envOf } from './env-registry.js';
 import type { HookRunner } from './hooks.js';
+import type { ToolBatch } from './in-flight.js';
 import { checkOutput } from './output-check.js';
 import { ToolResultOutbox } from './tool-result-outbox.js';
 
