@@ -1,6 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentEnv } from './env.js';
-import { copyJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { copyJournaled, type RecordSink } from './journaled.js';
+import { SessionRecorder } from './session-recorder.js';
 import { type AgentJournal, markReplayed } from './session-restore.js';
 
 /**

@@ -3,7 +3,7 @@ import type { TurnInput } from '../../machines/agent/index.js';
 import { type AgentEventBody, addUsage, emptyUsage, type TaskStatus, type Usage } from '../protocol/index.js';
 import type { BatchRecord, JournalRecord, TaskRecord } from '../session/index.js';
 import type { AgentEnv } from './env.js';
-import type { RecordSink } from './session-recorder.js';
+import type { RecordSink } from './journaled.js';
 import type { AgentJournal } from './session-restore.js';
 
 /*

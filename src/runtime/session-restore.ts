@@ -25,7 +25,7 @@ import {
 import type { BudgetLimits } from './budget.js';
 import type { RestoredSpend, SpendLedger } from './budget-ledger.js';
 import type { AgentEnv, Recording } from './env.js';
-import { type Journaled, nothingJournaled } from './session-recorder.js';
+import { type Journaled, nothingJournaled } from './journaled.js';
 
 /** One agent's journal, read back: what a resume restores and what its workers answer from. */
 export class AgentJournal implements Recording {

@@ -12,8 +12,9 @@ import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } fr
 import type { SpendLedger } from './budget-ledger.js';
 import type { AgentEnv } from './env.js';
 import { finishedAgents } from './finished-agents.js';
+import { copyJournaled, nothingJournaled, type RecordSink } from './journaled.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
-import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { SessionRecorder } from './session-recorder.js';
 import { AgentJournal, markReplayed } from './session-restore.js';
 import { SubagentReplay } from './subagent-replay.js';
 import type { TaskResult } from './subagent-tools.js';

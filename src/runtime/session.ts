@@ -11,9 +11,10 @@ import {
 } from '../session/index.js';
 import { restoreBudgets, supervisorLedger } from './budget-turn.js';
 import type { AgentEnv } from './env.js';
+import { copyJournaled, nothingJournaled, type RecordSink } from './journaled.js';
 import { RememberedApprovals } from './remembered-approvals.js';
 import type { ScheduleJournal } from './schedule-book.js';
-import { copyJournaled, nothingJournaled, type RecordSink, SessionRecorder } from './session-recorder.js';
+import { SessionRecorder } from './session-recorder.js';
 import { feedInputs, openTurnsAtIdle, type ReplaySink } from './session-replay.js';
 import { AgentJournal, afterCatchUp, markReplayed } from './session-restore.js';
 import { type SessionTask, sessionTasks, TreeJournal } from './session-tree.js';
