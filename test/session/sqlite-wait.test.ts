@@ -68,8 +68,8 @@ describe('SQLite held by another process', () => {
       await release();
       expect((await result).stopReason).toBe('completed');
       expect(runs).toEqual([1]);
+      expect(store.read('s').some((text) => text.includes('"k":"turn_end"'))).toBe(true);
       session.close();
-      while (!store.read('s').some((text) => text.includes('"k":"turn_end"'))) await turn();
       expect(waits[1]).toMatch(/^Session "s": the database is free again; the writes that waited \d+ ms are stored$/);
       const journal = readJournal(new SqliteStore(path), 's', () => {});
       expect(journal?.records.map((record) => record.k)).toEqual(
