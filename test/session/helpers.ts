@@ -109,7 +109,7 @@ export function bundleChild(entry: string, dir: string): string {
       '--log-level=warning',
       `--outfile=${out}`,
       '--external:better-sqlite3',
-      "--banner:js=import{createRequire}from'node:module';const require=createRequire(import.meta.url);",
+      "--banner:js=import{createRequire as bundleRequire}from'node:module';const require=bundleRequire(import.meta.url);",
     ],
     { cwd: ROOT, stdio: 'inherit' },
   );
