@@ -28,6 +28,11 @@ export class HistoryArchive {
     return this.entries.has(agentId) || this.restoredKept.has(agentId);
   }
 
+  /** A restored agent still in its owner's `keepFinished` window: kept alive as far as its owner is concerned. */
+  isKept(agentId: string): boolean {
+    return this.restoredKept.has(agentId);
+  }
+
   /** Takes an agent out (it is being rebuilt). */
   delete(agentId: string): void {
     this.entries.delete(agentId);

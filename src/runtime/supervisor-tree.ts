@@ -299,8 +299,9 @@ export class Tree implements SubagentHost {
     return archived ? [...archived.messages] : undefined;
   }
 
+  /** A restored kept agent is alive: it is in its owner's `keepFinished` window, as it was before the restart. */
   whereIs(agentId: string): 'alive' | 'archived' | 'unknown' {
-    if (this.nodes.node(agentId)) return 'alive';
+    if (this.nodes.node(agentId) || this.archive.isKept(agentId)) return 'alive';
     return this.archive.has(agentId) ? 'archived' : 'unknown';
   }
 

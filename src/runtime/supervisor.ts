@@ -312,7 +312,10 @@ export class Supervisor {
     return this.runtime.messagesOf(agentId);
   }
 
-  /** Whether an agent is alive (running or kept), archived (stopped, resumable) or unknown. */
+  /**
+   * Whether an agent is alive (running, or finished and kept in its owner's `keepFinished` window: after a reopen, a
+   * kept one is rebuilt from the journal when it is resumed), archived (stopped, resumable) or unknown.
+   */
   whereIs(agentId: string): 'alive' | 'archived' | 'unknown' {
     return this.runtime.whereIs(agentId);
   }

@@ -441,8 +441,9 @@ describe('sessions: a reopened supervisor tree is the same tree', () => {
     const ids = results.map((result) => result.agentId);
     // One kept alive, one archived, the oldest forgotten: what the limits say before the restart.
     const known = (where: string) => where !== 'unknown';
-    const before = ids.map((id) => known(supervisor.whereIs(id)));
-    expect(before.filter(Boolean)).toHaveLength(2);
+    const places = ids.map((id) => supervisor.whereIs(id));
+    expect(places).toEqual(['unknown', 'archived', 'alive']);
+    const before = places.map(known);
     const histories = ids.map((id) => supervisor.messagesOf(id));
     await session.idle();
     session.close();
@@ -450,7 +451,7 @@ describe('sessions: a reopened supervisor tree is the same tree', () => {
 
     const reopened = sessions({ dir }).open(session.id);
     const again = createSupervisor({ model: scriptedModel(followUp), tools: [work], session: reopened, ...limits });
-    expect(ids.map((id) => known(again.whereIs(id)))).toEqual(before);
+    expect(ids.map((id) => again.whereIs(id))).toEqual(places);
     expect(ids.map((id) => again.messagesOf(id))).toEqual(histories);
     const resumable = ids.filter((_, i) => before[i]);
     for (const id of resumable) {
