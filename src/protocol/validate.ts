@@ -103,8 +103,14 @@ function assistantProblem(message: Record<string, unknown>): string | undefined 
   return undefined;
 }
 
-/** An id for a repeated tool-call id, unique among those `taken` says are: the provider's id with a suffix. */
-function uniqueId(id: string, taken: (id: string) => boolean): string {
+/**
+ * The identity Troupe gives a tool call whose provider id is `id`, the calls before it (in the history, and earlier
+ * in the same answer) holding the ids `taken` says are: the provider's id verbatim when it is free, else that id with
+ * the first free suffix (`call_1_2`). One rule, applied call by call in order, so that a streamed call's events and
+ * the final answer name the call alike.
+ */
+export function callIdentity(id: string, taken: (id: string) => boolean): string {
+  if (!taken(id)) return id;
   for (let n = 2; ; n++) {
     const candidate = `${id}_${n}`;
     if (!taken(candidate)) return candidate;
@@ -125,10 +131,10 @@ export interface ReusedCallId {
  * check: a missing `provider` / `model` / `stopReason` / `usage` is filled in (a custom model that reports no
  * usage used none we know of), and every tool call gets an identity of its own within the agent's history: a
  * provider's id is kept verbatim on its first use (so histories and prompt caches stay byte-stable), and one the
- * history (`taken`) or an earlier call of the same message already holds gets a deterministic suffix, listed in
- * `reused`. Results are paired, journaled and replayed by that identity: a provider that numbers its ids per
- * answer or per process would otherwise get a new call answered with an old one's result. The model's object is
- * never changed: a repaired message is a copy.
+ * history (`taken`) or an earlier call of the same message already holds gets a deterministic suffix
+ * ({@link callIdentity}), listed in `reused`. Results are paired, journaled and replayed by that identity: a
+ * provider that numbers its ids per answer or per process would otherwise get a new call answered with an old one's
+ * result. The model's object is never changed: a repaired message is a copy.
  */
 export function checkModelAnswer(
   raw: unknown,
@@ -154,9 +160,8 @@ export function checkModelAnswer(
     calls++;
     ids ??= new Set();
     if (ids.has(part.id) || taken.has(part.id)) {
-      const given = new Set(idsOf(message.content));
       const seen = ids;
-      const id = uniqueId(part.id, (candidate) => seen.has(candidate) || taken.has(candidate) || given.has(candidate));
+      const id = callIdentity(part.id, (candidate) => seen.has(candidate) || taken.has(candidate));
       copy().content[i] = { ...part, id } satisfies ToolCallPart;
       ids.add(id);
       reused ??= [];
@@ -176,10 +181,6 @@ export function checkModelAnswer(
     copy().usage = usage;
   }
   return { message: repaired ?? message, reused: reused ?? NONE_REUSED };
-}
-
-function idsOf(content: readonly AssistantContent[]): string[] {
-  return content.flatMap((part) => (part.type === 'tool_call' ? [part.id] : []));
 }
 
 /** A history given to `createAgent({ messages })` that cannot be resumed: says which message, and why. */

@@ -11,6 +11,11 @@ export interface ModelCall {
   /** The attempt's streamed answer so far, kept to report what an interrupt or retry throws away. */
   text: string;
   reasoning: string;
+  /**
+   * The attempt's streamed tool calls: each provider id's latest Troupe identity, so that a call's stream events
+   * name it as its final message will (see `callIdentity`). Made at the attempt's first tool call.
+   */
+  streamedCalls?: { byProvider: Map<string, string>; ids: Set<string> };
 }
 
 /** What a model call has streamed so far, as the message a discarded attempt's `message_end` carries. */

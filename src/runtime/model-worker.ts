@@ -3,6 +3,7 @@ import type { AgentCommand, ModelWorkerRequest, WorkerInput, WorkerReply } from 
 import { costOf } from '../context/index.js';
 import {
   type AssistantMessage,
+  callIdentity,
   checkModelAnswer,
   describeThrown,
   ModelError,
@@ -104,6 +105,7 @@ async function callModel(
       try {
         call.text = '';
         call.reasoning = '';
+        call.streamedCalls = undefined;
         call.streaming = true;
         if (bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt });
         for await (const event of model.stream(modelRequest, call.controller.signal)) {
@@ -184,18 +186,40 @@ function onDelta(env: AgentEnv, call: ModelCall, event: Exclude<ModelEvent, { ty
       call.reasoning += event.delta;
       if (wanted) env.emitDelta({ type: 'reasoning', delta: event.delta });
       break;
-    case 'tool_call_start':
-      if (wanted) env.emitDelta({ type: 'tool_call_start', toolCallId: event.id, toolName: event.name });
+    case 'tool_call_start': {
+      const toolCallId = streamedCall(env, call, event.id);
+      if (wanted) env.emitDelta({ type: 'tool_call_start', toolCallId, toolName: event.name });
       break;
+    }
     case 'tool_call_delta':
-      if (wanted) env.emitDelta({ type: 'tool_call', toolCallId: event.id, delta: event.delta });
+      if (wanted)
+        env.emitDelta({
+          type: 'tool_call',
+          toolCallId: call.streamedCalls?.byProvider.get(event.id) ?? event.id,
+          delta: event.delta,
+        });
       break;
     case 'tool_call_end':
-      if (wanted) env.emitDelta({ type: 'tool_call_end', toolCallId: event.id });
+      if (wanted)
+        env.emitDelta({ type: 'tool_call_end', toolCallId: call.streamedCalls?.byProvider.get(event.id) ?? event.id });
       break;
     case 'usage':
       break;
   }
+}
+
+/**
+ * The identity a streamed tool call gets, by the rule its final message's calls get theirs (checkModelAnswer): a
+ * provider id that the history or an earlier call of this answer holds is given a suffix, so that the call's stream
+ * events, its execution and its result all name it alike.
+ */
+function streamedCall(env: AgentEnv, call: ModelCall, providerId: string): string {
+  const streamed = (call.streamedCalls ??= { byProvider: new Map(), ids: new Set() });
+  const history = env.transcript.callIds();
+  const id = callIdentity(providerId, (candidate) => history.has(candidate) || streamed.ids.has(candidate));
+  streamed.byProvider.set(providerId, id);
+  streamed.ids.add(id);
+  return id;
 }
 
 /**

@@ -106,6 +106,42 @@ describe('sessions: Troupe owns tool-call identity', () => {
     );
   });
 
+  it.each([
+    ['reuses call_1 across and within answers', call1Model(), ['1', '2 3'], ['call_1', 'call_1_2', 'call_1_3']],
+    [
+      'gives an id that an earlier repair took',
+      scriptedModel([
+        {
+          toolCalls: ['call_1', 'call_1', 'call_1_2'].map((id, n) => ({ id, name: 'count', args: { n } })),
+        },
+        { text: 'counted' },
+      ]),
+      ['0 1 2'],
+      ['call_1', 'call_1_2', 'call_1_2_2'],
+    ],
+  ])(
+    "a streamed call's events name the call as its execution and result do: a provider that %s",
+    async (_name, model, prompts, want) => {
+      const runs: number[] = [];
+      const agent = createAgent({ model, tools: [countTool(runs)] });
+      const streamed: string[] = [];
+      const executed: string[] = [];
+      agent.on('message_update', ({ delta }) => {
+        if (delta.type === 'tool_call_start') streamed.push(`start ${delta.toolCallId}`);
+        else if (delta.type === 'tool_call') streamed.push(`args ${delta.toolCallId}`);
+        else if (delta.type === 'tool_call_end') streamed.push(`end ${delta.toolCallId}`);
+      });
+      agent.on('tool_execution_start', (event) => executed.push(event.toolCallId));
+      for (const prompt of prompts) await agent.prompt(prompt);
+      await agent.stop();
+      expect(executed).toEqual(want);
+      const ids = toolResults(agent.messages).map((r) => r.toolCallId);
+      expect(ids).toEqual(executed);
+      // Each call streams its start, its arguments and its end, under the identity it runs by.
+      expect(streamed).toEqual(executed.flatMap((id) => [`start ${id}`, `args ${id}`, `end ${id}`]));
+    },
+  );
+
   it('after a restart the model says call_1 again: the new call runs, it is not answered with the old result', async () => {
     const dir = tempDir();
     const manager = sessions({ dir });
