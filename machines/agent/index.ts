@@ -1,2 +1,3 @@
-export { type AgentActorRef, agentMachine, type WorkerInput } from './machine.js';
+export { type AgentActorRef, agentMachine } from './chart.js';
+export type { WorkerInput } from './setup.js';
 export type * from './types.js';
