@@ -25,12 +25,8 @@ const GROUPS: [string, (name: string, url: string) => boolean][] = [
   ['XState', (_, url) => /[\\/]xstate[\\/]dist[\\/]/.test(url)],
   ['supervisor machine', (_, url) => /[\\/]machines[\\/]supervisor/.test(url)],
   ['agent machine', (_, url) => /[\\/]machines[\\/]agent[\\/]/.test(url)],
-  [
-    'runtime: supervisor',
-    (_, url) =>
-      /[\\/]src[\\/]runtime[\\/](supervis|subagent|task-book|tree-|history-archive|approval-routing)/.test(url),
-  ],
-  ['runtime: composition (machines.ts)', (_, url) => /[\\/]src[\\/]runtime[\\/]machines\.ts/.test(url)],
+  ['runtime: supervisor', (_, url) => /[\\/]src[\\/]runtime[\\/](tree[\\/]|supervisor\.ts)/.test(url)],
+  ['runtime: composition (agent/wiring.ts)', (_, url) => /[\\/]src[\\/]runtime[\\/]agent[\\/]wiring\.ts/.test(url)],
   ['runtime: agent', (_, url) => /[\\/]src[\\/]runtime[\\/]/.test(url)],
   ['protocol, tools, providers', (_, url) => /[\\/]src[\\/](protocol|tools|providers)[\\/]/.test(url)],
   ['zod', (_, url) => /[\\/]zod[\\/]/.test(url)],

@@ -20,7 +20,7 @@ import { assign, setup } from 'xstate';
 import { z } from 'zod';
 import { defineTool, scriptedModel } from '../src/index.js';
 import { agentClient, agentObject, type RestateDevServer } from '../src/restate/index.js';
-import { runtimeAgentMachine } from '../src/runtime/machines.js';
+import { runtimeAgentMachine } from '../src/runtime/agent/wiring.js';
 import { median } from './measure.js';
 import { check, pool } from './workload.js';
 

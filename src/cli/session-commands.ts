@@ -9,7 +9,7 @@ import {
   textOf,
   type Usage,
 } from '../index.js';
-import { NOT_AGENTS } from '../runtime/session-replay.js';
+import { NOT_AGENTS } from '../runtime/session/replay.js';
 import { readJournal } from '../session/index.js';
 import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';

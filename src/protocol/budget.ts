@@ -1,4 +1,4 @@
-// Budgets as events, machine events and getState() show them; the accounts are src/runtime/budget.ts.
+// Budgets as events, machine events and getState() show them; the accounts are src/runtime/budget/budget.ts.
 
 /**
  * What a turn (and everything it starts) may spend. `tokens` counts every token billed (input, output, cache reads

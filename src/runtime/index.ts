@@ -7,21 +7,12 @@ export {
   type PromptInput,
   type PromptOptions,
   type TurnStream,
-} from './agent.js';
-export type { AgentConfig, AgentProfile } from './agent-config.js';
-export type { AgentState } from './agent-state.js';
-export type { Listener, ListenOptions } from './bus.js';
-export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env.js';
-export {
-  type GenerateEvent,
-  type GenerateRequest,
-  type GenerateResult,
-  generate,
-  streamText,
-  type TextStream,
-} from './generate.js';
-export type { GoalOptions, GoalResult, GoalView } from './goal.js';
-export { type Guardrail, type GuardrailOptions, guardrails } from './guardrails.js';
+} from './agent/agent.js';
+export type { AgentConfig, AgentProfile } from './agent/config.js';
+export type { GoalOptions, GoalResult, GoalView } from './agent/goal.js';
+export type { AgentState } from './agent/state.js';
+export type { Listener, ListenOptions } from './env/bus.js';
+export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env/env.js';
 export {
   type BeforeToolCallAnswer,
   GuardrailTripped,
@@ -29,27 +20,28 @@ export {
   type HookList,
   type Hooks,
   type TurnEnd,
-} from './hooks.js';
-export { LiveTools, type StepInfo, type ToolSelector } from './live-tools.js';
-export type { RetryOptions } from './retry.js';
-export type { MissedRuns, Schedule, ScheduleOptions } from './schedule.js';
-export type { ScheduleState } from './schedule-book.js';
-export type { Session, SessionStatus } from './session.js';
+} from './env/hooks.js';
+export { LiveTools, type StepInfo, type ToolSelector } from './env/live-tools.js';
+export type { RetryOptions } from './env/retry.js';
+export type { ScheduleState } from './schedule/book.js';
+export type { MissedRuns, Schedule, ScheduleOptions } from './schedule/schedule.js';
 export {
   type ReplayResult,
   type SessionInfo,
   SessionManager,
   type SessionsOptions,
   sessions,
-} from './session-manager.js';
-export { type ProfiledConfig, SubagentConfigs } from './subagent-profiles.js';
+} from './session/manager.js';
+export type { Session, SessionStatus } from './session/session.js';
 export {
-  type SubagentHost,
-  type SubagentRequest,
-  subagentTools,
-  type TaskResult,
-  tooManyAgents,
-} from './subagent-tools.js';
+  type GenerateEvent,
+  type GenerateRequest,
+  type GenerateResult,
+  generate,
+  streamText,
+  type TextStream,
+} from './step/generate.js';
+export { type Guardrail, type GuardrailOptions, guardrails } from './step/guardrails.js';
 export {
   createSupervisor,
   describeTree,
@@ -61,4 +53,12 @@ export {
   type TaskInfo,
   type TreeView,
 } from './supervisor.js';
-export type { ApprovalTarget, SubagentProfile, SupervisionOptions } from './supervisor-tree.js';
+export { type ProfiledConfig, SubagentConfigs } from './tree/subagent-profiles.js';
+export {
+  type SubagentHost,
+  type SubagentRequest,
+  subagentTools,
+  type TaskResult,
+  tooManyAgents,
+} from './tree/subagent-tools.js';
+export type { ApprovalTarget, SubagentProfile, SupervisionOptions } from './tree/tree.js';

@@ -14,20 +14,20 @@ import type {
   Usage,
 } from '../protocol/index.js';
 import type { AnyTool } from '../tools/index.js';
-import { Agent, attachTo } from './agent.js';
-import { type AgentConfig, agentSettings } from './agent-config.js';
-import { stateString } from './agent-state.js';
-import { awaitsApproval } from './approval-waits.js';
-import { type BudgetLimits, checkLimits } from './budget.js';
-import { EventBus, type Listener, type ListenOptions } from './bus.js';
-import type { Policy } from './env.js';
-import { journalAnswer } from './env-registry.js';
-import { runtimeSupervisorMachine } from './machines.js';
-import type { RetryOptions } from './retry.js';
-import type { Session } from './session.js';
-import { SpawnRefused, type TaskResult } from './subagent-tools.js';
-import { type ApprovalTarget, missingModel, type SupervisionOptions, Tree } from './supervisor-tree.js';
-import { RootOwner } from './tree-nodes.js';
+import { Agent, attachTo } from './agent/agent.js';
+import { type AgentConfig, agentSettings } from './agent/config.js';
+import { stateString } from './agent/state.js';
+import { runtimeSupervisorMachine } from './agent/wiring.js';
+import { type BudgetLimits, checkLimits } from './budget/budget.js';
+import { awaitsApproval } from './env/approval-waits.js';
+import { EventBus, type Listener, type ListenOptions } from './env/bus.js';
+import type { Policy } from './env/env.js';
+import { journalAnswer } from './env/registry.js';
+import type { RetryOptions } from './env/retry.js';
+import type { Session } from './session/session.js';
+import { RootOwner } from './tree/nodes.js';
+import { SpawnRefused, type TaskResult } from './tree/subagent-tools.js';
+import { type ApprovalTarget, missingModel, type SupervisionOptions, Tree } from './tree/tree.js';
 
 export interface SupervisorConfig extends SupervisionOptions {
   /** Defaults to a fresh unique id. */

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgentEvent, MessageDelta } from '../../src/index.js';
 import { createAgent, scriptedModel } from '../../src/index.js';
-import { EventQueue } from '../../src/runtime/event-stream.js';
-import { sleep } from '../../src/runtime/sleep.js';
+import { EventQueue } from '../../src/runtime/agent/event-stream.js';
+import { sleep } from '../../src/runtime/env/sleep.js';
 
 // The queue behind `agent.stream()`, driven directly: the agent only ever pushes its own events in order and ends
 // the queue after its turn_end, so several of the queue's promises (a reader parked when the queue ends, a reader

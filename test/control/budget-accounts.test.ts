@@ -4,8 +4,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AssistantMessage, Usage } from '../../src/protocol/index.js';
-import { Budget, checkTotalLimits } from '../../src/runtime/budget.js';
-import { SpendLedger } from '../../src/runtime/budget-ledger.js';
+import { Budget, checkTotalLimits } from '../../src/runtime/budget/budget.js';
+import { SpendLedger } from '../../src/runtime/budget/ledger.js';
 import type { JournalRecord } from '../../src/session/index.js';
 
 afterEach(() => {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sessions } from '../../src/index.js';
-import { AgentJournal } from '../../src/runtime/session-restore.js';
+import { AgentJournal } from '../../src/runtime/session/restore.js';
 import { decodeRecord, type JournalRecord } from '../../src/session/index.js';
 import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
 import { bundleChild, cleanTempDirs, tempDir } from './helpers.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Message, textOf } from '../../src/index.js';
-import { AgentJournal } from '../../src/runtime/session-restore.js';
+import { AgentJournal } from '../../src/runtime/session/restore.js';
 import type { JournalRecord } from '../../src/session/index.js';
 import { expectValidHistory, resultText, toolResults } from '../agent/helpers.js';
 import { bundleChild, cleanTempDirs, tempDir } from './helpers.js';

@@ -1,5 +1,5 @@
 /**
- * The agent and supervisor machines are joined in one place (src/runtime/machines.ts). Whatever a user imports
+ * The agent and supervisor machines are joined in one place (src/runtime/agent/wiring.ts). Whatever a user imports
  * first, a tree must work all the way down: each public entry point is imported afresh (a new module graph) and
  * builds a tree three levels deep, root → child → grandchild, with real actors at every level.
  */
@@ -64,7 +64,7 @@ async function threeLevels(createAgent: Index['createAgent'], scriptedModel: Ind
 describe('one composition: any entry point gives the whole tree', () => {
   it.each([
     ['troupe (src/index.ts)', '../../src/index.js'],
-    ['the agent runtime alone (src/runtime/agent.ts)', '../../src/runtime/agent.js'],
+    ['the agent runtime alone (src/runtime/agent/agent.ts)', '../../src/runtime/agent/agent.js'],
   ])('%s, imported afresh, builds root → child → grandchild', async (_name, path) => {
     vi.resetModules();
     const entry = (await import(path)) as Pick<Index, 'createAgent'>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AgentEvent, createAgent, createSupervisor } from '../../src/index.js';
-import { EventBus } from '../../src/runtime/bus.js';
+import { EventBus } from '../../src/runtime/env/bus.js';
 import { router } from './helpers.js';
 
 /** Each agent whose first prompt is `A` or `B` starts one subagent (`a-child` / `b-child`), then answers. */

@@ -13,7 +13,7 @@ import {
   taskMachine,
 } from '../../machines/supervisor/index.js';
 import { notificationText } from '../../src/protocol/index.js';
-import { KeptAgents } from '../../src/runtime/tree-kept.js';
+import { KeptAgents } from '../../src/runtime/tree/kept.js';
 import { batch, pure, settings, task } from './pure.js';
 
 const supervisor = pure(supervisorMachine);

@@ -1,0 +1,246 @@
+import { enqueueActions, fromPromise, sendParent, sendTo } from 'xstate';
+import { agentMachine, type CompactorInput } from '../../../machines/agent/index.js';
+import {
+  type BatchSettled,
+  batchMachine,
+  batchSystemId,
+  groupMachine,
+  laneMachine,
+  type SupervisorInput,
+  supervisorMachine,
+  type TaskSettled,
+  taskMachine,
+} from '../../../machines/supervisor/index.js';
+import {
+  BudgetExhausted,
+  emptyUsage,
+  GuardrailTripped,
+  HookFailed,
+  lastAssistant,
+  ModelError,
+  OutputValidationError,
+  type TurnError,
+  textOf,
+} from '../../protocol/index.js';
+import { startTurnBudget } from '../budget/turn.js';
+import type { AgentEnv, RunResult } from '../env/env.js';
+import { envOf } from '../env/registry.js';
+import { modelWorker } from '../step/model-worker.js';
+import { toolWorker } from '../step/tool-worker.js';
+import { treeOf } from '../tree/tree.js';
+
+type Context = import('../../../machines/agent/index.js').AgentContext;
+
+/** Compacts what the agent sends (src/context): a summary call, then a new view of the transcript. */
+const compactor = fromPromise<void, CompactorInput>(async ({ input, system, signal }) => {
+  const env = envOf(system, input.agentId);
+  const request = env.buildRequest(env.outputSpecFor(env.currentInputId)?.jsonSchema);
+  const cause = input.reason === 'overflow' ? env.lastModelError : undefined;
+  await env.context.compact(input.reason, env.transcript.messages, request, signal, cause);
+});
+
+/**
+ * The agent machine declares no supervisor actor (it does not import the supervisor machine), so XState cannot
+ * type this spawn against its actors; the logic and the input are checked here instead.
+ */
+type SpawnSupervisor = (
+  logic: typeof runtimeSupervisorMachine,
+  options: { id: 'supervisor'; input: SupervisorInput },
+) => void;
+
+/**
+ * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, group,
+ * lane, task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
+ * rebuild the machine each time). Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree)
+ * through the actor system.
+ *
+ * The machines are mutually recursive: an agent spawns its supervisor, whose batches' tasks spawn agents. No
+ * machine file imports the agent's or the other way round; the knot is tied here, as a fixed point: the agent's
+ * `spawnSupervisor` is an action whose body refers to `runtimeSupervisorMachine` (defined below, read when the
+ * action runs), and the agent of every task (and every member) is `runtimeAgentMachine`. Nothing is changed after
+ * `provide`, and importing any public entry point gives every machine, whole.
+ */
+export const runtimeAgentMachine = agentMachine.provide({
+  actors: { modelWorker, toolWorker, compactor },
+  actions: {
+    startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }),
+    endRun: ({ context, system }) => {
+      const env = envOf(system, context.agentId);
+      env.emit({ type: 'agent_end' });
+      env.onIdle?.(context.stopReason, context.error);
+    },
+    startTurn: ({ context, system, self }) => {
+      const env = envOf(system, context.agentId);
+      const input = context.current;
+      if (!input) return;
+      env.turn = context.turn;
+      env.step = 0;
+      env.turnUsage = emptyUsage();
+      env.currentInputId = input.inputId;
+      const pending = env.pending.get(input.inputId);
+      env.turnStart = env.transcript.length;
+      if (pending) pending.startIndex = env.turnStart;
+      startTurnBudget(env, self, context.turn, input.inputId, pending?.budget);
+      env.emit({ type: 'turn_start', inputId: input.inputId });
+      for (const message of input.messages) env.append(message);
+      if (pending?.abortRequested) queueMicrotask(() => env.requestInterrupt?.());
+    },
+    endTurn: ({ context, system }) => endTurn(envOf(system, context.agentId), context),
+    startStep: ({ context, system }, { step }) => {
+      const env = envOf(system, context.agentId);
+      env.step = step;
+      // The step boundary: what the live tool set changed since the last step applies from here.
+      if (env.liveTools) env.tools = env.liveTools.forStep(env.info, context.turn, step);
+      env.emit({ type: 'step_start' });
+      for (const message of context.injections) env.append(message);
+      // A replay (a member or subagent, which have no snapshot) passes the boundary where a steer or a
+      // notification joined.
+      const joined = env.recording?.joinedAt?.(env.transcript.length);
+      if (joined) for (const message of joined) env.append(message);
+    },
+    endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }),
+    recordAssistant: ({ context, system, event }) => {
+      const { message } = event as Extract<typeof event, { type: 'MODEL_DONE' }>;
+      const env = envOf(system, context.agentId);
+      env.append(message);
+      env.addUsage(message.usage);
+      // Spending counts against the turn's budget and every ancestor's; one may run out here (BUDGET_EXHAUSTED).
+      env.budget?.charge(message.usage, (event as { cost?: number }).cost);
+    },
+    recordToolResults: ({ context, system }) => {
+      if (context.calls.length === 0) return;
+      const env = envOf(system, context.agentId);
+      env.closeApprovals();
+      env.parsedArgs.clear();
+      env.append({ role: 'tool', content: context.calls.flatMap((state) => (state.result ? [state.result] : [])) });
+    },
+    announceApprovals: ({ context, system, self }) => {
+      const env = envOf(system, context.agentId);
+      for (const state of context.calls) {
+        if (state.status !== 'awaiting') continue;
+        env.awaitApproval(self, state.call.id);
+        env.emit({ type: 'approval_requested', ...env.describeCall(state.call) });
+      }
+    },
+    abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(),
+    announceBudgetExhausted: ({ context, system }) => {
+      const env = envOf(system, context.agentId);
+      const over = env.budget?.exhaustion();
+      if (over) env.emit({ type: 'budget_exhausted', ...over });
+    },
+    spawnSupervisor: enqueueActions(({ context, system, enqueue }) => {
+      const spawn = enqueue.spawnChild as unknown as SpawnSupervisor;
+      spawn(runtimeSupervisorMachine, {
+        id: 'supervisor',
+        input: treeOf(system).supervisorInput(context.agentId, true),
+      });
+    }),
+    supervisorFailed: ({ context, event }) =>
+      console.error(
+        `[troupe] the supervisor of agent ${context.agentId} failed:`,
+        (event as { error?: unknown }).error,
+      ),
+  },
+});
+
+/**
+ * A task joined to its tree's runtime: the task's lifecycle facts (started, restarted, settled) and its agent's
+ * release go to the Tree, which records them; its agent is `runtimeAgentMachine`. Each effect is guarded: a bug here
+ * must fail one task, never put the task (and its lane, batch and supervisor) in error.
+ */
+const runtimeTaskMachine = taskMachine.provide({
+  actors: { subagent: runtimeAgentMachine },
+  actions: {
+    prepareTask: ({ context, system, self }, params) =>
+      guarded(() => treeOf(system).prepareTask(context.ownerId, self, params)),
+    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
+    releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
+    notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
+    announceRestart: () => {},
+    // Its batch is alive as long as the task is (it is the task's ancestor), so the look-up always finds it.
+    reportSettled: sendTo(
+      ({ context, system }) => system.get(batchSystemId(context.batchId)),
+      (_, params: TaskSettled) => params,
+    ),
+  },
+});
+
+const runtimeLaneMachine = laneMachine.provide({ actors: { task: runtimeTaskMachine } });
+
+const runtimeGroupMachine = groupMachine.provide({ actors: { lane: runtimeLaneMachine } });
+
+/** A batch settles the tasks that never started with the same effects as a task actor. */
+const runtimeBatchMachine = batchMachine.provide({
+  actors: { group: runtimeGroupMachine },
+  actions: {
+    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
+    notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
+    reportSettled: sendParent((_, params: BatchSettled) => params),
+  },
+});
+
+/** The supervisor machine joined to its tree's runtime; its batches' agents are `runtimeAgentMachine` agents. */
+export const runtimeSupervisorMachine = supervisorMachine.provide({
+  actors: { batch: runtimeBatchMachine, subagent: runtimeAgentMachine },
+  actions: {
+    prepareMember: ({ system, self }, params) => guarded(() => treeOf(system).prepareMember(params.agentId, self)),
+    releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
+    stopTasks: ({ system }, params) => guarded(() => treeOf(system).stopTasks(params.ownerId)),
+  },
+});
+
+function guarded(effect: () => void): void {
+  try {
+    effect();
+  } catch (error) {
+    console.error('[troupe] a supervisor effect failed:', error);
+  }
+}
+
+function endTurn(env: AgentEnv, context: Context): void {
+  env.budget?.close();
+  const input = context.current;
+  const stopReason = context.stopReason ?? 'completed';
+  const usage = { ...env.turnUsage };
+  env.emit({
+    type: 'turn_end',
+    inputId: input?.inputId ?? '',
+    stopReason,
+    usage,
+    ...(context.error ? { error: context.error } : {}),
+  });
+  if (!input) return;
+  const pending = env.pending.get(input.inputId);
+  // afterTurn observes every turn that ends, as beforeTurn sees every turn that starts: a turn no caller awaits (one
+  // a background result or a steer to an idle agent opened) has no pending entry, but it is a turn all the same.
+  const observed = env.settings.hooks?.observesTurns === true;
+  if (!pending && !observed) return;
+  if (pending) env.pending.delete(input.inputId);
+  const messages = env.transcript.since(pending?.startIndex ?? env.turnStart);
+  const result: RunResult = { stopReason, messages, text: textOf(lastAssistant(messages)), usage };
+  if (pending?.output !== undefined) result.output = pending.output;
+  const error = turnError(env, context);
+  if (error) result.error = error;
+  if (observed) env.settings.hooks?.afterTurn(result, env.info);
+  if (!pending) return;
+  const stored = env.acknowledge?.();
+  if (stored) void stored.then(() => pending.resolve(result));
+  else pending.resolve(result);
+}
+
+function turnError(env: AgentEnv, context: Context): TurnError | undefined {
+  const serialized = context.error;
+  if (!serialized) return undefined;
+  if (serialized.code === 'output_invalid')
+    return new OutputValidationError(serialized.message, context.outputAttempts + 1);
+  if (serialized.code === 'guardrail_tripped') return new GuardrailTripped(serialized.message);
+  if (serialized.code === 'hook_failed') return new HookFailed(serialized.message);
+  if (serialized.code === 'budget_exhausted') return new BudgetExhausted(serialized.message);
+  const known = env.lastModelError;
+  if (known && known.code === serialized.code && known.message === serialized.message) return known;
+  return new ModelError({
+    code: serialized.code as ModelError['code'],
+    message: serialized.message,
+    status: serialized.status,
+  });
+}

@@ -1,0 +1,399 @@
+import { getEventListeners } from 'node:events';
+import type { TurnInput } from '../../../machines/agent/index.js';
+import {
+  ContextEngine,
+  type ContextOptions,
+  costOf,
+  type SystemPrompt,
+  SystemPromptParts,
+} from '../../context/index.js';
+import type { AgentInfo, Permissions, Policy } from '../../permissions/index.js';
+import {
+  type AgentEventBody,
+  type AssistantMessage,
+  addUsage,
+  describeThrown,
+  emptyUsage,
+  type JsonObject,
+  type Message,
+  type MessageDelta,
+  type Model,
+  type ModelError,
+  type ModelRequest,
+  type ReasoningEffort,
+  type SerializedError,
+  type ToolCallFacts,
+  type ToolCallPart,
+  type ToolResultPart,
+  type TurnError,
+  type TurnStopReason,
+  type Usage,
+  type UserMessage,
+} from '../../protocol/index.js';
+import {
+  type AnyTool,
+  intentOf,
+  type OutputSpec,
+  ToolRegistry,
+  type ToolResultOptions,
+  ToolResults,
+} from '../../tools/index.js';
+import type { Budget, BudgetLimits } from '../budget/budget.js';
+import type { RestoredSpend } from '../budget/ledger.js';
+import { type ApprovalRecipient, ApprovalWaits } from './approval-waits.js';
+import type { EventBus, EventOrigin } from './bus.js';
+import type { HookRunner } from './hooks.js';
+import { type ModelCall, partialMessage, ToolBatch } from './in-flight.js';
+import type { LiveTools } from './live-tools.js';
+import type { RetryPolicy } from './retry.js';
+import type { Transcript } from './transcript.js';
+
+export type { AgentInfo, Policy, PolicyAnswer } from '../../permissions/index.js';
+
+/** Everything about an agent's model calls and tools that stays fixed while it lives. */
+export interface AgentSettings {
+  model: Model;
+  tools: ToolRegistry;
+  system?: SystemPrompt;
+  toolConcurrency: number;
+  /** The agent's policies as one: the first that answers decides (see `Permissions.decide`). */
+  policy?: Policy;
+  /** How long a call waits for approval before it is denied; unset: no limit. */
+  approvalTimeoutMs?: number;
+  /** Rules, mode and remembered approvals; a subagent's is a child of its parent's. */
+  permissions: Permissions;
+  /** Hooks around model and tool calls; subagents inherit them. */
+  hooks?: HookRunner;
+  output?: OutputSpec;
+  retry: RetryPolicy;
+  maxTokens?: number;
+  temperature?: number;
+  reasoning?: ReasoningEffort;
+  /** Every tool gets an `_intent` argument: why the model calls it, carried on the call's events. */
+  toolIntent: boolean;
+  /** Context windows, compaction and repairs (src/context). */
+  context?: ContextOptions;
+  /** The tool-result budget and the repetition ladder (src/tools/tool-results.ts). */
+  toolResults?: ToolResultOptions;
+  /** What each turn of this agent may spend, with everything it starts (src/runtime/budget/budget.ts). */
+  budget?: BudgetLimits;
+}
+
+export interface RunResult<Output = unknown> {
+  stopReason: TurnStopReason;
+  /** The messages this turn added to the history, its input first. */
+  messages: Message[];
+  /** The text of the turn's last assistant message. */
+  text: string;
+  usage: Usage;
+  /** The validated structured answer, when an `outputSchema` was given and the answer matched it. */
+  output?: Output;
+  error?: TurnError;
+}
+
+/** A turn someone is waiting for: `prompt()` resolves it on the turn's `turn_end`. */
+export interface PendingTurn {
+  resolve(result: RunResult): void;
+  /** This turn's own structured-answer schema, overriding the agent's. */
+  outputSpec?: OutputSpec;
+  startIndex: number;
+  output?: unknown;
+  error?: TurnError;
+  /** The caller's signal fired before the turn started: interrupt it as soon as it does. */
+  abortRequested?: boolean;
+  /** This turn's own budget, on top of the agent's. */
+  budget?: BudgetLimits;
+}
+
+/**
+ * Effects a resumed or replayed agent already has answers for (its session's journal): its workers take these
+ * instead of calling the model or running the tool again. See src/runtime/session/restore.ts.
+ */
+export interface Recording {
+  /** The model's recorded answer to step `step` of turn `turn`. */
+  answer(turn: number, step: number): AssistantMessage | undefined;
+  /** A call's recorded result, or the result a restart gives a call that was running; undefined: run it. */
+  toolResult(call: ToolCallPart, safeToRepeat: boolean): ToolResultPart | undefined;
+  /** A journaled turn's budget: its prompt's limits, what it had spent before the restart and since when it ran. */
+  restoredTurn?(turn: number, inputId: string): { budget?: BudgetLimits; spent?: RestoredSpend } | undefined;
+  /** Whether a history of this length is still being rebuilt from the journal (its steps are facts, not choices). */
+  replaying?(historyLength: number): boolean;
+  /**
+   * Steers and notifications the journal has joining a history of this length at a step boundary: a replay that
+   * reaches the boundary where they joined before the crash (an agent without a snapshot: a member, a subagent)
+   * takes them in there again.
+   */
+  joinedAt?(historyLength: number): UserMessage[] | undefined;
+  /** Whether `joinedAt` gave this message back (it is journaled already). */
+  gave?(message: Message): boolean;
+}
+
+/**
+ * The runtime side of one agent: its settings, transcript, event origin and in-flight work. The machine's
+ * provided actions and workers reach it through {@link envOf}; it never enters machine context, so snapshots
+ * stay plain data and inspectors never see a model client or an API key.
+ */
+export class AgentEnv implements EventOrigin {
+  turn = 0;
+  step = 0;
+  turnUsage: Usage = emptyUsage();
+  readonly totalUsage: Usage = emptyUsage();
+  readonly pending = new Map<string, PendingTurn>();
+  currentInputId = '';
+  /** Where the current turn's messages start in the transcript. */
+  turnStart = 0;
+  modelCall?: ModelCall;
+  // Shared by the model calls until one is aborted: making an AbortSignal costs several µs on Node 20 (more than
+  // the rest of a scripted step outside XState), and a call that ends normally leaves its signal as it found it.
+  private modelController?: AbortController;
+  /** The tool batch in flight: an interrupt closes it, and a new one takes its place. */
+  toolBatch = new ToolBatch();
+  /** Arguments as the tools' schemas parsed them, for the batch in flight. */
+  readonly parsedArgs = new Map<string, unknown>();
+  lastModelError?: ModelError;
+  /** Its calls waiting for approval: made at its first question. */
+  private approvalWaits?: ApprovalWaits;
+  stopped = false;
+  /** Set for an agent with a session: journals a prompt before it reaches the actor. */
+  onInput?: (input: TurnInput) => void;
+  /**
+   * Set while a restored session has yet to submit again the prompts its journal holds unanswered (on the next
+   * macrotask, once the caller's listeners are on): prompts given meanwhile wait here, behind them, so a prompt sent
+   * before a crash still runs before one sent after it.
+   */
+  heldInputs?: TurnInput[];
+  /** Set for an agent with a session: answers from its journal, while resuming or replaying. */
+  recording?: Recording;
+  /**
+   * Set for an agent with a session: a promise when a tool's start, just announced, is not stored yet (a tree's
+   * starts are written together at the end of the tick); the tool runs once it settles.
+   */
+  durable?: () => Promise<void> | undefined;
+  /**
+   * Set for an agent with a session that a program prompts: called right before a turn's promise is resolved, so
+   * that the turn's records are stored before the caller hears of its end; a promise while the store waits for its
+   * medium, after which the turn's promise is resolved.
+   */
+  acknowledge?: () => Promise<void> | undefined;
+  /**
+   * Set for an agent with a session: journals a person's answer to one of its calls waiting for approval when
+   * `approve()` / `deny()` is called, before the agent takes it in (a caller may exit as soon as they return).
+   */
+  answered?: (toolCallId: string, approved: boolean, reason?: string, askedAt?: number) => void;
+  /** Set while a resumed agent replays its journal: marks the events it publishes again (see session-restore). */
+  replaying?: (body: AgentEventBody) => boolean;
+  /** Set by the agent: sends INTERRUPT to its own actor. */
+  requestInterrupt?: () => void;
+  /** Set for agents in a supervision tree: called when the agent goes back to idle, with its last turn's end. */
+  onIdle?: (stopReason: TurnStopReason | undefined, error: SerializedError | undefined) => void;
+  /** What is sent of the transcript (projection, compaction): see src/context. */
+  readonly context: ContextEngine;
+  /** The tools of the current step: the settings' own, or what the live tool set made of them at the step's start. */
+  tools: ToolRegistry;
+  /** Made when the agent's tools are first changed while it lives (`agent.tools`). */
+  liveTools?: LiveTools;
+  /** The budget account of the current turn (or the last one), when any budget covers it (src/runtime/budget/budget.ts). */
+  budget?: Budget;
+  /** A subagent's: the account of the turn or swarm that started its task, under which its turns open theirs. */
+  budgetParent?: Budget;
+  /** The budget, dedupe and repetition ladder every tool result passes (see src/tools/tool-results.ts). */
+  readonly toolResults: ToolResults;
+  /** The system prompt, made from its parts at the start of each turn (see src/context/system-prompt.ts). */
+  readonly systemPrompt: SystemPromptParts;
+
+  constructor(
+    readonly agentId: string,
+    readonly parentId: string | undefined,
+    /** Replaced (never changed: a profile's settings are shared by its children) when the agent gains a tool. */
+    public settings: AgentSettings,
+    readonly transcript: Transcript,
+    readonly bus: EventBus,
+  ) {
+    this.tools = settings.tools;
+    this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
+    this.systemPrompt = new SystemPromptParts(settings.system, (message) =>
+      this.emit({ type: 'context_warning', message }),
+    );
+    this.toolResults = new ToolResults(
+      settings.toolResults ?? {},
+      (body) => this.emit(body),
+      () => this.tools.names,
+    );
+  }
+
+  /**
+   * Gives the agent `read_result` once a result was too long to send whole: only agents that need it pay for its
+   * spec in every request (and the prompt cache breaks once, when it first appears).
+   */
+  offerResultReader(): void {
+    const { settings } = this;
+    if (!this.toolResults.budget.hasSaved || this.tools.get('read_result')) return;
+    const reader = this.toolResults.budget.readerTool();
+    const withReader = (registry: ToolRegistry) =>
+      new ToolRegistry([...registry.names.map((name) => registry.get(name) as AnyTool), reader]);
+    const own = withReader(settings.tools);
+    // The live tool set (if any) rebuilds `tools` from the settings at each step: it finds the reader there too.
+    this.tools = this.tools === settings.tools ? own : withReader(this.tools);
+    this.settings = { ...settings, tools: own };
+  }
+
+  /** The messages that opened the current turn (for the beforeTurn hooks). */
+  turnInput(): UserMessage[] {
+    const messages = this.transcript.since(this.turnStart);
+    const input: UserMessage[] = [];
+    for (const message of messages) if (message.role === 'user') input.push(message);
+    return input;
+  }
+
+  get info(): AgentInfo {
+    return this.parentId === undefined ? { id: this.agentId } : { id: this.agentId, parentId: this.parentId };
+  }
+
+  emit(body: AgentEventBody): void {
+    this.bus.publish(this, body);
+  }
+
+  /** A streamed delta, as `message_update`: see {@link EventBus.publishDelta}. */
+  emitDelta(delta: MessageDelta): void {
+    this.bus.publishDelta(this, delta);
+  }
+
+  /** Appends a message to the history and announces it. */
+  append(message: Message): void {
+    this.transcript.append(message);
+    if (this.bus.wants('message_end')) this.emit({ type: 'message_end', message });
+  }
+
+  addUsage(usage: Usage): void {
+    addUsage(this.turnUsage, usage);
+    addUsage(this.totalUsage, usage);
+    if (this.bus.wants('usage')) {
+      const turnUsage = { ...this.turnUsage };
+      const totalUsage = { ...this.totalUsage };
+      const cost = costOf(usage, this.context.prices);
+      this.emit({ type: 'usage', usage, turnUsage, totalUsage, ...(cost === undefined ? {} : { cost }) });
+    }
+  }
+
+  /** A call of this agent now waits for approval (see approval-waits.ts). */
+  awaitApproval(self: ApprovalRecipient, toolCallId: string): void {
+    this.approvalWaits ??= new ApprovalWaits(this.agentId);
+    this.approvalWaits.add(self, toolCallId, this.settings.approvalTimeoutMs);
+  }
+
+  /** The batch is over (its results recorded, or interrupted): no call of it waits any more. */
+  closeApprovals(): void {
+    this.approvalWaits?.close();
+  }
+
+  /** Settles every turn still waiting (the agent stopped, or its actor failed): nothing waits forever. */
+  settleAll(end: { stopReason: TurnStopReason; error?: TurnError }): void {
+    const stored = this.pending.size > 0 ? this.acknowledge?.() : undefined;
+    for (const [inputId, pending] of this.pending) {
+      this.pending.delete(inputId);
+      // The turn in progress keeps what it added; a queued one added nothing.
+      const messages = inputId === this.currentInputId ? this.transcript.since(pending.startIndex) : [];
+      const result: RunResult = { stopReason: end.stopReason, messages, text: '', usage: { ...this.turnUsage } };
+      if (end.error) result.error = end.error;
+      if (stored) void stored.then(() => pending.resolve(result));
+      else pending.resolve(result);
+    }
+  }
+
+  outputSpecFor(inputId: string): OutputSpec | undefined {
+    return this.pending.get(inputId)?.outputSpec ?? this.settings.output;
+  }
+
+  /** What `tool_execution_start` and `approval_requested` say of a call: its tool's label and the model's intent. */
+  describeCall(call: ToolCallPart): ToolCallFacts {
+    const facts: ToolCallFacts = { toolCallId: call.id, toolName: call.name, args: call.arguments };
+    const label = this.tools.get(call.name)?.label;
+    if (label !== undefined) facts.label = label;
+    if (this.settings.toolIntent) {
+      const intent = intentOf(call.arguments);
+      if (intent !== undefined) facts.intent = intent;
+    }
+    return facts;
+  }
+
+  buildRequest(outputJsonSchema: JsonObject | undefined): ModelRequest {
+    const { settings } = this;
+    const tools = settings.toolIntent ? this.tools.specsWithIntent : this.tools.specs;
+    const request: ModelRequest = { messages: this.context.project(this.transcript.messages), tools };
+    let system = this.systemPrompt.current;
+    if (outputJsonSchema) {
+      request.outputSchema = { name: 'final_answer', schema: outputJsonSchema };
+      const instruction =
+        'When you give your final answer, reply with only a JSON object (no prose, no code fence) that matches ' +
+        `this JSON Schema:\n${JSON.stringify(outputJsonSchema)}`;
+      system = system ? `${system}\n\n${instruction}` : instruction;
+    }
+    if (system !== undefined) request.system = system;
+    if (settings.maxTokens !== undefined) request.maxTokens = settings.maxTokens;
+    if (settings.temperature !== undefined) request.temperature = settings.temperature;
+    if (settings.reasoning !== undefined) request.reasoning = { effort: settings.reasoning };
+    return request;
+  }
+
+  /**
+   * Closes everything in flight at once: the model call (its partial answer is announced as discarded) and the
+   * tools of the current batch. Whatever they produce later is dropped.
+   */
+  abortInFlight(): void {
+    const call = this.modelCall;
+    if (call && !call.closed) {
+      call.closed = true;
+      call.controller.abort();
+      // An aborted controller serves no later call; one whose call had ended (a run's end) still does.
+      if (call.controller === this.modelController) this.modelController = undefined;
+      if (call.streaming && this.bus.wants('message_end')) {
+        this.emit({
+          type: 'message_end',
+          message: partialMessage(call, this.settings.model),
+          discarded: 'interrupted',
+        });
+      }
+    }
+    this.modelCall = undefined;
+    this.toolBatch.abort();
+    this.toolBatch = new ToolBatch();
+    this.parsedArgs.clear();
+  }
+
+  /** Starts a model call: the shared controller, or a new one when the last was aborted or is still listened to. */
+  openModelCall(): ModelCall {
+    this.modelController ??= new AbortController();
+    const call: ModelCall = {
+      controller: this.modelController,
+      closed: false,
+      streaming: false,
+      text: '',
+      reasoning: '',
+    };
+    this.modelCall = call;
+    return call;
+  }
+
+  /**
+   * A model call is over. Its controller serves the next call only if nothing still listens to its signal: a
+   * provider that leaves a listener behind (some SDKs add one per request and never remove it) would otherwise
+   * collect one per step, and an abort meant for a later call would reach it.
+   */
+  closeModelCall(call: ModelCall): void {
+    if (call.controller === this.modelController && getEventListeners(call.controller.signal, 'abort').length > 0) {
+      this.modelController = undefined;
+    }
+  }
+}
+
+/**
+ * The runtime's last resort for a failure it has no better answer for (its own bug): say so on stderr, and never
+ * throw from here, whatever was thrown (a value util.inspect cannot print is described instead).
+ */
+export function reportInternalError(where: string, error: unknown): void {
+  try {
+    console.error(`[troupe] ${where}:`, error);
+  } catch {
+    console.error(`[troupe] ${where}: ${describeThrown(error)}`);
+  }
+}

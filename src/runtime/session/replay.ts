@@ -1,0 +1,150 @@
+import type { AnyActorRef } from 'xstate';
+import type { TurnInput } from '../../../machines/agent/index.js';
+import { type AgentEventBody, addUsage, emptyUsage, type TaskStatus, type Usage } from '../../protocol/index.js';
+import type { BatchRecord, JournalRecord, TaskRecord } from '../../session/index.js';
+import type { AgentEnv } from '../env/env.js';
+import type { RecordSink } from './record-sink.js';
+import type { AgentJournal } from './restore.js';
+
+/*
+ * A replay of a session (`SessionManager.replay`, `troupe replay`): its records are kept in memory to be compared
+ * with the original's, and the original's inputs are fed to the agent at the places they arrived.
+ */
+
+/** Records that are not one agent's own facts: a replay does not make them again. */
+export const NOT_AGENTS = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
+
+/** The records of a replay, kept in memory. */
+export class ReplaySink implements RecordSink {
+  readonly records: JournalRecord[] = [];
+  /** Records other than inputs, which is what the original's input positions count. */
+  produced = 0;
+  onRecord?: () => void;
+
+  add(record: JournalRecord): void {
+    this.records.push(record);
+    if (record.k === 'input') return;
+    this.produced++;
+    this.onRecord?.();
+  }
+}
+
+/**
+ * A replay submits each input when the replay has produced as many records as preceded it in the original, so a
+ * prompt queued behind a running turn is queued again, and one sent to an idle agent starts a run again. `submit`
+ * journals the input and prompts the agent. The tree's facts about the agent as an owner (its subagents' starts and
+ * ends, its background results falling due) are published again at the place their records hold, from the journal:
+ * its subagents replay on their own.
+ */
+export function feedInputs(
+  original: readonly JournalRecord[],
+  agentId: string,
+  sink: ReplaySink,
+  submit: (input: TurnInput) => void,
+  publish: (body: AgentEventBody) => void,
+): Promise<void> {
+  const due: Array<{ after: number; input: TurnInput } | { after: number; body: AgentEventBody }> = [];
+  const facts = new TreeFacts();
+  let before = 0;
+  for (const record of original) {
+    facts.take(record);
+    if (record.k === 'task' && record.a === agentId) {
+      for (const body of facts.eventsOf(record)) due.push({ after: before, body });
+    }
+    // Schedule facts are the timers' (a replay runs none) and batches, tasks and notices the tree's (each agent
+    // replays alone), not the agent's: they hold no input's place.
+    if (NOT_AGENTS.has(record.k) || ('a' in record && record.a !== agentId)) continue;
+    if (record.k === 'input') {
+      due.push({
+        after: before,
+        input: { inputId: record.inputId, messages: record.messages, expectsOutput: record.expectsOutput },
+      });
+    } else before++;
+  }
+  const feed = () => {
+    // Results that settled together reach their owner together, after their ends (see NotificationOutbox).
+    const notifications: AgentEventBody[] = [];
+    while (due.length > 0 && (due[0]?.after ?? 0) <= sink.produced) {
+      const next = due.shift();
+      if (!next) break;
+      if ('input' in next) submit(next.input);
+      else if (next.body.type === 'notification') notifications.push(next.body);
+      else publish(next.body);
+    }
+    for (const body of notifications) publish(body);
+  };
+  sink.onRecord = () => queueMicrotask(feed);
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      feed();
+      resolve();
+    }),
+  );
+}
+
+/** What the tree published about an owner's tasks, read back from their records. */
+class TreeFacts {
+  private readonly batches = new Map<string, BatchRecord>();
+  /** Each agent's tokens so far, as its journaled answers say: a subagent's end reports them. */
+  private readonly usage = new Map<string, Usage>();
+
+  take(record: JournalRecord): void {
+    if (record.k === 'batch') for (const task of record.tasks) this.batches.set(task.taskId, record);
+    else if (record.k === 'msg' && 'role' in record.m && record.m.role === 'assistant') {
+      const usage = this.usage.get(record.a) ?? emptyUsage();
+      addUsage(usage, record.m.usage);
+      this.usage.set(record.a, usage);
+    }
+  }
+
+  eventsOf(record: TaskRecord): AgentEventBody[] {
+    const batch = this.batches.get(record.taskId);
+    const task = batch?.tasks.find((t) => t.taskId === record.taskId);
+    if (!batch || !task) return [];
+    const ids = { taskId: record.taskId, childId: record.agentId, batchId: batch.batchId };
+    if (record.ev === 'started') {
+      const attempt = record.attempt ?? 0;
+      return [
+        {
+          type: 'subagent_start',
+          ...ids,
+          profile: task.profile,
+          background: batch.background,
+          ...(attempt > 0 ? { attempt } : {}),
+        },
+      ];
+    }
+    const status = (record.status ?? 'completed') as TaskStatus;
+    const usage = { ...(this.usage.get(record.agentId) ?? emptyUsage()) };
+    const end: AgentEventBody = { type: 'subagent_end', ...ids, status, usage };
+    return batch.background ? [end, { type: 'notification', ...ids, status, text: record.text ?? '' }] : [end];
+  }
+}
+
+/**
+ * A turn the journal holds that no `input` record opened (a subagent's task, notifications waking an idle agent) is
+ * opened again when the replay goes idle where the journal opened it: the same messages, under the same input id.
+ * Returns the way to stop watching.
+ */
+export function openTurnsAtIdle(journal: AgentJournal, env: AgentEnv, actor: AnyActorRef): () => void {
+  let openedAt = -1;
+  const check = (snapshot: { matches(state: string): boolean; context: { queue: readonly unknown[] } }) => {
+    if (!snapshot.matches('idle') || snapshot.context.queue.length > 0) return;
+    const at = env.transcript.length;
+    const turn = journal.turnOpenedAt(at);
+    if (!turn || openedAt === at) return;
+    openedAt = at;
+    const { inputId, messages } = turn;
+    // After the transition that made it idle.
+    queueMicrotask(() =>
+      actor.send(
+        inputId.startsWith('notify.')
+          ? { type: 'NOTIFY', messages, inputId }
+          : { type: 'PROMPT', input: { inputId, messages, expectsOutput: false } },
+      ),
+    );
+  };
+  const subscription = actor.subscribe({ next: check, error: () => {} });
+  check(actor.getSnapshot());
+  return () => subscription.unsubscribe();
+}

@@ -1,0 +1,463 @@
+import type { AnyActorRef } from 'xstate';
+import type { AgentContext } from '../../../machines/agent/index.js';
+import { JOINED_TEXT } from '../../../machines/supervisor/index.js';
+import {
+  type JoinPolicy,
+  joinDecided,
+  notificationMessage,
+  notifiedTaskIds,
+  type UserMessage,
+} from '../../protocol/index.js';
+import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../../session/index.js';
+import type { SpendLedger } from '../budget/ledger.js';
+import type { AgentEnv } from '../env/env.js';
+import { finishedAgents } from '../tree/finished-agents.js';
+import type { Owner } from '../tree/nodes.js';
+import type { TaskResult } from '../tree/subagent-tools.js';
+import type { TaskRecord } from '../tree/tasks.js';
+import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from '../tree/tree.js';
+import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
+import { copyJournaled, nothingJournaled, type RecordSink } from './record-sink.js';
+import { SessionRecorder } from './recorder.js';
+import { AgentJournal, markReplayed } from './restore.js';
+import { SubagentReplay } from './subagent-replay.js';
+
+/**
+ * The journal of a supervision tree's subagents: batches as they open, each task's attempts and its settle (with
+ * its result), each background result's delivery to its owner, and every subagent's own facts (a recorder per
+ * agent). On a restore it gives the tree back what had not settled: a tool call that runs again gets its tasks
+ * back, an unsettled task's agent replays its journal (recorded answers and results, then live), the root's
+ * background tasks start again, and notifications that fell due but never reached the root are sent again.
+ */
+export class TreeJournal implements TreeObserver {
+  private readonly recorders = new Map<string, SessionRecorder>();
+  private readonly batches = new Map<string, BatchRecord>();
+  private readonly byCall = new Map<string, string>();
+  private readonly settled = new Map<string, TaskFact>();
+  private readonly started = new Set<string>();
+  private readonly delivered = new Set<string>();
+  private readonly reattached = new Map<string, StartedBatch>();
+  /** Agents whose task had not settled at the restore: they replay their journal once. */
+  private readonly toReplay = new Map<string, AgentJournal>();
+  /** Those replaying now, as owners of background subagents of their own. */
+  private readonly replays = new Map<string, SubagentReplay>();
+  private readonly offs: Array<() => void> = [];
+  /** What the tree's restored accounts had spent before the restart (set by the session on resume). */
+  ledger?: SpendLedger;
+
+  constructor(
+    private readonly tree: Tree,
+    private readonly sink: RecordSink,
+    private readonly rootId: string,
+    private readonly records: readonly JournalRecord[],
+    /** A journaled approval given again: the "allow always" it carried applies from then on. */
+    private readonly approvedAgain: (toolCallId: string) => void = () => {},
+    /** The session's folder: each subagent's oversized tool results are saved under it. */
+    private readonly dir?: string,
+  ) {
+    for (const record of records) {
+      if (record.k === 'batch') {
+        this.batches.set(record.batchId, record);
+        if (record.call !== undefined) this.byCall.set(`${record.a}/${record.call}`, record.batchId);
+      } else if (record.k === 'task') {
+        if (record.ev === 'settled') this.settled.set(record.taskId, record);
+        else this.started.add(`${record.taskId}/${record.attempt ?? 0}`);
+      } else if (record.k === 'notice') this.delivered.add(record.taskId);
+    }
+    for (const batch of this.batches.values()) {
+      for (const task of batch.tasks) {
+        if (this.settled.has(task.taskId)) continue;
+        this.toReplay.set(task.agentId, this.journalOf(task.agentId));
+        this.open++;
+      }
+    }
+    this.grouping();
+    tree.restoreFinished(finishedAgents(records));
+    const { bus } = tree;
+    this.offs.push(
+      bus.on('message_end', (event) => {
+        const message = event.message;
+        if (message.role !== 'user' || message.source !== 'notification' || event.discarded) return;
+        this.replays.get(event.agentId)?.joined(message);
+        for (const taskId of notifiedTaskIds(message)) {
+          if (this.delivered.has(taskId)) continue;
+          this.delivered.add(taskId);
+          this.sink.add({ k: 'notice', a: event.agentId, taskId });
+        }
+      }),
+      // A subagent's actor exists once it runs: its recorder then watches it for approval answers.
+      bus.on('agent_start', (event) => {
+        if (event.agentId === this.rootId) return;
+        const node = this.tree.node(event.agentId);
+        const ref = node?.ref as AnyActorRef | undefined;
+        if (!node || !ref) return;
+        this.recorders.get(event.agentId)?.watchApprovals(ref);
+        const replay = this.replays.get(event.agentId);
+        if (replay) {
+          replay.started(ref);
+          // Its own background batches as journaled (no tool call starts them again): after this transition.
+          queueMicrotask(() => this.resumeOwn(node, replay));
+        }
+      }),
+      // A replaying subagent asks again for approvals a person had answered: the answer is given again.
+      bus.on('approval_requested', (event) => {
+        const answer = this.recorders.get(event.agentId) && this.answers.get(`${event.agentId}/${event.toolCallId}`);
+        if (!answer) return;
+        if (answer.approved) this.approvedAgain(event.toolCallId);
+        queueMicrotask(() => {
+          const ref = this.tree.node(event.agentId)?.ref;
+          ref?.send(
+            answer.approved
+              ? { type: 'APPROVE', toolCallId: event.toolCallId }
+              : { type: 'DENY', toolCallId: event.toolCallId, ...(answer.reason ? { reason: answer.reason } : {}) },
+          );
+        });
+      }),
+    );
+  }
+
+  private get answers(): Map<string, { approved: boolean; reason?: string }> {
+    const answers = new Map<string, { approved: boolean; reason?: string }>();
+    for (const record of this.records) {
+      if (record.k === 'approval' && record.a !== this.rootId) {
+        answers.set(`${record.a}/${record.id}`, {
+          approved: record.approved,
+          ...(record.reason === undefined ? {} : { reason: record.reason }),
+        });
+      }
+    }
+    return answers;
+  }
+
+  /** The root's background tasks that had not settled when the process stopped start again. */
+  resumeRoot(owner: Owner | undefined): void {
+    if (!owner) return;
+    // Only batches journaled before the restart: one the resumed root opened since is live already.
+    for (const batch of this.journaledBatches()) {
+      if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
+    }
+  }
+
+  /**
+   * A replaying subagent's own background batches, journaled in its task's last attempt: unsettled tasks start
+   * again, results it was owed are delivered again after its replay, results it had taken in join it again where
+   * they joined (see reattach and SubagentReplay).
+   */
+  private resumeOwn(owner: Owner, replay: SubagentReplay): void {
+    if (this.replays.get(owner.id) !== replay) return;
+    for (const batch of this.journaledBatches(replay.journal.from)) {
+      if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
+    }
+  }
+
+  /**
+   * Notifications the root was owed when the process stopped (due, not delivered, not held by its restored
+   * state): sent once its replay has caught up with the journal (Session.afterReplay).
+   */
+  notifyOwed(owner: Owner | undefined, actor: AnyActorRef, context: AgentContext): void {
+    if (!owner) return;
+    const journaled = this.journaledBatches();
+    // Waiting in the restored state already: in its injections or its queue.
+    const waiting = new Set<string>();
+    const held = [...context.injections, ...context.queue.flatMap((input) => input.messages)];
+    if (context.current) held.push(...context.current.messages);
+    for (const message of held) for (const taskId of notifiedTaskIds(message)) waiting.add(taskId);
+    // Owed together, so given together: one NOTIFY, one model call (see NotificationOutbox).
+    const owed: { inputId: string; message: UserMessage }[] = [];
+    for (const batch of journaled) {
+      if (batch.a !== owner.id || !batch.background) continue;
+      for (const task of batch.tasks) {
+        const settled = this.settled.get(task.taskId);
+        if (!settled || this.delivered.has(task.taskId) || waiting.has(task.taskId)) continue;
+        const message = notificationMessage(
+          task.taskId,
+          task.agentId,
+          settled.status ?? 'completed',
+          settled.text ?? '',
+        );
+        owed.push({ inputId: `notify.${task.taskId}`, message });
+      }
+    }
+    const first = owed[0];
+    if (first) actor.send({ type: 'NOTIFY', messages: owed.map((o) => o.message), inputId: first.inputId });
+  }
+
+  /** Batches journaled before the restart (from record `from` on). */
+  private journaledBatches(from = 0): BatchRecord[] {
+    return this.records.slice(from).filter((record): record is BatchRecord => record.k === 'batch');
+  }
+
+  /**
+   * A supervisor's own batches as journaled before the restart, foreground or background: their unsettled tasks
+   * start again (no tool call will ask for them again).
+   */
+  resumeOwner(owner: Owner): void {
+    for (const record of this.records) {
+      if (record.k === 'batch' && record.a === owner.id) this.reattach(owner, record);
+    }
+  }
+
+  /**
+   * A member of a supervisor (`supervisor.agent()`) on the session, journaled and, when the journal knows it,
+   * rebuilt (see member-replay.ts). Its recorder and replay are kept here with the subagents', whose bus handlers
+   * serve it alike (approvals given again, its own background batches re-attached, notifications joining again,
+   * steers waiting at the crash sent again).
+   */
+  member(env: AgentEnv, actor: AnyActorRef): void {
+    const journal = this.journalOf(env.agentId);
+    const recorder = recordMember(env, actor, journal, this.sink, this.dir);
+    this.recorders.get(env.agentId)?.stop();
+    this.recorders.set(env.agentId, recorder);
+    if (!knowsMember(journal)) return;
+    replayMember(env, journal, recorder);
+    // As a subagent's: a steer waiting at the crash is sent again, its own background batches come back, and their
+    // results are held until it has caught up.
+    this.replays.get(env.agentId)?.stop();
+    this.replays.set(env.agentId, new SubagentReplay(journal, env, this.tree, recorder));
+    this.offs.push(replayInputs(journal, actor));
+  }
+
+  /** Every task of the tree's batches, with its result once settled. */
+  tasks(): SessionTask[] {
+    return sessionTasks(this.batches.values(), this.settled);
+  }
+
+  /** Tasks of the tree that have not settled. */
+  get openTasks(): number {
+    return this.open;
+  }
+
+  private open = 0;
+
+  /**
+   * While subagents are at work, many agents may start tools in one tick (a swarm's model answers arrive
+   * together): their starts are then written together at the end of the tick, one write instead of one per tool.
+   */
+  private grouping(): void {
+    this.sink.groupEffects = this.open > 0;
+  }
+
+  stop(): void {
+    for (const off of this.offs.splice(0)) off();
+    for (const recorder of this.recorders.values()) recorder.stop();
+    this.recorders.clear();
+    for (const replay of this.replays.values()) replay.stop();
+    this.replays.clear();
+  }
+
+  // ---- TreeObserver ----
+
+  batchOpened(owner: Owner, batch: OpenedBatch): void {
+    if (this.batches.has(batch.batchId)) return;
+    const record: BatchRecord = {
+      k: 'batch',
+      a: owner.id,
+      batchId: batch.batchId,
+      background: batch.background,
+      tasks: batch.tasks,
+      ...(batch.callId === undefined ? {} : { call: batch.callId }),
+      ...(batch.join ? { join: batch.join } : {}),
+      ...(batch.budget ? { budget: batch.budget } : {}),
+    };
+    this.batches.set(batch.batchId, record);
+    if (batch.callId !== undefined) this.byCall.set(`${owner.id}/${batch.callId}`, batch.batchId);
+    this.sink.add(record);
+    this.open += batch.tasks.length;
+    this.grouping();
+  }
+
+  taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void {
+    const key = `${task.taskId}/${attempt}`;
+    if (!this.started.has(key)) {
+      this.started.add(key);
+      this.sink.add({ k: 'task', a: task.ownerId, taskId: task.taskId, agentId: task.agentId, ev: 'started', attempt });
+    }
+    this.recorders.get(env.agentId)?.stop();
+    const replay = attempt === 0 ? this.toReplay.get(env.agentId) : undefined;
+    this.toReplay.delete(env.agentId);
+    this.replays.get(env.agentId)?.stop();
+    this.replays.delete(env.agentId);
+    const journaled = replay ? copyJournaled(replay.journaled) : nothingJournaled();
+    if (!replay) journaled.messages = env.transcript.length;
+    const recorder = new SessionRecorder(env, this.sink, journaled, { task: true });
+    this.recorders.set(env.agentId, recorder);
+    if (replay) {
+      replay.ledger = this.ledger;
+      env.recording = replay;
+      markReplayed(env, replay);
+      this.replays.set(env.agentId, new SubagentReplay(replay, env, this.tree, recorder));
+    } else if (env.recording) env.recording = undefined;
+    if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
+    // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
+    if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
+  }
+
+  acknowledge(now?: boolean): Promise<void> | undefined {
+    return this.sink.acknowledge?.(now);
+  }
+
+  taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
+    this.replays.get(task.agentId)?.stop();
+    this.replays.delete(task.agentId);
+    this.settle(task.ownerId, task, result);
+  }
+
+  private settle(ownerId: string, task: { taskId: string; agentId: string }, result: TaskResult): void {
+    if (this.settled.has(task.taskId)) return;
+    const record: TaskFact = {
+      k: 'task',
+      a: ownerId,
+      taskId: task.taskId,
+      agentId: task.agentId,
+      ev: 'settled',
+      status: result.status,
+      text: result.text,
+      ...(result.output === undefined ? {} : { output: result.output }),
+    };
+    this.settled.set(task.taskId, record);
+    this.sink.add(record);
+    if (this.open > 0) this.open--;
+    this.grouping();
+  }
+
+  resumeBatch(owner: Owner, callId: string): StartedBatch | undefined {
+    const batchId = this.byCall.get(`${owner.id}/${callId}`);
+    const batch = batchId === undefined ? undefined : this.batches.get(batchId);
+    return batch ? this.reattach(owner, batch) : undefined;
+  }
+
+  // ---- restoring ----
+
+  /** A journaled batch, once: its settled results kept, its other tasks started again under the same ids. */
+  private reattach(owner: Owner, batch: BatchRecord): StartedBatch {
+    const known = this.reattached.get(batch.batchId);
+    if (known) return known;
+    const results = (): TaskResult[] =>
+      batch.tasks.map((task) => {
+        const settled = this.settled.get(task.taskId);
+        return {
+          taskId: task.taskId,
+          agentId: task.agentId,
+          status: (settled?.status ?? 'interrupted') as TaskResult['status'],
+          text: settled?.text ?? '',
+          ...(settled?.output === undefined ? {} : { output: settled.output }),
+        };
+      });
+    const open = batch.tasks.filter((task) => !this.settled.has(task.taskId));
+    const replay = batch.background ? this.replays.get(owner.id) : undefined;
+    if (replay) this.owedTo(replay, batch);
+    const join = this.joinLeft(batch, open.length);
+    let done: Promise<TaskResult[]>;
+    if (open.length === 0) done = Promise.resolve(results());
+    else if (join === 'decided') {
+      // The join was decided before the crash (its deciding settle is journaled, the cancellations were not):
+      // the tasks left are cancelled as the live batch was cancelling them, and none runs again.
+      for (const task of open) this.settle(batch.a, task, this.joinedResult(task));
+      done = Promise.resolve(results());
+    } else {
+      const started = this.tree.startBatch(
+        owner,
+        open.map((task) => ({ prompt: task.prompt, profile: task.profile })),
+        {
+          background: batch.background,
+          ...(join ? { join } : {}),
+          ...(batch.call === undefined ? {} : { callId: batch.call }),
+          // Its own budget again, charged with what its settled tasks spent.
+          ...(batch.budget ? { budget: batch.budget, spent: this.ledger?.batch(batch.batchId) } : {}),
+          ids: { batchId: batch.batchId, tasks: open },
+        },
+      );
+      done = started.done.then(results);
+    }
+    const handle = { batchId: batch.batchId, taskIds: batch.tasks.map((task) => task.taskId), done };
+    this.reattached.set(batch.batchId, handle);
+    return handle;
+  }
+
+  /**
+   * A replaying subagent's settled background results: one its journaled history holds joins it again during the
+   * replay (open until then), one it never took in is delivered again once the replay has caught up.
+   */
+  private owedTo(replay: SubagentReplay, batch: BatchRecord): void {
+    for (const task of batch.tasks) {
+      const settled = this.settled.get(task.taskId);
+      if (!settled) continue;
+      if (replay.inHistory.has(task.taskId)) {
+        replay.expectAgain(task.taskId);
+        continue;
+      }
+      const result = settledResult(settled);
+      const message = notificationMessage(task.taskId, task.agentId, result.status, result.text);
+      this.tree.owe(batch.a, batch.batchId, result, message);
+    }
+  }
+
+  /**
+   * The join policy the re-attached tasks run under, counted from where the batch stood at the crash: the tasks
+   * already settled keep their say, so `first(k)` with j completed needs k - j more (at most the tasks left: a
+   * `first` out of reach runs them all, as the live batch does), and `quorum(k)` likewise (it fails once k is out
+   * of reach, which the same count gives). `decided` when the settles journaled already decided it.
+   */
+  private joinLeft(batch: BatchRecord, open: number): JoinPolicy | 'decided' | undefined {
+    const join = batch.join as JoinPolicy | undefined;
+    if (!join || join.kind === 'all') return undefined;
+    if (join.kind === 'allSettled') return join;
+    const size = batch.tasks.length;
+    let completed = 0;
+    for (const task of batch.tasks) if (this.settled.get(task.taskId)?.status === 'completed') completed++;
+    if (joinDecided(join, size, completed, size - open)) return 'decided';
+    return { kind: join.kind, k: Math.min(join.k - completed, open) };
+  }
+
+  private joinedResult(task: BatchTask): TaskResult {
+    return { taskId: task.taskId, agentId: task.agentId, status: 'cancelled', text: JOINED_TEXT };
+  }
+
+  /** A subagent's facts since its task's last attempt started: what its replay answers from. */
+  private journalOf(agentId: string): AgentJournal {
+    let from = 0;
+    this.records.forEach((record, i) => {
+      if (record.k === 'task' && record.ev === 'started' && record.agentId === agentId) from = i;
+    });
+    const journal = new AgentJournal(agentId, this.records.slice(from));
+    journal.from = from;
+    return journal;
+  }
+}
+
+/** A subagent task of a session, as `session.tasks()` lists it. */
+export interface SessionTask extends BatchTask {
+  /** The agent (or supervisor) whose batch it is. */
+  owner: string;
+  batchId: string;
+  status: TaskResult['status'] | 'open';
+  result?: TaskResult;
+}
+
+export function sessionTasks(batches: Iterable<BatchRecord>, settled: ReadonlyMap<string, TaskFact>): SessionTask[] {
+  const tasks: SessionTask[] = [];
+  for (const batch of batches) {
+    for (const task of batch.tasks) {
+      const record = settled.get(task.taskId);
+      const result = record ? settledResult(record) : undefined;
+      tasks.push({
+        ...task,
+        owner: batch.a,
+        batchId: batch.batchId,
+        status: result ? result.status : 'open',
+        ...(result ? { result } : {}),
+      });
+    }
+  }
+  return tasks;
+}
+
+function settledResult(record: TaskFact): TaskResult {
+  return {
+    taskId: record.taskId,
+    agentId: record.agentId,
+    status: (record.status ?? 'completed') as TaskResult['status'],
+    text: record.text ?? '',
+    ...(record.output === undefined ? {} : { output: record.output }),
+  };
+}

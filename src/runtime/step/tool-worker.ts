@@ -1,0 +1,410 @@
+import pLimit from 'p-limit';
+import { fromCallback } from 'xstate';
+import type { ToolWorkerRequest, WorkerInput, WorkerReply } from '../../../machines/agent/index.js';
+import type { Decision } from '../../permissions/index.js';
+import {
+  describeThrown,
+  errorResult,
+  type JsonValue,
+  redactJson,
+  redactToolResult,
+  type ToolCallPart,
+  type ToolResultPart,
+} from '../../protocol/index.js';
+import {
+  type AnyTool,
+  describeIssues,
+  type FinishedOutput,
+  groupCalls,
+  type NormalizedOutput,
+  type ToolContext,
+  type ToolOutput,
+  toToolResult,
+} from '../../tools/index.js';
+import type { AgentEnv } from '../env/env.js';
+import { reportInternalError } from '../env/env.js';
+import type { HookRunner } from '../env/hooks.js';
+import type { ToolBatch } from '../env/in-flight.js';
+import { envOf } from '../env/registry.js';
+import { checkOutput } from './output-check.js';
+import { ToolResultOutbox } from './tool-result-outbox.js';
+
+type Reply = (reply: WorkerReply) => void;
+
+/**
+ * The agent's tool worker: lives as long as a run and answers the tool phases' requests (validate,
+ * authorize, execute) and the structured-output check. Tool errors become results; nothing here throws at
+ * the machine.
+ */
+export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
+  const env = envOf(system, input.agentId);
+  const reply: Reply = (message) => {
+    if (!env.stopped) sendBack(message);
+  };
+  const outbox = new ToolResultOutbox(env, reply);
+  receive((request) => {
+    switch (request.type) {
+      case 'VALIDATE':
+        reply(validate(env, request.batch, request.calls));
+        break;
+      case 'AUTHORIZE':
+        authorize(env, request.batch, request.calls).then(reply, (error: unknown) => {
+          reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
+          reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
+        });
+        break;
+      case 'EXECUTE': {
+        const { hooks } = env.settings;
+        // Identical calls of one answer run once: their twins share the result (see addTwins). With gates, after
+        // them: each call is gated on its own, and only the calls that pass are deduped.
+        const running = hooks?.gates
+          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply)
+          : execute(env, request.batch, env.toolResults.dedupe(request.calls), outbox);
+        running.catch((error: unknown) => {
+          // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
+          // still get an answer (the machine takes it only for calls still open), or the batch would never end.
+          reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
+          reply(failAll(request.batch, request.calls, `the runtime failed to run it: ${describeThrown(error)}`));
+        });
+        break;
+      }
+      case 'CHECK_OUTPUT':
+        reply(checkOutput(env, request.turn, request.inputId));
+        break;
+    }
+  });
+});
+
+function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerReply {
+  env.parsedArgs.clear();
+  const outcomes = calls.map((call) => {
+    const validation = env.tools.validate(call, env.settings.toolIntent);
+    if (!validation.ok) return { toolCallId: call.id, error: validation.error };
+    env.parsedArgs.set(call.id, validation.args);
+    return { toolCallId: call.id };
+  });
+  // Without a policy, rules or a mode every call is allowed: the machine then asks for no authorization at all.
+  return !env.settings.policy && env.settings.permissions.inert
+    ? { type: 'VALIDATED', batch, outcomes, allowed: true }
+    : { type: 'VALIDATED', batch, outcomes };
+}
+
+function denyAll(batch: number, calls: ToolCallPart[], reason: string): WorkerReply {
+  return {
+    type: 'AUTHORIZED',
+    batch,
+    decisions: calls.map((call) => ({ toolCallId: call.id, decision: 'deny', reason })),
+  };
+}
+
+function failAll(batch: number, calls: ToolCallPart[], why: string): WorkerReply {
+  const results = calls.map((call) => ({
+    toolCallId: call.id,
+    result: redactToolResult(errorResult(call, `Tool ${call.name} failed: ${why}`)),
+    terminate: false,
+  }));
+  return { type: 'TOOL_RESULTS', batch, results };
+}
+
+async function authorize(env: AgentEnv, batch: number, calls: ToolCallPart[]): Promise<WorkerReply> {
+  const { permissions, policy } = env.settings;
+  const { tools } = env;
+  const decisions = await Promise.all(
+    calls.map(async (call) => {
+      let decision: Decision;
+      try {
+        decision = await permissions.decide(call, env.info, tools.get(call.name), policy);
+      } catch (error) {
+        // A policy that fails cannot have allowed the call.
+        decision = { decision: 'deny', reason: `the policy failed: ${describeThrown(error)}` };
+      }
+      if (decision.decision === 'deny' && env.bus.wants('permission_denied')) {
+        env.emit({
+          type: 'permission_denied',
+          ...env.describeCall(call),
+          ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+          ...(decision.rule === undefined ? {} : { rule: decision.rule }),
+        });
+      }
+      return decision.reason === undefined
+        ? { toolCallId: call.id, decision: decision.decision }
+        : { toolCallId: call.id, decision: decision.decision, reason: decision.reason };
+    }),
+  );
+  return { type: 'AUTHORIZED', batch, decisions };
+}
+
+async function execute(
+  env: AgentEnv,
+  batch: number,
+  calls: readonly ToolCallPart[],
+  outbox: ToolResultOutbox,
+): Promise<void> {
+  if (calls.length === 0) return;
+  const toolBatch = env.toolBatch;
+  // The usual batch, one call: no grouping.
+  if (calls.length === 1) return runIfOpen(env, batch, calls[0] as ToolCallPart, toolBatch, outbox);
+  const { tools } = env;
+  const { toolConcurrency } = env.settings;
+  const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
+  // A limiter only where a group is larger than the cap: a lone call or a group within it runs as it is.
+  let limit: ReturnType<typeof pLimit> | undefined;
+  for (const group of groups) {
+    if (toolBatch.aborted) return;
+    if (group.length === 1) await runIfOpen(env, batch, group[0] as ToolCallPart, toolBatch, outbox);
+    else if (group.length <= toolConcurrency) {
+      await Promise.all(group.map((call) => runIfOpen(env, batch, call, toolBatch, outbox)));
+    } else {
+      limit ??= pLimit(toolConcurrency);
+      const capped = limit;
+      await Promise.all(group.map((call) => capped(() => runIfOpen(env, batch, call, toolBatch, outbox))));
+    }
+  }
+}
+
+/**
+ * The beforeToolCall hooks see every allowed call of the batch (the machine waits in `tools.gating`): a call a hook
+ * answered or refused is done with that result, one whose arguments a hook changed runs with them (checked again
+ * against the tool's schema). What the gate lets through then runs as usual, identical calls once: twins are
+ * deduped among the calls that passed, so a call a hook held back never leaves a twin waiting for it, and each twin
+ * was seen by the hooks. A call whose arguments a hook changed is no twin of anything.
+ */
+async function gateThenExecute(
+  env: AgentEnv,
+  hooks: HookRunner,
+  batch: number,
+  calls: ToolCallPart[],
+  outbox: ToolResultOutbox,
+  reply: Reply,
+): Promise<void> {
+  env.toolResults.dedupe([]);
+  if (calls.length === 0) return;
+  const toolBatch = env.toolBatch;
+  reply({ type: 'GATING', batch });
+  const changed = new Set<string>();
+  const outcomes = await Promise.all(calls.map((call) => gateOne(env, hooks, call, changed)));
+  if (toolBatch.aborted) return;
+  reply({ type: 'GATED', batch, outcomes });
+  const passed = calls.filter((_, index) => outcomes[index]?.result === undefined);
+  return execute(env, batch, env.toolResults.dedupe(passed, changed), outbox);
+}
+
+async function gateOne(
+  env: AgentEnv,
+  hooks: HookRunner,
+  call: ToolCallPart,
+  /** Collects the calls whose arguments a hook changed. */
+  changed: Set<string>,
+): Promise<{ toolCallId: string; result?: ToolResultPart }> {
+  const args = env.parsedArgs.get(call.id);
+  const outcome = await hooks.gate(call, args, env.info);
+  if ('output' in outcome) return { toolCallId: call.id, result: toToolResult(call, outcome.output).result };
+  if (outcome.args !== args) {
+    const parsed = env.tools.get(call.name)?.schema.safeParse(outcome.args);
+    if (!parsed?.success) {
+      const why = parsed ? `:\n${describeIssues(parsed.error)}` : '';
+      return {
+        toolCallId: call.id,
+        result: errorResult(call, `A hook changed the arguments of ${call.name} into invalid ones${why}`),
+      };
+    }
+    env.parsedArgs.set(call.id, parsed.data);
+    changed.add(call.id);
+  }
+  return { toolCallId: call.id };
+}
+
+function runIfOpen(
+  env: AgentEnv,
+  batch: number,
+  call: ToolCallPart,
+  toolBatch: ToolBatch,
+  outbox: ToolResultOutbox,
+): Promise<void> | undefined {
+  return toolBatch.aborted ? undefined : runTool(env, batch, call, toolBatch, outbox);
+}
+
+/**
+ * Runs one call and hands its result to the outbox, unless the batch was closed (interrupt) before it finished.
+ * A tool that answers synchronously is not awaited: its result is delivered on the outbox's microtask like any
+ * other, one promise hop sooner.
+ */
+async function runTool(
+  env: AgentEnv,
+  batch: number,
+  call: ToolCallPart,
+  toolBatch: ToolBatch,
+  outbox: ToolResultOutbox,
+): Promise<void> {
+  // Validation found the tool and parsed the arguments in this batch; a missing entry means the batch closed.
+  const parsedArgs = env.parsedArgs;
+  if (!parsedArgs.has(call.id)) return;
+  const args = parsedArgs.get(call.id);
+  const tool = env.tools.get(call.name) as AnyTool;
+  const { bus } = env;
+  const startedAt = performance.now();
+  if (bus.wants('tool_execution_start')) {
+    env.emit({ type: 'tool_execution_start', ...env.describeCall(call) });
+  }
+  const recorded = env.recording?.toolResult(call, tool.safeToRepeat === true);
+  if (recorded) {
+    // Its result is in the session's journal (or it was running when the process died): it does not run again,
+    // but it counts on the repetition ladder and a result saved to a file is readable again.
+    const replayed = env.toolResults.replayed(call, recorded, env.turn);
+    env.offerResultReader();
+    outbox.add({ batch, call, outcome: replayed, startedAt, toolBatch });
+    addTwins(env, batch, call, replayed, startedAt, toolBatch, outbox);
+    return;
+  }
+  const stored = env.durable?.();
+  if (stored) {
+    // Its start is not in the session's journal yet (grouped with other agents' starts into one write): a call
+    // that ran and was not journaled would run again after a crash.
+    await stored;
+    if (toolBatch.aborted) return;
+  }
+  const ctx = new CallContext(env, call, toolBatch);
+  let outcome: NormalizedOutput;
+  outbox.running++;
+  try {
+    const output = tool.execute(args, ctx);
+    let settled: unknown;
+    if (tool.timeoutMs !== undefined) {
+      settled = await withTimeout(Promise.resolve(output), tool.timeoutMs, ctx.controller());
+    } else {
+      settled = isThenable(output) ? await output : output;
+    }
+    const { hooks } = env.settings;
+    if (hooks?.changesResults) settled = await hooks.afterToolCall(call, settled as ToolOutput, env.info);
+    outcome = toToolResult(call, settled);
+  } catch (error) {
+    const text = isToolTimeout(error)
+      ? `Tool ${call.name} timed out after ${tool.timeoutMs} ms and was cancelled.`
+      : `Tool ${call.name} failed: ${describeThrown(error)}`;
+    outcome = { result: redactToolResult(errorResult(call, text)), terminate: false };
+  } finally {
+    outbox.running--;
+    ctx.settle();
+  }
+  if (toolBatch.aborted) return; // closed by an interrupt: its "interrupted" result already stands
+  const finished = env.toolResults.finish(call, outcome, env.turn);
+  if (finished.result !== outcome.result) env.offerResultReader();
+  outbox.add({ batch, call, outcome: finished, startedAt, toolBatch });
+  addTwins(env, batch, call, finished, startedAt, toolBatch, outbox);
+}
+
+/** Calls identical to `call` in the same answer did not run: each gets its result, under its own id. */
+function addTwins(
+  env: AgentEnv,
+  batch: number,
+  call: ToolCallPart,
+  outcome: FinishedOutput,
+  startedAt: number,
+  toolBatch: ToolBatch,
+  outbox: ToolResultOutbox,
+): void {
+  for (const twin of env.toolResults.twinsOf(call, outcome)) {
+    if (env.bus.wants('tool_execution_start'))
+      env.emit({ type: 'tool_execution_start', ...env.describeCall(twin.call) });
+    outbox.add({ batch, call: twin.call, outcome: twin.outcome, startedAt, toolBatch });
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * What a tool gets as `ctx`. A class rather than an object literal with a getter and closures: on this V8 a
+ * literal with an accessor takes a slow path (~1.5 µs a call here, more than the rest of a quick call), and every
+ * closure was one more allocation per call. `update` stays an own function, so `const { update } = ctx` works;
+ * `signal` is a getter on the prototype, read as `ctx.signal` or destructured. The runtime's side is in `#`
+ * fields, so a tool that logs or serialises its ctx shows the ids, never the agent's runtime (its model client).
+ */
+class CallContext implements ToolContext {
+  readonly toolCallId: string;
+  readonly agentId: string;
+  readonly update: (partial: JsonValue) => void;
+  readonly #env: AgentEnv;
+  readonly #call: ToolCallPart;
+  readonly #batch: ToolBatch;
+  // The call's own controller (aborted with the batch, or by its timeout) costs several µs to make with its
+  // signal, more than the rest of a quick call: it is made only when the tool reads `ctx.signal` or has a timeout.
+  #own: AbortController | undefined = undefined;
+  #settled = false;
+
+  constructor(env: AgentEnv, call: ToolCallPart, batch: ToolBatch) {
+    this.toolCallId = call.id;
+    this.agentId = env.agentId;
+    this.update = updater(this);
+    this.#env = env;
+    this.#call = call;
+    this.#batch = batch;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller().signal;
+  }
+
+  denied(path: string): boolean {
+    return this.#env.settings.permissions.deniesPath(this.#call.name, path);
+  }
+
+  controller(): AbortController {
+    if (this.#own) return this.#own;
+    const own = new AbortController();
+    this.#own = own;
+    if (this.#batch.aborted) own.abort();
+    else if (!this.#settled) this.#batch.link(own);
+    return own;
+  }
+
+  publishUpdate(partial: JsonValue): void {
+    const env = this.#env;
+    const call = this.#call;
+    if (this.#batch.aborted || this.#own?.signal.aborted || !env.bus.wants('tool_execution_update')) return;
+    env.emit({ type: 'tool_execution_update', toolCallId: call.id, toolName: call.name, partial: redactJson(partial) });
+  }
+
+  /** The call is over: a later abort of the batch no longer reaches its signal. */
+  settle(): void {
+    this.#settled = true;
+    if (this.#own) this.#batch.unlink(this.#own);
+  }
+}
+
+// Made by a function so that the closure is anonymous: a named one costs a `__name` call under tsx.
+function updater(ctx: CallContext): (partial: JsonValue) => void {
+  return (partial) => ctx.publishUpdate(partial);
+}
+
+class ToolTimeout extends Error {}
+
+function isToolTimeout(error: unknown): boolean {
+  try {
+    return error instanceof ToolTimeout;
+  } catch {
+    return false; // `instanceof` on a revoked proxy throws: a tool threw it, so it is no timeout of ours
+  }
+}
+
+function withTimeout<T>(running: Promise<T>, ms: number, controller: AbortController): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const timeout = new ToolTimeout(`timed out after ${ms} ms`);
+      controller.abort(timeout);
+      reject(timeout);
+    }, ms);
+    // Whatever the tool produces after its deadline is dropped: the promise has already settled.
+    running.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}

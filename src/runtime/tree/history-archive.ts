@@ -1,0 +1,64 @@
+import type { Message, Usage } from '../../protocol/index.js';
+
+/** What is kept of a stopped subagent, so that a resume can rebuild it. */
+export interface ArchivedAgent {
+  readonly messages: readonly Message[];
+  readonly usage: Usage;
+  readonly subtreeUsage: Usage;
+  readonly ownerId: string;
+  readonly profile: string;
+}
+
+/**
+ * The histories of stopped subagents, the most recent `keepHistory` of them (older ones cannot be resumed). A
+ * reopened session's finished agents that were kept alive before the restart are held apart (`restoreKept`): they
+ * still count in their owner's `keepFinished` window, not here, until that window lets them go (`retire`).
+ */
+export class HistoryArchive {
+  private readonly entries = new Map<string, ArchivedAgent>();
+  private readonly restoredKept = new Map<string, ArchivedAgent>();
+
+  constructor(private readonly keepHistory: number) {}
+
+  get(agentId: string): ArchivedAgent | undefined {
+    return this.entries.get(agentId) ?? this.restoredKept.get(agentId);
+  }
+
+  has(agentId: string): boolean {
+    return this.entries.has(agentId) || this.restoredKept.has(agentId);
+  }
+
+  /** A restored agent still in its owner's `keepFinished` window: kept alive as far as its owner is concerned. */
+  isKept(agentId: string): boolean {
+    return this.restoredKept.has(agentId);
+  }
+
+  /** Takes an agent out (it is being rebuilt). */
+  delete(agentId: string): void {
+    this.entries.delete(agentId);
+    this.restoredKept.delete(agentId);
+  }
+
+  add(agentId: string, agent: ArchivedAgent): void {
+    this.restoredKept.delete(agentId);
+    if (this.keepHistory === 0) return;
+    this.entries.delete(agentId);
+    this.entries.set(agentId, agent);
+    while (this.entries.size > this.keepHistory) {
+      const oldest = this.entries.keys().next().value as string;
+      this.entries.delete(oldest);
+    }
+  }
+
+  /** A finished agent that was kept alive before a restart, restored from the journal. */
+  restoreKept(agentId: string, agent: ArchivedAgent): void {
+    this.entries.delete(agentId);
+    this.restoredKept.set(agentId, agent);
+  }
+
+  /** A restored kept agent left its owner's `keepFinished` window: archived as a stopped agent is. */
+  retire(agentId: string): void {
+    const agent = this.restoredKept.get(agentId);
+    if (agent) this.add(agentId, agent);
+  }
+}

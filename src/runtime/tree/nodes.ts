@@ -1,0 +1,157 @@
+import type { AnyActorRef } from 'xstate';
+import { childId } from '../../../machines/supervisor/index.js';
+import {
+  emptyUsage,
+  type SerializedError,
+  type SupervisorCommand,
+  type TurnStopReason,
+  type Usage,
+} from '../../protocol/index.js';
+import type { EventOrigin } from '../env/bus.js';
+import type { AgentEnv, AgentSettings } from '../env/env.js';
+import type { TaskRecord } from './tasks.js';
+
+/** Whoever starts subagents: an agent, or a root supervisor. */
+export interface Owner {
+  readonly id: string;
+  readonly depth: number;
+  /** What children inherit. */
+  readonly settings: AgentSettings;
+  readonly origin: EventOrigin;
+  /** Background tasks started and not yet delivered. */
+  openBackground: number;
+  /** Sends a command to its supervisor (an agent's is created by the first one). */
+  delegate(command: SupervisorCommand): void;
+}
+
+/** One agent of the tree. */
+export class TreeNode implements Owner {
+  openBackground = 0;
+  /** Live child agents, made with the first one (most agents never have any). */
+  children?: Set<string>;
+  readonly subtreeUsage: Usage = emptyUsage();
+  /** The task it is running, until settled. */
+  task?: TaskRecord;
+  lastStop?: { stopReason: TurnStopReason | undefined; error: SerializedError | undefined };
+  lastOutput?: unknown;
+  released = false;
+  /** Its supervisor exists (it was sent a command). */
+  private supervising = false;
+
+  constructor(
+    readonly env: AgentEnv,
+    readonly depth: number,
+    readonly profile: string,
+    /** The actor it lives under (its task actor, or the root supervisor for a member); undefined for a root agent. */
+    readonly parent: AnyActorRef | undefined,
+    private actorRef: AnyActorRef | undefined,
+  ) {}
+
+  get id(): string {
+    return this.env.agentId;
+  }
+  get settings(): AgentSettings {
+    return this.env.settings;
+  }
+  get origin(): EventOrigin {
+    return this.env;
+  }
+
+  /** Its actor: given for a root agent, found among its parent's children for a spawned one. */
+  get ref(): AnyActorRef | undefined {
+    if (!this.actorRef && this.parent) {
+      this.actorRef = this.parent.getSnapshot().children[childId(this.id)] as AnyActorRef | undefined;
+    }
+    return this.actorRef;
+  }
+
+  delegate(command: SupervisorCommand): void {
+    const ref = this.ref;
+    if (!ref) throw new Error(`Agent ${this.id} is not running`);
+    // A stopped agent's subagents were stopped with it: there is nobody left to command.
+    if (ref.getSnapshot().status !== 'active') return;
+    this.supervising = true;
+    ref.send({ type: 'DELEGATE', command });
+  }
+
+  /** Stops its supervisor, if it has one: running subagents are interrupted and their tasks settled. */
+  stopSubagents(): void {
+    if (!this.supervising) return;
+    this.supervising = false;
+    const ref = this.ref;
+    if (ref?.getSnapshot().status === 'active') ref.send({ type: 'DELEGATE', command: { type: 'STOP' } });
+  }
+}
+
+/** The root of a `createSupervisor()` tree, as an owner of top-level tasks and agents. */
+export class RootOwner implements Owner {
+  readonly depth = -1;
+  openBackground = 0;
+
+  constructor(
+    readonly id: string,
+    readonly settings: AgentSettings,
+    private readonly supervisor: AnyActorRef,
+  ) {}
+
+  get origin(): EventOrigin {
+    return { agentId: this.id, turn: 0, step: 0 };
+  }
+
+  delegate(command: SupervisorCommand): void {
+    if (this.supervisor.getSnapshot().status !== 'active') throw new Error('The supervisor is stopped');
+    this.supervisor.send(command);
+  }
+}
+
+/** The live agents and owners of one tree, and the parent links between agents. */
+export class NodeRegistry {
+  private readonly nodes = new Map<string, TreeNode>();
+  private readonly owners = new Map<string, Owner>();
+
+  node(agentId: string): TreeNode | undefined {
+    return this.nodes.get(agentId);
+  }
+
+  owner(id: string): Owner | undefined {
+    return this.owners.get(id);
+  }
+
+  addOwner(owner: Owner): void {
+    this.owners.set(owner.id, owner);
+  }
+
+  add(node: TreeNode): void {
+    this.nodes.set(node.id, node);
+    this.owners.set(node.id, node);
+    const parent = this.parentOf(node);
+    if (parent) {
+      parent.children ??= new Set();
+      parent.children.add(node.id);
+    }
+  }
+
+  remove(node: TreeNode): void {
+    this.nodes.delete(node.id);
+    this.owners.delete(node.id);
+    this.parentOf(node)?.children?.delete(node.id);
+  }
+
+  parentOf(node: TreeNode): TreeNode | undefined {
+    const parentId = node.env.parentId;
+    return parentId === undefined ? undefined : this.nodes.get(parentId);
+  }
+
+  /** The agent and its live ancestors, nearest first. */
+  *lineage(agentId: string): Iterable<TreeNode> {
+    for (let node = this.nodes.get(agentId); node; node = this.parentOf(node)) yield node;
+  }
+
+  values(): Iterable<TreeNode> {
+    return this.nodes.values();
+  }
+
+  clear(): void {
+    this.nodes.clear();
+  }
+}
