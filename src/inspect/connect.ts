@@ -111,7 +111,7 @@ export interface InspectorConnection extends OpenInspector {
  * denied, steered and interrupted from the page, and a supervisor's tasks cancelled and resumed.
  *
  * Commands address the inspected actors, found through the same inspection stream, and each is answered with its
- * outcome (see {@link applyCommand}). Beside Stately's frames the stream carries the transitions each macrostep
+ * outcome (see `applyCommand`). Beside Stately's frames the stream carries the transitions each macrostep
  * took (`@troupe.transitions`), which Stately's adapter drops: the page marks exactly those.
  */
 export async function connectInspector(options: ConnectInspectorOptions = {}): Promise<InspectorConnection> {

@@ -154,7 +154,7 @@ export class Permissions {
   /**
    * The chain, first decisive answer wins: deny rules (this agent's and its ancestors'), plan mode's refusal of
    * what is not read-only, ask rules, approvals remembered this session, the policies in their order, allow
-   * rules, and finally the mode's default. Several policies are one {@link chainPolicies}.
+   * rules, and finally the mode's default. Several policies are one `chainPolicies`.
    */
   async decide(call: ToolCallPart, agent: AgentInfo, tool: ToolTraits | undefined, policy?: Policy): Promise<Decision> {
     const ruled = this.decideByRules(call, tool, 'restrictive');

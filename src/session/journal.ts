@@ -24,12 +24,12 @@ const INDEX_EVERY = 64 * 1024;
  *   waits on anything: a model's answer, a timer), and at once a record that ends a turn or that a caller counts
  *   on, so a kill at any point loses at most the step in flight; a record that announces an effect (a tool about
  *   to run) is stored before the effect starts: at once, or with the tick's write when starts are grouped
- *   ({@link JournalWriter.groupEffects}); a loop of steps that never waits (a scripted model) writes once per step,
+ *   (`JournalWriter.groupEffects`); a loop of steps that never waits (a scripted model) writes once per step,
  *   with its tool's start;
  * - `never`: only when the buffer fills or the session closes (tests, throwaway runs).
  * Under `fact` and `step`, a promise that reports a fact (a turn's end, a swarm's results, a task's settle, an idle
  * session) resolves, and an event that reports one reaches its listeners, only once its records are in the store
- * ({@link JournalWriter.acknowledge}): a process that exits or is killed right after keeps them.
+ * (`JournalWriter.acknowledge`): a process that exits or is killed right after keeps them.
  */
 export type Durability = 'fact' | 'step' | 'never';
 

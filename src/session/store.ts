@@ -37,7 +37,7 @@ export interface Store {
 export interface StoreWriter {
   /**
    * Appends records, each one JSON text without a line break, and hands them to the OS before returning. All or
-   * none: a failed append throws {@link SessionStorageError} and leaves the session's records as they were. A store
+   * none: a failed append throws `SessionStorageError` and leaves the session's records as they were. A store
    * that must wait for its medium (a database another process holds) returns a promise instead of blocking: the
    * records are stored, in order with every later call, when it resolves, and it rejects with the failure.
    */

@@ -22,13 +22,18 @@ const fence = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/;
 const notRunMarker = /^\/\/ not run: (\S.*)$/;
 const twiceMarker = /^\/\/ run twice: \S/;
 
-/** The Markdown files whose blocks are checked: README.md and docs/, without the site's build folders. */
+/**
+ * The Markdown files whose blocks are checked: README.md and docs/, without the site's build folders and without
+ * docs/api/, which TypeDoc writes from the doc comments (its blocks are signatures, not programs).
+ */
 function markdownFiles(root: string): string[] {
   const files = [join(root, 'README.md')];
+  const generated = join(root, 'docs', 'api');
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const path = join(dir, entry.name);
+      if (path === generated) continue;
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith('.md')) files.push(path);
     }

@@ -111,7 +111,7 @@ export interface ProfiledConfig {
 
 /**
  * A tree's profiles for a host that builds every agent from a config (`troupe/restate`): a child's config from its
- * parent's by the rules of {@link SubagentProfiles.childSettings}, with the same refusals. `subagentTools` names the
+ * parent's by the rules of `SubagentProfiles.childSettings`, with the same refusals. `subagentTools` names the
  * tree tools (`agent`, `swarm`, `task_status`, `task_cancel`) the child keeps: all of its parent's, unless the
  * profile lists its tools.
  */
