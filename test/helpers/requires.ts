@@ -5,6 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { restateServerBinary } from '../../src/restate/index.js';
 
 /** Debian's chromium, installed by .ci/run; CHROMIUM_PATH names another. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -16,6 +17,17 @@ const TOOLS = {
     what: `Chromium at ${CHROMIUM}`,
     found: () => existsSync(CHROMIUM),
     install: 'apt-get install chromium, or set CHROMIUM_PATH',
+  },
+  restate: {
+    what: 'restate-server',
+    found: () => {
+      try {
+        return existsSync(restateServerBinary());
+      } catch {
+        return false;
+      }
+    },
+    install: 'npm install: the @restatedev/restate-server package ships it for this platform',
   },
 } as const;
 

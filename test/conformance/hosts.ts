@@ -1,0 +1,234 @@
+import {
+  type Agent,
+  type AgentEventOf,
+  createAgent,
+  type Message,
+  type TurnStopReason,
+  type Usage,
+} from '../../src/index.js';
+import {
+  type AgentClient,
+  agentClient,
+  agentObject,
+  serveAgents,
+  startRestateDevServer,
+} from '../../src/restate/index.js';
+import { missing } from '../helpers/requires.js';
+import { sql, takesAnswered } from '../restate/fixtures/journal.js';
+import { configOf, FLAVOURS, flavourOf, supervisionOf } from './script.js';
+
+/**
+ * The two hosts the conformance suite runs on, behind one interface: `embedded` drives the runtime in this process,
+ * `restate` a real restate-server with a worker serving the same agents in this process (so the tools' log and
+ * gates are shared with the test). A root's id picks its flavour (script.ts); each scenario uses a root of its own.
+ */
+export interface Outcome {
+  stopReason: TurnStopReason;
+  text: string;
+  usage: Usage;
+}
+
+/** A call waiting for approval somewhere in a root's tree. */
+export interface Approval {
+  toolName: string;
+  /** Approves or denies it; false when it was not waiting any more. */
+  answer(approve: boolean, reason?: string): Promise<boolean>;
+}
+
+export interface Host {
+  readonly name: string;
+  prompt(root: string, text: string): Promise<Outcome>;
+  /** Starts a turn and returns at once: its outcome comes later. */
+  send(root: string, text: string): Promise<{ outcome: Promise<Outcome> }>;
+  history(root: string): Promise<Message[]>;
+  /** The root's own usage over all its turns. */
+  usage(root: string): Promise<Usage>;
+  /** A user message for the running turn (or a new one): resolved once the turn holds it. */
+  steer(root: string, text: string): Promise<void>;
+  interrupt(root: string): Promise<void>;
+  /** Runs `cause` during a turn of the root and resolves once that turn holds the notification it causes. */
+  notifiedDuringTurn(root: string, cause: () => void): Promise<void>;
+  /** Resolves once the root has received `count` notifications (taken by a turn or held for the next). */
+  notified(root: string, count: number): Promise<void>;
+  /** Waits for a call of `toolName` to ask for approval in the root's tree. */
+  approval(root: string, toolName: string): Promise<Approval>;
+  close(): Promise<void>;
+}
+
+/** Polls `read` until `done` holds (every 25 ms, 30 s at most); the last reading either way. */
+export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let i = 0; i < 1_200 && !done(value); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    value = await read();
+  }
+  return value;
+}
+
+const outcomeOf = (result: Outcome): Outcome => ({
+  stopReason: result.stopReason,
+  text: result.text,
+  usage: result.usage,
+});
+
+function embeddedHost(): Host {
+  const roots = new Map<string, Agent>();
+  const asked: AgentEventOf<'approval_requested'>[] = [];
+  const notified = new Map<string, number>();
+  const rootOf = (id: string): Agent => {
+    let root = roots.get(id);
+    if (!root) {
+      root = createAgent({ id, ...configOf(id), subagents: supervisionOf(flavourOf(id)) });
+      root.on('approval_requested', (event) => asked.push(event), { subtree: true });
+      root.on('notification', () => notified.set(id, (notified.get(id) ?? 0) + 1));
+      roots.set(id, root);
+    }
+    return root;
+  };
+  return {
+    name: 'embedded',
+    prompt: async (root, text) => outcomeOf(await rootOf(root).prompt(text)),
+    send: async (root, text) => ({ outcome: rootOf(root).prompt(text).then(outcomeOf) }),
+    history: async (root) => [...rootOf(root).messages],
+    usage: async (root) => rootOf(root).usage,
+    steer: async (root, text) => rootOf(root).steer(text),
+    interrupt: async (root) => rootOf(root).interrupt(),
+    notifiedDuringTurn: async (root, cause) => {
+      const agent = rootOf(root);
+      const held = new Promise<void>((resolve) => {
+        const off = agent.on('notification', () => {
+          off();
+          resolve();
+        });
+      });
+      cause();
+      await held;
+    },
+    notified: async (root, count) => {
+      rootOf(root);
+      await until(
+        async () => notified.get(root) ?? 0,
+        (n) => n >= count,
+      );
+    },
+    approval: async (root, toolName) => {
+      const agent = rootOf(root);
+      const find = () => asked.findIndex((event) => event.toolName === toolName);
+      await until(
+        async () => find(),
+        (i) => i >= 0,
+      );
+      const [event] = asked.splice(find(), 1);
+      if (!event) throw new Error(`no call of ${toolName} asked for approval`);
+      const target = { agentId: event.agentId, toolCallId: event.toolCallId };
+      return {
+        toolName,
+        answer: async (approve, reason) => (approve ? agent.approve(target) : agent.deny(target, reason)),
+      };
+    },
+    close: async () => {
+      await Promise.all([...roots.values()].map((root) => root.stop()));
+    },
+  };
+}
+
+async function restateHost(): Promise<Host> {
+  const server = await startRestateDevServer();
+  const objectName = (flavour: string) => `conformance-${flavour}`;
+  const objects = FLAVOURS.map((flavour) =>
+    agentObject({
+      name: objectName(flavour),
+      subagents: true,
+      supervision: supervisionOf(flavour),
+      agent: (agentId) => configOf(agentId),
+    }),
+  );
+  const worker = await serveAgents(objects);
+  await server.register(worker.url);
+  const clients = new Map(FLAVOURS.map((flavour) => [flavour, agentClient(server.ingressUrl, objectName(flavour))]));
+  const clientOf = (id: string) => clients.get(flavourOf(id)) as AgentClient;
+  /** The invocation of each root's turn that is running (sent and not yet answered). */
+  const running = new Map<string, string>();
+  const send = async (root: string, text: string) => {
+    const invocation = await clientOf(root).send(root, text);
+    running.set(root, invocation);
+    const outcome = clientOf(root)
+      .result(invocation)
+      .then((result) => {
+        if (running.get(root) === invocation) running.delete(root);
+        return outcomeOf(result);
+      });
+    return { outcome };
+  };
+  /** Runs `cause`, then waits until the root's running turn (if any) has taken what came meanwhile. */
+  const taken = async (root: string, cause: () => unknown) => {
+    const turn = running.get(root);
+    const before = turn ? await takesAnswered(server.adminUrl, turn) : 0;
+    await cause();
+    if (turn)
+      await until(
+        () => takesAnswered(server.adminUrl, turn),
+        (n) => n > before,
+      );
+  };
+  /** The root and every agent below it that works now. */
+  const tree = async (root: string): Promise<string[]> => {
+    const found = [root];
+    for (let i = 0; i < found.length; i++) found.push(...(await clientOf(root).subagents(found[i] as string)));
+    return found;
+  };
+  return {
+    name: 'restate',
+    prompt: async (root, text) => (await send(root, text)).outcome,
+    send,
+    history: (root) => clientOf(root).history(root),
+    usage: (root) => clientOf(root).usage(root),
+    steer: (root, text) => taken(root, () => clientOf(root).steer(root, text)),
+    // A notification rings the turn's doorbell as a steer does: the turn takes it from its control object.
+    notifiedDuringTurn: (root, cause) => taken(root, cause),
+    // A child's result is a message to the parent's exclusive `notify` handler: a prompt sent later runs after it.
+    notified: async (root, count) => {
+      const query =
+        'SELECT COUNT(*) AS n FROM sys_invocation ' +
+        `WHERE target_service_key = '${root}' AND target_handler_name = 'notify' AND status = 'completed'`;
+      const done = async () => Number((await sql<{ n: number }>(server.adminUrl, query))[0]?.n);
+      await until(done, (n) => n >= count);
+    },
+    interrupt: async (root) => {
+      await clientOf(root).interrupt(root);
+    },
+    approval: async (root, toolName) => {
+      const client = clientOf(root);
+      const waiting = async () => {
+        for (const agentId of await tree(root)) {
+          const call = (await client.pendingApprovals(agentId)).find((pending) => pending.toolName === toolName);
+          if (call) return { agentId, toolCallId: call.toolCallId };
+        }
+        return undefined;
+      };
+      const found = await until(waiting, (call) => call !== undefined);
+      if (!found) throw new Error(`no call of ${toolName} asked for approval`);
+      return {
+        toolName,
+        answer: (approve, reason) =>
+          client.approve(found.agentId, {
+            toolCallId: found.toolCallId,
+            approve,
+            ...(reason === undefined ? {} : { reason }),
+          }),
+      };
+    },
+    close: async () => {
+      await worker.close();
+      await server.stop();
+    },
+  };
+}
+
+/** The hosts every scenario runs on; Restate's is left out, with a reason, where restate-server cannot run. */
+export const HOSTS: [string, () => Promise<Host>][] = [
+  ['embedded', async () => embeddedHost()],
+  ...(missing('restate', 'the conformance suite on Restate')
+    ? []
+    : [['restate', restateHost] as [string, () => Promise<Host>]]),
+];

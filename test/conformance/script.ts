@@ -1,0 +1,321 @@
+import { z } from 'zod';
+import {
+  type AgentConfig,
+  defineTool,
+  type JsonObject,
+  type Message,
+  type ModelRequest,
+  type ScriptedAnswer,
+  type ScriptedToolCall,
+  type SupervisionOptions,
+  scriptedModel,
+} from '../../src/index.js';
+
+/**
+ * The agents of the conformance suite, one script for both hosts. A root's task starts with `#` and names its
+ * scenario; a subagent's task is `<kind> <name>` and says what it does. Every answer depends only on the request
+ * (and, for `flaky`, on how often it was asked), so a replay on Restate answers the same as the first play.
+ */
+
+/** What the tools did, in this process: `start block x`, `aborted block x`, `ran deploy x`… (see `resetLog`). */
+export const log: string[] = [];
+
+/** Model calls per child task (a `flaky` child fails its first). */
+const attempts = new Map<string, number>();
+const gates = new Map<string, { open: () => void; opened: Promise<void> }>();
+
+function gateOf(who: string) {
+  let gate = gates.get(who);
+  if (!gate) {
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    gate = { open, opened };
+    gates.set(who, gate);
+  }
+  return gate;
+}
+
+/** Lets the `gated` calls of `who` finish. */
+export const openGate = (who: string) => gateOf(who).open();
+
+/** Forgets what the previous scenario did. */
+export function resetLog(): void {
+  log.length = 0;
+  attempts.clear();
+  gates.clear();
+}
+
+/** Resolves once `line` is in the log. */
+export async function logged(line: string): Promise<void> {
+  for (let i = 0; i < 2_000 && !log.includes(line); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!log.includes(line)) throw new Error(`never logged: ${line}`);
+}
+
+const text = (message: Message | undefined): string =>
+  message && message.role !== 'assistant' && message.role !== 'tool'
+    ? message.content.map((part) => ('text' in part ? part.text : '')).join('')
+    : '';
+
+/** The text of a request's first user message: a root's scenario, a child's task. */
+const taskOf = (request: ModelRequest) => text(request.messages.find((message) => message.role === 'user'));
+
+/** The texts of a history's tool results, in order. */
+export function toolTexts(messages: readonly Message[]): string[] {
+  return messages.flatMap((message) =>
+    message.role === 'tool'
+      ? message.content.map((result) => result.content.map((part) => ('text' in part ? part.text : '')).join(''))
+      : [],
+  );
+}
+
+/** The texts of a history's user messages, in order. */
+export const userTexts = (messages: readonly Message[]) =>
+  messages.flatMap((message) => (message.role === 'user' ? [text(message)] : []));
+
+const usage = { input: 10, output: 5 };
+const call = (name: string, args: JsonObject, id: string): ScriptedToolCall => ({ name, args, id });
+const calls = (...toolCalls: ScriptedToolCall[]): ScriptedAnswer => ({ toolCalls, usage });
+const say = (answer: string): ScriptedAnswer => ({ text: answer, usage });
+
+/** What the model answers: a root's scenario (`#…`) or a child's task. */
+function answer(request: ModelRequest): ScriptedAnswer {
+  const task = taskOf(request);
+  const results = toolTexts(request.messages);
+  const lastText = text(request.messages.at(-1));
+  return task.startsWith('#')
+    ? rootAnswer(task.slice(1), request, results, lastText)
+    : childAnswer(task, request, results);
+}
+
+function rootAnswer(task: string, request: ModelRequest, results: string[], lastText: string): ScriptedAnswer {
+  const [scenario = '', ...rest] = task.split(' ');
+  const arg = rest.join(' ');
+  const n = results.length;
+  const noted = lastText.startsWith('<notification');
+  switch (scenario) {
+    case 'hello':
+      return say('hello back');
+    case 'count':
+      return n < Number(arg) ? calls(call('count', { n }, `k${n}`)) : say(`saw ${n} results`);
+    case 'batch':
+      return n === 0 ? calls(...[1, 2, 3].map((i) => call('count', { n: i }, `b${i}`))) : say('batch done');
+    case 'explode':
+    case 'unknown':
+      return n === 0 ? calls(call(scenario === 'explode' ? 'explode' : 'nope', {}, 'x')) : say(`saw: ${results[0]}`);
+    case 'loop':
+      return calls(call('count', { n }, `l${n}`));
+    case 'broken':
+      return { error: { code: 'auth_error', message: 'The API key was refused' } };
+    case 'echo':
+      return say(`heard: ${userTexts(request.messages).join(' | ')}`);
+    // Waits in `gated` (a steer or an interrupt comes meanwhile), then says what it heard.
+    case 'work':
+      if (n === 0) return calls(call('gated', { who: arg }, 'g'));
+      return say(`heard: ${userTexts(request.messages).join(' | ')}`);
+    case 'deploy':
+      return n === 0 ? calls(call('deploy', { target: arg }, `d-${arg}`)) : say(`deploy answered: ${results[0]}`);
+    // Foreground `agent` calls in one step (`background` ones: task ids now, notifications later).
+    case 'agents':
+    case 'background': {
+      if (noted) return say('noted');
+      if (n > 0) return say(scenario === 'agents' ? 'joined' : 'started');
+      const prompts: string[] = JSON.parse(arg);
+      const background = scenario === 'background';
+      return calls(...prompts.map((prompt, i) => call('agent', { prompt, background }, `a${i}`)));
+    }
+    case 'swarm':
+      return n === 0 ? calls(call('swarm', JSON.parse(arg), 'sw')) : say('joined');
+    // A background task, then its book's tools: status, a wait for its block to start, cancel, status, cancel.
+    case 'tasks': {
+      const taskId = results[0]?.match(/task_id="([^"]+)"/)?.[1] ?? '';
+      const steps = [
+        call('agent', { prompt: arg, background: true }, 'a0'),
+        call('task_status', { task_id: taskId }, 'st1'),
+        call('until_started', { who: arg.split(' ')[1] ?? '' }, 'u'),
+        call('task_cancel', { task_id: taskId }, 'tc1'),
+        call('task_status', { task_id: taskId }, 'st2'),
+        call('task_cancel', { task_id: taskId }, 'tc2'),
+        call('task_status', { task_id: 'no-such-task' }, 'st3'),
+      ];
+      const step = steps[n];
+      return step ? calls(step) : say(noted ? 'noted' : 'done');
+    }
+    // A background task whose result comes while the root waits in `gated`: it joins the same turn.
+    case 'inturn':
+      if (n === 0) return calls(call('agent', { prompt: `gated ${arg}`, background: true }, 'a0'));
+      if (n === 1) return calls(call('gated', { who: `root-${arg}` }, 'g'));
+      return say(noted ? 'noted' : 'went on');
+    // A foreground task, then the same agent resumed by its id with a second prompt.
+    case 'resume': {
+      const agentId = results[0]?.match(/agent_id="([^"]+)"/)?.[1] ?? '';
+      const steps = [
+        call('swarm', { tasks: [{ prompt: 'remember first' }] }, 'r0'),
+        call('agent', { agent_id: agentId, prompt: 'second' }, 'r1'),
+      ];
+      const step = steps[n];
+      return step ? calls(step) : say('resumed');
+    }
+    // Three foreground tasks one after the other, then the status of each (a parent keeping 2 forgets the first).
+    case 'keep': {
+      const ids = results.slice(0, 3).map((result) => result.match(/task_id="([^"]+)"/)?.[1] ?? '');
+      const step =
+        n < 3
+          ? call('swarm', { tasks: [{ prompt: `quick k${n}` }] }, `k${n}`)
+          : call('task_status', { task_id: ids[n - 3] ?? '' }, `s${n}`);
+      return n < 6 ? calls(step) : say('kept');
+    }
+    // A child whose own child is the tree's deepest possible.
+    case 'deep':
+      return n === 0 ? calls(call('agent', { prompt: 'deep 1' }, 'd')) : say(`deep: ${results[0]}`);
+    default:
+      return say(`unknown scenario ${scenario}`);
+  }
+}
+
+function childAnswer(task: string, request: ModelRequest, results: string[]): ScriptedAnswer {
+  const [kind = '', what = ''] = task.split(' ');
+  const n = results.length;
+  switch (kind) {
+    case 'block':
+      return n === 0 ? calls(call('block', { who: what }, 'b')) : say(`unblocked ${what}`);
+    case 'fail':
+      return { error: { code: 'auth_error', message: `The key for ${what} was refused` } };
+    case 'flaky': {
+      const attempt = attempts.get(task) ?? 0;
+      attempts.set(task, attempt + 1);
+      if (attempt === 0) return { error: { code: 'auth_error', message: 'The key was refused once' } };
+      return say(`recovered ${what} on attempt ${attempt + 1}`);
+    }
+    case 'count':
+      return n === 0 ? calls(call('count', { n: 1, who: what }, 'c')) : say(`did ${what}`);
+    case 'deploy':
+      return n === 0 ? calls(call('deploy', { target: what }, `d-${what}`)) : say(`child: ${results[0]}`);
+    case 'gated':
+      return n === 0 ? calls(call('gated', { who: what }, 'g')) : say(`opened ${what}`);
+    case 'echo':
+      return say(`echo ${what}`);
+    case 'remember':
+      return say(`remembers: ${userTexts(request.messages).join(' | ')}`);
+    // `helped <task>`: a background child of its own on <task>, and an answer once its notification came.
+    case 'helped':
+      if (n === 0) return calls(call('agent', { prompt: task.slice(7), background: true }, 'h'));
+      return say('waiting for my helper');
+    case 'deep':
+      return n === 0
+        ? calls(call('agent', { prompt: `deep ${Number(what) + 1}` }, 'd'))
+        : say(`level ${what}: ${results[0]}`);
+    default:
+      return say(`did ${what}`);
+  }
+}
+
+/** Appends to the log; ignores its signal, as a call that only an interrupt (or its gate) ends. */
+const gated = defineTool({
+  name: 'gated',
+  description: 'Waits for its gate',
+  schema: z.object({ who: z.string() }),
+  execute: async ({ who }) => {
+    log.push(`start gated ${who}`);
+    await gateOf(who).opened;
+    log.push(`ran gated ${who}`);
+    return 'the gate opened';
+  },
+});
+
+const tools = [
+  defineTool({
+    name: 'count',
+    description: 'Counts',
+    schema: z.object({ n: z.number(), who: z.string().optional() }),
+    execute: ({ n, who }) => {
+      log.push(`ran count ${who ?? n}`);
+      return `counted ${n}`;
+    },
+  }),
+  defineTool({
+    name: 'explode',
+    description: 'Fails',
+    schema: z.object({}),
+    execute: () => {
+      throw new Error('the fuse was short');
+    },
+  }),
+  defineTool({
+    name: 'block',
+    description: 'Blocks until aborted',
+    schema: z.object({ who: z.string() }),
+    execute: ({ who }, ctx) => {
+      log.push(`start block ${who}`);
+      return new Promise<string>((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => {
+          log.push(`aborted block ${who}`);
+          reject(new Error('aborted'));
+        }),
+      );
+    },
+  }),
+  gated,
+  defineTool({
+    name: 'deploy',
+    description: 'Deploys',
+    schema: z.object({ target: z.string() }),
+    execute: ({ target }) => {
+      log.push(`ran deploy ${target}`);
+      return `deployed ${target}`;
+    },
+  }),
+  defineTool({
+    name: 'until_started',
+    description: 'Waits for a block call to start',
+    schema: z.object({ who: z.string() }),
+    execute: async ({ who }) => {
+      await logged(`start block ${who}`);
+      return 'started';
+    },
+  }),
+  defineTool({
+    name: 'until_logged',
+    description: 'Waits for a line of the log',
+    schema: z.object({ line: z.string() }),
+    execute: async ({ line }) => {
+      await logged(line);
+      return 'logged';
+    },
+  }),
+];
+
+/**
+ * The flavours of agent a root's id asks for, by its first segment (`keep2-…`): the supervision the tree runs
+ * under, and the agent's own settings.
+ */
+export const FLAVOURS = ['plain', 'keep2', 'max2', 'depth1', 'conc1', 'quiet', 'steps', 'budget'] as const;
+export type Flavour = (typeof FLAVOURS)[number];
+
+export const flavourOf = (agentId: string): Flavour => {
+  const first = agentId.split('-')[0] as Flavour;
+  return FLAVOURS.includes(first) ? first : 'plain';
+};
+
+export function supervisionOf(flavour: Flavour): SupervisionOptions {
+  const base: SupervisionOptions = { restartDelayMs: 20, maxRestarts: 2 };
+  if (flavour === 'keep2') return { ...base, keepHistory: 2 };
+  if (flavour === 'max2') return { ...base, maxAgents: 2 };
+  if (flavour === 'depth1') return { ...base, maxDepth: 1 };
+  if (flavour === 'conc1') return { ...base, concurrency: 1 };
+  return base;
+}
+
+/** The agent of a root (and, hosted, of each agent below it: its id starts with the root's). */
+export function configOf(agentId: string): Omit<AgentConfig, 'id'> {
+  const flavour = flavourOf(agentId);
+  return {
+    model: scriptedModel(answer),
+    tools,
+    policy: (toolCall) => (toolCall.name === 'deploy' ? 'ask' : 'allow'),
+    ...(flavour === 'quiet' ? { wakeOnNotification: false } : {}),
+    ...(flavour === 'steps' ? { maxSteps: 3 } : {}),
+    ...(flavour === 'budget' ? { budget: { tokens: 40 } } : {}),
+  };
+}
