@@ -187,8 +187,7 @@ export class Supervisor {
   /** A batch's results once their settles are stored (later only while the store waits for its medium). */
   private async stored(done: Promise<TaskResult[]>): Promise<TaskResult[]> {
     const results = await done;
-    const stored = this.runtime.observer?.acknowledge?.();
-    if (stored) await stored;
+    await this.acknowledged();
     return results;
   }
 
@@ -222,9 +221,8 @@ export class Supervisor {
     if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
     if (record.result) {
       // Settled in this tick, its record may still be buffered: it is stored before the caller hears of it.
-      const stored = this.runtime.observer?.acknowledge?.();
       const result = record.result;
-      return stored ? stored.then(() => result) : Promise.resolve(result);
+      return this.acknowledged().then(() => result);
     }
     return new Promise((resolve) => {
       const off = this.bus.on('subagent_end', (event) => {
@@ -232,9 +230,16 @@ export class Supervisor {
         const settled = this.runtime.task(taskId)?.result;
         if (!settled) return;
         off();
-        resolve(settled);
+        void this.acknowledged().then(() => resolve(settled));
       });
     });
+  }
+
+  /** Settles once what the tree's session was told is stored (see JournalWriter.acknowledge); at once without one. */
+  private acknowledged(): Promise<void> {
+    const observer = this.runtime.observer;
+    if (!observer?.acknowledge) return Promise.resolve();
+    return new Promise((resolve) => observer.acknowledge?.(false, resolve));
   }
 
   status(taskId: string): TaskInfo | undefined {

@@ -152,10 +152,13 @@ export class JournalWriter {
     this.scheduled = false;
     this.flushQuietly();
   };
-  private acknowledging = false;
+  /** Who waits for the acknowledged write (see acknowledge): told once it is stored. */
+  private acknowledgers?: Array<() => void>;
   private readonly flushAcknowledged = () => {
-    this.acknowledging = false;
+    const waiters = this.acknowledgers ?? [];
+    this.acknowledgers = undefined;
     this.flushQuietly();
+    for (const then of waiters) this.afterWrites(then);
   };
 
   constructor(
@@ -222,29 +225,34 @@ export class JournalWriter {
   }
 
   /**
-   * Called right before resolving a promise that reports a fact this journal holds (a turn's end, a swarm's
-   * results, a task's settle, an idle session): what is buffered is written by a microtask queued now, so it runs
-   * before the caller's continuation (queued by the resolve that follows) and takes the records the same
-   * synchronous run adds after this call (the idle snapshot of the turn that just ended). The tick's batch stays
-   * one write; it is only written earlier. `now`: at once, before a listener hears of the fact. Under `never`,
-   * nothing is promised.
-   *
-   * Returns a promise when the store is waiting for its medium (another process holds the database): the fact is
-   * stored once it settles, and the caller resolves its promise then (it never rejects: a failed write is reported
-   * as {@link failure}). Undefined otherwise, so an uncontended store adds no wait. The microtask's write joins the
-   * same wait, which lasts at least until a timer fires.
+   * Called instead of resolving a promise that reports a fact this journal holds (a turn's end, a swarm's
+   * results, a task's settle, an idle session); `then` resolves it. What is buffered is written by a microtask
+   * queued now, which takes the records the same synchronous run adds after this call (the idle snapshot of the
+   * turn that just ended), and `then` runs once that write is stored: at once when the store took it, later when
+   * the store waits for its medium (another process holds the database), whether it was waiting already or the
+   * write is the one that found it busy. `then` runs after a failed write too (the failure is reported as
+   * {@link failure}). The tick's batch stays one write; it is only written earlier. `now`: written at once,
+   * before a listener hears of the fact. Under `never`, nothing is promised: `then` runs at once.
    */
-  acknowledge(now = false): Promise<void> | undefined {
-    if (this.durability === 'never' || this.closed) return undefined;
-    if (now) this.flushQuietly();
-    else if (!this.acknowledging) {
-      this.acknowledging = true;
+  acknowledge(now = false, then?: () => void): void {
+    if (this.durability === 'never' || this.closed) return then?.();
+    if (now) {
+      this.flushQuietly();
+      if (then) this.afterWrites(then);
+      return;
+    }
+    if (!this.acknowledgers) {
+      this.acknowledgers = [];
       queueMicrotask(this.flushAcknowledged);
     }
-    return this.waiting?.then(
-      () => {},
-      () => {},
-    );
+    if (then) this.acknowledgers.push(then);
+  }
+
+  /** Runs `then` once every write handed to the store so far is stored (or failed). */
+  private afterWrites(then: () => void): void {
+    const waiting = this.waiting;
+    if (waiting) void waiting.then(then, then);
+    else then();
   }
 
   private flushQuietly(): void {

@@ -5,6 +5,7 @@
  * that reports a fact (a prompt's turn, an idle session, a swarm's results) resolves only once the fact is committed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -144,6 +145,85 @@ describe('SQLite held by another process', () => {
       session.close();
       await supervisor.stop();
     } finally {
+      store.close();
+    }
+  });
+
+  // The database is free while the work runs and taken by another connection just before the write that stores
+  // the fact (from a listener of the event that comes right before it): that very write finds it busy.
+  const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
+
+  it('resolves a prompt and session.idle() only once stored, when the write that acknowledges finds it busy', async () => {
+    const path = join(tempDir(), 'sessions.db');
+    const store = new SqliteStore(path, { onWait: () => {} });
+    const other = new Database(path);
+    const committed = () => new SqliteStore(path).read('s').map((text) => (JSON.parse(text) as { k: string }).k);
+    try {
+      const session = sessions({ store }).create({ id: 's', agentId: 'root' });
+      const agent = createAgent({ id: 'root', model: scriptedModel([{ text: 'done' }]), session });
+      agent.on('turn_end', () => other.exec('BEGIN EXCLUSIVE'));
+      let answered = false;
+      const result = agent.prompt('answer').then((run) => {
+        answered = true;
+        return run;
+      });
+      let idle = false;
+      const quiet = session.idle().then(() => {
+        idle = true;
+      });
+      for (let i = 0; i < 20; i++) await turn();
+      expect(answered).toBe(false);
+      expect(idle).toBe(false);
+      const held = committed();
+
+      other.exec('ROLLBACK');
+      expect((await result).stopReason).toBe('completed');
+      await quiet;
+      // What waited (the run's end and the idle snapshot) was stored before either promise resolved.
+      expect(committed().length).toBeGreaterThan(held.length);
+      expect(committed().slice(-2)).toEqual(['run', 'snapshot']);
+      session.close();
+      await agent.stop();
+    } finally {
+      other.close();
+      store.close();
+    }
+  });
+
+  it('resolves a swarm only once stored, when the write that acknowledges its settles finds it busy', async () => {
+    const path = join(tempDir(), 'sessions.db');
+    const store = new SqliteStore(path, { onWait: () => {} });
+    const other = new Database(path);
+    const settled = () =>
+      new SqliteStore(path).read('s').filter((text) => {
+        const record = JSON.parse(text) as { k: string; ev?: string };
+        return record.k === 'task' && record.ev === 'settled';
+      }).length;
+    try {
+      const session = sessions({ store }).create({ id: 's', agentId: 'root' });
+      const supervisor = createSupervisor({ model: scriptedModel(() => ({ text: 'done' })), session });
+      let held = false;
+      supervisor.on('agent_end', () => {
+        if (held) return;
+        held = true;
+        other.exec('BEGIN EXCLUSIVE');
+      });
+      let answered = false;
+      const swarm = supervisor.swarm(['one', 'two']).then((results) => {
+        answered = true;
+        return results;
+      });
+      for (let i = 0; i < 20; i++) await turn();
+      expect(held).toBe(true);
+      expect(answered).toBe(false);
+
+      other.exec('ROLLBACK');
+      expect((await swarm).map((result) => result.status)).toEqual(['completed', 'completed']);
+      expect(settled()).toBe(2);
+      session.close();
+      await supervisor.stop();
+    } finally {
+      other.close();
       store.close();
     }
   });

@@ -223,8 +223,7 @@ function endTurn(env: AgentEnv, context: Context): void {
   if (error) result.error = error;
   if (observed) env.settings.hooks?.afterTurn(result, env.info);
   if (!pending) return;
-  const stored = env.acknowledge?.();
-  if (stored) void stored.then(() => pending.resolve(result));
+  if (env.acknowledge) env.acknowledge(() => pending.resolve(result));
   else pending.resolve(result);
 }
 

@@ -170,11 +170,10 @@ export class AgentEnv implements EventOrigin {
    */
   durable?: () => Promise<void> | undefined;
   /**
-   * Set for an agent with a session that a program prompts: called right before a turn's promise is resolved, so
-   * that the turn's records are stored before the caller hears of its end; a promise while the store waits for its
-   * medium, after which the turn's promise is resolved.
+   * Set for an agent with a session that a program prompts: resolves a turn's promise (`then`) once the turn's
+   * records are stored, so that the caller never hears of an end the journal does not hold.
    */
-  acknowledge?: () => Promise<void> | undefined;
+  acknowledge?: (then: () => void) => void;
   /**
    * Set for an agent with a session: journals a person's answer to one of its calls waiting for approval when
    * `approve()` / `deny()` is called, before the agent takes it in (a caller may exit as soon as they return).
@@ -288,16 +287,21 @@ export class AgentEnv implements EventOrigin {
 
   /** Settles every turn still waiting (the agent stopped, or its actor failed): nothing waits forever. */
   settleAll(end: { stopReason: TurnStopReason; error?: TurnError }): void {
-    const stored = this.pending.size > 0 ? this.acknowledge?.() : undefined;
+    if (this.pending.size === 0) return;
+    const settled: Array<() => void> = [];
     for (const [inputId, pending] of this.pending) {
       this.pending.delete(inputId);
       // The turn in progress keeps what it added; a queued one added nothing.
       const messages = inputId === this.currentInputId ? this.transcript.since(pending.startIndex) : [];
       const result: RunResult = { stopReason: end.stopReason, messages, text: '', usage: { ...this.turnUsage } };
       if (end.error) result.error = end.error;
-      if (stored) void stored.then(() => pending.resolve(result));
-      else pending.resolve(result);
+      settled.push(() => pending.resolve(result));
     }
+    const resolveAll = () => {
+      for (const resolve of settled) resolve();
+    };
+    if (this.acknowledge) this.acknowledge(resolveAll);
+    else resolveAll();
   }
 
   outputSpecFor(inputId: string): OutputSpec | undefined {

@@ -11,11 +11,10 @@ export interface RecordSink {
   /** Whether tool starts are written together at the end of the tick (set while subagents are at work). */
   groupEffects?: boolean;
   /**
-   * Writes what is buffered before the promise about to be resolved reaches its caller, or `now`: before a
-   * listener hears of a fact (see JournalWriter); a promise when the store is waiting for its medium, which the
-   * caller awaits before resolving.
+   * Writes what is buffered, and runs `then` (which resolves a promise that reports a fact) once it is stored;
+   * `now`: at once, before a listener hears of a fact (see JournalWriter.acknowledge).
    */
-  acknowledge?(now?: boolean): Promise<void> | undefined;
+  acknowledge?(now?: boolean, then?: () => void): void;
 }
 
 /** What a journal already holds for one agent, so that facts re-announced while catching up are not written twice. */

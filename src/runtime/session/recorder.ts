@@ -43,7 +43,7 @@ export class SessionRecorder {
     // The tool worker waits for this before a tool runs, when the session groups tool starts into one write.
     if (sink.durable) env.durable = () => sink.durable?.();
     // A program awaits this agent's turns (a task's agent is reported by its task's settle instead).
-    if (sink.acknowledge && !options.task) env.acknowledge = () => sink.acknowledge?.();
+    if (sink.acknowledge && !options.task) env.acknowledge = (then) => sink.acknowledge?.(false, then);
     env.answered = (id, approved, reason, askedAt) => {
       // Answered from a listener that heard the question before this recorder did: the question goes first.
       if (askedAt !== undefined) this.asked({ seq: askedAt, agentId, toolCallId: id });

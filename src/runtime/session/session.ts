@@ -351,8 +351,7 @@ export class Session {
 
   /** Resolves an idle wait once what the session was told is stored (later, while the store waits for its medium). */
   private settle(resolve: () => void): void {
-    const stored = this.sink.acknowledge?.();
-    if (stored) void stored.then(resolve);
+    if (this.sink.acknowledge) this.sink.acknowledge(false, resolve);
     else resolve();
   }
 

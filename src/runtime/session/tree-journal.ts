@@ -292,8 +292,9 @@ export class TreeJournal implements TreeObserver {
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
   }
 
-  acknowledge(now?: boolean): Promise<void> | undefined {
-    return this.sink.acknowledge?.(now);
+  acknowledge(now?: boolean, then?: () => void): void {
+    if (this.sink.acknowledge) this.sink.acknowledge(now, then);
+    else then?.();
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {

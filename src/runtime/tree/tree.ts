@@ -79,10 +79,10 @@ export interface TreeObserver {
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void;
   /**
-   * Stores what it was told before a promise about to be resolved reaches its caller (`now`: at once); a promise
-   * when the store is waiting for its medium (see JournalWriter.acknowledge).
+   * Stores what it was told, and runs `then` (which resolves a promise about a fact) once it is stored; `now`: at
+   * once (see JournalWriter.acknowledge).
    */
-  acknowledge?(now?: boolean): Promise<void> | undefined;
+  acknowledge?(now?: boolean, then?: () => void): void;
   resumeBatch?(owner: Owner, callId: string, background: boolean): StartedBatch | undefined;
 }
 
