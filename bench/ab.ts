@@ -3,7 +3,10 @@
  * commits this shared machine allows, since both see the same load at the same moments. Each directory is a
  * checkout (or `git archive` of one) with `npm run build` done and a `node_modules`:
  *
- *   node --expose-gc --import tsx bench/ab.ts /tmp/base /tmp/head [pairs] [--gc]
+ *   node --expose-gc --import tsx bench/ab.ts /tmp/base /tmp/head [pairs] [--gc] [--w3]
+ *
+ * `--w3` runs W3 instead (500 subagents through a supervisor's swarm, 3 tool steps and an answer each, model latency
+ * 5 ms, concurrency 100; ideal 100 ms) and reports its CPU and wall time per run in milliseconds.
  *
  * Reports the CPU per step (`process.cpuUsage`: every thread, so background GC and compilation count) and the
  * wall time per step of each, medians over the pairs, and the median of the per-pair ratios head ÷ base. The order
@@ -19,14 +22,17 @@ import { pathToFileURL } from 'node:url';
 const STEPS = 200;
 const args = process.argv.slice(2);
 const collect = args.includes('--gc');
+const swarm = args.includes('--w3');
+/** W3's shape, as the peer benchmark has it. */
+const W3 = { runs: 500, concurrency: 100, toolSteps: 3, latencyMs: 5 };
 const [dirA, dirB, pairsArg] = args.filter((arg) => !arg.startsWith('--'));
 if (!dirA || !dirB) throw new Error('usage: bench/ab.ts <dirA> <dirB> [pairs] [--gc]');
 const pairs = Number(pairsArg ?? 200);
 
 type Run = () => Promise<void>;
 
-/** One W1 run of the build in `dir`, through its public API, with its own zod (the one its registry checks). */
-async function w1Of(dir: string): Promise<Run> {
+/** One W1 (or W3) run of the build in `dir`, through its public API, with its own zod (the one its registry checks). */
+async function runOf(dir: string): Promise<Run> {
   const root = resolve(dir);
   const troupe = await import(pathToFileURL(join(root, 'dist/src/index.js')).href);
   const { z } = await import(pathToFileURL(createRequire(join(root, 'package.json')).resolve('zod')).href);
@@ -66,6 +72,43 @@ async function w1Of(dir: string): Promise<Run> {
       },
     };
   };
+  if (swarm) {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const steps = new Map<string, number>();
+    const shared = {
+      id: 'scripted',
+      provider: 'bench',
+      async *stream(request: { messages: { content: { text: string }[] }[] }) {
+        const key = request.messages[0]?.content[0]?.text ?? '';
+        const k = steps.get(key) ?? 0;
+        steps.set(key, k + 1);
+        await sleep(W3.latencyMs);
+        if (k < W3.toolSteps) {
+          const call = { type: 'tool_call', id: `call_${++seq}`, name: 'echo', arguments: { i: k } };
+          yield { type: 'done', message: answer([call], 'tool_calls'), stopReason: 'tool_calls' };
+        } else {
+          yield { type: 'done', message: answer([{ type: 'text', text: 'done' }], 'stop'), stopReason: 'stop' };
+        }
+      },
+    };
+    return async () => {
+      executed = 0;
+      steps.clear();
+      const supervisor = troupe.createSupervisor({
+        model: shared,
+        tools: [tool],
+        concurrency: W3.concurrency,
+        maxRestarts: 0,
+        retry: false,
+      });
+      const prompts = Array.from({ length: W3.runs }, (_, n) => `task ${n}`);
+      const results: { status: string; text?: string }[] = await supervisor.swarm(prompts);
+      await supervisor.stop();
+      const done = results.filter((r) => r.status === 'completed' && r.text === 'done').length;
+      if (done !== W3.runs || executed !== W3.runs * W3.toolSteps)
+        throw new Error(`${dir}: a W3 run did not do its work`);
+    };
+  }
   return async () => {
     executed = 0;
     const agent = troupe.createAgent({ model: model(), tools: [tool], system: 'bench', maxSteps: STEPS + 1 });
@@ -80,16 +123,18 @@ async function measure(run: Run): Promise<{ cpu: number; wall: number }> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await run();
-  const wall = ((performance.now() - t0) * 1000) / STEPS;
+  // W1: µs per step; W3: ms per run.
+  const per = swarm ? 1000 : STEPS;
+  const wall = ((performance.now() - t0) * 1000) / per;
   const cpu = process.cpuUsage(cpu0);
-  return { cpu: (cpu.user + cpu.system) / STEPS, wall };
+  return { cpu: (cpu.user + cpu.system) / per, wall };
 }
 
 const median = (values: number[]) => [...values].sort((x, y) => x - y)[values.length >> 1] ?? Number.NaN;
 
-const a = await w1Of(dirA);
-const b = await w1Of(dirB);
-for (let i = 0; i < 15; i++) {
+const a = await runOf(dirA);
+const b = await runOf(dirB);
+for (let i = 0; i < (swarm ? 2 : 15); i++) {
   await measure(a);
   await measure(b);
 }
@@ -115,10 +160,11 @@ process.stdout.write(
     a: dirA,
     b: dirB,
     pairs,
+    workload: swarm ? 'W3 (ms per run)' : 'W1 (µs per step)',
     gc: collect,
     load: loadavg().map((x) => x.toFixed(1)),
-    cpuPerStepUs: { a: fixed(median(cpuA)), b: fixed(median(cpuB)) },
-    wallPerStepUs: { a: fixed(median(wallA)), b: fixed(median(wallB)) },
+    cpu: { a: fixed(median(cpuA)), b: fixed(median(cpuB)) },
+    wall: { a: fixed(median(wallA)), b: fixed(median(wallB)) },
     cpuRatioBoverA: median(ratios).toFixed(3),
   })}\n`,
 );

@@ -73,9 +73,9 @@ const gc = (globalThis as { gc?: () => void }).gc;
 /**
  * A full collection before every measured run, outside the timed span, as the peer harness does: each run then
  * starts from the same heap instead of paying for the garbage of the runs before it, and the two harnesses
- * measure the same thing. (It costs Troupe's W1 more than the baselines: code that V8 optimized for objects the
- * collection found dead is thrown away and warmed up again; see the peer harness's README, "A forced GC and
- * Troupe".)
+ * measure the same thing. It costs the next run more than its garbage: V8 drops optimised code whose every
+ * function object died (per-actor closures) or whose hidden classes did, and the run warms it up again. A
+ * workload's `uncollected` rows skip it, so that the table shows that cost beside the row that pays it.
  */
 function collectGarbage(): void {
   gc?.();
@@ -102,8 +102,9 @@ export async function measure<S>(
   const cpuFigures: number[] = [];
   let facts: Timed['facts'];
   await options.measuredSpan?.start();
+  const collects = !workload.uncollected?.includes(impl);
   for (let i = 0; i < runs; i++) {
-    collectGarbage();
+    if (collects) collectGarbage();
     const timed = await run(size);
     figures.push(workload.figure(timed, size));
     times.push(timed.ms);

@@ -52,6 +52,7 @@ export function targetOutcomes(measurements: readonly Measurement[]): TargetOutc
     for (const target of workload.targets) {
       const m = measurements.find((x) => x.workload === workload.id && x.impl === target.impl);
       if (!m) continue;
+      const baseline = typeof target.baseline === 'object' ? target.baseline.row : target.baseline;
       let actual: number;
       let cpu: number | undefined;
       if (typeof target.metric === 'object') {
@@ -59,7 +60,7 @@ export function targetOutcomes(measurements: readonly Measurement[]): TargetOutc
         if (typeof fact !== 'number') continue;
         actual = fact;
       } else if (target.metric === 'rss') {
-        const base = measurements.find((x) => x.workload === workload.id && x.impl === target.baseline);
+        const base = measurements.find((x) => x.workload === workload.id && x.impl === baseline);
         if (!base) continue;
         actual = m.maxRssKB / base.maxRssKB;
       } else if (target.baseline === 'absolute') {
@@ -69,7 +70,7 @@ export function targetOutcomes(measurements: readonly Measurement[]): TargetOutc
         if (!ideal) continue;
         actual = m.median / ideal;
       } else {
-        const base = measurements.find((x) => x.workload === workload.id && x.impl === target.baseline);
+        const base = measurements.find((x) => x.workload === workload.id && x.impl === baseline);
         if (!base) continue;
         actual = m.median / base.median;
         if (m.cpuMedian !== undefined && base.cpuMedian) cpu = m.cpuMedian / base.cpuMedian;
@@ -134,7 +135,12 @@ export function renderMarkdown(input: ReportInput): string {
     const fact = typeof outcome.metric === 'object' ? outcome.metric : undefined;
     const unit = fact ? '×' : outcome.baseline === 'absolute' ? ` ${WORKLOADS[outcome.workload]?.unit ?? ''}` : '×';
     const what = outcome.metric === 'rss' ? 'peak RSS' : (fact?.label ?? '');
-    const against = outcome.baseline === 'absolute' ? '' : ` ${AGAINST[outcome.baseline]}`;
+    const against =
+      typeof outcome.baseline === 'object'
+        ? ` ${nameOf({ workload: outcome.workload, impl: outcome.baseline.row })}`
+        : outcome.baseline === 'absolute'
+          ? ''
+          : ` ${AGAINST[outcome.baseline]}`;
     lines.push(
       `| ${outcome.workload} | ${nameOf(outcome)}${what ? ` ${what}` : ''} ${bound} ${outcome.ratio}${unit}${outcome.metric === 'rss' ? ` ${what} of the` : ''}${against} | ` +
         `${format(outcome.actual)}${unit} | ${outcome.cpu === undefined ? '' : `${outcome.cpu.toFixed(2)}×`} | ` +

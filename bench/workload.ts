@@ -32,8 +32,11 @@ export interface Timed {
 
 export interface Target {
   impl: ImplId;
-  /** A baseline of the same run, the workload's ideal, or `absolute` (the figure itself against `ratio`). */
-  baseline: BaselineId | 'ideal' | 'absolute';
+  /**
+   * A baseline of the same run, the workload's ideal, `absolute` (the figure itself against `ratio`), or another row
+   * of the same workload (`{ row }`: a variant against its base, such as W1 with and without a collection).
+   */
+  baseline: BaselineId | 'ideal' | 'absolute' | { row: ImplId };
   /** `max`: figure ÷ baseline must be at most `ratio`; `min`: at least. */
   bound: 'max' | 'min';
   ratio: number;
@@ -56,6 +59,11 @@ export interface Workload<S = unknown> {
   impls: Record<ImplId, (size: S) => Promise<Timed>>;
   /** Names of the implementations that `IMPL_NAMES` does not know (variants such as `troupe.stream`). */
   labels?: Record<ImplId, string>;
+  /**
+   * Rows measured without the full collection every other row has before each run: beside the same row with it,
+   * they show what a collection costs the code that runs next (optimised code V8 drops with the objects it served).
+   */
+  uncollected?: readonly ImplId[];
   /** A separate, untimed run that checks what timing must not pay for (e.g. counting transitions). */
   verify?: Partial<Record<ImplId, (size: S) => Promise<Record<string, number | string>>>>;
   runs: { warmup: number; measured: number };
