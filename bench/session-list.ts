@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyUsage } from '../src/protocol/index.js';
-import { sessions } from '../src/runtime/session/manager.js';
+import { sessions } from '../src/runtime/sessions.js';
 import {
   type HeaderRecord,
   JOURNAL_VERSION,

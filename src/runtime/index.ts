@@ -25,14 +25,14 @@ export { LiveTools, type StepInfo, type ToolSelector } from './env/live-tools.js
 export type { RetryOptions } from './env/retry.js';
 export type { ScheduleState } from './schedule/book.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule/schedule.js';
+export type { Session, SessionStatus } from './session/session.js';
 export {
   type ReplayResult,
   type SessionInfo,
   SessionManager,
   type SessionsOptions,
   sessions,
-} from './session/manager.js';
-export type { Session, SessionStatus } from './session/session.js';
+} from './sessions.js';
 export {
   type GenerateEvent,
   type GenerateRequest,

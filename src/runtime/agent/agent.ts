@@ -19,6 +19,7 @@ import { takeApproval } from '../env/approval-waits.js';
 import { EventBus, type Listener, type ListenOptions, withinSubtree } from '../env/bus.js';
 import { AgentEnv, type PendingTurn, type RunResult, reportInternalError } from '../env/env.js';
 import { LiveTools } from '../env/live-tools.js';
+import { resolveProfile } from '../env/profile.js';
 import { journalAnswer, registerEnv, unregisterEnv } from '../env/registry.js';
 import { Transcript } from '../env/transcript.js';
 import { ScheduleBook, type ScheduleJournal } from '../schedule/book.js';
@@ -28,7 +29,6 @@ import { type ApprovalTarget, Tree, type TreeNode } from '../tree/tree.js';
 import { type AgentConfig, agentSettings } from './config.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
-import { resolveProfile } from './profile.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './state.js';
 import { runtimeAgentMachine } from './wiring.js';
 

@@ -7,10 +7,10 @@ import { type AnyTool, outputSpec, ToolRegistry, type ToolResultOptions } from '
 import { type BudgetLimits, checkLimits } from '../budget/budget.js';
 import type { AgentSettings } from '../env/env.js';
 import { HookRunner, type Hooks } from '../env/hooks.js';
+import { joinSystem, resolveProfile, type SkillsConfig, skillsFor } from '../env/profile.js';
 import { type RetryOptions, retryPolicy } from '../env/retry.js';
 import type { Session } from '../session/session.js';
 import { positive, type SupervisionOptions } from '../tree/supervision-options.js';
-import { joinSystem, resolveProfile, type SkillsConfig, skillsFor } from './profile.js';
 
 /*
  * What a user gives `createAgent` (AgentConfig) and the fixed runtime settings made from it (agentSettings): apart

@@ -22,11 +22,11 @@ import {
   type TurnError,
   textOf,
 } from '../../protocol/index.js';
-import { startTurnBudget } from '../budget/turn.js';
 import type { AgentEnv, RunResult } from '../env/env.js';
 import { envOf } from '../env/registry.js';
 import { modelWorker } from '../step/model-worker.js';
 import { toolWorker } from '../step/tool-worker.js';
+import { startTurnBudget } from '../step/turn-budget.js';
 import { treeOf } from '../tree/tree.js';
 
 type Context = import('../../../machines/agent/index.js').AgentContext;

@@ -9,9 +9,9 @@ import {
   type JournalStats,
   type TaskRecord,
 } from '../../session/index.js';
-import { restoreBudgets, supervisorLedger } from '../budget/turn.js';
 import type { AgentEnv } from '../env/env.js';
 import type { ScheduleJournal } from '../schedule/book.js';
+import { restoreBudgets, supervisorLedger } from '../step/turn-budget.js';
 import type { Owner } from '../tree/nodes.js';
 import { RememberedApprovals } from '../tree/remembered-approvals.js';
 import type { Tree } from '../tree/tree.js';

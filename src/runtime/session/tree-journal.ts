@@ -11,11 +11,11 @@ import {
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../../session/index.js';
 import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
-import { finishedAgents } from '../tree/finished-agents.js';
 import type { Owner } from '../tree/nodes.js';
 import type { TaskResult } from '../tree/subagent-tools.js';
 import type { TaskRecord } from '../tree/tasks.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from '../tree/tree.js';
+import { finishedAgents } from './finished-agents.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
 import { copyJournaled, nothingJournaled, type RecordSink } from './record-sink.js';
 import { SessionRecorder } from './recorder.js';

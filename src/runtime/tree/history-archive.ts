@@ -9,6 +9,17 @@ export interface ArchivedAgent {
   readonly profile: string;
 }
 
+/** A subagent whose last task had settled, as its session's journal tells it. */
+export interface FinishedAgent {
+  readonly agentId: string;
+  /**
+   * Its agent outlived its task's settle (every outcome but a cancel, which stops it): it joined its owner's
+   * `keepFinished` window then, and does so again on a restore.
+   */
+  readonly kept: boolean;
+  readonly archived: ArchivedAgent;
+}
+
 /**
  * The histories of stopped subagents, the most recent `keepHistory` of them (older ones cannot be resumed). A
  * reopened session's finished agents that were kept alive before the restart are held apart (`restoreKept`): they

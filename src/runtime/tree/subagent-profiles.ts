@@ -3,9 +3,9 @@ import type { SystemPrompt } from '../../context/index.js';
 import { Permissions, type PermissionsConfig } from '../../permissions/index.js';
 import type { BudgetLimits, Model, TaskSpec } from '../../protocol/index.js';
 import { type AnyTool, outputSpec, ToolRegistry } from '../../tools/index.js';
-import { joinSystem, PARENT_PROFILE, resolveNamedProfiles } from '../agent/profile.js';
 import { checkLimits } from '../budget/budget.js';
 import type { AgentSettings, Policy } from '../env/env.js';
+import { joinSystem, PARENT_PROFILE, resolveNamedProfiles } from '../env/profile.js';
 import { SpawnRefused, SUBAGENT_TOOL_NAMES } from './subagent-tools.js';
 import { positive, type SubagentProfile } from './supervision-options.js';
 

@@ -23,15 +23,14 @@ import {
 } from '../../protocol/index.js';
 import type { AnyTool } from '../../tools/index.js';
 import { checkLimits } from '../budget/budget.js';
-import { batchAccount } from '../budget/turn.js';
 import type { EventBus } from '../env/bus.js';
 import { AgentEnv, type AgentSettings, type RunResult } from '../env/env.js';
 import { type AnyActorSystem, registerEnv, unregisterEnv } from '../env/registry.js';
 import { Transcript } from '../env/transcript.js';
+import { batchAccount } from '../step/turn-budget.js';
 import { ApprovalRouting, type ApprovalTarget } from './approval-routing.js';
 import { type BatchOptions, newId, planTasks, refusalsOf } from './batch-plan.js';
-import type { FinishedAgent } from './finished-agents.js';
-import { HistoryArchive } from './history-archive.js';
+import { type FinishedAgent, HistoryArchive } from './history-archive.js';
 import { KeptAgents } from './kept.js';
 import { NodeRegistry, type Owner, TreeNode } from './nodes.js';
 import { NotificationOutbox } from './notification-outbox.js';

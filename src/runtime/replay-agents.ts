@@ -1,11 +1,11 @@
-import type { AgentEvent, Model } from '../../protocol/index.js';
-import type { HeaderRecord, JournalRecord } from '../../session/index.js';
-import { type AnyTool, defineTool, jsonSchema } from '../../tools/index.js';
-import { createAgent } from '../agent/agent.js';
-import type { AgentConfig } from '../agent/config.js';
-import { NOT_AGENTS, ReplaySink } from './replay.js';
-import type { AgentJournal } from './restore.js';
-import { Session } from './session.js';
+import type { AgentEvent, Model } from '../protocol/index.js';
+import type { HeaderRecord, JournalRecord } from '../session/index.js';
+import { type AnyTool, defineTool, jsonSchema } from '../tools/index.js';
+import { createAgent } from './agent/agent.js';
+import type { AgentConfig } from './agent/config.js';
+import { NOT_AGENTS, ReplaySink } from './session/replay.js';
+import type { AgentJournal } from './session/restore.js';
+import { Session } from './session/session.js';
 
 /** What a replay is given: the agents' config, without a session; its model is never called. */
 export type ReplayConfig = Omit<AgentConfig, 'session' | 'model'> & { model?: Model };

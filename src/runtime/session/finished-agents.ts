@@ -1,18 +1,7 @@
 import { addUsage, emptyUsage } from '../../protocol/index.js';
 import type { JournalRecord } from '../../session/index.js';
-import { AgentJournal } from '../session/restore.js';
-import type { ArchivedAgent } from './history-archive.js';
-
-/** A subagent whose last task had settled, as its session's journal tells it. */
-export interface FinishedAgent {
-  readonly agentId: string;
-  /**
-   * Its agent outlived its task's settle (every outcome but a cancel, which stops it): it joined its owner's
-   * `keepFinished` window then, and does so again on a restore.
-   */
-  readonly kept: boolean;
-  readonly archived: ArchivedAgent;
-}
+import type { ArchivedAgent, FinishedAgent } from '../tree/history-archive.js';
+import { AgentJournal } from './restore.js';
 
 /**
  * The finished subagents of a journaled tree, in the order their tasks settled, each with its whole history (all

@@ -1,6 +1,6 @@
 import { cpSync, existsSync } from 'node:fs';
-import type { AgentEvent, Model, Usage } from '../../protocol/index.js';
-import { emptyUsage, ModelError } from '../../protocol/index.js';
+import type { AgentEvent, Model, Usage } from '../protocol/index.js';
+import { emptyUsage, ModelError } from '../protocol/index.js';
 import {
   type Durability,
   decodeRecord,
@@ -15,9 +15,9 @@ import {
   summarize,
   summaryOf,
   type WarningHandler,
-} from '../../session/index.js';
-import { newHeader, Session, type SessionStatus } from './session.js';
-import { type AgentReplay, type ReplayConfig, replayAgents } from './tree-replay.js';
+} from '../session/index.js';
+import { type AgentReplay, type ReplayConfig, replayAgents } from './replay-agents.js';
+import { newHeader, Session, type SessionStatus } from './session/session.js';
 
 export interface SessionsOptions {
   /** Where sessions are kept; default: a {@link JsonlStore} in `dir`. */

@@ -1,9 +1,9 @@
 import type { AgentCommand, AgentContext } from '../../../machines/agent/index.js';
 import { modelInfo } from '../../context/index.js';
 import type { JournalRecord } from '../../session/index.js';
+import { Budget, type BudgetExhaustion, type BudgetLimits, exhaustionError, tightest } from '../budget/budget.js';
+import { type RestoredSpend, SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
-import { Budget, type BudgetExhaustion, type BudgetLimits, exhaustionError, tightest } from './budget.js';
-import { type RestoredSpend, SpendLedger } from './ledger.js';
 
 type Self = { send(event: AgentCommand): void };
 
