@@ -39,6 +39,7 @@ export {
   type ToolTraits,
 } from './permissions/index.js';
 export * from './protocol/index.js';
+export { type AiSdkOptions, aiSdkModel } from './providers/ai-sdk.js';
 export {
   type AnthropicOptions,
   anthropic,

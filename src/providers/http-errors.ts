@@ -1,7 +1,7 @@
 import { describeThrown, isAbortError, ModelError, type ModelErrorCode } from '../protocol/index.js';
 
 /**
- * Classification of provider failures into {@link ModelError}, shared by the OpenAI and Anthropic adapters.
+ * Classification of provider failures into {@link ModelError}, shared by the OpenAI, Anthropic and AI SDK adapters.
  * Both official SDKs throw `APIError`s of the same shape (`status`, `headers`, `error` = the JSON body or its
  * `error` member); they are recognised by shape, so this module imports neither SDK.
  */
@@ -37,7 +37,10 @@ export function shouldRetryHint(headers: HeadersLike | undefined): boolean | und
 }
 
 const CONTEXT_OVERFLOW =
-  /context[_ ]length|context window|maximum context|prompt is too long|too many tokens|input is too long|input tokens exceed|exceeds the context|reduce the length of the (messages|prompt)/i;
+  /context[_ ]length|context window|maximum context|prompt is too long|too many tokens|input is too long|input tokens exceed|exceeds the context|exceeds the maximum number of tokens|reduce the length of the (messages|prompt)/i;
+
+/** Gemini answers a bad API key with 400 INVALID_ARGUMENT, not 401. */
+const BAD_KEY = /API key not valid|API_KEY_INVALID/;
 
 /** Errors a retry cannot fix, whatever the server hints. */
 const NEVER_RETRY: ReadonlySet<ModelErrorCode> = new Set(['auth_error', 'invalid_request', 'context_overflow']);
@@ -60,6 +63,14 @@ const BY_TYPE: Record<string, ModelErrorCode> = {
   not_found_error: 'invalid_request',
   request_too_large: 'invalid_request',
   context_length_exceeded: 'context_overflow',
+  // Google's RPC status names (`error.status`), for errors met inside a stream.
+  RESOURCE_EXHAUSTED: 'rate_limit',
+  UNAVAILABLE: 'overloaded',
+  INTERNAL: 'server_error',
+  DEADLINE_EXCEEDED: 'network_error',
+  UNAUTHENTICATED: 'auth_error',
+  PERMISSION_DENIED: 'auth_error',
+  INVALID_ARGUMENT: 'invalid_request',
 };
 
 export interface ErrorFacts {
@@ -77,6 +88,7 @@ function errorCodeFor(facts: ErrorFacts): ModelErrorCode {
   if (code === 'context_length_exceeded' || type === 'context_length_exceeded') return 'context_overflow';
   if ((status === undefined || status === 400 || status === 413 || status === 422) && CONTEXT_OVERFLOW.test(message))
     return 'context_overflow';
+  if (BAD_KEY.test(message)) return 'auth_error';
   if (type === 'overloaded_error' || code === 'overloaded_error') return 'overloaded';
   if (status !== undefined) {
     if (status === 401 || status === 402 || status === 403) return 'auth_error';
@@ -117,7 +129,9 @@ export function errorFromBody(
 ): ModelError {
   const outer = isObject(body) ? body : {};
   const inner = isObject(outer.error) ? outer.error : outer;
-  const type = stringOf(inner.type) ?? stringOf(outer.type === 'error' ? undefined : outer.type);
+  // Google names the kind of failure in `status` (`RESOURCE_EXHAUSTED`), beside the HTTP status as `code`.
+  const type =
+    stringOf(inner.type) ?? stringOf(outer.type === 'error' ? undefined : outer.type) ?? stringOf(inner.status);
   const code = stringOf(inner.code) ?? (typeof inner.code === 'number' ? String(inner.code) : undefined);
   const nestedStatus = typeof inner.status_code === 'number' ? inner.status_code : undefined;
   const message = redactKeys(

@@ -1,3 +1,4 @@
+export { type AiSdkOptions, aiSdkModel } from './ai-sdk.js';
 export { type AnthropicOptions, anthropic } from './anthropic.js';
 export { classifyError, errorFromBody, retryAfterMs, shouldRetryHint } from './http-errors.js';
 export { type OpenAIOptions, openai } from './openai.js';
