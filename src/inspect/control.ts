@@ -7,7 +7,9 @@ import type { InspectorCommand } from './protocol.js';
  * (an agent hosted on Restate: `troupe/restate`'s `hostedInspectorRoot`), whose promise says whether it was accepted.
  */
 export interface SteerableAgent {
+  /** Sends the agent a message while it works (the page's steer box). */
   steer(input: string): unknown;
+  /** Stops the agent's running turn (the page's stop button). */
   interrupt(): unknown;
 }
 
@@ -19,17 +21,25 @@ export interface SteerableAgent {
  */
 export interface InspectorRoot {
   readonly id?: string;
+  /** Lets a tool call waiting for approval run. */
   approve(call: { agentId: string; toolCallId: string }): unknown;
+  /** Refuses a tool call waiting for approval, with the reason the model sees. */
   deny(call: { agentId: string; toolCallId: string }, reason?: string): unknown;
   /** Supervisor: a handle on a live agent of the tree. */
   get?(agentId: string): SteerableAgent | undefined;
   /** Agent: a handle on a live subagent of its tree. */
   subagent?(agentId: string): SteerableAgent | undefined;
+  /** Agent: sends it a message while it works. */
   steer?(input: string): void;
+  /** Agent: stops its running turn. */
   interrupt?(): void;
+  /** Supervisor: where a task of the tree stands. */
   status?(taskId: string): { status: string } | undefined;
+  /** Supervisor: cancels a task of the tree; false when none was open. */
   cancel?(taskId: string): boolean;
+  /** Supervisor: cancels every open task of a swarm batch; false when none was open. */
   cancelBatch?(batchId: string): boolean;
+  /** Supervisor: gives a finished agent of the tree a follow-up in the background, resolving with the task id. */
   resume?(agentId: string, prompt: string, options: { background: true }): Promise<string>;
   /** The tree's events (a supervisor hears its whole tree; an agent is asked for its subtree): tools' labels. */
   on?<T extends 'approval_requested' | 'tool_execution_start'>(

@@ -17,6 +17,10 @@ export interface StdioCodec {
 /** The SDK's own limit (`STDIO_DEFAULT_MAX_BUFFER_SIZE`). */
 const DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 
+/**
+ * An MCP server Troupe starts as a child process and talks to over its stdin and stdout: the command, its arguments,
+ * environment and working folder.
+ */
 export interface StdioServer {
   command: string;
   args?: readonly string[];

@@ -29,6 +29,10 @@ export interface PermissionRules {
   allow?: readonly string[];
 }
 
+/**
+ * An agent's permission rules and mode: `deny`, `ask` and `allow` rules such as `bash(git *)` or `read_file(/etc/**)`,
+ * and what happens to calls no rule decides.
+ */
 export interface PermissionsConfig extends PermissionRules {
   /** What happens to calls no rule or policy decides (see {@link PermissionMode}). */
   mode?: PermissionMode;

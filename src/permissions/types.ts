@@ -2,6 +2,10 @@ import type { ToolCallPart } from '../protocol/index.js';
 
 export type PolicyDecision = 'allow' | 'deny' | 'ask';
 
+/**
+ * What a policy answers for one tool call: allow it, deny it or ask a person, with a reason the model or the person
+ * sees.
+ */
 export type PolicyAnswer = PolicyDecision | { decision: PolicyDecision; reason?: string };
 
 export interface AgentInfo {

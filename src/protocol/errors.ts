@@ -1,3 +1,7 @@
+/**
+ * What kind of model failure a `ModelError` is. `rate_limit`, `overloaded`, `network_error` and `server_error` are
+ * retried by the runtime; `context_overflow` means the history must shrink; `auth_error` needs a new key.
+ */
 export type ModelErrorCode =
   | 'auth_error'
   | 'rate_limit'
@@ -12,6 +16,7 @@ export type ModelErrorCode =
 
 const RETRYABLE: ReadonlySet<ModelErrorCode> = new Set(['rate_limit', 'overloaded', 'network_error', 'server_error']);
 
+/** What a provider adapter knows about a failure when it builds a `ModelError`. */
 export interface ModelErrorInit {
   code: ModelErrorCode;
   message: string;
@@ -50,6 +55,7 @@ export class ModelError extends Error {
     this.retryable = init.shouldRetry ?? RETRYABLE.has(init.code);
   }
 
+  /** The error as events and journals carry it: its name, code, message and HTTP facts, never its cause. */
   toJSON(): SerializedError {
     return {
       name: this.name,
@@ -73,6 +79,7 @@ export class OutputValidationError extends Error {
     super(message);
   }
 
+  /** The error as events and journals carry it: its name, code and message. */
   toJSON(): SerializedError {
     return { name: this.name, code: this.code, message: this.message };
   }
@@ -82,6 +89,7 @@ export class OutputValidationError extends Error {
 abstract class CodedError extends Error {
   abstract readonly code: string;
 
+  /** The error as events and journals carry it: its name, code and message. */
   toJSON(): SerializedError {
     return { name: this.name, code: this.code, message: this.message };
   }
@@ -120,6 +128,7 @@ export class HookFailed extends CodedError {
   readonly code = 'hook_failed' as const;
 }
 
+/** The errors a turn can end with, as `turn_end` events and rejected prompts carry them. */
 export type TurnError =
   | ModelError
   | OutputValidationError
@@ -150,6 +159,10 @@ export function toModelError(error: unknown, provider?: string): ModelError {
   return new ModelError({ code: 'unknown', message: describeThrown(error), provider, cause: error });
 }
 
+/**
+ * Whether `error` is an abort (an `AbortSignal` fired, or an SDK's own abort error): an interrupted call, not a failure
+ * to report or retry.
+ */
 export function isAbortError(error: unknown): boolean {
   try {
     return error instanceof Error && (error.name === 'AbortError' || error.name === 'APIUserAbortError');

@@ -54,8 +54,13 @@ export interface ToolCallFacts {
   intent?: string;
 }
 
+/**
+ * Where a subagent's task stands: `running` until it ends `completed`, `failed`, `interrupted` (its turn was stopped)
+ * or `cancelled` (its parent or a join policy called it off).
+ */
 export type TaskStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'cancelled';
 
+/** What an event says, without where it happened (`EventBase`): one member per `type`. */
 export type AgentEventBody =
   | { type: 'agent_start' }
   | { type: 'agent_end' }
@@ -152,8 +157,14 @@ export type AgentEventBody =
    */
   | { type: 'schedule_missed'; scheduleId: string; cron: string; count: number; first: number; last: number };
 
+/**
+ * Everything an agent reports while it runs: turns, steps, streamed text, tool calls, approvals, subagents, context and
+ * budget changes. Subscribe with `agent.subscribe`; a session journals them and a supervisor sees its subagents' too.
+ */
 export type AgentEvent = AgentEventBody & EventBase;
+/** The `type` of an `AgentEvent`, for listening to some events only. */
 export type AgentEventType = AgentEvent['type'];
+/** The `AgentEvent` of one `type`, e.g. `AgentEventOf<'turn_end'>`, to type a listener of that event alone. */
 export type AgentEventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 
 /** The final assistant message of a run of messages, if any. */

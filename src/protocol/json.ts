@@ -1,5 +1,6 @@
 /** A value that survives `JSON.stringify` / `JSON.parse` unchanged. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+/** A JSON object: tool arguments, a JSON Schema, structured details. */
 export type JsonObject = { [key: string]: JsonValue };
 
 /**

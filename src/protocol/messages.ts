@@ -11,13 +11,16 @@ export interface ProviderData {
   data: JsonValue;
 }
 
+/** Plain text in a message or a tool result. */
 export interface TextPart {
   type: 'text';
   text: string;
 }
 
+/** Where an image's bytes are: inline as base64 with their media type, or at a URL the provider fetches. */
 export type ImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
 
+/** An image in a user message or a tool result (a screenshot, a chart), for models that read images. */
 export interface ImagePart {
   type: 'image';
   source: ImageSource;
@@ -30,6 +33,10 @@ export interface ReasoningPart {
   opaque?: ProviderData;
 }
 
+/**
+ * A tool call the model asked for in its answer; the agent runs it and answers with a `ToolResultPart` of the same
+ * `id`.
+ */
 export interface ToolCallPart {
   type: 'tool_call';
   /** The id the tool result must echo (OpenAI `call_id`, Anthropic `tool_use.id`). */
@@ -51,8 +58,13 @@ export interface OpaquePart {
   data: JsonValue;
 }
 
+/** What a tool result may hold: text and images. */
 export type ToolResultContent = TextPart | ImagePart;
 
+/**
+ * A tool's answer to one call, as the model sees it: `isError` tells the model the call failed (a thrown error, a
+ * refusal, a timeout) so that it can try another way.
+ */
 export interface ToolResultPart {
   type: 'tool_result';
   toolCallId: string;
@@ -63,7 +75,9 @@ export interface ToolResultPart {
   details?: JsonValue;
 }
 
+/** What a user message may hold: text and images. */
 export type UserContent = TextPart | ImagePart;
+/** What a model's answer may hold: text, reasoning, tool calls and provider-only blocks. */
 export type AssistantContent = TextPart | ReasoningPart | ToolCallPart | OpaquePart;
 
 /**
@@ -72,12 +86,20 @@ export type AssistantContent = TextPart | ReasoningPart | ToolCallPart | OpaqueP
  */
 export type UserMessageSource = 'prompt' | 'steer' | 'notification' | 'feedback' | 'compaction';
 
+/**
+ * A user-role message: the caller's prompt, a steer, a subagent's notification or output feedback (`source` says
+ * which).
+ */
 export interface UserMessage {
   role: 'user';
   content: UserContent[];
   source?: UserMessageSource;
 }
 
+/**
+ * Why the model stopped answering, as its provider said: `tool_calls` means it waits for tool results; `length` means
+ * it hit its output limit.
+ */
 export type ModelStopReason = 'stop' | 'tool_calls' | 'length' | 'content_filter' | 'refusal' | 'pause_turn';
 
 /**
@@ -93,6 +115,10 @@ export interface Usage {
   reasoning: number;
 }
 
+/**
+ * A model's answer as it joins the history: its content, which provider and model wrote it, why it stopped and the
+ * tokens it used.
+ */
 export interface AssistantMessage {
   role: 'assistant';
   content: AssistantContent[];
@@ -110,12 +136,18 @@ export interface ToolMessage {
   content: ToolResultPart[];
 }
 
+/**
+ * One entry of an agent's history: what the user (or a steer, a notification) said, what the model answered, and the
+ * results of its tool calls.
+ */
 export type Message = UserMessage | AssistantMessage | ToolMessage;
 
+/** A `Usage` of zero tokens, to add others to with `addUsage`. */
 export function emptyUsage(): Usage {
   return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 }
 
+/** Adds `add`'s token counts into `into` and returns `into`: a running total of a turn, an agent or a tree. */
 export function addUsage(into: Usage, add: Usage): Usage {
   into.input += add.input;
   into.output += add.output;
@@ -125,6 +157,7 @@ export function addUsage(into: Usage, add: Usage): Usage {
   return into;
 }
 
+/** Builds a user message from text or content parts, as `agent.prompt` does with its input. */
 export function userMessage(input: string | UserContent[], source: UserMessageSource = 'prompt'): UserMessage {
   const content = typeof input === 'string' ? [{ type: 'text' as const, text: input }] : input;
   return { role: 'user', content, source };
@@ -155,6 +188,7 @@ function textOfParts(parts: readonly (UserContent | AssistantContent)[]): string
   return text;
 }
 
+/** The tool calls of an assistant message, in the order the model made them. */
 export function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
   return message.content.filter((part): part is ToolCallPart => part.type === 'tool_call');
 }
@@ -164,6 +198,10 @@ export function textResult(call: { id: string; name: string }, text: string, isE
   return { type: 'tool_result', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text }], isError };
 }
 
+/**
+ * A failed tool result of one text, as the model sees a tool that threw: for hosts and middleware that answer a call
+ * themselves.
+ */
 export function errorResult(call: { id: string; name: string }, text: string): ToolResultPart {
   return textResult(call, text, true);
 }

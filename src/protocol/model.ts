@@ -9,9 +9,14 @@ export interface ToolSpec {
   inputSchema: JsonObject;
 }
 
+/** Whether the model may, must not or must call a tool, or must call the named one. */
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+/** How hard a reasoning model should think before it answers, for providers that let the caller choose. */
 export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high';
 
+/**
+ * What the runtime asks a `Model` for at each step: the system prompt, the history, the tools and the sampling options.
+ */
 export interface ModelRequest {
   system?: string;
   messages: readonly Message[];
@@ -24,6 +29,10 @@ export interface ModelRequest {
   outputSchema?: { name: string; schema: JsonObject };
 }
 
+/**
+ * What a `Model` streams back: text and reasoning as they arrive, tool calls being written, token usage, and `done`
+ * with the whole answer.
+ */
 export type ModelEvent =
   | { type: 'text_delta'; delta: string }
   | { type: 'reasoning_delta'; delta: string }
@@ -40,6 +49,10 @@ export type ModelEvent =
 export interface Model {
   readonly id: string;
   readonly provider: string;
+  /**
+   * Streams the model's answer to `request`, ending in `done`; stops early when `signal` aborts. Throws a `ModelError`
+   * on failure.
+   */
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
 }
 

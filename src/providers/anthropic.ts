@@ -27,6 +27,10 @@ import { badResponse, type ClassifyContext, classifyError, truncatedStream } fro
 import { abortedError, apiKeyFrom, lazyClient, sameOrigin, strictSchema, toolSchema, usageOf } from './shared.js';
 import { toolCallPart } from './tool-call.js';
 
+/**
+ * What `anthropic()` takes: the model id, the key and endpoint, and the Messages API features to use (thinking, prompt
+ * caching, structured output).
+ */
 export interface AnthropicOptions {
   /** e.g. `claude-sonnet-4-5`. */
   model: string;

@@ -7,6 +7,10 @@ import { chatEvents, chatRequestBody } from './openai-chat.js';
 import { responsesEvents, responsesRequestBody } from './openai-responses.js';
 import { apiKeyFrom, lazyClient } from './shared.js';
 
+/**
+ * What `openai()` takes: the model id, the key and endpoint (OpenAI or any compatible server), which API to speak, and
+ * its reasoning and output settings.
+ */
 export interface OpenAIOptions {
   /** The model id sent to the API, e.g. `gpt-5` or `deepseek-chat`. */
   model: string;

@@ -95,6 +95,7 @@ export function slotsObject(agentObjectName: string) {
         ctx.set(OPEN, open + input.n);
         return { granted: true, open };
       },
+      /** Gives `n` slots back, as tasks of the tree end. */
       release: async (ctx: restate.ObjectContext, input: { n: number }): Promise<null> => {
         ctx.set(OPEN, Math.max(0, ((await ctx.get<number>(OPEN)) ?? 0) - input.n));
         return null;

@@ -13,6 +13,7 @@ import { listen } from './listen.js';
 export interface AgentBalancer {
   readonly url: string;
   readonly port: number;
+  /** Stops the proxy without waiting for open turns (Restate retries them) and drops its connections to workers. */
   close(): Promise<void>;
 }
 

@@ -8,12 +8,15 @@ import { taskBookName } from './task-book.js';
  * same). A prompt is a request–response call that returns when its turn ends; `send` only enqueues it.
  */
 export interface AgentClient {
+  /** Runs a turn of the agent and returns its outcome when the turn ends (the agent is created on its first prompt). */
   prompt(agentId: string, prompt: string): Promise<TurnOutcome>;
   /** Enqueues a turn and returns its invocation id at once (the turn runs when the agent's earlier ones are done). */
   send(agentId: string, prompt: string, options?: { idempotencyKey?: string }): Promise<string>;
   /** Waits for a sent turn (by its invocation id) and returns its outcome; safe to call again after a lost connection. */
   result(invocationId: string): Promise<TurnOutcome>;
+  /** The agent's history as its object keeps it. */
   history(agentId: string): Promise<Message[]>;
+  /** The tokens the agent has used over its life. */
   usage(agentId: string): Promise<Usage>;
   /** Answers a call waiting for approval; false when no such call is waiting (yet, or any more). */
   approve(agentId: string, answer: ApprovalAnswer): Promise<boolean>;
@@ -55,6 +58,10 @@ export class IngressError extends Error {
 /** Node's fetch gives up on response headers after 5 minutes; an attached turn may run longer than that. */
 const HEADERS_TIMEOUT = 'UND_ERR_HEADERS_TIMEOUT';
 
+/**
+ * A client of the agent objects named `name` behind a Restate server's ingress (e.g. `http://localhost:8080`): prompts,
+ * steers, approvals and the agent's state, over plain HTTP.
+ */
 export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentClient {
   const base = ingressUrl.replace(/\/$/, '');
   /** One request to the ingress, its failures as `IngressError`s. */

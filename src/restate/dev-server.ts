@@ -18,6 +18,10 @@ export interface RestateDevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * How `startRestateDevServer` runs a local Restate server for development and tests: its data folder, how long it may
+ * take to start, and extra environment.
+ */
 export interface RestateDevServerOptions {
   /** The server's data folder; a fresh temporary one (deleted on stop) by default. */
   baseDir?: string;

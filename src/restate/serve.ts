@@ -12,6 +12,7 @@ export interface AgentWorker {
   /** What to register with the server's admin API (`restate deployments register <url>`). */
   readonly url: string;
   readonly port: number;
+  /** Stops serving without waiting for open turns: Restate retries them where the object is served again. */
   close(): Promise<void>;
 }
 

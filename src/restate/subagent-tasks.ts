@@ -25,6 +25,10 @@ export interface ChildNotification {
   offered?: boolean;
 }
 
+/**
+ * A subagent task as a parent's object hands it to the task that runs it: whose, which task, the prompt, and the
+ * profiles its child is built from.
+ */
 export interface TaskRequest {
   parentId: string;
   taskId: string;

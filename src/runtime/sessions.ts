@@ -19,6 +19,10 @@ import {
 import { type AgentReplay, type ReplayConfig, replayAgents } from './replay-agents.js';
 import { newHeader, Session, type SessionStatus } from './session/session.js';
 
+/**
+ * Where `sessions()` keeps sessions and how durably: a store (JSONL files by default, or SQLite) and when records reach
+ * it.
+ */
 export interface SessionsOptions {
   /** Where sessions are kept; default: a {@link JsonlStore} in `dir`. */
   store?: Store;
@@ -143,6 +147,7 @@ export class SessionManager {
     });
   }
 
+  /** Removes a session and its journal from the store. */
   delete(id: string): void {
     this.store.remove(id);
   }

@@ -29,6 +29,10 @@ import { RootOwner } from './tree/nodes.js';
 import { SpawnRefused, type TaskResult } from './tree/subagent-tools.js';
 import { type ApprovalTarget, missingModel, type SupervisionOptions, Tree } from './tree/tree.js';
 
+/**
+ * What `createSupervisor` takes: the defaults its tasks inherit (model, tools, policy, permissions, retries), the
+ * profiles and limits of its tree (`SupervisionOptions`), an inspector and a session.
+ */
 export interface SupervisorConfig extends SupervisionOptions {
   /** Defaults to a fresh unique id. */
   id?: string;
@@ -58,6 +62,10 @@ export interface SwarmTask {
   agentId?: string;
 }
 
+/**
+ * How `supervisor.swarm` runs a batch: in the background or not, how many at once, when the batch is done (its join
+ * policy) and what it may spend.
+ */
 export interface SwarmOptions {
   /** Resolve at once with the task ids; results arrive as `notification` events and through `result(id)`. */
   background?: boolean;
@@ -76,6 +84,7 @@ export interface SwarmOptions {
   budget?: BudgetLimits;
 }
 
+/** Where a task of the tree stands, as `supervisor.status` reports it; `text` once it has settled. */
 export interface TaskInfo {
   taskId: string;
   agentId: string;
@@ -242,6 +251,7 @@ export class Supervisor {
     return new Promise((resolve) => observer.acknowledge?.(false, resolve));
   }
 
+  /** Where a task stands now (any task of the tree), or `undefined` for an unknown id. */
   status(taskId: string): TaskInfo | undefined {
     const record = this.runtime.task(taskId);
     if (!record) return undefined;
@@ -286,6 +296,10 @@ export class Supervisor {
     target?.send({ type: 'APPROVE', toolCallId });
   }
 
+  /**
+   * Refuses a tool call waiting for approval anywhere in the tree (pass the `approval_requested` event or the call's
+   * id); the model sees the refusal, with `reason` when given.
+   */
   deny(call: ApprovalTarget | string, reason?: string): void {
     const target = this.approvalTarget(call);
     const toolCallId = typeof call === 'string' ? call : call.toolCallId;
@@ -392,6 +406,18 @@ function joinOption(join: NonNullable<SwarmOptions['join']>): JoinPolicy {
   return 'first' in join ? { kind: 'first', k: join.first } : { kind: 'quorum', k: join.quorum };
 }
 
+/**
+ * Starts a supervisor: the root of a tree of agents. It runs tasks and swarms of agents made from its profiles, routes
+ * approvals, and sees every event of the tree.
+ *
+ * @example
+ * ```ts
+ * const supervisor = createSupervisor({ model: scriptedModel([{ text: 'Done.' }]) });
+ * const [result] = await supervisor.swarm(['Summarise the README']);
+ * console.log(result?.status, result?.text); // completed Done.
+ * await supervisor.stop();
+ * ```
+ */
 export function createSupervisor(config: SupervisorConfig = {}): Supervisor {
   return new Supervisor(config);
 }

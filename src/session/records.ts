@@ -270,6 +270,10 @@ export interface RememberRecord {
   rules: string[];
 }
 
+/**
+ * A session's journal cannot be used: the base of the errors a store or a reader throws for a damaged, locked or too
+ * new journal.
+ */
 export class JournalError extends Error {
   override name = 'JournalError';
 }

@@ -55,6 +55,10 @@ export function stateStrings(value: unknown, prefix = ''): string[] {
   });
 }
 
+/**
+ * A tool call a `RunRecorder` saw: which agent made it, with what arguments, whether a person was asked, and its
+ * result.
+ */
 export interface RecordedToolCall {
   agentId: string;
   toolCallId: string;
@@ -66,6 +70,10 @@ export interface RecordedToolCall {
   durationMs?: number;
 }
 
+/**
+ * A record of a run, for tests: the events, the states each agent's machine visited and the tool calls, with queries to
+ * assert on.
+ */
 export interface RunRecorder {
   /** Pass to `createAgent({ inspect })` (or `createSupervisor`) to record the states every agent visits. */
   readonly inspect: Observer<InspectionEvent>;
@@ -90,6 +98,19 @@ interface Inspected {
   snapshot?: { value?: unknown; context?: unknown };
 }
 
+/**
+ * Records a run for a test: pass `recorder.inspect` to `createAgent` (or `createSupervisor`), then
+ * `recorder.attach(agent)`, and assert on what it saw.
+ *
+ * @example
+ * ```ts
+ * const recorder = createRunRecorder();
+ * const agent = createAgent({ model: scriptedModel([{ text: 'Hi.' }]), inspect: recorder.inspect });
+ * recorder.attach(agent);
+ * await agent.prompt('Hello');
+ * assertEmitted(recorder, ['turn_start', 'message_end', 'turn_end']);
+ * ```
+ */
 export function createRunRecorder(): RunRecorder {
   const events: AgentEvent[] = [];
   const states = new Map<string, string[]>();
@@ -207,6 +228,7 @@ export function assertEmitted(recorder: RunRecorder, expected: readonly AgentEve
   }
 }
 
+/** A tool call `assertToolCalls` expects: its name, and optionally its arguments and whether it failed. */
 export interface ExpectedToolCall {
   name: string;
   /** Compared as JSON, when given. */
@@ -244,6 +266,7 @@ export interface PlannedAction {
   sent?: { to: string; event: AnyEventObject };
 }
 
+/** What one pure step of a machine gives: the next snapshot, the actions it would run, and the active states. */
 export interface TransitionResult<M extends AnyStateMachine> {
   snapshot: SnapshotFrom<M>;
   /** The actions this step would execute, in order (assignments already applied to `snapshot.context`). */
@@ -281,6 +304,7 @@ export function transitionMachine<M extends AnyStateMachine>(
   return { snapshot: next, actions: planned(actions), states: stateStrings((next as AnyMachineSnapshot).value) };
 }
 
+/** What `runEvents` gives: the last step's result, and each event's states and actions along the way. */
 export interface EventsRun<M extends AnyStateMachine> extends TransitionResult<M> {
   /** One entry per event (and the start): the states after it and the actions it ran. */
   steps: Array<{ event: AnyEventObject | { type: 'xstate.init' }; states: string[]; actions: PlannedAction[] }>;
@@ -309,6 +333,7 @@ const zeroUsage: Usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, rea
 
 /** Builders for the agent machine's events, for pure transition tests of `agentMachine` and its customisations. */
 export const agentEvents = {
+  /** A caller's prompt, starting a turn. */
   prompt(text: string, options: { inputId?: string; expectsOutput?: boolean } = {}): AgentMachineEvent {
     const input: TurnInput = {
       inputId: options.inputId ?? 'in_1',
@@ -342,6 +367,7 @@ export const agentEvents = {
       ? { type: 'VALIDATED', batch, outcomes, allowed: true }
       : { type: 'VALIDATED', batch, outcomes };
   },
+  /** The policy's answer for each call of a tool batch, by call id. */
   authorized(batch: number, decisions: Record<string, 'allow' | 'deny' | 'ask'>): AgentMachineEvent {
     return {
       type: 'AUTHORIZED',
@@ -349,6 +375,7 @@ export const agentEvents = {
       decisions: Object.entries(decisions).map(([toolCallId, decision]) => ({ toolCallId, decision })),
     };
   },
+  /** One tool call's result in a batch; `isError` marks it failed, `terminate` asks to end the turn after the batch. */
   toolResult(
     batch: number,
     toolCallId: string,
@@ -368,9 +395,12 @@ export const agentEvents = {
       results: [{ toolCallId, result, terminate: options.terminate ?? false }],
     } as AgentMachineEvent;
   },
+  /** A person let a call waiting for approval run. */
   approve: (toolCallId: string): AgentMachineEvent => ({ type: 'APPROVE', toolCallId }),
+  /** A person refused a call waiting for approval. */
   deny: (toolCallId: string, reason?: string): AgentMachineEvent =>
     reason === undefined ? { type: 'DENY', toolCallId } : { type: 'DENY', toolCallId, reason },
+  /** The caller interrupted the turn. */
   interrupt: (): AgentMachineEvent => ({ type: 'INTERRUPT' }),
 };
 

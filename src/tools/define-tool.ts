@@ -2,8 +2,15 @@ import type { z } from 'zod';
 import type { ToolTraits } from '../permissions/types.js';
 import type { JsonValue, ToolResultContent } from '../protocol/index.js';
 
+/**
+ * Whether a tool's calls may run beside the other calls of the same step (`parallel`) or must run alone (`sequential`).
+ */
 export type ExecutionMode = 'parallel' | 'sequential';
 
+/**
+ * What a tool's `execute` gets besides its arguments: which call and agent it serves, a signal that aborts it, and a
+ * way to report progress.
+ */
 export interface ToolContext {
   toolCallId: string;
   agentId: string;
@@ -31,7 +38,7 @@ export type ToolOutput =
     };
 
 /**
- * A tool. Its {@link ToolTraits} (`readOnly`, `destructive`, `ruleArgument`) tell permission modes and rules what
+ * A tool. Its `ToolTraits` (`readOnly`, `destructive`, `ruleArgument`) tell permission modes and rules what
  * it does: `readOnly` tools run without asking in `default` mode, `destructive` ones ask in `auto` mode, and
  * `ruleArgument` names the argument a rule such as `read_file(/etc/**)` or `bash(git *)` is matched against.
  */
@@ -41,6 +48,10 @@ export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> extend
   label?: string;
   description: string;
   schema: Schema;
+  /**
+   * Runs the tool on the model's parsed arguments. It returns text or content, and may throw: the model then sees an
+   * error result, and the agent goes on.
+   */
   execute(args: z.output<Schema>, ctx: ToolContext): ToolOutput | Promise<ToolOutput>;
   /** `parallel` (default) calls run together with their neighbours; a `sequential` call runs alone. */
   executionMode?: ExecutionMode;

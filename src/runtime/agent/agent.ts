@@ -41,6 +41,7 @@ export interface AttachedAgent {
   detach(): void;
 }
 
+/** Per-turn options of `agent.prompt`: a signal that interrupts the turn, a structured-answer schema, a budget. */
 export interface PromptOptions<Output> {
   /** Aborting it interrupts this turn. */
   signal?: AbortSignal;
@@ -50,6 +51,7 @@ export interface PromptOptions<Output> {
   budget?: BudgetLimits;
 }
 
+/** What a prompt may be: text, or content parts (text and images). */
 export type PromptInput = string | UserContent[];
 
 /** A turn of a conversation whose history the caller keeps (see `agent.run`). */
@@ -586,6 +588,20 @@ function newInputId(): string {
   return `in_${nanoid(10)}`;
 }
 
+/**
+ * Starts an agent: an actor that runs turns (model calls and tool calls) on the given model and tools, and reports
+ * everything it does as events. `Output` is the type of a structured answer, when `outputSchema` is given.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({
+ *   model: scriptedModel([{ text: 'Go to Lisbon.' }]),
+ *   system: 'You are a travel planner.',
+ * });
+ * const result = await agent.prompt('Where should I go?');
+ * console.log(result.stopReason, result.text); // completed Go to Lisbon.
+ * ```
+ */
 export function createAgent<Output = unknown>(config: AgentConfig<Output>): Agent<Output> {
   return new Agent(config);
 }

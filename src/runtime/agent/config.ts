@@ -17,6 +17,10 @@ import { positive, type SupervisionOptions } from '../tree/supervision-options.j
  * from the Agent handle (agent/agent.ts), because a supervisor builds its members' settings from the same config.
  */
 
+/**
+ * What `createAgent` takes: the model, the tools and system prompt, and optionally the limits (steps, budgets),
+ * permissions, hooks, subagents, session and context settings. Only `model` is required.
+ */
 export interface AgentConfig<Output = unknown> {
   model: Model;
   /** Defaults to a fresh unique id. */

@@ -79,6 +79,10 @@ export interface AgentSettings {
   budget?: BudgetLimits;
 }
 
+/**
+ * What a finished turn gives the caller of `agent.prompt`: why it stopped, the messages it added, its final text, the
+ * tokens it used, and the structured answer or the error it ended with.
+ */
 export interface RunResult<Output = unknown> {
   stopReason: TurnStopReason;
   /** The messages this turn added to the history, its input first. */

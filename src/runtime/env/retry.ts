@@ -1,6 +1,10 @@
 import type { ModelError } from '../../protocol/index.js';
 import { sleep } from './sleep.js';
 
+/**
+ * How the runtime retries a model call that failed with a retryable `ModelError` (a rate limit, an overload, a network
+ * or server error): how often, and how long it backs off.
+ */
 export interface RetryOptions {
   /** Retries after the first attempt (default 4). */
   maxRetries?: number;

@@ -50,6 +50,10 @@ export interface GenerateRequest<Output = unknown> {
   signal?: AbortSignal;
 }
 
+/**
+ * What `generate` returns: the model's answer, its text and tool calls, why it stopped, the tokens of every attempt,
+ * and the structured answer when a schema was given.
+ */
 export interface GenerateResult<Output = unknown> {
   message: AssistantMessage;
   text: string;
@@ -68,6 +72,7 @@ export type GenerateEvent =
   | Exclude<ModelEvent, { type: 'done' }>
   | { type: 'retry'; attempt: number; delayMs: number; error: SerializedError };
 
+/** What `streamText` returns: the model's events as they arrive, and the whole result once the answer is done. */
 export interface TextStream<Output = unknown> extends AsyncIterable<GenerateEvent> {
   /** Only the text deltas. */
   readonly textStream: AsyncIterable<string>;

@@ -126,10 +126,15 @@ export class SubagentConfigs {
     return Object.keys(this.profiles);
   }
 
+  /** What the profile `name` is for, as the model sees it beside the name; `undefined` when it says nothing. */
   description(name: string): string | undefined {
     return this.profiles[name]?.description;
   }
 
+  /**
+   * The config of a child of profile `name` made from its `parent`'s, and the tree tools it keeps; throws
+   * `SpawnRefused` for an unknown profile or tool.
+   */
   child<C extends ProfiledConfig>(
     parent: C,
     name: string,

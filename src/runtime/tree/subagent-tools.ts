@@ -10,6 +10,10 @@ export interface SubagentRequest {
   agentId?: string;
 }
 
+/**
+ * How a subagent's task ended, as its parent (or the caller of `supervisor.swarm`) receives it: its status, its
+ * hand-off text and its structured answer.
+ */
 export interface TaskResult<Output = unknown> {
   taskId: string;
   agentId: string;
@@ -41,6 +45,7 @@ export interface SubagentHost {
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }>;
   /** A task of the caller's (a host that keeps its book elsewhere, as on Restate, answers later). */
   status(callerId: string, taskId: string): TaskLookup | Promise<TaskLookup>;
+  /** Cancels a task of the caller's: `finished` when it had already settled, `unknown` when it is not the caller's. */
   cancel(callerId: string, taskId: string): CancelOutcome | Promise<CancelOutcome>;
 }
 

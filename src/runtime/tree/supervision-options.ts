@@ -35,6 +35,11 @@ export interface SubagentProfile<Output = unknown> {
   budget?: BudgetLimits;
 }
 
+/**
+ * The shape and limits of a tree of agents: how many children run at once, how deep they nest, how many exist, how many
+ * finished ones are kept, how failed tasks restart, the named profiles children are made from, and what each batch may
+ * spend.
+ */
 export interface SupervisionOptions {
   /** Running children per swarm batch; the rest of the batch waits (default 4). */
   concurrency?: number;

@@ -3,6 +3,7 @@ import { type AnyTool, defineTool } from '../define-tool.js';
 import { writeAtomically } from './atomic-write.js';
 import { type ResolvedPath, type Workspace, WorkspaceError } from './workspace.js';
 
+/** How much `read_file` returns at once, so that a large file cannot flood the model's context. */
 export interface FileLimits {
   /** A file larger than this is read only by range (`offset` / `limit`). Default 1 MB. */
   maxReadBytes?: number;

@@ -11,6 +11,7 @@ import { withoutSecrets } from './environ.js';
 import { walk } from './walk.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
+/** How the `grep` tool searches: how many matches one result holds, and whether it uses ripgrep. */
 export interface GrepOptions {
   /** Matching lines in one result. Default 200. */
   maxMatches?: number;

@@ -9,6 +9,10 @@ import { globTool, listTool, type SearchLimits, treeTool } from './search.js';
 import { Shell, type ShellOptions } from './shell.js';
 import { Workspace, type WorkspaceOptions } from './workspace.js';
 
+/**
+ * What `createWorkspaceTools` takes: the folders the tools may touch (`roots`), the limits of each tool, the shell's
+ * settings, and whether to leave out every tool that changes something.
+ */
 export interface WorkspaceToolsOptions extends WorkspaceOptions {
   files?: FileLimits;
   search?: SearchLimits;
@@ -19,6 +23,10 @@ export interface WorkspaceToolsOptions extends WorkspaceOptions {
   readOnly?: boolean;
 }
 
+/**
+ * The workspace tools, ready for an agent's `tools`, with the workspace they share and a `close()` for the commands
+ * they started.
+ */
 export interface WorkspaceTools {
   tools: AnyTool[];
   workspace: Workspace;
@@ -26,6 +34,18 @@ export interface WorkspaceTools {
   close(): Promise<void>;
 }
 
+/**
+ * Checks the folders once and returns the built-in tools on them: list, tree, glob, grep and read_file; write_file and
+ * edit; and a shell with background jobs. Call `close()` when done.
+ *
+ * @example
+ * ```ts
+ * const { tools, close } = await createWorkspaceTools({ roots: '.', readOnly: true });
+ * const agent = createAgent({ model, tools });
+ * await agent.prompt('What does this project do?');
+ * await close();
+ * ```
+ */
 export async function createWorkspaceTools(options: WorkspaceToolsOptions = {}): Promise<WorkspaceTools> {
   const workspace = await Workspace.open(options);
   const tools: AnyTool[] = [

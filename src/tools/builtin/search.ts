@@ -6,6 +6,7 @@ import { type AnyTool, defineTool, type ToolContext } from '../define-tool.js';
 import { walk } from './walk.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
+/** How many entries one `list`, `tree` or `glob` result holds. */
 export interface SearchLimits {
   /** Entries of one list / tree / glob result. Default 500. */
   maxEntries?: number;

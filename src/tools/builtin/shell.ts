@@ -4,6 +4,10 @@ import { hideOwnSecrets, withoutSecrets } from './environ.js';
 import { type Exit, ProcessGroup } from './process-group.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
 
+/**
+ * How the `bash` tool runs commands: their time limits, how much output is kept, how a command is stopped, and which
+ * shell runs it.
+ */
 export interface ShellOptions {
   /** Default time a foreground command may take. Default 120 s; the model may ask for up to `maxTimeoutMs`. */
   timeoutMs?: number;

@@ -23,6 +23,7 @@ export class WorkspaceError extends Error {
   }
 }
 
+/** Which folders the workspace tools may touch, and which sensitive-looking files they may use anyway. */
 export interface WorkspaceOptions {
   /** The folders the tools may touch; relative paths resolve against the first. Default: the current directory. */
   roots?: string | readonly string[];
@@ -145,6 +146,7 @@ export class Workspace {
     return sensitiveReason(real) === undefined || this.allowed(this.display(real));
   }
 
+  /** A real path as the tools show it to the model: relative to the first root when inside it, absolute otherwise. */
   display(real: string): string {
     const first = this.cwd;
     if (real === first) return '.';
