@@ -1,15 +1,19 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import { type BatchSpec, joinDecided, type TaskSpec } from '../../src/protocol/index.js';
 import {
+  type BatchSpec,
   CANCELLED_TEXT,
+  INTERRUPTED_TEXT,
+  JOINED_TEXT,
+  joinDecided,
+  type TaskSpec,
+} from '../../src/protocol/index.js';
+import {
   type Cancellation,
   type Composite,
   GROUP_TASKS,
   groupActorId,
   groupOf,
-  INTERRUPTED_TEXT,
   indexOfChildEvent,
-  JOINED_TEXT,
   notifyOf,
   type OwnerNotify,
   type SettleParams,

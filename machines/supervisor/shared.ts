@@ -50,10 +50,6 @@ export type Composite<Name extends string> = Record<Name, undefined>;
 export const indexOfChildEvent = (event: { type: string }): number =>
   Number(event.type.slice(event.type.lastIndexOf('.') + 1));
 
-export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
-export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
-export const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
-
 /** How a child's turn ended, as the runtime saw it. */
 export type ChildOutcome = 'completed' | 'failed' | 'interrupted';
 

@@ -62,6 +62,11 @@ export type SupervisorCommand =
   | { type: 'RELEASE'; agentId: string }
   | { type: 'STOP' };
 
+/** What a task ended from outside reports, when nothing more particular is known. */
+export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
+export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
+export const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
+
 /** Escapes text for the notification envelope, so that a child cannot close or forge it. */
 export function escapeEnvelope(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

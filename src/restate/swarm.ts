@@ -1,8 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
-// The text a task cancelled by its batch's join is reported with: the embedded supervisor's own, so a swarm's tool
-// result reads the same hosted or embedded (a constant of a pure module, not the runtime).
-import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT } from '../../machines/supervisor/index.js';
 import { type JoinPolicy, joinDecided, type RunResult, type TaskResult } from '../index.js';
+// The texts a task ended from outside is reported with are the embedded supervisor's own, so that a swarm's tool
+// result reads the same hosted or embedded.
+import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT } from '../protocol/index.js';
 import type { JournalScope } from './journal.js';
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
+import { INTERRUPTED_TEXT } from '../../src/protocol/index.js';
 import {
   type AgentBalancer,
   type AgentClient,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { INTERRUPTED_TEXT } from '../../machines/supervisor/index.js';
 import type { AgentEvent } from '../../src/index.js';
+import { INTERRUPTED_TEXT } from '../../src/protocol/index.js';
 import { embeddedBoss, toolResults, withoutIds } from './fixtures/embedded.js';
 import { type Harness, startHarness, until } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';

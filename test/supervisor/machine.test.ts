@@ -5,14 +5,12 @@ import {
   batchSystemId,
   GROUP_TASKS,
   groupMachine,
-  INTERRUPTED_TEXT,
-  JOINED_TEXT,
   LANE_SIZE,
   laneMachine,
   supervisorMachine,
   taskMachine,
 } from '../../machines/supervisor/index.js';
-import { notificationText } from '../../src/protocol/index.js';
+import { INTERRUPTED_TEXT, JOINED_TEXT, notificationText } from '../../src/protocol/index.js';
 import { KeptAgents } from '../../src/runtime/tree/kept.js';
 import { batch, pure, settings, task } from './pure.js';
 

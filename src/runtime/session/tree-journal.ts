@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../../machines/agent/index.js';
-import { JOINED_TEXT } from '../../../machines/supervisor/index.js';
 import {
+  JOINED_TEXT,
   type JoinPolicy,
   joinDecided,
   notificationMessage,

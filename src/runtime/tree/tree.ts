@@ -1,16 +1,11 @@
 import type { AnyActorRef } from 'xstate';
-import {
-  INTERRUPTED_TEXT,
-  type OwnerNotify,
-  type PrepareParams,
-  type SettleParams,
-  type SupervisorInput,
-} from '../../../machines/supervisor/index.js';
+import type { OwnerNotify, PrepareParams, SettleParams, SupervisorInput } from '../../../machines/supervisor/index.js';
 import {
   addUsage,
   type BatchSpec,
   type BudgetLimits,
   emptyUsage,
+  INTERRUPTED_TEXT,
   type JoinPolicy,
   lastAssistant,
   type Message,
