@@ -1,4 +1,8 @@
-/** `troupe/mcp`: tools from Model Context Protocol servers. */
+/**
+ * `troupe/mcp`: tools from Model Context Protocol servers.
+ *
+ * @module troupe/mcp
+ */
 export {
   connectMcpServers,
   type HttpServer,

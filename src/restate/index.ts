@@ -1,4 +1,8 @@
-/** `troupe/restate`: Troupe agents hosted on Restate, a durable execution engine (see docs/guide/restate.md). */
+/**
+ * `troupe/restate`: Troupe agents hosted on Restate, a durable execution engine (see docs/guide/restate.md).
+ *
+ * @module troupe/restate
+ */
 export {
   type AgentObject,
   type AgentObjectOptions,

@@ -7,6 +7,8 @@
  *   assertion helpers that throw readable errors in any test framework;
  * - `startMachine` / `transitionMachine` / `runEvents` wrap XState's pure `initialTransition` / `transition`, so a
  *   customised machine (`agentMachine.provide(...)`) can be tested without running any actor.
+ *
+ * @module troupe/testing
  */
 import {
   type AnyEventObject,

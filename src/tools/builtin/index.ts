@@ -1,6 +1,8 @@
 /**
  * `troupe/tools`: the built-in workspace tools. `createWorkspaceTools({ roots })` checks the folders once and
  * returns the tools with a `close()` that stops every command and job they started.
+ *
+ * @module troupe/tools
  */
 import type { AnyTool } from '../define-tool.js';
 import { editTool, type FileLimits, readFileTool, writeFileTool } from './files.js';
