@@ -1,14 +1,15 @@
 /**
  * A loopback HTTP server (127.0.0.1 only) that speaks the wire formats of `/v1/chat/completions`,
- * `/v1/responses` and `/v1/messages` from scripted replies, so that the official SDK clients do real HTTP
- * against it: SSE framing with `event:` names, `data:` payloads, comments and `[DONE]`; JSON error bodies
+ * `/v1/responses`, `/v1/messages` and Gemini's `streamGenerateContent` from scripted replies, so that the
+ * official SDK clients do real HTTP against it: SSE framing with `event:` names, `data:` payloads, comments and `[DONE]`; JSON error bodies
  * with the providers' headers (also for streaming requests, as the services do); cut streams; streams
  * that hang until the client goes away.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type WirePath = '/v1/chat/completions' | '/v1/responses' | '/v1/messages';
+/** OpenAI's and Anthropic's paths, and Gemini's `/v1beta/models/{model}:streamGenerateContent`. */
+export type WirePath = '/v1/chat/completions' | '/v1/responses' | '/v1/messages' | `/v1beta/models/${string}`;
 
 export interface SseEvent {
   event?: string;
@@ -42,6 +43,8 @@ export type WireReply =
 export interface WireRequest {
   method: string;
   path: string;
+  /** The query string, without its `?` (Gemini's `alt=sse`). */
+  query: string;
   headers: Record<string, string | string[] | undefined>;
   // biome-ignore lint/suspicious/noExplicitAny: request bodies are inspected freely by tests.
   body: any;
@@ -110,10 +113,11 @@ export class WireServer {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const [path = '/', query = ''] = (req.url ?? '/').split('?');
     const record: WireRequest = {
       method: req.method ?? 'GET',
       path,
+      query,
       headers: req.headers,
       body: text ? JSON.parse(text) : undefined,
     };
