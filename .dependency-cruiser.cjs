@@ -6,9 +6,43 @@
 /** Our own code: anything in these top-level folders. */
 const OURS = '^(src|machines|examples|test|bench|scripts)/';
 
+/**
+ * The rooms of src/runtime, lowest first, each with the rooms below it that it may import. A room never imports one
+ * above it or a file at the runtime's root (the entry points: the barrel, createSupervisor, sessions(), replays).
+ */
+const ROOMS = {
+  budget: { job: 'limits and spend accounts', below: [] },
+  schedule: { job: 'schedules and their book', below: [] },
+  env: { job: "an agent's environment and what it is built from", below: ['budget'] },
+  step: { job: 'the model and tool workers and the turn they run in', below: ['env', 'budget'] },
+  tree: { job: 'the supervision tree', below: ['step', 'env', 'budget'] },
+  session: { job: 'journals: recording, restoring, replaying', below: ['tree', 'step', 'env', 'budget', 'schedule'] },
+  agent: { job: 'the Agent handle and its machines', below: ['session', 'tree', 'step', 'env', 'budget', 'schedule'] },
+};
+
+const roomRules = Object.entries(ROOMS).map(([room, { job, below }]) => ({
+  name: `runtime-room-${room}`,
+  comment:
+    `src/runtime/${room}/ (${job}) may import, of the runtime, only itself` +
+    (below.length > 0 ? ` and the rooms below it: ${below.join(', ')}.` : '.'),
+  severity: 'error',
+  from: { path: `^src/runtime/${room}/` },
+  to: { path: '^src/runtime/', pathNot: `^src/runtime/(${[room, ...below].join('|')})/` },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...roomRules,
+    {
+      name: 'runtime-room-known',
+      comment:
+        'Every folder of src/runtime is a room with a place in ROOMS above (and in CONTRIBUTING.md): a new folder ' +
+        'says which rooms it may import before it imports anything.',
+      severity: 'error',
+      from: { path: '^src/runtime/[^/]+/', pathNot: `^src/runtime/(${Object.keys(ROOMS).join('|')})/` },
+      to: {},
+    },
     {
       name: 'machines-only-xstate-and-protocol',
       comment:
