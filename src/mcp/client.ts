@@ -15,14 +15,17 @@ import { type AnyTool, defineTool, type ToolOutput } from '../tools/define-tool.
 import { jsonSchema } from '../tools/json-schema.js';
 import { GroupStdioTransport, type StdioCodec, type StdioServer } from './stdio-transport.js';
 
+/** An MCP server reached over streamable HTTP at a URL, with the headers it needs (an authorisation token). */
 export interface HttpServer {
   /** A streamable HTTP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
   url: string;
   headers?: Record<string, string>;
 }
 
+/** How to reach one MCP server: a command to start (stdio) or a URL (HTTP). */
 export type McpServerConfig = StdioServer | HttpServer;
 
+/** What `connectMcpServers` takes: the servers by name, and how long a call may stay silent before it fails. */
 export interface McpOptions {
   servers: Record<string, McpServerConfig>;
   /**
@@ -38,6 +41,10 @@ export interface McpOptions {
   maxMessageBytes?: number;
 }
 
+/**
+ * The connected servers' tools, ready for an agent's `tools`, with what they are and a `close()` that stops the
+ * servers.
+ */
 export interface McpConnection {
   tools: AnyTool[];
   /** The servers' own names and tool names, for listings. */

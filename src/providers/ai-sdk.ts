@@ -23,6 +23,10 @@ import { badResponse, type ClassifyContext, classifyError, errorFromBody, trunca
 import { abortedError, usageOf } from './shared.js';
 import { toolCallPart } from './tool-call.js';
 
+/**
+ * What `aiSdkModel` takes besides the AI SDK model: the provider name messages are tagged with, a default reasoning
+ * effort, and the options and headers sent with every call.
+ */
 export interface AiSdkOptions {
   /** The name messages and kept provider metadata are tagged with (default: the model's own `provider`). */
   provider?: string;

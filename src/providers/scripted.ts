@@ -14,6 +14,7 @@ import {
 } from '../protocol/index.js';
 import { toolCallPart } from './tool-call.js';
 
+/** A tool call in a scripted answer: the tool's name and its arguments (an object, or raw text to test broken JSON). */
 export interface ScriptedToolCall {
   name: string;
   /** An object, or raw argument text (which may be deliberately broken JSON). */
@@ -56,6 +57,7 @@ export type Script =
   | ScriptStep[]
   | ((request: ModelRequest, index: number) => ScriptedAnswer | Promise<ScriptedAnswer>);
 
+/** Options of `scriptedModel`: its id, and whether it keeps every request it receives in `requests`. */
 export interface ScriptedModelOptions {
   id?: string;
   /** Keep a copy of every request in `requests` (default true; benchmarks turn it off). */

@@ -45,6 +45,9 @@ import { journaledTool } from './tool-batch.js';
  */
 export type HostedAgentConfig = Omit<AgentConfig, 'id' | 'messages' | 'session' | 'subagents'>;
 
+/**
+ * What `agentObject` takes: the object's name, how to build the agent for a key, and the tree's profiles and limits.
+ */
 export interface AgentObjectOptions {
   /** The virtual object's name, the first segment of its URLs (default `troupe-agent`). */
   name?: string;
@@ -383,6 +386,9 @@ export function agentObject(options: AgentObjectOptions) {
   });
 }
 
+/**
+ * A Restate virtual object that hosts one agent per key: serve it with `serveAgents` and talk to it with `agentClient`.
+ */
 export type AgentObject = ReturnType<typeof agentObject>;
 
 /** The turn a notification opens on the idle agent; `notify` runs one only for an agent that wakes for it. */

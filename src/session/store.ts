@@ -26,7 +26,7 @@ export interface Store {
    */
   dirOf?(id: string): string;
   /**
-   * The index last saved with {@link StoreWriter.saveIndex} and the records appended after it (the last one may be
+   * The index last saved with `StoreWriter.saveIndex` and the records appended after it (the last one may be
    * torn); undefined when there is none (then the whole journal is read). Optional: it makes listing many long
    * sessions cost what their indexes and short tails cost, not their whole journals.
    */
