@@ -62,9 +62,14 @@ export type SupervisorCommand =
   | { type: 'RELEASE'; agentId: string }
   | { type: 'STOP' };
 
-/** What a task ended from outside reports, when nothing more particular is known. */
+/**
+ * What a task ended from outside reports, when nothing more particular is known: the hand-off text of a cancelled
+ * task. Every host uses the same words, so that a model reads the same hand-off wherever its subagents ran.
+ */
 export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
+/** The hand-off text of a task its batch's join policy cancelled (the batch was decided without it). */
 export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
+/** The hand-off text of a task whose turn was interrupted before it finished. */
 export const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
 
 /** Escapes text for the notification envelope, so that a child cannot close or forge it. */
