@@ -32,8 +32,13 @@ export class ToolResultOutbox {
 
   constructor(
     private readonly env: AgentEnv,
-    private readonly reply: (reply: WorkerReply) => void,
+    private readonly sendBack: (reply: WorkerReply) => void,
   ) {}
+
+  /** Answers the machine, unless the agent has stopped. */
+  reply(message: WorkerReply): void {
+    if (!this.env.stopped) this.sendBack(message);
+  }
 
   add(finished: Finished): void {
     this.finished.push(finished);

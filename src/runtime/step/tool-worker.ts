@@ -29,8 +29,6 @@ import { envOf } from '../env/registry.js';
 import { checkOutput } from './output-check.js';
 import { ToolResultOutbox } from './tool-result-outbox.js';
 
-type Reply = (reply: WorkerReply) => void;
-
 /**
  * The agent's tool worker: lives as long as a run and answers the tool phases' requests (validate,
  * authorize, execute) and the structured-output check. Tool errors become results; nothing here throws at
@@ -38,38 +36,40 @@ type Reply = (reply: WorkerReply) => void;
  */
 export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
   const env = envOf(system, input.agentId);
-  const reply: Reply = (message) => {
-    if (!env.stopped) sendBack(message);
-  };
-  const outbox = new ToolResultOutbox(env, reply);
+  // Replies go through the outbox's methods, not a closure made per agent: V8 drops the optimised code of a
+  // function whose every function object died, and a worker's closures die with its agent.
+  const outbox = new ToolResultOutbox(env, sendBack);
   receive((request) => {
     switch (request.type) {
       case 'VALIDATE':
-        reply(validate(env, request.batch, request.calls));
+        outbox.reply(validate(env, request.batch, request.calls));
         break;
       case 'AUTHORIZE':
-        authorize(env, request.batch, request.calls).then(reply, (error: unknown) => {
-          reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
-          reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
-        });
+        authorize(env, request.batch, request.calls).then(
+          (decided) => outbox.reply(decided),
+          (error: unknown) => {
+            reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
+            outbox.reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
+          },
+        );
         break;
       case 'EXECUTE': {
         const { hooks } = env.settings;
         // Identical calls of one answer run once: their twins share the result (see addTwins). With gates, after
         // them: each call is gated on its own, and only the calls that pass are deduped.
         const running = hooks?.gates
-          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox, reply)
+          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox)
           : execute(env, request.batch, env.toolResults.dedupe(request.calls), outbox);
         running.catch((error: unknown) => {
           // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
           // still get an answer (the machine takes it only for calls still open), or the batch would never end.
           reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
-          reply(failAll(request.batch, request.calls, `the runtime failed to run it: ${describeThrown(error)}`));
+          outbox.reply(failAll(request.batch, request.calls, `the runtime failed to run it: ${describeThrown(error)}`));
         });
         break;
       }
       case 'CHECK_OUTPUT':
-        reply(checkOutput(env, request.turn, request.inputId));
+        outbox.reply(checkOutput(env, request.turn, request.inputId));
         break;
     }
   });
@@ -175,16 +175,15 @@ async function gateThenExecute(
   batch: number,
   calls: ToolCallPart[],
   outbox: ToolResultOutbox,
-  reply: Reply,
 ): Promise<void> {
   env.toolResults.dedupe([]);
   if (calls.length === 0) return;
   const toolBatch = env.toolBatch;
-  reply({ type: 'GATING', batch });
+  outbox.reply({ type: 'GATING', batch });
   const changed = new Set<string>();
   const outcomes = await Promise.all(calls.map((call) => gateOne(env, hooks, call, changed)));
   if (toolBatch.aborted) return;
-  reply({ type: 'GATED', batch, outcomes });
+  outbox.reply({ type: 'GATED', batch, outcomes });
   const passed = calls.filter((_, index) => outcomes[index]?.result === undefined);
   return execute(env, batch, env.toolResults.dedupe(passed, changed), outbox);
 }
