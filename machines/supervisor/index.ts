@@ -1,6 +1,11 @@
-export * from './batch.js';
-export * from './group.js';
-export * from './lane.js';
+export * from './batch/chart.js';
+export type * from './batch/setup.js';
+export * from './chart.js';
+export * from './group/chart.js';
+export type * from './group/setup.js';
+export * from './lane/chart.js';
+export type * from './lane/setup.js';
+export type * from './setup.js';
 export * from './shared.js';
-export * from './supervisor.js';
-export * from './task.js';
+export * from './task/chart.js';
+export type * from './task/setup.js';

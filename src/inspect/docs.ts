@@ -1,6 +1,6 @@
 import type { AnyStateMachine } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
-import { goalMachine } from '../../machines/goal.js';
+import { goalMachine } from '../../machines/goal/index.js';
 import {
   batchMachine,
   groupMachine,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, getNextSnapshot, initialTransition, transition } from 'xstate';
-import { type GoalTurnOutcome, goalMachine } from '../../machines/goal.js';
+import { type GoalTurnOutcome, goalMachine } from '../../machines/goal/index.js';
 import { createAgent, emptyUsage, scriptedModel, textOf } from '../../src/index.js';
 import { echo } from './helpers.js';
 

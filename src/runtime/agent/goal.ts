@@ -1,6 +1,6 @@
 import { createActor, fromPromise, type InspectionEvent, type Observer, toPromise } from 'xstate';
 import { z } from 'zod';
-import { type GoalOutput, type GoalTurnOutcome, goalMachine } from '../../../machines/goal.js';
+import { type GoalOutput, type GoalTurnOutcome, goalMachine } from '../../../machines/goal/index.js';
 import { addUsage, emptyUsage, type Usage } from '../../protocol/index.js';
 import { type AnyTool, defineTool } from '../../tools/index.js';
 import type { RunResult } from '../env/env.js';

@@ -1,0 +1,2 @@
+export { goalMachine } from './chart.js';
+export type * from './setup.js';

@@ -1,0 +1,224 @@
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
+import {
+  type BatchSpec,
+  CANCELLED_TEXT,
+  INTERRUPTED_TEXT,
+  JOINED_TEXT,
+  joinDecided,
+  type TaskSpec,
+} from '../../../src/protocol/index.js';
+import {
+  type Cancellation,
+  type Composite,
+  GROUP_TASKS,
+  groupActorId,
+  groupOf,
+  indexOfChildEvent,
+  notifyOf,
+  type OwnerNotify,
+  type SettleParams,
+  type TaskSettings,
+  type Tell,
+} from '../shared.js';
+import type { TaskSettled } from '../task/setup.js';
+
+/**
+ * A batch is spawned with its shape and size; its tasks come right after in a `QUEUE` message. XState keeps an
+ * actor's input for the actor's whole life, and a settled batch lives on while its kept agents do: a queue passed
+ * as input would pin every task spec of a 10,000-task swarm for as long as its last idle agent stays resumable.
+ */
+export interface BatchInput extends TaskSettings {
+  batch: Omit<BatchSpec, 'tasks'> & { size: number };
+}
+
+export interface BatchContext extends TaskSettings, BatchSpec {
+  /** How many tasks the batch has: its queue is emptied once every task has settled. */
+  size: number;
+  /** Index of the next task to start; tasks before it are started or were cancelled while queued. */
+  next: number;
+  /** Started and not yet settled (a task waiting out a restart keeps its slot). */
+  running: number;
+  /** Tasks settled so far, and how many of them completed: what the join policy is decided on. */
+  ended: number;
+  completed: number;
+  /** Queued tasks cancelled before they started: skipped when their turn comes. */
+  cancelled: string[];
+  /** Groups alive, and those that may still be given a task. */
+  groups: number[];
+  unsealed: number[];
+  /** Why the tasks left are being ended (the join was decided, or the batch was cancelled). */
+  stopping?: Cancellation;
+}
+
+export type BatchEvent =
+  /** The batch's tasks, sent by the supervisor right after it spawned the batch (before anything else). */
+  | { type: 'QUEUE'; tasks: TaskSpec[] }
+  | { type: 'CANCEL'; taskId: string }
+  | { type: 'CANCEL_BATCH' }
+  | TaskSettled
+  | { type: `xstate.done.actor.group.${string}` };
+
+/** What the supervisor hears when every task of a batch has settled. */
+export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
+
+function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
+  return {
+    taskId: task.taskId,
+    agentId: task.agentId,
+    batchId: context.batchId,
+    background: context.background,
+    status,
+    text,
+    kept: false,
+  };
+}
+
+const SEAL = { type: 'SEAL' } as const;
+
+/** The batch chart's implementations: chart.ts is the chart a reader opens first. */
+export const batchSetup = setup({
+  types: {
+    context: {} as BatchContext,
+    events: {} as BatchEvent,
+    input: {} as BatchInput,
+  },
+  actors: {
+    /** The group machine, provided by the runtime's composition. */
+    group: fromCallback(() => {}) as AnyActorLogic,
+  },
+  actions: {
+    // Effects, provided by the runtime (the same ones the task machine names), for tasks that never started.
+    settleTask: (_, _params: SettleParams) => {},
+    notifyOwner: (_, _params: OwnerNotify) => {},
+    /** Tells the supervisor (its parent) that every task settled; the runtime provides `sendParent`. */
+    reportSettled: (_, _params: BatchSettled) => {},
+    tell: sendTo(
+      (_, params: Tell) => params.to,
+      (_, params: Tell) => params.event,
+    ),
+    record: assign((_, changes: Partial<BatchContext>) => changes),
+    queue: assign({ tasks: ({ event }) => (event as Extract<BatchEvent, { type: 'QUEUE' }>).tasks }),
+    /** Every task has settled: the specs are no longer needed (see BatchInput). */
+    forgetQueue: assign({ tasks: [] }),
+  },
+  guards: {
+    /** Every task has settled (or was dropped). */
+    allEnded: ({ context }) => context.ended >= context.size,
+    /** This settle decides the join policy (first k completed, or a quorum met or out of reach). */
+    decidesJoin: ({ context, event }) => {
+      const completed = context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0);
+      return joinDecided(context.join, context.size, completed, context.ended + 1);
+    },
+    /** A queued task cancelled now decides the join policy (a quorum out of reach). */
+    cancelDecidesJoin: ({ context, event }) => {
+      const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
+      const index = context.tasks.findIndex((task) => task.taskId === taskId);
+      if (index < context.next || context.cancelled.includes(taskId)) return false;
+      return joinDecided(context.join, context.size, context.completed, context.ended + 1);
+    },
+    noGroups: ({ context }) => context.groups.length === 0,
+  },
+}).extend<
+  { dropTask: SettleParams } & Composite<
+    'fill' | 'count' | 'joined' | 'interrupted' | 'stopRest' | 'cancelTask' | 'stopGroup'
+  >
+>({
+  actions: {
+    /** A task that never started is settled here, with the same facts a task actor reports. */
+    dropTask: enqueueActions(({ context, enqueue }, params: SettleParams) => {
+      enqueue({ type: 'settleTask', params });
+      if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
+    }),
+    /** Starts queued tasks up to the cap, each in its group, and seals the groups it has moved past. */
+    fill: enqueueActions(({ context, enqueue }) => {
+      let { next, running, groups, unsealed } = context;
+      const size = context.tasks.length;
+      while (running < context.concurrency && next < size) {
+        const index = next++;
+        const task = context.tasks[index] as TaskSpec;
+        if (context.cancelled.includes(task.taskId)) continue;
+        const group = groupOf(index);
+        if (!groups.includes(group)) {
+          enqueue.spawnChild('group', {
+            id: groupActorId(group),
+            input: {
+              batchId: context.batchId,
+              background: context.background,
+              ownerId: context.ownerId,
+              notifyOwner: context.notifyOwner,
+              maxRestarts: context.maxRestarts,
+              restartDelayMs: context.restartDelayMs,
+            },
+          });
+          groups = [...groups, group];
+          unsealed = [...unsealed, group];
+        }
+        enqueue({ type: 'tell', params: { to: groupActorId(group), event: { type: 'START', task, index } } });
+        running++;
+      }
+      // Groups the cursor has moved past get no more tasks.
+      const sealing = unsealed.filter((group) => next >= size || (group + 1) * GROUP_TASKS <= next);
+      for (const group of sealing) enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
+      // Both `if`s below only save a context copy when nothing moved (a task started only by moving the cursor,
+      // a group spawned only for a started task): recording unchanged values is the same state.
+      // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same groups)
+      if (sealing.length) unsealed = unsealed.filter((group) => !sealing.includes(group));
+      // Stryker disable next-line ConditionalExpression: `true` records unchanged values (the same state)
+      if (next !== context.next || sealing.length)
+        enqueue({ type: 'record', params: { next, running, groups, unsealed } });
+    }),
+    /** A task settled: its slot is free, and the join counts move. */
+    count: assign(({ context, event }) => ({
+      running: context.running - 1,
+      ended: context.ended + 1,
+      completed: context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0),
+    })),
+    /** The join policy was decided without the tasks left: they are cancelled. */
+    joined: assign({ stopping: { status: 'cancelled', text: JOINED_TEXT } }),
+    /** The owner's call was interrupted (its tool call aborted): the tasks left are interrupted. */
+    interrupted: assign({ stopping: { status: 'interrupted', text: INTERRUPTED_TEXT } }),
+    /** Ends every task left: running ones through their groups, queued ones here (they never start). */
+    stopRest: enqueueActions(({ context, enqueue }) => {
+      // Stryker disable next-line all: `joining` is entered only with `stopping` set (joined, interrupted)
+      const stopping = context.stopping ?? { status: 'cancelled', text: CANCELLED_TEXT };
+      const cancelAll = { type: 'CANCEL_ALL', ...stopping };
+      for (const group of context.groups)
+        enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancelAll } });
+      let ended = context.ended;
+      for (let i = context.next; i < context.size; i++) {
+        const task = context.tasks[i] as TaskSpec;
+        if (context.cancelled.includes(task.taskId)) continue;
+        enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
+        ended++;
+      }
+      for (const group of context.unsealed) enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
+      enqueue({ type: 'record', params: { next: context.size, ended, unsealed: [] } });
+    }),
+    /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its group. */
+    cancelTask: enqueueActions(({ context, event, enqueue }) => {
+      const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
+      const index = context.tasks.findIndex((task) => task.taskId === taskId);
+      // An unknown task (−1) would fall in the started branch below and find no group −1; this says it plainly.
+      // Stryker disable next-line ConditionalExpression: equivalent, see above
+      if (index < 0 || context.cancelled.includes(taskId)) return;
+      if (index < context.next) {
+        const group = groupOf(index);
+        if (context.groups.includes(group)) {
+          const cancel = { type: 'CANCEL', index, status: 'cancelled', text: CANCELLED_TEXT } as const;
+          enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancel } });
+        }
+        return;
+      }
+      enqueue({
+        type: 'dropTask',
+        params: dropped(context, context.tasks[index] as TaskSpec, 'cancelled', CANCELLED_TEXT),
+      });
+      enqueue({ type: 'record', params: { cancelled: [...context.cancelled, taskId], ended: context.ended + 1 } });
+    }),
+    stopGroup: enqueueActions(({ context, event, enqueue }) => {
+      const group = indexOfChildEvent(event);
+      enqueue.stopChild(groupActorId(group));
+      enqueue({ type: 'record', params: { groups: context.groups.filter((g) => g !== group) } });
+    }),
+  },
+});
