@@ -166,6 +166,18 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
           : call('task_status', { task_id: ids[n - 3] ?? '' }, `s${n}`);
       return n < 6 ? calls(step) : say('kept');
     }
+    // A task of the root's, then one of a child's that runs two of its own, then the status of the root's first:
+    // the tree has finished four tasks, the root two.
+    case 'keeptree': {
+      const first = results[0]?.match(/task_id="([^"]+)"/)?.[1] ?? '';
+      const steps = [
+        call('swarm', { tasks: [{ prompt: 'quick a' }] }, 'k0'),
+        call('swarm', { tasks: [{ prompt: 'twice b' }] }, 'k1'),
+        call('task_status', { task_id: first }, 'k2'),
+      ];
+      const step = steps[n];
+      return step ? calls(step) : say('kept');
+    }
     // A child whose own child is the tree's deepest possible.
     case 'deep':
       return n === 0 ? calls(call('agent', { prompt: 'deep 1' }, 'd')) : say(`deep: ${results[0]}`);
@@ -181,6 +193,7 @@ function childAnswer(task: string, request: ModelRequest, results: string[]): Sc
     case 'block':
       return n === 0 ? calls(call('block', { who: what }, 'b')) : say(`unblocked ${what}`);
     case 'fail':
+      log.push(`asked fail ${what}`);
       return { error: { code: 'auth_error', message: `The key for ${what} was refused` } };
     case 'flaky': {
       const attempt = attempts.get(task) ?? 0;
@@ -196,6 +209,10 @@ function childAnswer(task: string, request: ModelRequest, results: string[]): Sc
       return n === 0 ? calls(call('gated', { who: what }, 'g')) : say(`opened ${what}`);
     case 'echo':
       return say(`echo ${what}`);
+    case 'twice': {
+      const step = [0, 1].map((i) => call('swarm', { tasks: [{ prompt: `quick ${what}${i}` }] }, `t${i}`))[n];
+      return step ? calls(step) : say(`did ${what} twice`);
+    }
     case 'remember':
       return say(`remembers: ${userTexts(request.messages).join(' | ')}`);
     // `helped <task>`: a background child of its own on <task>, and an answer once its notification came.
