@@ -36,7 +36,9 @@ export interface AgentClient {
   steer(agentId: string, text: string, options?: { idempotencyKey?: string }): Promise<string>;
   /**
    * Stops the agent's running turn: its calls are aborted, open tool calls get an "interrupted" result, and the
-   * turn ends with stop reason `interrupted`. Nothing when no turn runs. Returns once accepted, like `steer`.
+   * turn ends with stop reason `interrupted`. Nothing when no turn runs. Returns with its invocation id once the
+   * control object has decided (so a prompt sent afterwards is never the turn it stops): while the worker is down,
+   * that is once a worker is back.
    */
   interrupt(agentId: string, options?: { idempotencyKey?: string }): Promise<string>;
 }
@@ -143,7 +145,9 @@ export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentCli
       return [...working, ...woken.filter((subagent) => subagent !== undefined)];
     },
     steer: (agentId, text, options = {}) => control(agentId, 'steer', { text }, options),
-    interrupt: (agentId, options = {}) => control(agentId, 'interrupt', null, options),
+    // Called, not sent: whether a turn runs is decided before a prompt sent next can start one.
+    interrupt: (agentId, options = {}) =>
+      call<string>(agentId, 'interrupt', null, idempotency(options), controlName(name)),
   };
 }
 

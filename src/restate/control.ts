@@ -136,10 +136,13 @@ export function controlObject(agentObjectName: string) {
         await accept(ctx, { kind: 'steer', text: input.text });
         return null;
       },
-      /** Stops the agent's running turn; nothing when none runs. */
-      interrupt: async (ctx: restate.ObjectContext): Promise<null> => {
+      /**
+       * Stops the agent's running turn; nothing when none runs. Answers its own invocation id: a client calls it and
+       * waits, so that a prompt it sends next is not the turn it finds running.
+       */
+      interrupt: async (ctx: restate.ObjectContext): Promise<string> => {
         await accept(ctx, { kind: 'interrupt' });
-        return null;
+        return ctx.request().id;
       },
       /** Cancels the foreground task whose hand-off goes to this awakeable: its running turn, or the next. */
       cancel: async (ctx: restate.ObjectContext, input: { task: string }): Promise<null> => {
