@@ -169,4 +169,11 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(toolTexts(await host.history('nested-2'))[0]).toMatch(/^child: .*frozen/);
     expect(log).toEqual([]);
   });
+
+  it("keepHistory counts a parent's own finished tasks: other agents' tasks do not push them out", async () => {
+    // The root's first task, then a child's task in which the child finished two of its own: four in the tree.
+    await host.prompt('keep2-2', '#keeptree');
+    const texts = toolTexts(await host.history('keep2-2')).map(plain);
+    expect(texts[2]).toBe('task_id="…" agent_id="…" status="completed"\ndid a');
+  });
 });

@@ -21,13 +21,16 @@ export interface FinishedAgent {
 }
 
 /**
- * The histories of stopped subagents, the most recent `keepHistory` of them (older ones cannot be resumed). A
+ * The histories of stopped subagents, the most recent `keepHistory` of each owner's (older ones cannot be resumed),
+ * counted per owner as the task book counts finished tasks (tasks.ts). A
  * reopened session's finished agents that were kept alive before the restart are held apart (`restoreKept`): they
  * still count in their owner's `keepFinished` window, not here, until that window lets them go (`retire`).
  */
 export class HistoryArchive {
   private readonly entries = new Map<string, ArchivedAgent>();
   private readonly restoredKept = new Map<string, ArchivedAgent>();
+  /** Each owner's archived agents, oldest first. */
+  private readonly byOwner = new Map<string, Set<string>>();
 
   constructor(private readonly keepHistory: number) {}
 
@@ -46,24 +49,32 @@ export class HistoryArchive {
 
   /** Takes an agent out (it is being rebuilt). */
   delete(agentId: string): void {
+    const archived = this.entries.get(agentId);
+    if (archived) this.byOwner.get(archived.ownerId)?.delete(agentId);
     this.entries.delete(agentId);
     this.restoredKept.delete(agentId);
   }
 
   add(agentId: string, agent: ArchivedAgent): void {
-    this.restoredKept.delete(agentId);
+    this.delete(agentId);
     if (this.keepHistory === 0) return;
-    this.entries.delete(agentId);
     this.entries.set(agentId, agent);
-    while (this.entries.size > this.keepHistory) {
-      const oldest = this.entries.keys().next().value as string;
+    let owned = this.byOwner.get(agent.ownerId);
+    if (!owned) {
+      owned = new Set();
+      this.byOwner.set(agent.ownerId, owned);
+    }
+    owned.add(agentId);
+    for (const oldest of owned) {
+      if (owned.size <= this.keepHistory) break;
+      owned.delete(oldest);
       this.entries.delete(oldest);
     }
   }
 
   /** A finished agent that was kept alive before a restart, restored from the journal. */
   restoreKept(agentId: string, agent: ArchivedAgent): void {
-    this.entries.delete(agentId);
+    this.delete(agentId);
     this.restoredKept.set(agentId, agent);
   }
 

@@ -49,7 +49,10 @@ export interface SupervisionOptions {
   maxAgents?: number;
   /** Finished subagents each supervisor keeps alive for a quick resume (default 8). */
   keepFinished?: number;
-  /** Histories of stopped subagents kept so a resume can rebuild them, and finished task records (default 64). */
+  /**
+   * Finished task records (for `task_status`), and histories of stopped subagents kept so a resume can rebuild them,
+   * each counted per parent: the most recent of the tasks and subagents it started (default 64).
+   */
   keepHistory?: number;
   /** Restarts of a failed task, each from its original prompt with a fresh history (default 2). */
   maxRestarts?: number;

@@ -29,16 +29,17 @@ interface OpenBatch {
 
 /**
  * The task records of one tree: open tasks (counted for `maxAgents`), the batches waiting for their results, and
- * the most recent `keepHistory` finished records (for `task_status` and `supervisor.result`).
+ * each owner's most recent `keepHistory` finished records (for `task_status` and `supervisor.result`). Counted per
+ * owner, not per tree: what a parent can still ask about depends only on the tasks it started, never on how fast
+ * other agents of the tree finish theirs, and a host that keeps each parent's book apart counts the same.
  */
 export class TaskBook {
   private readonly records = new Map<string, TaskRecord>();
   private readonly batches = new Map<string, OpenBatch>();
   /** The open task of each agent that has one: an agent runs one task at a time. */
   private readonly openByAgent = new Map<string, string>();
-  /** Finished task ids, oldest first, from `finishedHead` on. */
-  private readonly finished: string[] = [];
-  private finishedHead = 0;
+  /** Each owner's finished task ids, oldest first (a Set keeps insertion order). */
+  private readonly finished = new Map<string, Set<string>>();
   /** Tasks queued or running in the whole tree. */
   open = 0;
 
@@ -108,15 +109,17 @@ export class TaskBook {
   }
 
   private retire(record: TaskRecord): void {
-    this.finished.push(record.taskId);
-    while (this.finished.length - this.finishedHead > this.keepHistory) {
-      const old = this.finished[this.finishedHead++] as string;
+    let owned = this.finished.get(record.ownerId);
+    if (!owned) {
+      owned = new Set();
+      this.finished.set(record.ownerId, owned);
+    }
+    owned.add(record.taskId);
+    for (const old of owned) {
+      if (owned.size <= this.keepHistory) break;
+      owned.delete(old);
       this.records.delete(old);
     }
-    // Compact now and then: the head only moves forward.
-    if (this.finishedHead > 256 && this.finishedHead * 2 > this.finished.length) {
-      this.finished.splice(0, this.finishedHead);
-      this.finishedHead = 0;
-    }
+    if (owned.size === 0) this.finished.delete(record.ownerId);
   }
 }
