@@ -28,6 +28,20 @@ export function retryAfterMs(headers: HeadersLike | undefined, now = Date.now())
   return undefined;
 }
 
+/**
+ * How long Google asked us to wait: a `google.rpc.RetryInfo` among the error's `details`, its `retryDelay` a
+ * protobuf Duration (`"37s"`, `"0.5s"`). Gemini sends it with quota errors, where a retry sooner fails again.
+ */
+function retryInfoMs(details: unknown): number | undefined {
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    if (!isObject(detail) || !String(detail['@type']).endsWith('google.rpc.RetryInfo')) continue;
+    const match = /^(\d+(?:\.\d+)?)s$/.exec(String(detail.retryDelay));
+    if (match?.[1]) return Math.round(Number.parseFloat(match[1]) * 1000);
+  }
+  return undefined;
+}
+
 /** The server's explicit retry hint (`x-should-retry: true | false`), if it gave one. */
 export function shouldRetryHint(headers: HeadersLike | undefined): boolean | undefined {
   const value = headers?.get('x-should-retry')?.trim().toLowerCase();
@@ -159,7 +173,7 @@ export function errorFromBody(
     status: init.status,
     providerType: type ?? code,
     requestId,
-    retryAfterMs: retryAfterMs(init.headers),
+    retryAfterMs: retryAfterMs(init.headers) ?? retryInfoMs(inner.details),
     shouldRetry,
     provider: ctx.provider,
     cause: init.cause,

@@ -103,10 +103,13 @@ describe('@ai-sdk/google through aiSdkModel, against Gemini wire', () => {
     await agent.stop();
   });
 
-  it('retries RESOURCE_EXHAUSTED (429) as rate_limit and UNAVAILABLE (503) as overloaded', async () => {
+  it('retries RESOURCE_EXHAUSTED (429) after its RetryInfo delay as rate_limit, UNAVAILABLE (503) as overloaded', async () => {
     server.reply(
       PATH,
-      geminiError(429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).'),
+      geminiError(429, 'RESOURCE_EXHAUSTED', 'You exceeded your current quota. Please retry in 0.02s.', [
+        { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaId: 'PerMinute' }] },
+        { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '0.02s' },
+      ]),
       geminiError(503, 'UNAVAILABLE', 'The model is overloaded. Please try again later.'),
       geminiReply({ text: 'finally' }),
     );
@@ -116,6 +119,8 @@ describe('@ai-sdk/google through aiSdkModel, against Gemini wire', () => {
       ['rate_limit', 429, 'RESOURCE_EXHAUSTED'],
       ['overloaded', 503, 'UNAVAILABLE'],
     ]);
+    // The delay Google asked for, not the policy's own backoff.
+    expect(retries[0]).toMatchObject({ delayMs: 20 });
     expect(requests).toBe(3);
   });
 

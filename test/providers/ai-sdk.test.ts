@@ -1,6 +1,7 @@
 /**
  * The AI SDK adapter against the spec's own mock models (`ai/test`): what each stream part becomes, what the
  * prompt looks like, how errors are classified. The wire tests (ai-sdk-wire.test.ts) run real provider packages.
+ * Longer than most modules: each stream part, prompt form and failure is a case of its own, spelled out in full.
  */
 import {
   APICallError,
@@ -10,13 +11,7 @@ import {
 } from '@ai-sdk/provider';
 import { convertArrayToReadableStream, MockLanguageModelV3, MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import {
-  type AssistantMessage,
-  aiSdkModel,
-  createAgent,
-  type ModelEvent,
-  type ModelRequest,
-} from '../../src/index.js';
+import { type AssistantMessage, aiSdkModel, createAgent, type ModelEvent, type ModelRequest } from '../../src/index.js';
 import { fastRetry, makeTools, record } from './helpers.js';
 
 function usage(input: number, output: number, more: { cacheRead?: number; reasoning?: number } = {}) {

@@ -99,8 +99,12 @@ export function geminiReply(turn: GeminiTurn, extra: Partial<Extract<WireReply, 
 }
 
 /** An error as Google's APIs send it: the HTTP status, and the same code with its RPC status name in the body. */
-export function geminiError(status: number, rpcStatus: string, message: string): WireReply {
-  return { kind: 'json', status, body: { error: { code: status, message, status: rpcStatus } } };
+export function geminiError(status: number, rpcStatus: string, message: string, details?: unknown[]): WireReply {
+  return {
+    kind: 'json',
+    status,
+    body: { error: { code: status, message, status: rpcStatus, ...(details ? { details } : {}) } },
+  };
 }
 
 function pieces(text: string, size: number): string[] {
