@@ -88,13 +88,14 @@ module.exports = {
     {
       name: 'runtime-only-from-entry-points',
       comment:
-        "src/runtime joins machines to effects; only src/index.ts, src/testing, src/cli, src/inspect's server " +
+        "src/runtime joins machines to effects; only src/index.ts, src/host, src/testing, src/cli, src/inspect's server " +
         '(src/inspect/server.ts or src/inspect/server/**), examples, test and bench may import it.',
       severity: 'error',
       from: {
         pathNot: [
           '^src/runtime/',
           '^src/index\\.ts$',
+          '^src/host/',
           '^src/testing/',
           '^src/cli/',
           '^src/inspect/server(\\.ts$|/)',

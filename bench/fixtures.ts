@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Message, ModelEvent, ModelRequest } from '../src/protocol/index.js';
-import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../src/providers/index.js';
 import type { Store, StoreWriter } from '../src/session/index.js';
+import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../src/testing/index.js';
 import { type AnyTool, defineTool } from '../src/tools/index.js';
 
 /**

@@ -6,7 +6,8 @@
  *   TROUPE_PROVIDER=anthropic|openai   which one, when both keys are set
  *   TROUPE_MODEL=…       the model id (defaults: gpt-5-mini, claude-sonnet-4-5)
  */
-import { anthropic, type Model, openai, type Script, scriptedModel } from '../src/index.js';
+import { anthropic, type Model, openai, scriptedModel } from '../src/index.js';
+import type { Script } from '../src/testing/index.js';
 
 export function modelFromEnv(offlineScript: Script): { model: Model; note: string } {
   const wanted = process.env.TROUPE_PROVIDER;

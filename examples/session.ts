@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import {
   type AgentEvent,
+  type AgentEventOf,
   createAgent,
   defineTool,
   type ModelRequest,
   scriptedModel,
   sessions,
-  type ToolResultPart,
   textOf,
 } from '../src/index.js';
 
@@ -52,6 +52,7 @@ const model = scriptedModel((request: ModelRequest) => {
     ? { text: 'The subagent accounted for all three steps.' }
     : { toolCalls: [{ name: 'agent', args: { prompt: 'Do the three steps.' }, id: 'delegate' }] };
 });
+type ToolResultPart = AgentEventOf<'tool_execution_end'>['result'];
 const resultText = (part: ToolResultPart) => (part.content[0]?.type === 'text' ? part.content[0].text : '');
 const manager = sessions({ dir });
 const config = { model, tools: [step], subagents: {} };

@@ -13,12 +13,14 @@ import {
   defineTool,
   type ModelRequest,
   type ScriptedAnswer,
-  type TreeView,
+  type Supervisor,
   textOf,
   type Usage,
 } from '../src/index.js';
 import { modelFromEnv } from './model-from-env.js';
 import { dim, green, yellow } from './style.js';
+
+type TreeView = ReturnType<Supervisor['tree']>;
 
 const TOPICS = ['actor model', 'supervision trees', 'statecharts', 'backpressure', 'tool calling'];
 

@@ -1,111 +1,88 @@
-export type { AgentContext, AgentMachineEvent, PolicyDecision, ToolCallState } from '../machines/agent/index.js';
-export { agentMachine } from '../machines/agent/index.js';
+/**
+ * `troupe`: what a program calls to run agents, and the types it needs to write those calls, in groups:
+ *
+ * - agents and their turns: `createAgent`, `Agent`, `AgentConfig`, `AgentProfile`, `PromptInput`, `PromptOptions`,
+ *   `RunResult`, the events (`AgentEvent`, `AgentEventType`, `AgentEventOf`) and messages (`Message`, `UserMessage`,
+ *   `AssistantMessage`, `Usage`, `JsonValue`, `JsonObject`, `textOf`);
+ * - supervisors: `createSupervisor`, `Supervisor`, `SupervisorConfig`, `SupervisionOptions`, `SubagentProfile`,
+ *   `SwarmTask`, `SwarmOptions`, `TaskResult`;
+ * - one-shot calls: `generate`, `streamText`, `GenerateRequest`, `GenerateResult`;
+ * - sessions: `sessions`, `SessionManager`, `SessionsOptions`, `Session`, `JsonlStore`, `SqliteStore`, `Store`;
+ * - models: `openai`, `anthropic`, `aiSdkModel` (any AI SDK provider), `scriptedModel` and their options, `Model`, `ModelRequest`, `ModelEvent`;
+ * - tools: `defineTool` and its types, `jsonSchema`, `loadSkills`, the middleware (`withMiddleware`, `cacheByArgs`,
+ *   `logCalls`, `retryOnError`, `timeoutAfter`);
+ * - control: permissions (`PermissionsConfig`, `PermissionMode`, `Policy`, `PolicyAnswer`), `Hooks`,
+ *   `BudgetLimits`, `guardrails`, `projectInstructions`;
+ * - observing: `traceAgents`, `connectInspector`, `openWebSocketInspector`, `startInspectorServer`;
+ * - the errors a caller catches.
+ *
+ * Hosts that run turns themselves (`troupe/restate`) import `troupe/host`; inspectors and tools that read the
+ * statecharts import `troupe/machines`; tests import `troupe/testing`.
+ */
+
+export { projectInstructions } from './context/index.js';
+export { connectInspector, openWebSocketInspector } from './inspect/connect.js';
+export { startInspectorServer } from './inspect/server.js';
+export { traceAgents } from './observe/otel.js';
+export type { PermissionMode, PermissionsConfig } from './permissions/index.js';
+export { PermissionRuleError } from './permissions/index.js';
+export type {
+  AgentEvent,
+  AgentEventOf,
+  AgentEventType,
+  AssistantMessage,
+  BudgetLimits,
+  JsonObject,
+  JsonValue,
+  Message,
+  Model,
+  ModelEvent,
+  ModelRequest,
+  Usage,
+  UserMessage,
+} from './protocol/index.js';
 export {
-  type ContextOptions,
-  type ContextWindowState,
-  collectInstructions,
-  costOf,
-  type InstructionFile,
-  type ModelInfo,
-  modelInfo,
-  type Prices,
-  type ProjectInstructionsOptions,
-  projectInstructions,
-  type SystemPart,
-  type SystemPartContext,
-  type SystemPrompt,
-} from './context/index.js';
-export {
-  type ConnectInspectorOptions,
-  connectInspector,
-  type InspectorConnection,
-  openWebSocketInspector,
-} from './inspect/connect.js';
-export type { InspectorRoot, SteerableAgent } from './inspect/control.js';
-export { toMermaid, toStudioJSON } from './inspect/export.js';
-export { type SanitizeOptions, sanitizeInspection } from './inspect/sanitize.js';
-export { type InspectorServer, type InspectorServerOptions, startInspectorServer } from './inspect/server.js';
-export { type EventSource, type TraceOptions, traceAgents } from './observe/otel.js';
-export {
-  type ParsedShell,
-  type PermissionMode,
-  PermissionRuleError,
-  Permissions,
-  type PermissionsConfig,
-  parseRule,
-  parseShell,
-  type RuleArgument,
-  type SimpleCommand,
-  type ToolTraits,
-} from './permissions/index.js';
-export * from './protocol/index.js';
+  AgentFailedError,
+  BudgetExhausted,
+  GuardrailTripped,
+  HistoryError,
+  HookFailed,
+  MissingPeerError,
+  ModelError,
+  type ModelErrorCode,
+  OutputValidationError,
+  textOf,
+} from './protocol/index.js';
 export { type AiSdkOptions, aiSdkModel } from './providers/ai-sdk.js';
 export {
   type AnthropicOptions,
   anthropic,
   type OpenAIOptions,
   openai,
-  type Script,
   type ScriptedAnswer,
-  type ScriptedModel,
-  type ScriptedModelOptions,
-  type ScriptedToolCall,
-  type ScriptStep,
   scriptedModel,
 } from './providers/index.js';
 export {
   Agent,
   type AgentConfig,
-  type AgentInfo,
   type AgentProfile,
-  type AgentState,
-  type ApprovalTarget,
-  type BeforeToolCallAnswer,
-  type ConversationInput,
   createAgent,
   createSupervisor,
-  describeTree,
-  type GenerateEvent,
   type GenerateRequest,
   type GenerateResult,
-  type GoalOptions,
-  type GoalResult,
-  type GoalView,
   type Guardrail,
-  type GuardrailOptions,
-  GuardrailTripped,
   generate,
   guardrails,
-  HookFailed,
-  type HookList,
   type Hooks,
-  hostNotify,
-  hostSteer,
-  type Listener,
-  type ListenOptions,
-  LiveTools,
-  type MissedRuns,
   type Policy,
   type PolicyAnswer,
   type PromptInput,
   type PromptOptions,
-  type ReplayResult,
-  type RetryOptions,
   type RunResult,
-  type Schedule,
-  type ScheduleOptions,
-  type ScheduleState,
   type Session,
-  type SessionInfo,
   SessionManager,
-  type SessionStatus,
   type SessionsOptions,
-  SpawnRefused,
-  type StepInfo,
-  SubagentConfigs,
-  type SubagentHost,
   type SubagentProfile,
-  type SubagentRequest,
   type SupervisionOptions,
   Supervisor,
   type SupervisorConfig,
@@ -113,49 +90,30 @@ export {
   type SwarmTask,
   sessions,
   streamText,
-  subagentTools,
-  type TaskInfo,
   type TaskResult,
-  type TextStream,
-  type ToolSelector,
-  type TreeView,
-  type TurnEnd,
-  type TurnStream,
-  tooManyAgents,
 } from './runtime/index.js';
 export {
   CorruptJournalError,
-  type Durability,
   JournalError,
-  type JournalRecord,
   JournalVersionError,
   JsonlStore,
   SessionLockedError,
   SqliteStore,
   type Store,
-  type StoreWriter,
 } from './session/index.js';
 export {
   type AnyTool,
-  type CacheOptions,
   cacheByArgs,
   defineTool,
-  type ExecutionMode,
   jsonSchema,
   loadSkills,
   logCalls,
-  type RepetitionLadder,
   retryOnError,
-  type Skill,
   type ToolContext,
   type ToolDefinition,
   ToolDefinitionError,
-  type ToolExecute,
-  type ToolLogEntry,
   type ToolMiddleware,
   type ToolOutput,
-  type ToolResultOptions,
-  type ToolRetryOptions,
   ToolTimeoutError,
   timeoutAfter,
   withMiddleware,

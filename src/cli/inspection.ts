@@ -4,7 +4,8 @@
  * running, which keeps every run's history) or, without one, serves one for this run; `--inspect=<ws url>` joins
  * that one.
  */
-import { connectInspector, type InspectorConnection } from '../index.js';
+import { connectInspector } from '../index.js';
+import type { InspectorConnection } from '../inspect/connect.js';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
 import { UsageError } from './model-choice.js';
 

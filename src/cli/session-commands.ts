@@ -1,16 +1,10 @@
 /** `troupe sessions` (what is recorded) and `troupe replay <id>` (a session run again offline, from its journal). */
 import path from 'node:path';
-import {
-  type AgentEvent,
-  addUsage,
-  emptyUsage,
-  type JournalRecord,
-  type SessionInfo,
-  textOf,
-  type Usage,
-} from '../index.js';
+import { type AgentEvent, textOf, type Usage } from '../index.js';
+import { addUsage, emptyUsage } from '../protocol/index.js';
+import type { SessionInfo } from '../runtime/index.js';
 import { NOT_AGENTS } from '../runtime/session/replay.js';
-import { readJournal } from '../session/index.js';
+import { type JournalRecord, readJournal } from '../session/index.js';
 import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { costOf } from './prices.js';

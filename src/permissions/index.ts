@@ -1,4 +1,4 @@
 export { chainPolicies, type Decision, Permissions, type PermissionsConfig } from './permissions.js';
 export { PermissionRuleError, parseRule } from './rules.js';
-export { type ParsedShell, parseShell, type SimpleCommand } from './shell.js';
-export type { AgentInfo, PermissionMode, Policy, PolicyAnswer, RuleArgument, ToolTraits } from './types.js';
+export { parseShell } from './shell.js';
+export type { AgentInfo, PermissionMode, Policy, PolicyAnswer, ToolTraits } from './types.js';

@@ -11,7 +11,7 @@ import { checkAssignment, type ParsedShell, type SimpleCommand, unwrap, type Wor
  * This is not a shell: it recognises what matters for deciding who may run what and is conservative elsewhere.
  */
 
-export type { ParsedShell, SimpleCommand } from './commands.js';
+export type { ParsedShell } from './commands.js';
 
 /** Parses a command line. Never throws: what it cannot read becomes a doubt. */
 export function parseShell(source: string): ParsedShell {

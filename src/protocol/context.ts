@@ -23,8 +23,6 @@ export type ContextRepair =
    */
   | { kind: 'call_id_reused'; toolCallId: string; providerId: string; toolName: string };
 
-export type ContextRepairKind = ContextRepair['kind'];
-
 /** Why a request was sent again with a different projection. */
 export type ContextRetryReason = 'history' | 'media';
 

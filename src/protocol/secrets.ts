@@ -38,7 +38,7 @@ export function isSecretVariable(name: string, value: string | undefined): boole
 }
 
 /** The values of an environment's secret variables. */
-export function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
+function environmentSecrets(env: Readonly<Record<string, string | undefined>>): string[] {
   const out: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (value !== undefined && value.length >= MIN_LENGTH && isSecretVariable(name, value)) out.push(value);
@@ -78,7 +78,7 @@ export function knownSecrets(): readonly string[] {
   return known;
 }
 
-export const REDACTED_SECRET = '[redacted]';
+const REDACTED_SECRET = '[redacted]';
 
 export function redactSecrets(text: string, secrets: readonly string[] = knownSecrets()): string {
   let out = text;

@@ -1,17 +1,12 @@
 import * as restate from '@restatedev/restate-sdk';
+import { addUsage, emptyUsage, hostNotify, hostSteer, SubagentConfigs, type TurnStopReason } from '../host/index.js';
 import {
   type AgentConfig,
   type AgentEvent,
   type AnyTool,
-  addUsage,
   createAgent,
-  emptyUsage,
-  hostNotify,
-  hostSteer,
   type Message,
   type RunResult,
-  SubagentConfigs,
-  type TurnStopReason,
   type Usage,
   type UserMessage,
 } from '../index.js';

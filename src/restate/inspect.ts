@@ -1,4 +1,4 @@
-import type { InspectorRoot } from '../index.js';
+import type { InspectorRoot } from '../host/index.js';
 import type { AgentClient } from './client.js';
 
 /**

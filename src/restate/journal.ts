@@ -1,13 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import {
-  type AssistantMessage,
-  type Model,
-  ModelError,
-  type ModelEvent,
-  type RetryOptions,
-  type SerializedError,
-  toModelError,
-} from '../index.js';
+import { type RetryOptions, type SerializedError, toModelError } from '../host/index.js';
+import { type AssistantMessage, type Model, ModelError, type ModelEvent } from '../index.js';
 
 /**
  * What one invocation journals, and how. Model calls and tool calls are Restate `ctx.run` side effects: a result

@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import { type Message, notificationMessage, type RunResult, type UserMessage } from '../index.js';
+import { notificationMessage } from '../host/index.js';
+import type { Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
 import type { HostedSupervision } from './subagents.js';
 import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, WAITING } from './swarm.js';

@@ -1,18 +1,15 @@
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import {
-  type AnyTool,
-  defineTool,
   type JoinPolicy,
   SpawnRefused,
   type SubagentConfigs,
   type SubagentHost,
   type SubagentRequest,
-  type SupervisionOptions,
   subagentTools,
-  type TaskResult,
   tooManyAgents,
-} from '../index.js';
+} from '../host/index.js';
+import { type AnyTool, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
 import { type JournalScope, serially } from './journal.js';
 import {

@@ -1,8 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
-import { type JoinPolicy, joinDecided, type RunResult, type TaskResult } from '../index.js';
 // The texts a task ended from outside is reported with are the embedded supervisor's own, so that a swarm's tool
 // result reads the same hosted or embedded.
-import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT } from '../protocol/index.js';
+import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT, type JoinPolicy, joinDecided } from '../host/index.js';
+import type { RunResult, TaskResult } from '../index.js';
 import type { JournalScope } from './journal.js';
 
 /**

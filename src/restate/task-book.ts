@@ -1,8 +1,8 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationMessage, type TaskResult, type TaskStatus } from '../index.js';
 // A cancelled task, and a task stopped with its cancelled owner, are reported with the embedded supervisor's own
 // words.
-import { CANCELLED_TEXT, INTERRUPTED_TEXT } from '../protocol/index.js';
+import { CANCELLED_TEXT, INTERRUPTED_TEXT, notificationMessage, type TaskStatus } from '../host/index.js';
+import type { TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
 

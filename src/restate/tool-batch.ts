@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import { type AnyTool, describeThrown, type ToolContext, type ToolOutput } from '../index.js';
+import { describeThrown } from '../host/index.js';
+import type { AnyTool, ToolContext, ToolOutput } from '../index.js';
 import { type JournalScope, serially, untilAborted } from './journal.js';
 
 /** A tool's journaled outcome: what `execute` returned, or the message of what it threw. */

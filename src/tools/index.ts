@@ -2,7 +2,6 @@ export { groupCalls } from './batching.js';
 export {
   type AnyTool,
   defineTool,
-  type ExecutionMode,
   type ToolContext,
   type ToolDefinition,
   type ToolOutput,
@@ -10,14 +9,11 @@ export {
 export { intentOf } from './intent.js';
 export { jsonSchema } from './json-schema.js';
 export {
-  type CacheOptions,
   cacheByArgs,
   logCalls,
   retryOnError,
-  type ToolExecute,
   type ToolLogEntry,
   type ToolMiddleware,
-  type ToolRetryOptions,
   ToolTimeoutError,
   timeoutAfter,
   withMiddleware,
@@ -30,7 +26,7 @@ export {
   ToolDefinitionError,
   ToolRegistry,
 } from './registry.js';
-export { callKey, dedupeCalls, RepetitionCounter, type RepetitionLadder } from './repetition.js';
+export { callKey, dedupeCalls, RepetitionCounter } from './repetition.js';
 export { ResultBudget } from './result-budget.js';
 export { checkSkills, loadSkills, type Skill, skillsIndex, skillTool } from './skills.js';
 export { parseStructuredAnswer } from './structured.js';

@@ -7,8 +7,8 @@ import {
   HistoryError,
   type Message,
   scriptedModel,
-  type ToolResultPart,
 } from '../../src/index.js';
+import type { ToolResultPart } from '../../src/protocol/index.js';
 import { echo, expectValidHistory, resultText, toolResults } from './helpers.js';
 
 const usage = { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 };

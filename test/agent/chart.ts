@@ -5,7 +5,8 @@
 import { expect } from 'vitest';
 import { type AnyEventObject, type AnyMachineSnapshot, initialTransition, transition } from 'xstate';
 import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
-import type { AssistantMessage, ToolResultPart } from '../../src/index.js';
+import type { AssistantMessage } from '../../src/index.js';
+import type { ToolResultPart } from '../../src/protocol/index.js';
 
 export type Snapshot = ReturnType<typeof initialTransition<typeof agentMachine>>[0];
 const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };

@@ -3,11 +3,11 @@ import {
   type AgentEvent,
   type AssistantMessage,
   createAgent,
-  emptyUsage,
   type Message,
   scriptedModel,
   textOf,
 } from '../../src/index.js';
+import { emptyUsage } from '../../src/protocol/index.js';
 import { echo } from './helpers.js';
 
 const reply = (text: string): AssistantMessage => ({

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { AgentEvent, MessageDelta } from '../../src/index.js';
-import { createAgent, scriptedModel } from '../../src/index.js';
+import { type AgentEvent, createAgent, scriptedModel } from '../../src/index.js';
+import type { MessageDelta } from '../../src/protocol/index.js';
 import { EventQueue } from '../../src/runtime/agent/event-stream.js';
 import { sleep } from '../../src/runtime/env/sleep.js';
 

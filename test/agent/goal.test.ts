@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, getNextSnapshot, initialTransition, transition } from 'xstate';
 import { type GoalTurnOutcome, goalMachine } from '../../machines/goal/index.js';
-import { createAgent, emptyUsage, scriptedModel, textOf } from '../../src/index.js';
+import { createAgent, scriptedModel, textOf } from '../../src/index.js';
+import { emptyUsage } from '../../src/protocol/index.js';
 import { echo } from './helpers.js';
 
 const turn = (over: Partial<GoalTurnOutcome> = {}): GoalTurnOutcome => ({

@@ -1,13 +1,6 @@
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  defineTool,
-  type Message,
-  type ModelRequest,
-  type ToolCallPart,
-  type ToolResultPart,
-  textOf,
-} from '../../src/index.js';
+import { type AgentEvent, defineTool, type Message, type ModelRequest, textOf } from '../../src/index.js';
+import type { ToolCallPart, ToolResultPart } from '../../src/protocol/index.js';
 
 /** A tool that answers with its `text` argument. */
 export const echo = defineTool({

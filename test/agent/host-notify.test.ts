@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createAgent,
-  hostNotify,
-  hostSteer,
-  type Message,
-  type ModelRequest,
-  notificationMessage,
-  scriptedModel,
-} from '../../src/index.js';
+import { createAgent, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
+import { notificationMessage } from '../../src/protocol/index.js';
+import { hostNotify, hostSteer } from '../../src/runtime/index.js';
 
 // The seam a host that delivers background results itself (troupe/restate's `notify`) opens an agent's turn with:
 // the machine's NOTIFY, so the message is stored as a notification, the agent's wakeOnNotification holds, and a

@@ -1,14 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  type AgentEventOf,
-  createAgent,
-  type MissedRuns,
-  type ScriptedModel,
-  scriptedModel,
-  sessions,
-} from '../../src/index.js';
+import { type AgentEventOf, createAgent, scriptedModel, sessions } from '../../src/index.js';
+import type { ScriptedModel } from '../../src/providers/index.js';
+import type { MissedRuns } from '../../src/runtime/index.js';
 import { cleanTempDirs, crashCopy, tempDir } from '../session/helpers.js';
 
 // Fake timers drive the clock (the session's own next-macrotask kicks use the real setImmediate): nothing waits.

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createAgent, type MissedRuns, scriptedModel } from '../../src/index.js';
+import { createAgent, scriptedModel } from '../../src/index.js';
+import type { MissedRuns } from '../../src/runtime/index.js';
 
 // Fake timers drive the clock: no test here waits for real time.
 beforeEach(() => {

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createAgent,
-  defineTool,
-  type ModelEvent,
-  type ScriptedAnswer,
-  scriptedModel,
-  textOf,
-} from '../../src/index.js';
+import { createAgent, defineTool, type ModelEvent, scriptedModel, textOf } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { echo } from './helpers.js';
 
 /** Every event of one answer, and what ended the stream: its end, or the error it threw. */

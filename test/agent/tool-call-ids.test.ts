@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAgent, scriptedModel, type ToolCallPart } from '../../src/index.js';
+import { createAgent, scriptedModel } from '../../src/index.js';
+import type { ToolCallPart } from '../../src/protocol/index.js';
 import { echo, expectValidHistory, resultText, toolResults } from './helpers.js';
 
 describe('tool-call ids', () => {

@@ -1,14 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  type Agent,
-  createAgent,
-  type JsonObject,
-  type PermissionsConfig,
-  scriptedModel,
-  type ToolResultPart,
-} from '../../src/index.js';
+import { type Agent, createAgent, type JsonObject, type PermissionsConfig, scriptedModel } from '../../src/index.js';
+import type { ToolResultPart } from '../../src/protocol/index.js';
 import {
   createWorkspaceTools,
   type WorkspaceTools,

@@ -6,7 +6,8 @@
 import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineTool, type Message, type ModelRequest, type ScriptedAnswer, scriptedModel } from '../../src/index.js';
+import { defineTool, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import {
   type AgentWorker,
   agentClient,

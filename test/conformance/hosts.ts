@@ -1,11 +1,5 @@
-import {
-  type Agent,
-  type AgentEventOf,
-  createAgent,
-  type Message,
-  type TurnStopReason,
-  type Usage,
-} from '../../src/index.js';
+import { type Agent, type AgentEventOf, createAgent, type Message, type Usage } from '../../src/index.js';
+import type { TurnStopReason } from '../../src/protocol/index.js';
 import {
   type AgentClient,
   agentClient,

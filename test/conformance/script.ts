@@ -6,10 +6,10 @@ import {
   type Message,
   type ModelRequest,
   type ScriptedAnswer,
-  type ScriptedToolCall,
   type SupervisionOptions,
   scriptedModel,
 } from '../../src/index.js';
+import type { ScriptedToolCall } from '../../src/providers/index.js';
 
 /**
  * The agents of the conformance suite, one script for both hosts. A root's task starts with `#` and names its

@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { chooseCut, keptFacts, render, summarize } from '../../src/context/compaction.js';
 import { ContextEngine, project } from '../../src/context/index.js';
-import {
-  type AgentEvent,
-  type AgentEventBody,
-  createAgent,
-  type Message,
-  type ModelRequest,
-  scriptedModel,
-} from '../../src/index.js';
+import { type AgentEvent, createAgent, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
+import type { AgentEventBody } from '../../src/protocol/index.js';
 import { expectValidHistory } from '../agent/helpers.js';
 import { assistant, call, result, text, tool, user } from './history.js';
 

@@ -1,16 +1,15 @@
 /** Builders for hand-made histories, healthy and broken. */
+
+import type { AssistantMessage, JsonObject, UserMessage } from '../../src/index.js';
 import {
   type AssistantContent,
-  type AssistantMessage,
   emptyUsage,
   type ImagePart,
-  type JsonObject,
   type ToolCallPart,
   type ToolMessage,
   type ToolResultPart,
-  type UserMessage,
   type UserMessageSource,
-} from '../../src/index.js';
+} from '../../src/protocol/index.js';
 
 export const user = (text: string, source?: UserMessageSource): UserMessage => ({
   role: 'user',

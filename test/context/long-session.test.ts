@@ -6,15 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  createAgent,
-  defineTool,
-  type ModelRequest,
-  type ScriptedAnswer,
-  scriptedModel,
-  textOf,
-} from '../../src/index.js';
+import { type AgentEvent, createAgent, defineTool, type ModelRequest, scriptedModel, textOf } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { expectValidHistory } from '../agent/helpers.js';
 
 const WINDOW = 4_000;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MISSING_RESULT, Projection, project } from '../../src/context/index.js';
-import type { ContextRepair, Message } from '../../src/index.js';
+import type { Message } from '../../src/index.js';
+import type { ContextRepair } from '../../src/protocol/index.js';
 import { expectValidHistory } from '../agent/helpers.js';
 import { assistant, call, image, result, text, tool, user } from './history.js';
 

@@ -7,11 +7,11 @@ import {
   createAgent,
   defineTool,
   type ModelRequest,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { latch, resultText, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, tempDir } from '../session/helpers.js';
 

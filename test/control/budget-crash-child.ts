@@ -3,14 +3,8 @@
 // Run (bundled by the test): node budget-crash-child.mjs <dir> <id>
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import {
-  createAgent,
-  defineTool,
-  type ModelRequest,
-  type ScriptedAnswer,
-  scriptedModel,
-  sessions,
-} from '../../src/index.js';
+import { createAgent, defineTool, type ModelRequest, scriptedModel, sessions } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 const [dir, id] = process.argv.slice(2) as [string, string];
 const TEN = { input: 8, output: 2 };

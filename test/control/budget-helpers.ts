@@ -1,6 +1,7 @@
 /** The vocabulary of the budget tests: answers that each bill 10 tokens, and a tool that counts who ran it. */
 import { z } from 'zod';
-import { defineTool, type JsonObject, type ScriptedAnswer } from '../../src/index.js';
+import { defineTool, type JsonObject } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 /** Every answer of these scripts bills 10 tokens. */
 export const TEN = { input: 8, output: 2 };

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
-import type { AssistantMessage, SerializedError } from '../../src/index.js';
+import type { AssistantMessage } from '../../src/index.js';
+import type { SerializedError } from '../../src/protocol/index.js';
 
 type Snapshot = ReturnType<typeof initialTransition<typeof agentMachine>>[0];
 

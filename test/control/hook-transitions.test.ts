@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyEventObject, initialTransition, transition } from 'xstate';
 import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
-import type { AssistantMessage, ToolResultPart } from '../../src/index.js';
+import type { AssistantMessage } from '../../src/index.js';
+import type { ToolResultPart } from '../../src/protocol/index.js';
 
 type Snapshot = ReturnType<typeof initialTransition<typeof agentMachine>>[0];
 type Action = { type: string; params?: { id?: string; event?: AnyEventObject } };

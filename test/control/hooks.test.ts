@@ -9,8 +9,8 @@ import {
   HookFailed,
   type Hooks,
   scriptedModel,
-  type TurnEnd,
 } from '../../src/index.js';
+import type { TurnEnd } from '../../src/runtime/index.js';
 import { toolResults } from '../agent/helpers.js';
 import { router } from '../supervisor/helpers.js';
 

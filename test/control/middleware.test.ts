@@ -8,10 +8,10 @@ import {
   logCalls,
   retryOnError,
   scriptedModel,
-  type ToolLogEntry,
   timeoutAfter,
   withMiddleware,
 } from '../../src/index.js';
+import type { ToolLogEntry } from '../../src/tools/index.js';
 import { toolResults } from '../agent/helpers.js';
 
 const textOfResult = (result: { content: Array<{ type: string; text?: string }> } | undefined) =>

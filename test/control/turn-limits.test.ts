@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type AgentEvent, createAgent, defineTool, type ScriptedAnswer } from '../../src/index.js';
+import { type AgentEvent, createAgent, defineTool } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { router, waitFor } from '../supervisor/helpers.js';
 
 /** A child that never stops on its own: every answer calls `work` again. */

@@ -19,6 +19,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The package's entries, as `package.json` exports them, by their source files. */
 const entries: Record<string, string> = {
   troupe: 'src/index.ts',
+  'troupe/host': 'src/host/index.ts',
+  'troupe/machines': 'src/machines/index.ts',
   'troupe/testing': 'src/testing/index.ts',
   'troupe/tools': 'src/tools/builtin/index.ts',
   'troupe/mcp': 'src/mcp/index.ts',

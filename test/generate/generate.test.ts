@@ -2,7 +2,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   anthropic,
-  type GenerateEvent,
   generate,
   ModelError,
   OutputValidationError,
@@ -10,6 +9,7 @@ import {
   scriptedModel,
   streamText,
 } from '../../src/index.js';
+import type { GenerateEvent } from '../../src/runtime/index.js';
 import { echo } from '../agent/helpers.js';
 import { anthropicError, anthropicReply, chatReply, openaiError } from '../wire/builders.js';
 import { WireServer } from '../wire/server.js';

@@ -1,11 +1,8 @@
 import { existsSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import {
-  connectInspector,
-  type InspectorConnection,
-  type InspectorServer,
-  startInspectorServer,
-} from '../../src/index.js';
+import { connectInspector, startInspectorServer } from '../../src/index.js';
+import type { InspectorConnection } from '../../src/inspect/connect.js';
+import type { InspectorServer } from '../../src/inspect/server.js';
 import { CHROMIUM } from '../helpers/requires.js';
 
 /** Headless, and quiet on this machine's closed network (see the env notes on headless Chromium). */

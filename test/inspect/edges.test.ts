@@ -3,8 +3,8 @@ import { request } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { assign, createMachine, setup } from 'xstate';
-import { connectInspector, startInspectorServer, toMermaid, toStudioJSON } from '../../src/index.js';
-import { transitionList } from '../../src/inspect/export.js';
+import { connectInspector, startInspectorServer } from '../../src/index.js';
+import { toMermaid, toStudioJSON, transitionList } from '../../src/inspect/export.js';
 import { isLoopbackHost, parseCommand } from '../../src/inspect/protocol.js';
 import { latch } from '../agent/helpers.js';
 

@@ -5,8 +5,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { createAgent, defineTool, sanitizeInspection, scriptedModel } from '../../src/index.js';
-import { summarize } from '../../src/inspect/sanitize.js';
+import { createAgent, defineTool, scriptedModel } from '../../src/index.js';
+import { sanitizeInspection, summarize } from '../../src/inspect/sanitize.js';
 import { leaks, PLANTED, plantInEnvironment } from '../helpers/secrets.js';
 
 const unplant = plantInEnvironment();

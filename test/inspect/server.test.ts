@@ -5,14 +5,8 @@ import { WebSocket } from 'ws';
 import { z } from 'zod';
 import { runDemo } from '../../src/cli/demo.js';
 import { main } from '../../src/cli/main.js';
-import {
-  connectInspector,
-  createAgent,
-  defineTool,
-  type InspectorServer,
-  scriptedModel,
-  startInspectorServer,
-} from '../../src/index.js';
+import { connectInspector, createAgent, defineTool, scriptedModel, startInspectorServer } from '../../src/index.js';
+import type { InspectorServer } from '../../src/inspect/server.js';
 import { latch } from '../agent/helpers.js';
 
 function get(port: number, path: string, host = `127.0.0.1:${port}`) {

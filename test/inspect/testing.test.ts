@@ -1,7 +1,8 @@
 /** `troupe/testing` as a user would use it: assertions on a recorded run, and pure transitions of a machine. */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentMachine, createAgent, defineTool } from '../../src/index.js';
+import { agentMachine } from '../../machines/agent/index.js';
+import { createAgent, defineTool } from '../../src/index.js';
 import {
   agentEvents,
   assertEmitted,

@@ -34,8 +34,9 @@ import {
   type ToolWorkerRequest,
   type WorkerInput,
 } from '../../machines/agent/index.js';
-import type { AssistantMessage, ToolCallPart, ToolResultPart } from '../../src/index.js';
+import type { AssistantMessage } from '../../src/index.js';
 import { stateIds, transitionKeys, transitionList } from '../../src/inspect/export.js';
+import type { ToolCallPart, ToolResultPart } from '../../src/protocol/index.js';
 import { coveringPaths, type Path } from './paths.js';
 
 type Snapshot = SnapshotFrom<typeof agentMachine>;

@@ -7,15 +7,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type {
-  AssistantMessage,
-  Model,
-  ModelErrorCode,
-  ModelEvent,
-  ModelRequest,
-  ModelStopReason,
-  Usage,
-} from '../../src/index.js';
+import type { AssistantMessage, Model, ModelErrorCode, ModelEvent, ModelRequest, Usage } from '../../src/index.js';
+import type { ModelStopReason } from '../../src/protocol/index.js';
 import { anthropic, openai } from '../../src/providers/index.js';
 import { frameOf, type WirePath, WireServer } from '../wire/server.js';
 

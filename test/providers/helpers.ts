@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { Agent, AgentEvent, Model, RunResult } from '../../src/index.js';
-import { createAgent, defineTool } from '../../src/index.js';
+import { type Agent, type AgentEvent, createAgent, defineTool, type Model, type RunResult } from '../../src/index.js';
 import type { SseEvent, WirePath, WireServer } from '../wire/server.js';
 
 /** Two parallel-safe tools and one that fails, with the calls they saw. */

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type AssistantMessage, createAgent, ModelError, type ToolMessage } from '../../src/index.js';
+import { type AssistantMessage, createAgent, ModelError } from '../../src/index.js';
+import type { ToolMessage } from '../../src/protocol/index.js';
 import { openai } from '../../src/providers/index.js';
 import { chatEvents, chatReply, openaiError } from '../wire/builders.js';
 import { WireServer } from '../wire/server.js';

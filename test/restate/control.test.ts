@@ -1,13 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  type Agent,
-  createAgent,
-  defineTool,
-  type Message,
-  notificationMessage,
-  scriptedModel,
-} from '../../src/index.js';
+import { type Agent, createAgent, defineTool, type Message, scriptedModel } from '../../src/index.js';
+import { notificationMessage } from '../../src/protocol/index.js';
 import { answerFor } from './fixtures/agents.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';

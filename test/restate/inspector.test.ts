@@ -1,12 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import {
-  connectInspector,
-  type InspectorConnection,
-  type InspectorServer,
-  type Message,
-  startInspectorServer,
-} from '../../src/index.js';
+import { connectInspector, type Message, startInspectorServer } from '../../src/index.js';
+import type { InspectorConnection } from '../../src/inspect/connect.js';
+import type { InspectorServer } from '../../src/inspect/server.js';
 import { hostedInspectorRoot } from '../../src/restate/index.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';

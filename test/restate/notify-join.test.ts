@@ -6,9 +6,9 @@ import {
   defineTool,
   type Message,
   type ModelRequest,
-  type ScriptedAnswer,
   scriptedModel,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import {
   type AgentClient,
   type AgentWorker,

@@ -7,10 +7,10 @@ import {
   type Hooks,
   type Message,
   type ModelRequest,
-  type ScriptedAnswer,
   type SubagentProfile,
   scriptedModel,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import {
   type AgentClient,
   type AgentWorker,

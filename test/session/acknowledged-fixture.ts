@@ -8,13 +8,13 @@ import {
   type Model,
   type ModelRequest,
   type Policy,
-  type ScriptedAnswer,
   type SessionManager,
   SqliteStore,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 export type StoreKind = 'jsonl' | 'sqlite';
 

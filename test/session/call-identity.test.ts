@@ -6,11 +6,11 @@ import {
   createAgent,
   defineTool,
   type ModelRequest,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { expectValidHistory, latch, resultText, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
 

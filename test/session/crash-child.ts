@@ -10,11 +10,11 @@ import {
   defineTool,
   type ModelRequest,
   type Policy,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 const [dir, id, side] = process.argv.slice(2) as [string, string, string];
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

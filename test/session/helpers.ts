@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach } from 'vitest';
 import { z } from 'zod';
-import { type AnyTool, defineTool, type ModelRequest, type ScriptedAnswer } from '../../src/index.js';
+import { type AnyTool, defineTool, type ModelRequest } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import type { JournalRecord } from '../../src/session/index.js';
 import type { Latch } from '../agent/helpers.js';
 

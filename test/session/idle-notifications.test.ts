@@ -9,11 +9,11 @@ import {
   defineTool,
   type Message,
   type ModelRequest,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { taskOf } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, journalRecords, tempDir } from './helpers.js';
 

@@ -2,15 +2,8 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createSupervisor,
-  defineTool,
-  type ModelRequest,
-  type ScriptedAnswer,
-  scriptedModel,
-  sessions,
-  textOf,
-} from '../../src/index.js';
+import { createSupervisor, defineTool, type ModelRequest, scriptedModel, sessions, textOf } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { expectValidHistory, latch, taskOf } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, tempDir } from './helpers.js';
 

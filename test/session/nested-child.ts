@@ -8,15 +8,8 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import {
-  createAgent,
-  defineTool,
-  type ModelRequest,
-  type ScriptedAnswer,
-  scriptedModel,
-  sessions,
-  textOf,
-} from '../../src/index.js';
+import { createAgent, defineTool, type ModelRequest, scriptedModel, sessions, textOf } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 const [dir, side, shape, moment] = process.argv.slice(2) as [string, string, 'idle' | 'busy', string];
 const ID = 'nested';

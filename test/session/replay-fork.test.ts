@@ -7,14 +7,14 @@ import {
   createAgent,
   createSupervisor,
   defineTool,
-  type JournalRecord,
   type ModelRequest,
   type Policy,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
+import type { JournalRecord } from '../../src/session/index.js';
 import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { byHistory, cleanTempDirs, journalRecords, tempDir } from './helpers.js';
 

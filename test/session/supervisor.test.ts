@@ -7,11 +7,11 @@ import {
   defineTool,
   type Message,
   type ModelRequest,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import type { JournalRecord, MessageRecord } from '../../src/session/index.js';
 import { expectValidHistory, type Latch, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, countTool, crashCopy, journalRecords, tempDir } from './helpers.js';

@@ -5,11 +5,11 @@ import {
   defineTool,
   type Message,
   type ModelRequest,
-  type ScriptedAnswer,
   scriptedModel,
   sessions,
   textOf,
 } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { expectValidHistory, latch, resultText, taskOf, toolResults } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, journalRecords, tempDir, untilJournaled } from './helpers.js';
 

@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, type InspectionEvent, waitFor as xstateWaitFor } from 'xstate';
 import { z } from 'zod';
-import {
-  type AgentEvent,
-  createAgent,
-  createSupervisor,
-  defineTool,
-  describeTree,
-  emptyUsage,
-  SpawnRefused,
-  scriptedModel,
-  type TreeView,
-  textOf,
-} from '../../src/index.js';
+import { type AgentEvent, createAgent, createSupervisor, defineTool, scriptedModel, textOf } from '../../src/index.js';
+import { emptyUsage } from '../../src/protocol/index.js';
+import { describeTree, SpawnRefused, type TreeView } from '../../src/runtime/index.js';
 import { assertValidHistory, latch, router, waitFor } from './helpers.js';
 
 const danger = defineTool({

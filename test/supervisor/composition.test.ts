@@ -5,7 +5,8 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type { AnyActorRef } from 'xstate';
-import type { ModelRequest, ScriptedAnswer } from '../../src/index.js';
+import type { ModelRequest } from '../../src/index.js';
+import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 type Index = typeof import('../../src/index.js');
 

@@ -1,12 +1,5 @@
-import {
-  type AgentEvent,
-  type Message,
-  type ModelRequest,
-  type ScriptedAnswer,
-  type ScriptedModel,
-  scriptedModel,
-  textOf,
-} from '../../src/index.js';
+import { type AgentEvent, type Message, type ModelRequest, scriptedModel, textOf } from '../../src/index.js';
+import type { ScriptedAnswer, ScriptedModel } from '../../src/providers/index.js';
 
 export interface Seen {
   /** The first user message: the task's prompt (or the root's first prompt). */

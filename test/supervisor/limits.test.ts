@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createAgent, createSupervisor, SpawnRefused } from '../../src/index.js';
+import { createAgent, createSupervisor } from '../../src/index.js';
+import { SpawnRefused } from '../../src/runtime/index.js';
 import { latch, parseResults, router } from './helpers.js';
 
 describe('hard limits: maxDepth and maxAgents', () => {

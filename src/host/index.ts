@@ -1,0 +1,31 @@
+/**
+ * `troupe/host`: what a host that runs agents' turns itself needs beyond the public API (the Restate host,
+ * `troupe/restate`, imports nothing else of Troupe's). A program does not need it.
+ */
+export type { InspectorRoot } from '../inspect/control.js';
+export {
+  addUsage,
+  CANCELLED_TEXT,
+  describeThrown,
+  emptyUsage,
+  INTERRUPTED_TEXT,
+  JOINED_TEXT,
+  type JoinPolicy,
+  joinDecided,
+  notificationMessage,
+  type SerializedError,
+  type TaskStatus,
+  type TurnStopReason,
+  toModelError,
+} from '../protocol/index.js';
+export {
+  hostNotify,
+  hostSteer,
+  type RetryOptions,
+  SpawnRefused,
+  SubagentConfigs,
+  type SubagentHost,
+  type SubagentRequest,
+  subagentTools,
+  tooManyAgents,
+} from '../runtime/index.js';
