@@ -296,7 +296,7 @@ function classifyAiSdkError(ctx: ClassifyContext, error: unknown, signal: AbortS
   if (error instanceof ModelError) return error;
   if (signal.aborted || isAbortError(error)) return classifyError(ctx, error, signal);
   if (error instanceof Error) {
-    if (error.name === 'AI_APICallError') return apiCallError(ctx, error);
+    if (error.name === 'AI_APICallError') return apiCallError(ctx, error, signal);
     const code = BY_NAME[error.name];
     if (code)
       return new ModelError({ code, message: `${ctx.label}: ${error.message}`, provider: ctx.provider, cause: error });
@@ -311,16 +311,22 @@ function classifyAiSdkError(ctx: ClassifyContext, error: unknown, signal: AbortS
   return classifyError(ctx, error, signal);
 }
 
-function apiCallError(ctx: ClassifyContext, error: Error): ModelError {
+function apiCallError(ctx: ClassifyContext, error: Error, signal: AbortSignal): ModelError {
   const call = error as Error & {
     statusCode?: number;
     responseHeaders?: Record<string, string>;
     responseBody?: string;
     data?: unknown;
     isRetryable?: boolean;
+    cause?: unknown;
   };
-  if (call.statusCode === undefined) {
-    // No response at all: the AI SDK marks a failed connection retryable ("Cannot connect to API").
+  if (call.statusCode === undefined || call.statusCode < 400) {
+    // No response ("Cannot connect to API"), or a 200 whose body failed while it was read ("Failed to process
+    // successful response", a socket closed mid-stream): what went wrong is the cause, which the AI SDK wraps.
+    if (call.cause !== undefined) {
+      const inner = classifyAiSdkError(ctx, call.cause, signal);
+      if (inner.code !== 'unknown') return inner;
+    }
     const code = call.isRetryable ? 'network_error' : 'unknown';
     return new ModelError({ code, message: `${ctx.label}: ${error.message}`, provider: ctx.provider, cause: error });
   }

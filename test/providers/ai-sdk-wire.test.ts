@@ -174,6 +174,18 @@ describe('@ai-sdk/google through aiSdkModel, against Gemini wire', () => {
     expect(JSON.stringify(result.messages)).not.toContain('partial');
   });
 
+  it('a stream cut in the middle is a network_error: the partial answer is discarded and retried', async () => {
+    server.reply(
+      PATH,
+      { kind: 'sse', events: geminiEvents({ text: 'partial answer', finish: null }), cut: true },
+      geminiReply({ text: 'whole' }),
+    );
+    const { result, retries } = await run(gemini());
+    expect(result.text).toBe('whole');
+    expect(retries.map((e) => e.error.code)).toEqual(['network_error']);
+    expect(JSON.stringify(result.messages)).not.toContain('partial');
+  });
+
   it('an interrupt mid-stream closes the HTTP request and ends the turn as interrupted', async () => {
     const stalled = geminiEvents({ text: 'slow slow slow', finish: null }).slice(0, 2);
     const { result, events } = await abortMidStream(server, PATH, stalled, gemini());
@@ -295,6 +307,27 @@ describe('@ai-sdk/openai-compatible through aiSdkModel, against Chat Completions
     const { result, retries } = await run(compat());
     expect(result.text).toBe('whole');
     expect(retries.map((e) => e.error.code)).toEqual(['rate_limit']);
+  });
+
+  it('a stream cut in the middle is a network_error: the partial answer is discarded and retried', async () => {
+    server.reply(
+      PATH,
+      { kind: 'sse', events: chatEvents({ text: 'partial answer', finish: null }), cut: true },
+      chatReply({ text: 'whole' }),
+    );
+    const { result, retries } = await run(compat());
+    expect(result.text).toBe('whole');
+    expect(retries.map((e) => e.error.code)).toEqual(['network_error']);
+    expect(JSON.stringify(result.messages)).not.toContain('partial');
+  });
+
+  it('a server that refuses the connection is a network_error, retried', async () => {
+    const gone = await WireServer.start();
+    await gone.close();
+    const model = aiSdkModel(createOpenAICompatible({ name: 'compat', baseURL: gone.baseURL })('model-x'));
+    const { result, retries } = await run(model);
+    expect(result.error).toMatchObject({ code: 'network_error', retryable: true });
+    expect(retries).toHaveLength(fastRetry.maxRetries);
   });
 
   it('an interrupt mid-stream closes the HTTP request and ends the turn as interrupted', async () => {
