@@ -1,3 +1,5 @@
+// Over 400 lines: one provider's whole mapping, the request body and the stream of answers alike, read against the
+// Messages API top to bottom; the two halves share its block types and settings.
 import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,

@@ -1,3 +1,5 @@
+// Over 400 lines: one provider's whole mapping, the request body and the stream of events alike, read against the
+// Responses API top to bottom; the two halves share its item types.
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,

@@ -1,3 +1,4 @@
+// Over 400 lines: the agent's virtual object is every handler Restate calls on one agent, registered together.
 import * as restate from '@restatedev/restate-sdk';
 import { addUsage, emptyUsage, hostNotify, hostSteer, SubagentConfigs, type TurnStopReason } from '../host/index.js';
 import {

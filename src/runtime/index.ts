@@ -11,6 +11,7 @@ export {
 export type { AgentConfig, AgentProfile } from './agent/config.js';
 export type { GoalOptions, GoalResult, GoalView } from './agent/goal.js';
 export type { AgentState } from './agent/state.js';
+export { describeTree, type TreeView } from './agent/tree-view.js';
 export type { Listener, ListenOptions } from './env/bus.js';
 export type { AgentInfo, Policy, PolicyAnswer, RunResult } from './env/env.js';
 export {
@@ -44,14 +45,12 @@ export {
 export { type Guardrail, type GuardrailOptions, guardrails } from './step/guardrails.js';
 export {
   createSupervisor,
-  describeTree,
   SpawnRefused,
   Supervisor,
   type SupervisorConfig,
   type SwarmOptions,
   type SwarmTask,
   type TaskInfo,
-  type TreeView,
 } from './supervisor.js';
 export { type ProfiledConfig, SubagentConfigs } from './tree/subagent-profiles.js';
 export {

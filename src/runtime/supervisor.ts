@@ -16,7 +16,7 @@ import type {
 import type { AnyTool } from '../tools/index.js';
 import { Agent, attachTo } from './agent/agent.js';
 import { type AgentConfig, agentSettings } from './agent/config.js';
-import { stateString } from './agent/state.js';
+import { describeTree, type TreeView } from './agent/tree-view.js';
 import { runtimeSupervisorMachine } from './agent/wiring.js';
 import { type BudgetLimits, checkLimits } from './budget/budget.js';
 import { awaitsApproval } from './env/approval-waits.js';
@@ -90,16 +90,6 @@ export interface TaskInfo {
   agentId: string;
   status: TaskStatus;
   text?: string;
-}
-
-/** A node of the live tree, for printing and inspectors. */
-export interface TreeView {
-  id: string;
-  kind: 'supervisor' | 'agent';
-  /** The state path, e.g. `idle`, `busy`, `running.turn.step.tools.executing`. */
-  state: string;
-  usage?: Usage;
-  children: TreeView[];
 }
 
 /** The programmatic root of a tree: starts top-level agents and swarms, and sees every event below. */
@@ -357,46 +347,6 @@ export class Supervisor {
 
   private assertRunning(): void {
     if (this.stopped) throw new Error(`Supervisor ${this.id} is stopped`);
-  }
-}
-
-/** Describes a subtree of actors (an agent's `actor`, or a supervisor's) with its states. */
-export function describeTree(
-  ref: AnyActorRef,
-  id: string,
-  usageOf: (agentId: string) => Usage | undefined = () => undefined,
-): TreeView {
-  const snapshot = ref.getSnapshot() as { value?: unknown; children?: Record<string, AnyActorRef | undefined> };
-  const isSupervisor = ref.id === 'supervisor' || ref.getSnapshot().machine?.id === 'supervisor';
-  const view: TreeView = {
-    id,
-    kind: isSupervisor ? 'supervisor' : 'agent',
-    state: stateString(snapshot.value),
-    children: [],
-  };
-  if (!isSupervisor) {
-    const usage = usageOf(id);
-    if (usage) view.usage = usage;
-  }
-  addChildren(view, snapshot.children, id, usageOf);
-  return view;
-}
-
-/** Agents and supervisors under an actor; batches, groups, lanes and tasks are passed through (the view shows agents). */
-function addChildren(
-  view: TreeView,
-  children: Record<string, AnyActorRef | undefined> | undefined,
-  id: string,
-  usageOf: (agentId: string) => Usage | undefined,
-): void {
-  for (const [key, child] of Object.entries(children ?? {})) {
-    if (child?.getSnapshot().status !== 'active') continue;
-    if (key === 'supervisor') view.children.push(describeTree(child, `${id}/supervisor`, usageOf));
-    else if (key.startsWith('subagent.')) view.children.push(describeTree(child, key.slice(9), usageOf));
-    else if (/^(batch|group|lane|task)\./.test(key)) {
-      const inner = child.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
-      addChildren(view, inner.children, id, usageOf);
-    }
   }
 }
 

@@ -8,6 +8,8 @@
  * - `startMachine` / `transitionMachine` / `runEvents` wrap XState's pure `initialTransition` / `transition`, so a
  *   customised machine (`agentMachine.provide(...)`) can be tested without running any actor.
  *
+ * Over 400 lines: one entry point, `troupe/testing`, whose exports are small and read in the order a test uses them.
+ *
  * @module troupe/testing
  */
 import {

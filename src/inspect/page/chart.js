@@ -1,6 +1,7 @@
 // The selected actor's statechart: laid out with ELK (the page's one library, served by the inspector), drawn as
 // SVG that fits its panel, with zoom and pan. Active states are filled; the transitions the last macrostep took
 // (reported by the program as `@troupe.transitions`) are marked, and only those.
+// Over 400 lines: layout, drawing, zoom and highlighting share one drawn chart and one camera, this module's state.
 
 import { $, el, svg } from './dom.js';
 import { activePaths, labelOf, statusOf } from './store.js';

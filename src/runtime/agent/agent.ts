@@ -1,3 +1,5 @@
+// Over 400 lines: the Agent class is an agent's public API, a method for each thing a user does with it; each method
+// is a few lines that hand the call to the env, the machine or the tree.
 import { nanoid } from 'nanoid';
 import { type AnyActorRef, createActor, type Snapshot } from 'xstate';
 import type { z } from 'zod';

@@ -24,7 +24,8 @@ import {
 } from '../../session/index.js';
 import type { BudgetLimits } from '../budget/budget.js';
 import type { RestoredSpend, SpendLedger } from '../budget/ledger.js';
-import type { AgentEnv, Recording } from '../env/env.js';
+import type { AgentEnv } from '../env/env.js';
+import type { Recording } from '../env/recording.js';
 import { type Journaled, nothingJournaled } from './record-sink.js';
 
 /** One agent's journal, read back: what a resume restores and what its workers answer from. */

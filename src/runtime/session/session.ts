@@ -1,3 +1,5 @@
+// Over 400 lines: a Session binds one agent to its journal for the agent's whole life (open, restore, record,
+// replay, fork, close), and each step needs the same recorder, env and actor.
 import { nanoid } from 'nanoid';
 import type { AgentActorRef, AgentContext, TurnInput } from '../../../machines/agent/index.js';
 import { addUsage, type Message, type UserMessage } from '../../protocol/index.js';

@@ -1,3 +1,5 @@
+// Over 400 lines: the journal of a tree writes every fact of its subagents and, on a restore, gives the tree back
+// what had not settled; both read the same batches and tasks.
 import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../../machines/agent/index.js';
 import {

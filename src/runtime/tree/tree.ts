@@ -1,3 +1,5 @@
+// Over 400 lines: Tree is where the supervisor machines' effects land, and each needs the registry, the task book
+// and the archive together; the records themselves live in the modules it joins.
 import type { AnyActorRef } from 'xstate';
 import type { OwnerNotify, PrepareParams, SettleParams, SupervisorInput } from '../../../machines/supervisor/index.js';
 import {
