@@ -1,4 +1,3 @@
-import { assign } from 'xstate';
 import type { GoalOutput } from './setup.js';
 import { goalSetup } from './setup.js';
 
@@ -22,11 +21,7 @@ export const goalMachine = goalSetup.createMachine({
             input: ({ context }) => ({ goal: context.goal, turn: context.turns + 1 }),
             onDone: {
               target: 'checking',
-              actions: assign(({ context, event }) => ({
-                turns: context.turns + 1,
-                tokens: context.tokens + event.output.tokens,
-                last: event.output,
-              })),
+              actions: 'recordTurn',
             },
             onError: '#goal.failed',
           },
@@ -43,10 +38,10 @@ export const goalMachine = goalSetup.createMachine({
         },
       },
     },
-    achieved: { type: 'final', entry: assign({ status: 'achieved' }) },
-    budgetExhausted: { type: 'final', entry: assign({ status: 'budget_exhausted' }) },
-    failed: { type: 'final', entry: assign({ status: 'failed' }) },
-    interrupted: { type: 'final', entry: assign({ status: 'interrupted' }) },
+    achieved: { type: 'final', entry: { type: 'endWith', params: { status: 'achieved' } } },
+    budgetExhausted: { type: 'final', entry: { type: 'endWith', params: { status: 'budget_exhausted' } } },
+    failed: { type: 'final', entry: { type: 'endWith', params: { status: 'failed' } } },
+    interrupted: { type: 'final', entry: { type: 'endWith', params: { status: 'interrupted' } } },
   },
   output: ({ context }) => {
     // Stryker disable next-line StringLiteral: every final state sets `status`; the fallback is for its type

@@ -1,4 +1,4 @@
-import { fromPromise, setup } from 'xstate';
+import { assign, fromPromise, setup } from 'xstate';
 import type { TurnStopReason, Usage } from '../../src/protocol/index.js';
 
 export interface GoalInput {
@@ -50,6 +50,14 @@ export const goalSetup = setup({
       // Stryker disable next-line StringLiteral: the message is for a developer's stack trace; the chart keeps no error
       throw new Error('goal machine: takeTurn is provided by the runtime');
     }),
+  },
+  actions: {
+    /** A turn was taken: it counts against the budgets, and the checks read it. */
+    recordTurn: assign(({ context, event }) => {
+      const outcome = (event as unknown as { output: GoalTurnOutcome }).output;
+      return { turns: context.turns + 1, tokens: context.tokens + outcome.tokens, last: outcome };
+    }),
+    endWith: assign((_, params: { status: GoalStatus }) => ({ status: params.status })),
   },
   // The guards run in `checking`, where the turn just taken is `last`.
   // Stryker disable OptionalChaining: `last` is always set there; the chaining only satisfies its type

@@ -8,7 +8,7 @@ import {
   supervisorMachine,
   taskMachine,
 } from '../../machines/supervisor/index.js';
-import { toMermaid, toStudioJSON, transitionList } from './export.js';
+import { toMermaid, toStudioJSON, transitionLabel, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
 const documentedMachines: Record<string, AnyStateMachine> = {
@@ -43,7 +43,7 @@ export function statechartDocs(machines: Record<string, AnyStateMachine> = docum
     for (const t of transitions) {
       if (t.targets.length) continue;
       const list = inPlace.get(t.source) ?? [];
-      list.push(t.guard ? `${t.event} [${t.guard}]` : t.event);
+      list.push(transitionLabel(t));
       inPlace.set(t.source, list);
     }
     sections.push(

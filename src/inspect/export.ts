@@ -51,6 +51,21 @@ function nameOf(value: unknown): string | undefined {
   return 'inline';
 }
 
+/**
+ * A guard's text: a named guard by its name, a composite one by its parts (`a ∧ b`, `a ∨ b`, `¬a`; nested ones in
+ * parentheses), so that a diagram says what `and([...])` checks instead of `and`.
+ */
+function guardText(value: unknown, nested = false): string | undefined {
+  const composite = value as { name?: string; guards?: unknown };
+  if (typeof value === 'function' && Array.isArray(composite.guards)) {
+    const parts = composite.guards.map((guard: unknown) => guardText(guard, true) ?? 'inline');
+    if (composite.name === 'not') return `¬${parts[0]}`;
+    const text = parts.join(composite.name === 'or' ? ' ∨ ' : ' ∧ ');
+    return nested && parts.length > 1 ? `(${text})` : text;
+  }
+  return nameOf(value);
+}
+
 function rootOf(machine: AnyStateMachine): NodeLike {
   return machine.root as unknown as NodeLike;
 }
@@ -101,7 +116,7 @@ function eachTransition(
 export function transitionList(machine: AnyStateMachine): TransitionInfo[] {
   const out: TransitionInfo[] = [];
   eachTransition(machine, (t, node, event, key) => {
-    const guard = nameOf(t.guard);
+    const guard = guardText(t.guard);
     out.push({
       key,
       source: node.id,
@@ -128,12 +143,20 @@ function mermaidId(id: string): string {
   return id.replace(/[^A-Za-z0-9_]/g, '_');
 }
 
-function label(t: TransitionInfo): string {
-  const text = t.guard ? `${t.event} [${t.guard}]` : t.event;
-  return text.replace(/[:;]/g, ' ');
+/** `EVENT [guard] / action, action`: what a transition waits for, checks and does, as UML writes it. */
+export function transitionLabel(t: Pick<TransitionInfo, 'event' | 'guard' | 'actions'>): string {
+  const guarded = t.guard ? `${t.event} [${t.guard}]` : t.event;
+  return t.actions.length ? `${guarded} / ${t.actions.join(', ')}` : guarded;
 }
 
-/** The machine as a Mermaid `stateDiagram-v2`: nested states, initial states, every transition with its guard. */
+function label(t: TransitionInfo): string {
+  return transitionLabel(t).replace(/[:;]/g, ' ');
+}
+
+/**
+ * The machine as a Mermaid `stateDiagram-v2`: nested states, initial states, every transition with its guard and its
+ * actions.
+ */
 export function toMermaid(machine: AnyStateMachine): string {
   const root = rootOf(machine);
   const lines = ['stateDiagram-v2'];
@@ -174,7 +197,7 @@ type StudioTransition = { target?: string[]; guard?: string; actions?: string[];
 function studioTransition(t: TransitionLike): StudioTransition {
   const out: StudioTransition = {};
   if (t.target?.length) out.target = t.target.map((target) => `#${target.id}`);
-  const guard = nameOf(t.guard);
+  const guard = guardText(t.guard);
   if (guard !== undefined) out.guard = guard;
   if (t.actions.length) out.actions = t.actions.map((a) => nameOf(a) ?? 'inline');
   if (t.reenter) out.reenter = true;

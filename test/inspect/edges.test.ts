@@ -2,7 +2,7 @@
 import { request } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
-import { assign, createMachine, setup } from 'xstate';
+import { and, assign, createMachine, not, or, setup } from 'xstate';
 import { connectInspector, startInspectorServer } from '../../src/index.js';
 import { toMermaid, toStudioJSON, transitionList } from '../../src/inspect/export.js';
 import { isLoopbackHost, parseCommand } from '../../src/inspect/protocol.js';
@@ -92,10 +92,10 @@ describe('statechart export of other shapes', () => {
     const mermaid = toMermaid(machine);
     expect(mermaid).toContain('state "left" as shapes_left {');
     expect(mermaid).toContain('shapes_left_b --> [*]');
-    expect(mermaid).toContain('shapes_left_a --> shapes_left_b: GO [ready]');
+    expect(mermaid).toContain('shapes_left_a --> shapes_left_b: GO [ready] / note, xstate.assign');
     // An inline function is named after its property (`guard`), or `inline` when it has no name.
-    expect(mermaid).toContain('shapes_left_a --> shapes_left_b: INLINE [guard]');
-    expect(mermaid).toContain('shapes_right --> shapes_right: PING');
+    expect(mermaid).toContain('shapes_left_a --> shapes_left_b: INLINE [guard] / actions');
+    expect(mermaid).toContain('shapes_right --> shapes_right: PING / note');
     const json = toStudioJSON(machine) as { type: string; states: Record<string, Record<string, unknown>> };
     expect(json.type).toBe('parallel');
     expect(json.states.left?.description).toBe('the left region');
@@ -111,6 +111,36 @@ describe('statechart export of other shapes', () => {
     });
     const list = transitionList(machine);
     expect(list.find((t) => t.event === 'INLINE')?.actions).toEqual(['actions']);
+  });
+
+  it('prints a composite guard by its parts and a transition with its action names', () => {
+    const composite = setup({
+      guards: { a: () => true, b: () => true, c: () => true },
+      actions: { note: () => {}, tally: () => {} },
+    }).createMachine({
+      id: 'g',
+      initial: 'x',
+      states: {
+        x: {
+          on: {
+            BOTH: { target: 'y', guard: and(['a', 'b']), actions: ['note', 'tally'] },
+            EITHER: { target: 'y', guard: or(['a', not('b')]) },
+            NESTED: { target: 'y', guard: and(['a', or(['b', 'c'])]), actions: { type: 'note', params: {} } },
+            NEITHER: { guard: not(and(['a', 'b'])), actions: 'tally' },
+          },
+        },
+        y: {},
+      },
+    });
+    const mermaid = toMermaid(composite);
+    expect(mermaid).toContain('g_x --> g_y: BOTH [a ∧ b] / note, tally');
+    expect(mermaid).toContain('g_x --> g_y: EITHER [a ∨ ¬b]\n');
+    expect(mermaid).toContain('g_x --> g_y: NESTED [a ∧ (b ∨ c)] / note');
+    expect(mermaid).toContain('g_x --> g_x: NEITHER [¬(a ∧ b)] / tally');
+    expect(mermaid).not.toContain('[and]');
+    const json = toStudioJSON(composite) as { states: { x: { on: Record<string, Array<{ guard?: string }>> } } };
+    expect(json.states.x.on.BOTH?.[0]?.guard).toBe('a ∧ b');
+    expect(transitionList(composite).map((t) => t.guard)).toEqual(['a ∧ b', 'a ∨ ¬b', 'a ∧ (b ∨ c)', '¬(a ∧ b)']);
   });
 
   it('leaves out a root transition that stays in place, and draws a targeted one from every top-level state', () => {
