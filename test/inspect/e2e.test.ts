@@ -77,32 +77,50 @@ describe.skipIf(missing('chromium', 'the inspector end-to-end tests'))('offline 
       // The tool's label, not its name, with the name on hover.
       await plan.locator('[data-testid="approval-tool"]:text-is("Write a file")').waitFor();
       expect(await plan.locator('[data-testid="approval-tool"]').getAttribute('title')).toBe('write_file');
+      // By default the tree shows what a person supervises: agents and their tasks. The lead's two tasks sit under
+      // it, each with its subagent; supervisors, batches, pools, lanes and workers are plumbing, hidden.
       const rows = page.locator('[data-testid="actor"]');
+      const kinds = () => rows.evaluateAll((all) => [...new Set(all.map((row) => row.getAttribute('data-kind')))]);
+      expect((await kinds()).sort()).toEqual(['agent', 'task']);
       const names = await rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-name')));
-      expect(names).toEqual(
-        expect.arrayContaining(['root', 'lead', 'supervisor of lead', 'worker.model', 'worker.tools']),
-      );
-      // The tree nests: root → lead → lead's supervisor → the two subagents, each with its workers.
+      expect(names).not.toEqual(expect.arrayContaining(['worker.model']));
       const underLead = page.locator('li:has(> [data-name="lead"]) [data-testid="actor"][data-kind="agent"]');
       expect(await underLead.count()).toBe(3);
-      const underSupervisor = page.locator(
-        'li:has(> [data-name="supervisor of lead"]) [data-testid="actor"][data-kind="agent"]',
-      );
-      expect(await underSupervisor.count()).toBe(2);
+      const tasks = page.locator('li:has(> [data-name="lead"]) [data-testid="actor"][data-kind="task"]');
+      expect(await tasks.count()).toBe(2);
+      const underTasks = page.locator('li:has(> [data-kind="task"]) [data-testid="actor"][data-kind="agent"]');
+      expect(await underTasks.count()).toBe(2);
       expect(
         await page
-          .locator('li:has(> [data-name="supervisor of lead"]) [data-testid="tool-call"]')
+          .locator('li:has(> [data-name="lead"]) [data-testid="tool-call"]')
           .evaluateAll((calls) =>
             calls.map((c) => `${c.getAttribute('data-tool-call-id')}:${c.getAttribute('data-status')}`),
           ),
       ).toEqual(expect.arrayContaining(['call_plan_md:awaiting', 'call_secrets_txt:awaiting']));
+      expect(await page.locator('li:has(> [data-name="lead"]) [data-testid="actor"]').count()).toBe(await rows.count());
+
+      // One click shows the plumbing: root → lead → lead's supervisor → batch → … → the two subagents, with workers.
+      await page.locator('[data-testid="show-plumbing"]').check();
+      await page.locator('[data-testid="actor"][data-name="supervisor of lead"]').waitFor();
+      const all = await rows.evaluateAll((each) => each.map((row) => row.getAttribute('data-name')));
+      expect(all).toEqual(
+        expect.arrayContaining(['root', 'lead', 'supervisor of lead', 'worker.model', 'worker.tools']),
+      );
+      expect(await kinds()).toEqual(expect.arrayContaining(['supervisor', 'batch', 'task', 'agent']));
+      expect(
+        await page
+          .locator('li:has(> [data-name="supervisor of lead"]) [data-testid="actor"][data-kind="agent"]')
+          .count(),
+      ).toBe(2);
       expect(await page.locator('li:has(> [data-name="root"]) [data-testid="actor"]').count()).toBe(await rows.count());
+      await page.locator('[data-testid="show-plumbing"]').uncheck();
+      await page.locator('[data-testid="actor"][data-name="supervisor of lead"]').waitFor({ state: 'detached' });
 
       // The actors column shows the leaf state; the full path is on hover.
-      const subState = underSupervisor.first().locator('[data-testid="actor-state"]');
+      const subState = underTasks.first().locator('[data-testid="actor-state"]');
       expect(await subState.textContent()).toBe('awaitingApproval');
       expect(await subState.getAttribute('title')).toBe('running.turn.step.tools.awaitingApproval');
-      expect(await underSupervisor.first().locator('[data-testid="actor-task"]').textContent()).toBe('task running');
+      expect(await underTasks.first().locator('[data-testid="actor-task"]').textContent()).toBe('task running');
 
       // The lead's statechart: its active state, and only the transition its last step took.
       await page.locator('[data-testid="state-node"][data-path="running.turn.step.tools.executing"].active').waitFor();

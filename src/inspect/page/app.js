@@ -89,5 +89,9 @@ $('tree').addEventListener('click', (event) => {
   const row = event.target instanceof Element ? event.target.closest('.actor') : null;
   if (row) select(row.dataset.key);
 });
+$('show-plumbing').addEventListener('change', (event) => {
+  view.showPlumbing = event.target.checked;
+  schedule();
+});
 installZoomAndPan();
 boot();

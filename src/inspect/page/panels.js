@@ -13,6 +13,7 @@ import {
   kindOf,
   labelOf,
   leafState,
+  parentOf,
   runs,
   showOutcome,
   statePath,
@@ -33,15 +34,30 @@ function stateLabel(actor) {
 
 // --- tree --------------------------------------------------------------------------------------------------------
 
+/**
+ * What a person supervises: agents and their tasks. Supervisors, batches, pools, lanes and an agent's workers are
+ * plumbing: hidden unless "show plumbing" is on, their children drawn under the nearest shown ancestor.
+ */
+const isPlumbing = (actor) => !isAgent(actor) && kindOf(actor) !== 'task';
+
+/** The nearest ancestor the tree shows, or undefined for a root. */
+function shownParent(actor) {
+  let up = parentOf(actor);
+  while (up && !view.showPlumbing && isPlumbing(up)) up = parentOf(up);
+  return up;
+}
+
 export function renderTree() {
   const container = $('tree');
   if (actors.size === 0) return;
   const children = new Map();
   const roots = [];
   for (const actor of actors.values()) {
-    if (actor.parentKey && actors.has(actor.parentKey)) {
-      if (!children.has(actor.parentKey)) children.set(actor.parentKey, []);
-      children.get(actor.parentKey).push(actor);
+    if (!view.showPlumbing && isPlumbing(actor)) continue;
+    const parent = shownParent(actor);
+    if (parent) {
+      if (!children.has(parent.key)) children.set(parent.key, []);
+      children.get(parent.key).push(actor);
     } else roots.push(actor);
   }
   const item = (actor) => {

@@ -9,7 +9,8 @@ export const runs = new Map(); // run -> connected
 export const answered = [];
 /** Commands answered by a program, newest last (acks with their command). */
 export const acks = [];
-export const view = { selectedKey: null, seq: 0 };
+/** `showPlumbing`: the tree shows supervisors, batches, pools, lanes and workers too (off: agents and tasks). */
+export const view = { selectedKey: null, seq: 0, showPlumbing: false };
 /** Commands this page sent, by id, until answered. */
 export const sent = new Map();
 
@@ -60,6 +61,8 @@ export const parentOf = (actor) => (actor.parentKey ? actors.get(actor.parentKey
 export function labelOf(actor) {
   const context = contextOf(actor);
   if (isAgent(actor) && typeof context.agentId === 'string') return context.agentId;
+  // A task actor's id is its slot (`task.3`); its task id says which task it runs.
+  if (kindOf(actor) === 'task' && typeof context.task?.taskId === 'string') return context.task.taskId;
   if (isSupervisor(actor) && typeof context.ownerId === 'string' && context.ownerId !== actor.name) {
     return `supervisor of ${context.ownerId}`;
   }
