@@ -1,15 +1,10 @@
 import { type Agent, type AgentEventOf, createAgent, type Message, type Usage } from '../../src/index.js';
 import type { TurnStopReason } from '../../src/protocol/index.js';
-import {
-  type AgentClient,
-  agentClient,
-  agentObject,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type AgentClient, agentClient, serveAgents, startRestateDevServer } from '../../src/restate/index.js';
 import { missing } from '../helpers/requires.js';
 import { sql, takesAnswered } from '../restate/fixtures/journal.js';
-import { configOf, FLAVOURS, flavourOf, supervisionOf } from './script.js';
+import { conformanceObjects, objectName } from './objects.js';
+import { configOf, FLAVOURS, flavourOf, log, supervisionOf } from './script.js';
 
 /**
  * The two hosts the conformance suite runs on, behind one interface: `embedded` drives the runtime in this process,
@@ -44,6 +39,10 @@ export interface Host {
   notifiedDuringTurn(root: string, cause: () => void): Promise<void>;
   /** Resolves once the root has received `count` notifications (taken by a turn or held for the next). */
   notified(root: string, count: number): Promise<void>;
+  /** Kills the process that runs the agents at this moment and starts another (nothing where none can die). */
+  crash(): Promise<void>;
+  /** What the tools did, in every process that ran them (script.ts's log). */
+  executed(): string[];
   /** Waits for a call of `toolName` to ask for approval in the root's tree. */
   approval(root: string, toolName: string): Promise<Approval>;
   close(): Promise<void>;
@@ -65,7 +64,7 @@ const outcomeOf = (result: Outcome): Outcome => ({
   usage: result.usage,
 });
 
-function embeddedHost(): Host {
+export function embeddedHost(): Host {
   const roots = new Map<string, Agent>();
   const asked: AgentEventOf<'approval_requested'>[] = [];
   const notified = new Map<string, number>();
@@ -120,24 +119,31 @@ function embeddedHost(): Host {
         answer: async (approve, reason) => (approve ? agent.approve(target) : agent.deny(target, reason)),
       };
     },
+    crash: async () => {},
+    executed: () => [...log],
     close: async () => {
       await Promise.all([...roots.values()].map((root) => root.stop()));
     },
   };
 }
 
-async function restateHost(): Promise<Host> {
+/** Where the agents run for Restate: a worker's URL, and how to kill it, read its tools' log and stop it. */
+export interface Deployment {
+  url: string;
+  crash(): Promise<void>;
+  executed(): string[];
+  close(): Promise<void>;
+}
+
+/** The worker in this process: it cannot be killed, and the tools' log is this process's. */
+async function inProcess(): Promise<Deployment> {
+  const worker = await serveAgents(conformanceObjects());
+  return { url: worker.url, crash: async () => {}, executed: () => [...log], close: () => worker.close() };
+}
+
+export async function restateHost(deploy: () => Promise<Deployment> = inProcess): Promise<Host> {
   const server = await startRestateDevServer();
-  const objectName = (flavour: string) => `conformance-${flavour}`;
-  const objects = FLAVOURS.map((flavour) =>
-    agentObject({
-      name: objectName(flavour),
-      subagents: true,
-      supervision: supervisionOf(flavour),
-      agent: (agentId) => configOf(agentId),
-    }),
-  );
-  const worker = await serveAgents(objects);
+  const worker = await deploy();
   await server.register(worker.url);
   const clients = new Map(FLAVOURS.map((flavour) => [flavour, agentClient(server.ingressUrl, objectName(flavour))]));
   const clientOf = (id: string) => clients.get(flavourOf(id)) as AgentClient;
@@ -212,6 +218,8 @@ async function restateHost(): Promise<Host> {
           }),
       };
     },
+    crash: () => worker.crash(),
+    executed: () => worker.executed(),
     close: async () => {
       await worker.close();
       await server.stop();
@@ -224,5 +232,5 @@ export const HOSTS: [string, () => Promise<Host>][] = [
   ['embedded', async () => embeddedHost()],
   ...(missing('restate', 'the conformance suite on Restate')
     ? []
-    : [['restate', restateHost] as [string, () => Promise<Host>]]),
+    : [['restate', () => restateHost()] as [string, () => Promise<Host>]]),
 ];

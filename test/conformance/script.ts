@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { z } from 'zod';
 import {
   type AgentConfig,
@@ -19,6 +20,12 @@ import type { ScriptedToolCall } from '../../src/providers/index.js';
 
 /** What the tools did, in this process: `start block x`, `aborted block x`, `ran deploy x`… (see `resetLog`). */
 export const log: string[] = [];
+/** A worker process (crash-host.ts) also appends each line to this file, which outlives it. */
+const LOG_FILE = process.env.TROUPE_CONFORMANCE_LOG;
+const record = (line: string) => {
+  log.push(line);
+  if (LOG_FILE) appendFileSync(LOG_FILE, `${line}\n`);
+};
 
 /** Model calls per child task (a `flaky` child fails its first). */
 const attempts = new Map<string, number>();
@@ -104,6 +111,12 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
     case 'explode':
     case 'unknown':
       return n === 0 ? calls(call(scenario === 'explode' ? 'explode' : 'nope', {}, 'x')) : say(`saw: ${results[0]}`);
+    // A count, a slow call, another count.
+    case 'slowcount': {
+      const steps = [call('count', { n: 0 }, 'c0'), call('slow', { who: arg }, 's1'), call('count', { n: 2 }, 'c2')];
+      const step = steps[n];
+      return step ? calls(step) : say(`saw ${n} results: ${results.join(', ')}`);
+    }
     case 'loop':
       return calls(call('count', { n }, `l${n}`));
     case 'broken':
@@ -193,7 +206,7 @@ function childAnswer(task: string, request: ModelRequest, results: string[]): Sc
     case 'block':
       return n === 0 ? calls(call('block', { who: what }, 'b')) : say(`unblocked ${what}`);
     case 'fail':
-      log.push(`asked fail ${what}`);
+      record(`asked fail ${what}`);
       return { error: { code: 'auth_error', message: `The key for ${what} was refused` } };
     case 'flaky': {
       const attempt = attempts.get(task) ?? 0;
@@ -207,6 +220,8 @@ function childAnswer(task: string, request: ModelRequest, results: string[]): Sc
       return n === 0 ? calls(call('deploy', { target: what }, `d-${what}`)) : say(`child: ${results[0]}`);
     case 'gated':
       return n === 0 ? calls(call('gated', { who: what }, 'g')) : say(`opened ${what}`);
+    case 'slow':
+      return n === 0 ? calls(call('slow', { who: what }, 's')) : say(`did ${what} slowly`);
     case 'echo':
       return say(`echo ${what}`);
     case 'twice': {
@@ -234,9 +249,9 @@ const gated = defineTool({
   description: 'Waits for its gate',
   schema: z.object({ who: z.string() }),
   execute: async ({ who }) => {
-    log.push(`start gated ${who}`);
+    record(`start gated ${who}`);
     await gateOf(who).opened;
-    log.push(`ran gated ${who}`);
+    record(`ran gated ${who}`);
     return 'the gate opened';
   },
 });
@@ -247,7 +262,7 @@ const tools = [
     description: 'Counts',
     schema: z.object({ n: z.number(), who: z.string().optional() }),
     execute: ({ n, who }) => {
-      log.push(`ran count ${who ?? n}`);
+      record(`ran count ${who ?? n}`);
       return `counted ${n}`;
     },
   }),
@@ -264,10 +279,10 @@ const tools = [
     description: 'Blocks until aborted',
     schema: z.object({ who: z.string() }),
     execute: ({ who }, ctx) => {
-      log.push(`start block ${who}`);
+      record(`start block ${who}`);
       return new Promise<string>((_resolve, reject) =>
         ctx.signal.addEventListener('abort', () => {
-          log.push(`aborted block ${who}`);
+          record(`aborted block ${who}`);
           reject(new Error('aborted'));
         }),
       );
@@ -279,8 +294,21 @@ const tools = [
     description: 'Deploys',
     schema: z.object({ target: z.string() }),
     execute: ({ target }) => {
-      log.push(`ran deploy ${target}`);
+      record(`ran deploy ${target}`);
       return `deployed ${target}`;
+    },
+  }),
+  // Takes its time (a worker is killed meanwhile), and may run again after a restart.
+  defineTool({
+    name: 'slow',
+    description: 'Takes its time',
+    schema: z.object({ who: z.string() }),
+    safeToRepeat: true,
+    execute: async ({ who }) => {
+      record(`start slow ${who}`);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      record(`ran slow ${who}`);
+      return `slow ${who} done`;
     },
   }),
   defineTool({
