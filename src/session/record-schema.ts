@@ -121,6 +121,8 @@ const agentSnapshot = z.looseObject({
   }),
 });
 
+/** A SerializedError: what a turn's or a task's failure is journaled as. */
+const serializedError = z.looseObject({ name: z.string(), code: z.string(), message: z.string() });
 const base = { a: z.string() };
 const seq = { s: z.number().int(), a: z.string() };
 
@@ -160,6 +162,7 @@ const kinds = {
       'budget_exhausted',
     ]),
     usage,
+    error: serializedError.optional(),
     t: time,
   }),
   run: z.looseObject({ ...seq, running: z.boolean(), t: time }),
@@ -188,6 +191,7 @@ const kinds = {
     status: z.string().optional(),
     text: z.string().optional(),
     output: z.unknown().optional(),
+    error: serializedError.optional(),
   }),
   notice: z.looseObject({ ...base, taskId: z.string() }),
   compaction: z.looseObject({ ...seq, base: count, first: count.optional(), note: userMessage }),

@@ -1,6 +1,7 @@
 import type {
   BudgetLimits,
   Message,
+  SerializedError,
   ToolResultPart,
   TurnStopReason,
   Usage,
@@ -142,6 +143,8 @@ export interface TurnEndRecord {
   inputId: string;
   stopReason: TurnStopReason;
   usage: Usage;
+  /** Why the turn ended in error (a model call that failed, a hook): a replay fails where the original did. */
+  error?: SerializedError;
   t: number;
 }
 
@@ -215,6 +218,8 @@ export interface TaskRecord {
   status?: string;
   text?: string;
   output?: unknown;
+  /** Why a failed task's last attempt failed, as its `subagent_end` said. */
+  error?: SerializedError;
 }
 
 /** A background task's notification joined its owner `a`'s history: delivered, never to be sent again. */

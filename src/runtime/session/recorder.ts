@@ -215,6 +215,7 @@ export class SessionRecorder {
         inputId: event.inputId,
         stopReason: event.stopReason,
         usage: event.usage,
+        ...(event.error ? { error: event.error } : {}),
         t: event.time,
       },
       this.ends,

@@ -20,21 +20,39 @@ export class ReplaySink implements RecordSink {
   /** Records other than inputs, which is what the original's input positions count. */
   produced = 0;
   onRecord?: () => void;
+  /** Publishes the tree's facts due at this point of the agent's replay (`all`: every one left). */
+  onHeard?: (all?: boolean) => void;
 
   add(record: JournalRecord): void {
     this.records.push(record);
     if (record.k === 'input') return;
     this.produced++;
     this.onRecord?.();
+    // A record that no event made (a snapshot): the facts after it come now, not after the agent's next event.
+    if (!('s' in record)) this.onHeard?.();
+  }
+
+  /**
+   * The replay heard one of the agent's events, after the journal's listener had recorded it: the tree's facts that
+   * followed that record in the original are published now, so they come right after that event, as they did.
+   */
+  heard(): void {
+    this.onHeard?.();
+  }
+
+  /** The agent's replay is over: facts journaled after its last record are published. */
+  finish(): void {
+    this.onHeard?.(true);
   }
 }
 
 /**
  * A replay submits each input when the replay has produced as many records as preceded it in the original, so a
  * prompt queued behind a running turn is queued again, and one sent to an idle agent starts a run again. `submit`
- * journals the input and prompts the agent. The tree's facts about the agent as an owner (its subagents' starts and
- * ends, its background results falling due) are published again at the place their records hold, from the journal:
- * its subagents replay on their own.
+ * journals the input and prompts the agent. The tree's facts about the agent as an owner (its subagents' starts,
+ * restarts and ends, its background results reaching it) are published again at the place their records hold,
+ * right after the event that made the agent's record before them (see ReplaySink.heard): its subagents replay on
+ * their own.
  */
 export function feedInputs(
   original: readonly JournalRecord[],
@@ -43,14 +61,23 @@ export function feedInputs(
   submit: (input: TurnInput) => void,
   publish: (body: AgentEventBody) => void,
 ): Promise<void> {
-  const due: Array<{ after: number; input: TurnInput } | { after: number; body: AgentEventBody }> = [];
-  const facts = new TreeFacts();
+  const due: Array<{ after: number; input: TurnInput }> = [];
+  const facts: Array<{ after: number; body: AgentEventBody }> = [];
+  const tree = new TreeFacts();
   let before = 0;
+  // Results that settled together (no other record between their settles) reach their owner together, after
+  // their ends: the outbox delivers them at once, a microtask or a macrotask later (see NotificationOutbox).
+  let delivered: Array<{ after: number; body: AgentEventBody }> = [];
   for (const record of original) {
-    facts.take(record);
+    tree.take(record);
     if (record.k === 'task' && record.a === agentId) {
-      for (const body of facts.eventsOf(record)) due.push({ after: before, body });
+      for (const body of tree.eventsOf(record)) {
+        (body.type === 'notification' ? delivered : facts).push({ after: before, body });
+      }
+      continue;
     }
+    facts.push(...delivered);
+    delivered = [];
     // Schedule facts are the timers' (a replay runs none) and batches, tasks and notices the tree's (each agent
     // replays alone), not the agent's: they hold no input's place.
     if (NOT_AGENTS.has(record.k) || ('a' in record && record.a !== agentId)) continue;
@@ -61,25 +88,49 @@ export function feedInputs(
       });
     } else before++;
   }
+  facts.push(...delivered);
   const feed = () => {
-    // Results that settled together reach their owner together, after their ends (see NotificationOutbox).
-    const notifications: AgentEventBody[] = [];
     while (due.length > 0 && (due[0]?.after ?? 0) <= sink.produced) {
       const next = due.shift();
-      if (!next) break;
-      if ('input' in next) submit(next.input);
-      else if (next.body.type === 'notification') notifications.push(next.body);
-      else publish(next.body);
+      if (next) submit(next.input);
     }
-    for (const body of notifications) publish(body);
+  };
+  let publishing = false;
+  sink.onHeard = (all = false) => {
+    // A fact published here is heard too: the facts due are published once, in journal order.
+    if (publishing) return;
+    publishing = true;
+    try {
+      while (facts.length > 0 && (all || (facts[0]?.after ?? 0) <= sink.produced)) {
+        const next = facts.shift();
+        if (next) publish(next.body);
+      }
+    } finally {
+      publishing = false;
+    }
   };
   sink.onRecord = () => queueMicrotask(feed);
   return new Promise((resolve) =>
     setImmediate(() => {
+      sink.onHeard?.();
       feed();
       resolve();
     }),
   );
+}
+
+/**
+ * The events a tree's owner that is no agent (a supervisor) published about its tasks, in journal order: its
+ * replay is these alone.
+ */
+export function ownerFacts(original: readonly JournalRecord[], ownerId: string): AgentEventBody[] {
+  const tree = new TreeFacts();
+  const bodies: AgentEventBody[] = [];
+  for (const record of original) {
+    tree.take(record);
+    if (record.k === 'task' && record.a === ownerId) bodies.push(...tree.eventsOf(record));
+  }
+  return bodies;
 }
 
 /** What the tree published about an owner's tasks, read back from their records. */
@@ -116,7 +167,13 @@ class TreeFacts {
     }
     const status = (record.status ?? 'completed') as TaskStatus;
     const usage = { ...(this.usage.get(record.agentId) ?? emptyUsage()) };
-    const end: AgentEventBody = { type: 'subagent_end', ...ids, status, usage };
+    const end: AgentEventBody = {
+      type: 'subagent_end',
+      ...ids,
+      status,
+      usage,
+      ...(record.error ? { error: record.error } : {}),
+    };
     return batch.background ? [end, { type: 'notification', ...ids, status, text: record.text ?? '' }] : [end];
   }
 }

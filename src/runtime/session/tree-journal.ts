@@ -8,6 +8,7 @@ import {
   joinDecided,
   notificationMessage,
   notifiedTaskIds,
+  type SerializedError,
   type UserMessage,
 } from '../../protocol/index.js';
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../../session/index.js';
@@ -299,13 +300,18 @@ export class TreeJournal implements TreeObserver {
     else then?.();
   }
 
-  taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void {
+  taskSettled(task: Readonly<TaskRecord>, result: TaskResult, error?: SerializedError): void {
     this.replays.get(task.agentId)?.stop();
     this.replays.delete(task.agentId);
-    this.settle(task.ownerId, task, result);
+    this.settle(task.ownerId, task, result, error);
   }
 
-  private settle(ownerId: string, task: { taskId: string; agentId: string }, result: TaskResult): void {
+  private settle(
+    ownerId: string,
+    task: { taskId: string; agentId: string },
+    result: TaskResult,
+    error?: SerializedError,
+  ): void {
     if (this.settled.has(task.taskId)) return;
     const record: TaskFact = {
       k: 'task',
@@ -316,6 +322,7 @@ export class TreeJournal implements TreeObserver {
       status: result.status,
       text: result.text,
       ...(result.output === undefined ? {} : { output: result.output }),
+      ...(error ? { error } : {}),
     };
     this.settled.set(task.taskId, record);
     this.sink.add(record);

@@ -13,6 +13,7 @@ import {
   type Message,
   type Model,
   ModelError,
+  type SerializedError,
   type TaskStatus,
   textOf,
   type Usage,
@@ -73,7 +74,7 @@ export function treeOf(system: AnyActorSystem): Tree {
 export interface TreeObserver {
   batchOpened(owner: Owner, batch: OpenedBatch): void;
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
-  taskSettled(task: Readonly<TaskRecord>, result: TaskResult): void;
+  taskSettled(task: Readonly<TaskRecord>, result: TaskResult, error?: SerializedError): void;
   /**
    * Stores what it was told, and runs `then` (which resolves a promise about a fact) once it is stored; `now`: at
    * once (see JournalWriter.acknowledge).
@@ -465,7 +466,8 @@ export class Tree implements SubagentHost {
       if (params.kept) this.keepFinished(ownerId, node.id);
     }
     const batchDone = this.tasks.settle(record, result);
-    this.observer?.taskSettled(record, result);
+    const error = params.status === 'failed' ? node?.lastStop?.error : undefined;
+    this.observer?.taskSettled(record, result, error);
     // The settle is stored before anybody hears of it: a listener of `subagent_end` (`supervisor.result()`, a
     // program told of a background result) at once, a swarm's caller before its results reach it.
     if (this.bus.wants('subagent_end')) this.observer?.acknowledge?.(true);
@@ -473,7 +475,6 @@ export class Tree implements SubagentHost {
     const owner = this.nodes.owner(ownerId);
     if (!owner) return;
     const usage = node ? { ...node.env.totalUsage } : emptyUsage();
-    const error = params.status === 'failed' ? node?.lastStop?.error : undefined;
     this.bus.publish(owner.origin, {
       type: 'subagent_end',
       taskId: record.taskId,
