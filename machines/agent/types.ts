@@ -18,6 +18,10 @@ import type {
  */
 export type ToolCallStatus = 'open' | 'awaiting' | 'done';
 
+/**
+ * One tool call of the current batch as the agent's machine tracks it: the call, where it stands, and its result once
+ * it has one.
+ */
 export interface ToolCallState {
   call: ToolCallPart;
   status: ToolCallStatus;
@@ -28,6 +32,9 @@ export interface ToolCallState {
   halt?: boolean;
 }
 
+/**
+ * What opens a turn of the agent's machine: the input's id, its messages, and whether a structured answer is expected.
+ */
 export interface TurnInput {
   inputId: string;
   /** One or more messages that open the turn: a prompt, or the notifications that woke the agent. */
@@ -36,8 +43,10 @@ export interface TurnInput {
   expectsOutput: boolean;
 }
 
+/** What permission rules and policies decide for a tool call: run it, refuse it, or ask a person. */
 export type PolicyDecision = 'allow' | 'deny' | 'ask';
 
+/** What the agent's machine starts from: its id, its parent's, and its step limit. */
 export interface AgentMachineInput {
   agentId: string;
   parentId?: string;
@@ -152,6 +161,10 @@ export interface ToolResultEntry {
   halt?: boolean;
 }
 
+/**
+ * Every event the agent's machine handles: the caller's commands (prompt, steer, interrupt, approvals) and its workers'
+ * replies.
+ */
 export type AgentMachineEvent = AgentCommand | WorkerReply;
 
 /** Requests the agent sends to its workers. */

@@ -1,6 +1,7 @@
 import { assign, fromPromise, setup } from 'xstate';
 import type { TurnStopReason, Usage } from '../../src/protocol/index.js';
 
+/** What a goal pursuit starts from: the goal, and the turns and tokens it may spend. */
 export interface GoalInput {
   goal: string;
   /** Turns the pursuit may take (default 10). */
@@ -20,8 +21,10 @@ export interface GoalTurnOutcome {
   usage: Usage;
 }
 
+/** How a goal pursuit ended: the model declared the goal met, a budget ran out, a turn failed, or it was stopped. */
 export type GoalStatus = 'achieved' | 'budget_exhausted' | 'failed' | 'interrupted';
 
+/** A goal pursuit as it goes: the turns taken and tokens spent so far, the last turn's outcome, and how it ended. */
 export interface GoalContext extends GoalInput {
   turns: number;
   tokens: number;
@@ -29,6 +32,7 @@ export interface GoalContext extends GoalInput {
   status?: GoalStatus;
 }
 
+/** How a goal pursuit ended, with what it spent and the model's summary. */
 export interface GoalOutput {
   status: GoalStatus;
   turns: number;

@@ -3,6 +3,7 @@ import type { SupervisorCommand } from '../../src/protocol/index.js';
 import type { BatchSettled } from './batch/setup.js';
 import { batchActorId, batchSystemId, type Composite, childId, type Tell } from './shared.js';
 
+/** What a supervisor starts from: the agent (or root) it works for, and how its tasks restart. */
 export interface SupervisorInput {
   /** The agent that owns this supervisor, or the id of a root supervisor. */
   ownerId: string;
@@ -13,6 +14,7 @@ export interface SupervisorInput {
   restartDelayMs?: number;
 }
 
+/** A supervisor's working set: the batches it runs and the long-lived members it keeps. */
 export interface SupervisorContext {
   ownerId: string;
   notifyOwner: boolean;
@@ -28,6 +30,10 @@ export interface SupervisorContext {
   working: string[];
 }
 
+/**
+ * Every event a supervisor's machine handles: the commands it is sent (spawn, cancel, adopt, stop) and its batches' and
+ * members' reports.
+ */
 export type SupervisorEvent =
   | SupervisorCommand
   | BatchSettled
