@@ -18,6 +18,8 @@
  *
  * Hosts that run turns themselves (`troupe/restate`) import `troupe/host`; inspectors and tools that read the
  * statecharts import `troupe/machines`; tests import `troupe/testing`.
+ *
+ * @module troupe
  */
 
 export { projectInstructions } from './context/index.js';

@@ -1,6 +1,8 @@
 /**
  * `troupe/host`: what a host that runs agents' turns itself needs beyond the public API (the Restate host,
  * `troupe/restate`, imports nothing else of Troupe's). A program does not need it.
+ *
+ * @module troupe/host
  */
 export type { InspectorRoot } from '../inspect/control.js';
 export {

@@ -1,6 +1,8 @@
 /**
  * `troupe/machines`: the pure statecharts an agent and a supervisor run, their types, and the exporters that draw
  * them, for inspectors, diagram tools and tests of a customised machine (`agentMachine.provide(...)`).
+ *
+ * @module troupe/machines
  */
 export {
   type AgentContext,

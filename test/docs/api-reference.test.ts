@@ -1,7 +1,7 @@
 /**
  * The API reference (docs/api/, written by `npm run docs:api`) covers every public entry, and the TypeDoc settings
- * CI builds it with refuse a doc comment that would leave the reference with a dead link. The fixture's typedoc.json
- * extends the real one, so these are the settings `npm run docs:build` uses.
+ * CI builds it with refuse a public export without a doc comment and a doc comment that would leave a dead link.
+ * The fixture's typedoc.json extends the real one, so these are the settings `npm run docs:build` uses.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -30,9 +30,23 @@ describe('the API reference', () => {
   });
 
   it(
-    'fails on a doc comment that links to a name the entry does not export',
+    'fails on a public export without a doc comment, naming each one',
     async () => {
       const { code, output } = await typedoc('undocumented.ts');
+      const undocumented = [...output.matchAll(/(\S+) \((\w+)\), defined in .* does not have any documentation/g)];
+      expect(undocumented.map(([, name, kind]) => `${name} (${kind})`).sort()).toEqual([
+        'Undocumented (Interface)',
+        'undocumentedFunction (CallSignature)',
+      ]);
+      expect(code).not.toBe(0);
+    },
+    TOOL_TIMEOUT,
+  );
+
+  it(
+    'fails on a doc comment that links to a name the entry does not export',
+    async () => {
+      const { code, output } = await typedoc('dead-link.ts');
       expect(output).toContain('The comment for documented links to "hidden"');
       expect(code).not.toBe(0);
     },
@@ -43,6 +57,16 @@ describe('the API reference', () => {
     'passes an entry whose exports are documented and link only to what it exports',
     async () => {
       const { code, output } = await typedoc('documented.ts');
+      expect(output).not.toContain('[warning]');
+      expect(code).toBe(0);
+    },
+    TOOL_TIMEOUT,
+  );
+
+  it(
+    'asks a statechart for its own doc comment only, not for the members of the config XState infers',
+    async () => {
+      const { code, output } = await typedoc('machine.ts');
       expect(output).not.toContain('[warning]');
       expect(code).toBe(0);
     },
