@@ -248,7 +248,17 @@ function statusOf(summary: SummaryState): SessionStatus {
   return summary.running ? 'interrupted' : 'idle';
 }
 
-/** The sessions of a store: `sessions({ dir })` (JSONL files, the default) or `sessions({ store })`. */
+/**
+ * The sessions of a store: `sessions({ dir })` (JSONL files, the default) or `sessions({ store })`. An agent given a
+ * session journals every fact as it happens; opened again after a crash, it resumes where the journal ends.
+ *
+ * @example
+ * ```ts
+ * const store = sessions({ dir: '.troupe/sessions' });
+ * const session = store.latest() ?? store.create({ title: 'trip planning' });
+ * const agent = createAgent({ model, session });
+ * ```
+ */
 export function sessions(options: SessionsOptions = {}): SessionManager {
   return new SessionManager(options);
 }

@@ -69,7 +69,20 @@ export interface ToolDefinition<Schema extends z.ZodObject = z.ZodObject> extend
 // biome-ignore lint/suspicious/noExplicitAny: a tool list mixes schemas, so the argument type must be erased here.
 export type AnyTool = ToolDefinition<any>;
 
-/** Declares a tool; the schema types `execute`'s arguments. */
+/**
+ * Declares a tool; the schema types `execute`'s arguments. The model sees the name, the description and the schema
+ * as JSON Schema; arguments that fail the schema come back to the model as an error result, never to `execute`.
+ *
+ * @example
+ * ```ts
+ * const weather = defineTool({
+ *   name: 'get_weather',
+ *   description: 'Current weather for a city',
+ *   schema: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => `Sunny in ${city}`,
+ * });
+ * ```
+ */
 export function defineTool<Schema extends z.ZodObject>(definition: ToolDefinition<Schema>): ToolDefinition<Schema> {
   return definition;
 }
