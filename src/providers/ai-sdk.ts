@@ -17,7 +17,7 @@ import type {
   ReasoningEffort,
   Usage,
 } from '../protocol/index.js';
-import { isAbortError, ModelError, redactError } from '../protocol/index.js';
+import { isAbortError, isSecretName, ModelError, redactError, registerSecret } from '../protocol/index.js';
 import { callOptions, type Origin, v3CallOptions } from './ai-sdk-prompt.js';
 import { badResponse, type ClassifyContext, classifyError, errorFromBody, truncatedStream } from './http-errors.js';
 import { abortedError, usageOf } from './shared.js';
@@ -34,8 +34,13 @@ export interface AiSdkOptions {
   reasoning?: ReasoningEffort;
   /** Passed to every call as it is: the provider's own options, keyed by provider (`{ google: { … } }`). */
   providerOptions?: SharedV4ProviderOptions;
-  /** Extra HTTP headers for every call. */
+  /** Extra HTTP headers for every call (the values of secret ones, `authorization` or `x-api-key`, are secrets). */
   headers?: Record<string, string>;
+  /**
+   * The keys the provider was given in code, to be cut out of every error and event as Troupe's own adapters cut
+   * theirs (the AI SDK model keeps its key to itself). Keys read from `*_API_KEY` variables are known already.
+   */
+  secrets?: readonly string[];
 }
 
 /**
@@ -54,6 +59,8 @@ export interface AiSdkOptions {
 export function aiSdkModel(model: LanguageModelV4 | LanguageModelV3, options: AiSdkOptions = {}): Model {
   const origin: Origin = { provider: options.provider ?? model.provider, model: model.modelId };
   const ctx: ClassifyContext = { provider: origin.provider, label: `${model.provider} (AI SDK)` };
+  for (const secret of options.secrets ?? []) registerSecret(secret);
+  for (const [name, value] of Object.entries(options.headers ?? {})) if (isSecretName(name)) registerSecret(value);
 
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<ModelEvent> {
     try {

@@ -2,6 +2,8 @@
  * Real AI SDK provider packages through `aiSdkModel`, doing real HTTP to the loopback server: `@ai-sdk/google`
  * against Gemini's `streamGenerateContent?alt=sse` and `@ai-sdk/openai-compatible` against Chat Completions.
  */
+
+import { inspect } from 'node:util';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -328,6 +330,33 @@ describe('@ai-sdk/openai-compatible through aiSdkModel, against Chat Completions
     const { result, retries } = await run(model);
     expect(result.error).toMatchObject({ code: 'network_error', retryable: true });
     expect(retries).toHaveLength(fastRetry.maxRetries);
+  });
+
+  it('the key the provider was given never travels in an error, nor does a secret header', async () => {
+    // Keys no pattern recognises: only knowing them can cut them out.
+    const key = 'tenant7-Zq9xV2mLp4Rt8Wc';
+    const token = 'gateway-Hk3pQ8vWx2Lm';
+    server.reply(PATH, {
+      kind: 'json',
+      status: 401,
+      headers: { 'x-echo-auth': `Bearer ${key}` },
+      body: { error: { message: `Invalid token ${key} (gateway ${token})`, type: 'authentication_error' } },
+    });
+    const provider = createOpenAICompatible({ name: 'compat', apiKey: key, baseURL: server.baseURL });
+    const model = aiSdkModel(provider('model-x'), { secrets: [key], headers: { 'x-gateway-token': token } });
+    const agent = createAgent({ model, retry: false });
+    const events: unknown[] = [];
+    agent.on('turn_end', (e) => events.push(e));
+    const result = await agent.prompt('hi');
+    expect(server.requests[0]?.headers['x-gateway-token']).toBe(token);
+    expect(result.error).toMatchObject({
+      code: 'auth_error',
+      message: expect.stringContaining('Invalid token [redacted]'),
+    });
+    const everywhere = [inspect(result.error, { depth: 8 }), JSON.stringify(events), inspect(events, { depth: 8 })];
+    expect(everywhere.join('\n')).not.toContain(key);
+    expect(everywhere.join('\n')).not.toContain(token);
+    await agent.stop();
   });
 
   it('an interrupt mid-stream closes the HTTP request and ends the turn as interrupted', async () => {
