@@ -140,7 +140,6 @@ export class Agent<Output = unknown> {
       this.tree = attached.tree;
       this.node = attached.tree.node(this.id);
       this.detach = attached.detach;
-      this.env.requestInterrupt = () => this.interrupt();
       this.children = new ChildrenWatch(this.bus, this.id);
       return;
     }
@@ -156,7 +155,6 @@ export class Agent<Output = unknown> {
     const extraTools = this.goal ? [...(this.tree?.tools ?? []), this.goal.tool] : this.tree?.tools;
     const settings = agentSettings(config, extraTools);
     this.env = new AgentEnv(this.id, bound?.parentId, settings, new Transcript(bound?.messages ?? given), this.bus);
-    this.env.requestInterrupt = () => this.interrupt();
     if (config.totalBudget) {
       this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));
       this.env.budgetParent = this.total;

@@ -27,7 +27,7 @@ import { envOf } from '../env/registry.js';
 import { modelWorker } from '../step/model-worker.js';
 import { toolWorker } from '../step/tool-worker.js';
 import { startTurnBudget } from '../step/turn-budget.js';
-import { treeOf } from '../tree/tree.js';
+import { agentIdle, treeOf } from '../tree/tree.js';
 
 type Context = import('../../../machines/agent/index.js').AgentContext;
 
@@ -67,7 +67,7 @@ export const runtimeAgentMachine = agentMachine.provide({
     endRun: ({ context, system }) => {
       const env = envOf(system, context.agentId);
       env.emit({ type: 'agent_end' });
-      env.onIdle?.(context.stopReason, context.error);
+      agentIdle(system, context.agentId, context.stopReason, context.error);
     },
     startTurn: ({ context, system, self }) => {
       const env = envOf(system, context.agentId);
@@ -83,7 +83,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       startTurnBudget(env, self, context.turn, input.inputId, pending?.budget);
       env.emit({ type: 'turn_start', inputId: input.inputId });
       for (const message of input.messages) env.append(message);
-      if (pending?.abortRequested) queueMicrotask(() => env.requestInterrupt?.());
+      if (pending?.abortRequested) queueMicrotask(() => self.send({ type: 'INTERRUPT' }));
     },
     endTurn: ({ context, system }) => endTurn(envOf(system, context.agentId), context),
     startStep: ({ context, system }, { step }) => {

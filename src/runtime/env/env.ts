@@ -20,7 +20,6 @@ import {
   type ModelError,
   type ModelRequest,
   type ReasoningEffort,
-  type SerializedError,
   type ToolCallFacts,
   type ToolCallPart,
   type TurnError,
@@ -160,10 +159,6 @@ export class AgentEnv implements EventOrigin {
   answered?: (toolCallId: string, approved: boolean, reason?: string, askedAt?: number) => void;
   /** Set while a resumed agent replays its journal: marks the events it publishes again (see session-restore). */
   replaying?: (body: AgentEventBody) => boolean;
-  /** Set by the agent: sends INTERRUPT to its own actor. */
-  requestInterrupt?: () => void;
-  /** Set for agents in a supervision tree: called when the agent goes back to idle, with its last turn's end. */
-  onIdle?: (stopReason: TurnStopReason | undefined, error: SerializedError | undefined) => void;
   /** What is sent of the transcript (projection, compaction): see src/context. */
   readonly context: ContextEngine;
   /** The tools of the current step: the settings' own, or what the live tool set made of them at the step's start. */

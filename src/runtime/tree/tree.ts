@@ -15,6 +15,7 @@ import {
   ModelError,
   type SerializedError,
   type TaskStatus,
+  type TurnStopReason,
   textOf,
   type Usage,
   type UserMessage,
@@ -64,6 +65,16 @@ export function treeOf(system: AnyActorSystem): Tree {
   const tree = trees.get(system);
   if (!tree) throw new Error('No supervision tree in this actor system');
   return tree;
+}
+
+/** An agent went back to idle: its tree (an agent without subagents has none) hears it, with its last turn's end. */
+export function agentIdle(
+  system: AnyActorSystem,
+  agentId: string,
+  stopReason: TurnStopReason | undefined,
+  error: SerializedError | undefined,
+): void {
+  trees.get(system)?.idle(agentId, stopReason, error);
 }
 
 /**
@@ -192,11 +203,15 @@ export class Tree implements SubagentHost {
 
   private addNode(node: TreeNode): void {
     this.nodes.add(node);
-    node.env.onIdle = (stopReason, error) => {
-      node.lastStop = { stopReason, error };
-      if (node.profile === 'member') this.tellSupervisor(node, 'MEMBER.IDLE');
-      else this.checkFinished(node);
-    };
+  }
+
+  /** A live agent of the tree went back to idle: a member tells its supervisor, a task's agent may be finished. */
+  idle(agentId: string, stopReason: TurnStopReason | undefined, error: SerializedError | undefined): void {
+    const node = this.node(agentId);
+    if (!node) return;
+    node.lastStop = { stopReason, error };
+    if (node.profile === 'member') this.tellSupervisor(node, 'MEMBER.IDLE');
+    else this.checkFinished(node);
   }
 
   /** A member's run starts or ends: its supervisor hears it after the member's transition has settled. */
@@ -537,7 +552,6 @@ export class Tree implements SubagentHost {
       if (childNode) this.finalizeRelease(childNode);
     }
     node.env.stopped = true;
-    node.env.onIdle = undefined;
     if (this.system) unregisterEnv(this.system, node.id);
     this.nodes.remove(node);
     if (node.profile !== 'member') {
@@ -618,7 +632,6 @@ export class Tree implements SubagentHost {
   shutdown(): void {
     for (const node of this.nodes.values()) {
       node.env.stopped = true;
-      node.env.onIdle = undefined;
       if (this.system) unregisterEnv(this.system, node.id);
     }
     this.nodes.clear();
