@@ -1,5 +1,6 @@
 // The panels around the chart: the tree of actors, approvals (pending and answered), agents with their usage,
 // cost and task, the supervisors' batches, and the selected actor's event log.
+// Over 400 lines: the panels render together from one store on every update and share its selection.
 
 import { $, clock, el, short } from './dom.js';
 import {
