@@ -255,11 +255,17 @@ describe('aiSdkModel: stream parts', () => {
     await agent.stop();
   });
 
-  it('takes a tool-call without input parts, skips calls the provider ran, keeps broken input as an error', async () => {
+  it('takes a tool-call without input parts, keeps broken input; leaves out provider-run calls, sources, files', async () => {
     const model = aiSdkModel(
       mock([
+        { type: 'tool-input-start', id: 'p1', toolName: 'google_search', providerExecuted: true },
+        { type: 'tool-input-delta', id: 'p1', delta: '{}' },
         { type: 'tool-call', toolCallId: 'p1', toolName: 'google_search', input: '{}', providerExecuted: true },
         { type: 'tool-result', toolCallId: 'p1', toolName: 'google_search', result: { hits: 1 } },
+        { type: 'source', sourceType: 'url', id: 's1', url: 'https://example.com' },
+        { type: 'file', mediaType: 'image/png', data: { type: 'data', data: 'AAAA' } },
+        { type: 'raw', rawValue: { anything: true } },
+        { type: 'ping' },
         { type: 'tool-call', toolCallId: 'c1', toolName: 'add', input: '{"a":1,"b":2}' },
         ...toolCall('c2', 'add', ['{"a":1,', '"b":']),
         finish('other', 'STOP'),
