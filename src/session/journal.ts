@@ -235,7 +235,10 @@ export class JournalWriter {
    * before a listener hears of the fact. Under `never`, nothing is promised: `then` runs at once.
    */
   acknowledge(now = false, then?: () => void): void {
-    if (this.durability === 'never' || this.closed) return then?.();
+    if (this.durability === 'never' || this.closed) {
+      then?.();
+      return;
+    }
     if (now) {
       this.flushQuietly();
       if (then) this.afterWrites(then);

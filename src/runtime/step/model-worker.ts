@@ -214,7 +214,8 @@ function onDelta(env: AgentEnv, call: ModelCall, event: Exclude<ModelEvent, { ty
  * events, its execution and its result all name it alike.
  */
 function streamedCall(env: AgentEnv, call: ModelCall, providerId: string): string {
-  const streamed = (call.streamedCalls ??= { byProvider: new Map(), ids: new Set() });
+  call.streamedCalls ??= { byProvider: new Map(), ids: new Set() };
+  const streamed = call.streamedCalls;
   const history = env.transcript.callIds();
   const id = callIdentity(providerId, (candidate) => history.has(candidate) || streamed.ids.has(candidate));
   streamed.byProvider.set(providerId, id);
