@@ -26,7 +26,7 @@ export { projectInstructions } from './context/index.js';
 export { connectInspector, openWebSocketInspector } from './inspect/connect.js';
 export { startInspectorServer } from './inspect/server.js';
 export { traceAgents } from './observe/otel.js';
-export type { PermissionMode, PermissionsConfig } from './permissions/index.js';
+export type { PermissionMode, Permissions, PermissionsConfig } from './permissions/index.js';
 export { PermissionRuleError } from './permissions/index.js';
 export type {
   AgentEvent,
@@ -46,6 +46,7 @@ export type {
 export {
   AgentFailedError,
   BudgetExhausted,
+  CodedError,
   GuardrailTripped,
   HistoryError,
   HookFailed,
@@ -76,6 +77,7 @@ export {
   generate,
   guardrails,
   type Hooks,
+  type LiveTools,
   type Policy,
   type PolicyAnswer,
   type PromptInput,

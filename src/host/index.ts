@@ -21,8 +21,8 @@ export {
   toModelError,
 } from '../protocol/index.js';
 export {
-  hostNotify,
-  hostSteer,
+  type HostedAgent,
+  hostedAgent,
   type RetryOptions,
   SpawnRefused,
   SubagentConfigs,

@@ -86,7 +86,7 @@ export class OutputValidationError extends Error {
 }
 
 /** An error the runtime ends a turn with: a name, a stable code, and a message, serialised as just those. */
-abstract class CodedError extends Error {
+export abstract class CodedError extends Error {
   abstract readonly code: string;
 
   /** The error as events and journals carry it: its name, code and message. */

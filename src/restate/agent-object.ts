@@ -1,6 +1,6 @@
 // Over 400 lines: the agent's virtual object is every handler Restate calls on one agent, registered together.
 import * as restate from '@restatedev/restate-sdk';
-import { addUsage, emptyUsage, hostNotify, hostSteer, SubagentConfigs, type TurnStopReason } from '../host/index.js';
+import { addUsage, emptyUsage, hostedAgent, SubagentConfigs, type TurnStopReason } from '../host/index.js';
 import {
   type AgentConfig,
   type AgentEvent,
@@ -253,11 +253,11 @@ export function agentObject(options: AgentObjectOptions) {
     // `notify` delivers it then).
     control.attach(agent, (message) => {
       if (!agent.actor.getSnapshot().matches('running')) return false;
-      hostNotify(agent, [message]);
+      hostedAgent(agent).notify([message]);
       return true;
     });
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
-    if (notes.length > 0) hostNotify(agent, notes, { wake: false });
+    if (notes.length > 0) hostedAgent(agent).notify(notes, { wake: false });
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
     // interrupted, as embedded, and its task reported `cancelled`.
     let cancelled = false;
@@ -388,15 +388,15 @@ export function agentObject(options: AgentObjectOptions) {
 export type AgentObject = ReturnType<typeof agentObject>;
 
 /** The turn a notification opens on the idle agent; `notify` runs one only for an agent that wakes for it. */
-function notifiedTurn(agent: Parameters<typeof hostNotify>[0], notification: UserMessage): Promise<RunResult> {
-  const turn = hostNotify(agent, [notification]);
+function notifiedTurn(agent: Parameters<typeof hostedAgent>[0], notification: UserMessage): Promise<RunResult> {
+  const turn = hostedAgent(agent).notify([notification]);
   if (!turn) throw new restate.TerminalError(`Agent ${agent.id} does not wake for a notification`);
   return turn;
 }
 
 /** The turn a steer opens on the idle agent (the turn's first, or the first after an interrupted one). */
-function steeredTurn(agent: Parameters<typeof hostSteer>[0], text: string): Promise<RunResult> {
-  const turn = hostSteer(agent, text);
+function steeredTurn(agent: Parameters<typeof hostedAgent>[0], text: string): Promise<RunResult> {
+  const turn = hostedAgent(agent).steer(text);
   if (!turn) throw new restate.TerminalError(`Agent ${agent.id} was not idle for the steer that opens its turn`);
   return turn;
 }

@@ -207,7 +207,7 @@ export interface Controllable {
   interrupt(): void;
 }
 
-/** Hands a running agent a result (`hostNotify`); false when it is not running, so it cannot join a step. */
+/** Hands a running agent a result (`HostedAgent.notify`); false when it is not running, so it cannot join a step. */
 export type Notifiable = (message: UserMessage) => boolean;
 
 const RUNG: unique symbol = Symbol('rung');

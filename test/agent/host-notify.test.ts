@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { hostedAgent } from '../../src/host/index.js';
 import { createAgent, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
 import { notificationMessage } from '../../src/protocol/index.js';
-import { hostNotify, hostSteer } from '../../src/runtime/index.js';
 
 // The seam a host that delivers background results itself (troupe/restate's `notify`) opens an agent's turn with:
 // the machine's NOTIFY, so the message is stored as a notification, the agent's wakeOnNotification holds, and a
@@ -22,11 +22,11 @@ function recording() {
   return { requests, model };
 }
 
-describe('hostNotify', () => {
+describe('hostedAgent(agent).notify', () => {
   it('opens a turn on an idle agent that wakes, stored as a notification, and returns its result', async () => {
     const { requests, model } = recording();
     const agent = createAgent({ model });
-    const turn = hostNotify(agent, [note]);
+    const turn = hostedAgent(agent).notify([note]);
     expect(turn).toBeDefined();
     const result = await turn;
     expect(result).toMatchObject({ stopReason: 'completed', text: 'answer 1' });
@@ -46,7 +46,7 @@ describe('hostNotify', () => {
     async (_, config, options) => {
       const { requests, model } = recording();
       const agent = createAgent({ model, ...config });
-      expect(hostNotify(agent, [note], options)).toBeUndefined();
+      expect(hostedAgent(agent).notify([note], options)).toBeUndefined();
       await new Promise((resolve) => setTimeout(resolve, 0));
       expect(requests).toHaveLength(0);
       expect(agent.messages).toEqual([]);
@@ -66,7 +66,7 @@ describe('hostNotify', () => {
     const { requests, model } = recording();
     const agent = createAgent({ model });
     const running = agent.prompt('hello');
-    expect(hostNotify(agent, [note])).toBeUndefined();
+    expect(hostedAgent(agent).notify([note])).toBeUndefined();
     const result = await running;
     expect(userTexts(result.messages)).toEqual(['prompt: hello', expect.stringMatching(/^notification: /)]);
     expect(requests).toHaveLength(2);
@@ -76,11 +76,11 @@ describe('hostNotify', () => {
 
 // Its twin for a steer that opens a hosted turn (troupe/restate's `steered` fallback and follow-ups): the message is
 // stored as `agent.steer()` stores it, and the turn it opens is awaited like a prompt's.
-describe('hostSteer', () => {
+describe('hostedAgent(agent).steer', () => {
   it('opens a turn on an idle agent, stored as a steer, and returns its result', async () => {
     const { requests, model } = recording();
     const agent = createAgent({ model });
-    const result = await hostSteer(agent, 'hello');
+    const result = await hostedAgent(agent).steer('hello');
     expect(result).toMatchObject({ stopReason: 'completed', text: 'answer 1' });
     expect(userTexts(result?.messages ?? [])).toEqual(['steer: hello']);
     expect(userTexts(agent.messages)).toEqual(['steer: hello']);
@@ -92,7 +92,7 @@ describe('hostSteer', () => {
     const { requests, model } = recording();
     const agent = createAgent({ model });
     const running = agent.prompt('hello');
-    expect(hostSteer(agent, 'also tea')).toBeUndefined();
+    expect(hostedAgent(agent).steer('also tea')).toBeUndefined();
     const result = await running;
     expect(userTexts(result.messages)).toEqual(['prompt: hello', 'steer: also tea']);
     expect(requests).toHaveLength(2);

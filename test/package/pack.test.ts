@@ -31,6 +31,8 @@ const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
 /** Every public entry point, with one value each must export. */
 const ENTRY_POINTS: Record<string, string> = {
   troupe: 'createAgent',
+  'troupe/host': 'hostedAgent',
+  'troupe/machines': 'agentMachine',
   'troupe/testing': 'createRunRecorder',
   'troupe/tools': 'createWorkspaceTools',
   'troupe/mcp': 'connectMcpServers',

@@ -70,48 +70,48 @@ export interface TurnStream<Output> extends AsyncIterable<AgentEvent> {
   readonly result: Promise<RunResult<Output>>;
 }
 
-/** Set by `Agent`'s static block: the one way in to its private `notified` (see `hostNotify`). */
-let notifyThrough: (agent: Agent<unknown>, messages: UserMessage[], wake: boolean) => Promise<RunResult> | undefined;
-
 /**
- * For hosts that deliver background results themselves (`troupe/restate`'s `notify`), not for programs: hands the
- * agent notifications (`notificationMessage()`) as its own supervisor does, with the machine's `NOTIFY`, so they are
- * stored as `source: 'notification'` and follow the agent's `wakeOnNotification`. An idle agent that wakes for them
- * runs a turn they open: its result is returned. A running agent takes them at its next step boundary, an idle one
- * that does not wake at its next turn's first: then nothing is returned. Not a method of `Agent`, since a session
- * replays a turn that notifications opened only when they are its own tree's results (`notify.<taskId>` inputs).
- * `wake: false`: an idle agent keeps them for its next turn's first step even if it wakes for notifications (a host
- * giving back what a turn took and ended without, as an embedded agent's machine keeps it across turns).
+ * What a host that runs an agent's turns itself (`troupe/restate`) does to the agent beyond its public methods,
+ * each as the agent's own supervisor would (see docs/architecture/decisions/0007-host-seams-not-options.md). Not
+ * for programs: get one with `hostedAgent(agent)` from `troupe/host`.
  */
-export function hostNotify(
-  agent: Agent<unknown>,
-  messages: UserMessage[],
-  options: { wake?: boolean } = {},
-): Promise<RunResult> | undefined {
-  return notifyThrough(agent, messages, options.wake ?? true);
+export interface HostedAgent {
+  /**
+   * Hands the agent notifications (`notificationMessage()`) as its own supervisor does, with the machine's
+   * `NOTIFY`, so they are stored as `source: 'notification'` and follow the agent's `wakeOnNotification`. An idle
+   * agent that wakes for them runs a turn they open: its result is returned. A running agent takes them at its next
+   * step boundary, an idle one that does not wake at its next turn's first: then nothing is returned. Not a method
+   * of `Agent`, since a session replays a turn that notifications opened only when they are its own tree's results
+   * (`notify.<taskId>` inputs). `wake: false`: an idle agent keeps them for its next turn's first step even if it
+   * wakes for notifications (a host giving back what a turn took and ended without, as an embedded agent's machine
+   * keeps it across turns).
+   */
+  notify(messages: UserMessage[], options?: { wake?: boolean }): Promise<RunResult> | undefined;
+  /**
+   * Steers the agent exactly as `agent.steer()` does, so a turn the steer opens on an idle agent stores it as
+   * `source: 'steer'`, and returns that turn's result (awaited by its input id, as a prompt's is): a host's steer
+   * may wait for a turn to open. A running agent takes the steer at its next step boundary: then nothing is
+   * returned.
+   */
+  steer(input: PromptInput): Promise<RunResult> | undefined;
 }
 
-/** Set by `Agent`'s static block: the one way in to its private `steered` (see `hostSteer`). */
-let steerThrough: (agent: Agent<unknown>, input: PromptInput) => Promise<RunResult> | undefined;
-
-/**
- * For hosts that run an agent's turns themselves (`troupe/restate`, whose steers may wait for a turn to open), not
- * for programs: steers the agent exactly as `agent.steer()` does, so a turn the steer opens on an idle agent stores
- * it as `source: 'steer'`, and returns that turn's result (awaited by its input id, as a prompt's is). A running
- * agent takes the steer at its next step boundary: then nothing is returned.
- */
-export function hostSteer(agent: Agent<unknown>, input: PromptInput): Promise<RunResult> | undefined {
-  return steerThrough(agent, input);
+/** The host's seams into `agent` (see {@link HostedAgent}). */
+export function hostedAgent(agent: Agent<unknown>): HostedAgent {
+  return {
+    notify: (messages, options = {}) => agent.notified(messages, options.wake ?? true),
+    steer: (input) => agent.steered(input, true),
+  };
 }
 
 /** One agent: an XState actor running the model–tool loop, with its history, events and controls. */
 export class Agent<Output = unknown> {
-  static {
-    notifyThrough = (agent, messages, wake) => agent.notified(messages, wake);
-    steerThrough = (agent, input) => agent.steered(input, true);
-  }
-
   readonly id: string;
+  /**
+   * The agent's XState actor, for the runtime and its inspector: a program uses the methods below.
+   *
+   * @internal
+   */
   readonly actor: AgentActorRef;
   private readonly env: AgentEnv;
   private readonly bus: EventBus;
@@ -129,7 +129,13 @@ export class Agent<Output = unknown> {
   /** The lifetime account (`totalBudget`): every turn's account opens under it. */
   private total?: Budget;
 
-  /** `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor. */
+  constructor(config: AgentConfig<Output>);
+  /**
+   * `attached` binds the handle to an agent a supervisor spawned, instead of creating a root actor.
+   *
+   * @internal
+   */
+  constructor(config: AgentConfig<Output>, attached: AttachedAgent);
   constructor(original: AgentConfig<Output>, attached?: AttachedAgent) {
     const config = resolveProfile(original);
     if (attached) {
@@ -329,11 +335,13 @@ export class Agent<Output = unknown> {
   }
 
   /**
-   * `steer`, and for a host (`hostSteer`, `awaited`) the result of the turn it opens: registered by its input id,
-   * as `submit` does, so that turn's `endTurn` resolves it. A program's steer registers nothing (it listens for the
-   * turn's `turn_end`).
+   * `steer`, and for a host (`HostedAgent.steer`, `awaited`) the result of the turn it opens: registered by its
+   * input id, as `submit` does, so that turn's `endTurn` resolves it. A program's steer registers nothing (it
+   * listens for the turn's `turn_end`).
+   *
+   * @internal
    */
-  private steered(input: PromptInput, awaited: boolean): Promise<RunResult> | undefined {
+  steered(input: PromptInput, awaited: boolean): Promise<RunResult> | undefined {
     const message = userMessage(input, 'steer');
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status === 'active' && snapshot.matches('idle') && !this.stopping) {
@@ -481,8 +489,12 @@ export class Agent<Output = unknown> {
     this.env.settleAll({ stopReason: 'error', error });
   }
 
-  /** See `hostNotify`. A turn it opens is awaited by its input id as a prompt's is (`submit` stays as it was). */
-  private notified(messages: UserMessage[], wake = true): Promise<RunResult> | undefined {
+  /**
+   * See `HostedAgent.notify`. A turn it opens is awaited by its input id as a prompt's is (`submit` stays as it was).
+   *
+   * @internal
+   */
+  notified(messages: UserMessage[], wake = true): Promise<RunResult> | undefined {
     if (this.stopping) return Promise.reject(new Error(`Agent ${this.id} is stopped`));
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status !== 'active')

@@ -27,6 +27,7 @@ export class LiveTools {
   private changed = false;
   private current: ToolRegistry;
 
+  /** @internal */
   constructor(initial: ToolRegistry) {
     this.registry = initial;
     this.current = initial;
@@ -83,7 +84,11 @@ export class LiveTools {
     return this.select(step).names;
   }
 
-  /** The registry for a step that starts now: rebuilt only after a change, or when predicates must be asked. */
+  /**
+   * The registry for a step that starts now: rebuilt only after a change, or when predicates must be asked.
+   *
+   * @internal
+   */
   forStep(agent: AgentInfo, turn: number, step: number): ToolRegistry {
     if (!this.changed && this.predicates.size === 0) return this.current;
     this.changed = false;

@@ -47,13 +47,18 @@ export class Session {
   private env?: AgentEnv;
   private kicked?: Promise<void>;
   private closed = false;
-  /** The journal as it was opened: what the agent resumes from and its workers answer from. */
+  /**
+   * The journal as it was opened: what the agent resumes from and its workers answer from.
+   *
+   * @internal
+   */
   readonly journal: AgentJournal;
 
   private tree?: TreeJournal;
   private remembered?: RememberedApprovals;
   private treeRuntime?: Tree;
 
+  /** @internal */
   constructor(
     readonly header: HeaderRecord,
     private readonly records: readonly JournalRecord[],
@@ -107,7 +112,11 @@ export class Session {
     return this.tasks().find((task) => task.taskId === taskId)?.result;
   }
 
-  /** Called by `createSupervisor`: the supervisor's id (the session's root id). */
+  /**
+   * Called by `createSupervisor`: the supervisor's id (the session's root id).
+   *
+   * @internal
+   */
   bindSupervisor(configId: string | undefined): string {
     if (this.recorder || this.tree || this.closed) throw new Error(`Session "${this.id}" is already in use`);
     if (this.journal.snapshot) throw new Error(`Session "${this.id}" holds an agent, not a supervisor`);
@@ -121,6 +130,8 @@ export class Session {
   /**
    * Called by `createSupervisor` once its actor has started: journals the tree from now on, and starts again every
    * task of its own batches (foreground or background) that had not settled, under the same ids.
+   *
+   * @internal
    */
   attachSupervisor(tree: Tree, owner: Owner): void {
     const journal = new TreeJournal(tree, this.sink, owner.id, this.records);
@@ -139,6 +150,8 @@ export class Session {
   /**
    * Called by `supervisor.agent()`: a member of the supervisor is journaled on the session, and one the journal
    * already knows (the same id after a restart) is rebuilt from it (see TreeJournal.member).
+   *
+   * @internal
    */
   attachMember(env: AgentEnv, actor: AgentActorRef): void {
     if (!this.tree || this.closed) throw new Error(`Session "${this.id}" has no supervisor to add a member to`);
@@ -158,7 +171,11 @@ export class Session {
     return this.sink.failure;
   }
 
-  /** Called by `createAgent`: the agent's id, history and machine snapshot to start from. */
+  /**
+   * Called by `createAgent`: the agent's id, history and machine snapshot to start from.
+   *
+   * @internal
+   */
   bind(configId: string | undefined, messages: readonly Message[] | undefined): BoundAgent {
     if (this.recorder || this.closed) throw new Error(`Session "${this.id}" is already in use by an agent`);
     const { agentId } = this.header;
@@ -185,6 +202,8 @@ export class Session {
   /**
    * Called by `createAgent` once the actor has started: records from now on, and resumes what was in flight (with
    * its subagents, when it has a tree).
+   *
+   * @internal
    */
   attach(env: AgentEnv, actor: AgentActorRef, tree?: Tree): void {
     this.env = env;
@@ -360,6 +379,8 @@ export class Session {
   /**
    * Where the root agent's schedules are journaled and restored from (see schedule/book.ts); none for a replay,
    * whose agent runs no timers.
+   *
+   * @internal
    */
   scheduleJournal(): ScheduleJournal | undefined {
     if (this.replayOf) return undefined;
