@@ -38,11 +38,27 @@ export interface BatchSpec {
   join?: JoinPolicy;
 }
 
-/** Whether a batch's policy is decided after `ended` of its `size` tasks settled, `completed` of them completed. */
+/** `first(k)` is met: k tasks completed (the tasks left are not waited for). */
+export function firstMet(join: JoinPolicy | undefined, completed: number): boolean {
+  return join?.kind === 'first' && completed >= join.k;
+}
+
+/** `quorum(k)` is met: k tasks completed. */
+export function quorumMet(join: JoinPolicy | undefined, completed: number): boolean {
+  return join?.kind === 'quorum' && completed >= join.k;
+}
+
+/** `quorum(k)` can no longer be met: fewer than k would have completed even if every task left completes. */
+export function quorumOutOfReach(join: JoinPolicy | undefined, size: number, completed: number, ended: number) {
+  return join?.kind === 'quorum' && size - ended + completed < join.k;
+}
+
+/**
+ * Whether a batch's policy is decided after `ended` of its `size` tasks settled, `completed` of them completed.
+ * `all` and `allSettled` are decided only by every task settling.
+ */
 export function joinDecided(join: JoinPolicy | undefined, size: number, completed: number, ended: number): boolean {
-  if (join?.kind === 'first') return completed >= join.k;
-  if (join?.kind === 'quorum') return completed >= join.k || size - ended + completed < join.k;
-  return false;
+  return firstMet(join, completed) || quorumMet(join, completed) || quorumOutOfReach(join, size, completed, ended);
 }
 
 /** Whether a settled batch met its policy. */

@@ -48,6 +48,10 @@ const settings = { ownerId: 'owner', notifyOwner: true, maxRestarts: 1, restartD
 /** Stands for "the oldest task running now" in the model's events; the replay names the real one. */
 const OLDEST = 'oldest';
 
+/** How the tasks left are told to end: `joined` cancels them, `cancelled` (CANCEL_BATCH) interrupts them. */
+const stoppingOf = (snapshot: Snapshot) =>
+  snapshot.matches('joined') ? 'cancelled' : snapshot.matches('cancelled') ? 'interrupted' : undefined;
+
 function eventsFor(snapshot: Snapshot, queue: TaskSpec[]): BatchEvent[] {
   if (snapshot.status !== 'active') return [];
   const c = contextOf(snapshot);
@@ -60,7 +64,8 @@ function eventsFor(snapshot: Snapshot, queue: TaskSpec[]): BatchEvent[] {
     // order they started.
     events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: 'completed' });
     events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: 'failed' });
-    if (c.stopping) events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: c.stopping.status });
+    const stopping = stoppingOf(snapshot);
+    if (stopping) events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: stopping });
   }
   for (const task of c.tasks) events.push({ type: 'CANCEL', taskId: task.taskId });
   events.push({ type: 'CANCEL_BATCH' });
@@ -84,7 +89,6 @@ function serializeState(snapshot: Snapshot): string {
     cancelled: c.cancelled,
     groups: c.groups,
     unsealed: c.unsealed,
-    stopping: c.stopping?.status,
   });
 }
 
@@ -183,10 +187,10 @@ function replay(batch: BatchSpec) {
   actor.start();
   const check = () => {
     const snapshot = actor.getSnapshot();
-    const c = contextOf(snapshot);
-    if (c.stopping) {
+    const stopping = stoppingOf(snapshot);
+    if (stopping) {
       for (const taskId of rec.running) {
-        if (rec.stopped.get(taskId) !== c.stopping.status) rec.violations.push(`${taskId} still running, not told`);
+        if (rec.stopped.get(taskId) !== stopping) rec.violations.push(`${taskId} still running, not told`);
       }
     }
     const allSettled = batch.tasks.every((t) => rec.settled.has(t.taskId));

@@ -10,7 +10,7 @@ import {
   supervisorMachine,
   taskMachine,
 } from '../../machines/supervisor/index.js';
-import { INTERRUPTED_TEXT, JOINED_TEXT, notificationText } from '../../src/protocol/index.js';
+import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT, notificationText } from '../../src/protocol/index.js';
 import { KeptAgents } from '../../src/runtime/tree/kept.js';
 import { batch, pure, settings, task } from './pure.js';
 
@@ -28,6 +28,19 @@ const done = (i: number, outcome: 'completed' | 'failed' | 'interrupted' = 'comp
   text,
 });
 const settledEvent = (i: number, status = 'completed') => ({ type: 'TASK.SETTLED', taskId: `t${i}`, status });
+
+/** The texts the batch's step gives the tasks it ends: each one it settles, and each CANCEL_ALL it sends. */
+function endTexts(
+  snapshot: ReturnType<typeof batches.start>[0],
+  event: { type: string; [key: string]: unknown },
+): string[] {
+  const [, actions] = transition(batchMachine, snapshot as never, event as never);
+  return actions.flatMap((action) => {
+    const params = (action.params ?? {}) as { text?: string; event?: { type: string; text?: string } };
+    if (action.type === 'settleTask') return [params.text as string];
+    return params.event?.type === 'CANCEL_ALL' ? [params.event.text as string] : [];
+  });
+}
 
 describe('task machine: running ⇄ restarting → settled → released', () => {
   const start = (overrides: Record<string, unknown> = {}) =>
@@ -288,7 +301,7 @@ describe('group machine: lanes of one batch, bounded fan-out', () => {
   });
 });
 
-describe('batch machine: running → joining → settled → released', () => {
+describe('batch machine: running → joined | cancelled → settled → released', () => {
   /** Spawned with its shape, then given its queue, as the supervisor does. */
   const start = (spec = batch('b', [task(0), task(1), task(2)]), overrides: Record<string, unknown> = {}) => {
     const { tasks: queue, ...shape } = spec;
@@ -347,15 +360,15 @@ describe('batch machine: running → joining → settled → released', () => {
     } as const;
     let [snapshot] = start(spec);
     let actions: string[];
+    expect(endTexts(snapshot, settledEvent(1))).toEqual([JOINED_TEXT, JOINED_TEXT]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
-    expect(snapshot.value).toBe('joining');
+    expect(snapshot.value).toBe('joined');
     expect(actions).toEqual([
       'send group.0 CANCEL_ALL cancelled',
       'settle t3 cancelled',
       'notify notify.t3',
       'send group.0 SEAL',
     ]);
-    expect(snapshot.context.stopping).toEqual({ status: 'cancelled', text: JOINED_TEXT });
     [snapshot] = batches.step(snapshot, settledEvent(0, 'cancelled'));
     [snapshot, actions] = batches.step(snapshot, settledEvent(2, 'cancelled'));
     expect(snapshot.value).toBe('settled');
@@ -368,7 +381,7 @@ describe('batch machine: running → joining → settled → released', () => {
     [snapshot] = batches.step(snapshot, settledEvent(1));
     expect(snapshot.value).toBe('running');
     [snapshot] = batches.step(snapshot, settledEvent(2));
-    expect(snapshot.value).toBe('joining');
+    expect(snapshot.value).toBe('joined');
   });
 
   it('quorum(3) of 4 fails as soon as two tasks failed; all and allSettled never cancel', () => {
@@ -377,7 +390,7 @@ describe('batch machine: running → joining → settled → released', () => {
     [snapshot] = batches.step(snapshot, settledEvent(0, 'failed'));
     expect(snapshot.value).toBe('running');
     [snapshot] = batches.step(snapshot, settledEvent(1, 'failed'));
-    expect(snapshot.value).toBe('joining');
+    expect(snapshot.value).toBe('joined');
     for (const kind of ['all', 'allSettled'] as const) {
       const [s] = batches.step(start({ ...spec, join: { kind } })[0], settledEvent(0, 'failed'));
       expect(s.value).toBe('running');
@@ -399,8 +412,13 @@ describe('batch machine: running → joining → settled → released', () => {
 
   it('quorum: cancelling a queued task that puts the quorum out of reach decides the join at once', () => {
     const spec = { ...batch('b', [task(0), task(1), task(2)], 1, true), join: { kind: 'quorum', k: 3 } } as const;
+    expect(endTexts(start(spec)[0], { type: 'CANCEL', taskId: 't2' })).toEqual([
+      CANCELLED_TEXT,
+      JOINED_TEXT,
+      JOINED_TEXT,
+    ]);
     let [snapshot, actions] = batches.step(start(spec)[0], { type: 'CANCEL', taskId: 't2' });
-    expect(snapshot.value).toBe('joining');
+    expect(snapshot.value).toBe('joined');
     expect(actions).toEqual([
       'settle t2 cancelled',
       'notify notify.t2',
@@ -414,7 +432,6 @@ describe('batch machine: running → joining → settled → released', () => {
       ended: 2,
       cancelled: ['t2'],
       unsealed: [],
-      stopping: { status: 'cancelled', text: JOINED_TEXT },
     });
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
     expect(snapshot.value).toBe('settled');
@@ -436,7 +453,7 @@ describe('batch machine: running → joining → settled → released', () => {
     expect(actions).toEqual(['send group.0 CANCEL index 0']);
     // The next queued task (at the cursor) is still queued: cancelling it leaves one task for a quorum of two.
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
-    expect(snapshot.value).toBe('joining');
+    expect(snapshot.value).toBe('joined');
     expect(actions).toEqual(['settle t1 cancelled', 'send group.0 CANCEL_ALL cancelled', 'send group.0 SEAL']);
     expect(snapshot.context.ended).toBe(2);
   });
@@ -485,7 +502,7 @@ describe('batch machine: running → joining → settled → released', () => {
   it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their groups, queued ones dropped', () => {
     const [running] = start(batch('b', [task(0), task(1), task(2)], 1));
     let [snapshot, actions] = batches.step(running, { type: 'CANCEL_BATCH' });
-    expect(snapshot.value).toBe('joining');
+    expect(snapshot.value).toBe('cancelled');
     expect(actions).toEqual([
       'send group.0 CANCEL_ALL interrupted',
       'settle t1 interrupted',

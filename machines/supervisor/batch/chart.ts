@@ -1,10 +1,16 @@
+import { INTERRUPTED_TEXT, JOINED_TEXT } from '../../../src/protocol/index.js';
 import { batchSetup } from './setup.js';
 
+/** Why the tasks left end when the join policy is decided without them, and when the batch is cancelled. */
+const JOINED = { status: 'cancelled', text: JOINED_TEXT } as const;
+const CANCELLED = { status: 'interrupted', text: INTERRUPTED_TEXT } as const;
+
 /**
- * A swarm batch: `running → joining → settled → released`. It holds the queue, the concurrency cap and the join
- * counts; its tasks run in groups of lanes (bounded fan-out: GROUP_SIZE lanes of LANE_SIZE tasks each). `running`
- * starts tasks up to the cap as slots free up; the settle that decides the join policy (or CANCEL_BATCH) moves it to `joining`, which cancels
- * the tasks still running and drops the queued ones; `settled` tells the supervisor once every task has settled;
+ * A swarm batch: `running → joined | cancelled → settled → released`. It holds the queue, the concurrency cap and
+ * the join counts; its tasks run in groups of lanes (bounded fan-out: GROUP_SIZE lanes of LANE_SIZE tasks each).
+ * `running` starts tasks up to the cap as slots free up. The settle that meets (or puts out of reach) the join
+ * policy moves it to `joined`, CANCEL_BATCH to `cancelled`: both end the tasks left, running ones through their
+ * groups and queued ones here, without starting them. `settled` tells the supervisor once every task has settled;
  * `released` is reached when its groups are gone (a settled task may keep its idle agent alive for a while).
  */
 export const batchMachine = batchSetup.createMachine({
@@ -29,30 +35,49 @@ export const batchMachine = batchSetup.createMachine({
     'xstate.done.actor.group.*': { actions: 'stopGroup' },
   },
   states: {
-    /** Tasks run, at most `concurrency` at once; each settle frees a slot for the next queued task. */
     running: {
+      description: 'Tasks run, at most `concurrency` at once; each settle frees a slot for the next queued task.',
       entry: 'fill',
       always: { guard: 'allEnded', target: 'settled' },
       on: {
         QUEUE: { actions: ['queue', 'fill'] },
+        // Each join policy's decision is its own guard; `all` and `allSettled` wait for every task (allEnded).
         'TASK.SETTLED': [
-          { guard: 'decidesJoin', target: 'joining', actions: ['count', 'joined'] },
+          { guard: 'firstCompleted', target: 'joined', actions: 'count' },
+          { guard: 'quorumReached', target: 'joined', actions: 'count' },
+          { guard: 'quorumOutOfReach', target: 'joined', actions: 'count' },
           { actions: ['count', 'fill'] },
         ],
+        // A queued task is dropped here, a started one cancelled through its group (cancelTask).
         CANCEL: [
-          { guard: 'cancelDecidesJoin', target: 'joining', actions: ['cancelTask', 'joined'] },
+          { guard: 'cancelPutsQuorumOutOfReach', target: 'joined', actions: 'cancelTask' },
           { actions: ['cancelTask', 'fill'] },
         ],
-        CANCEL_BATCH: { target: 'joining', actions: 'interrupted' },
+        CANCEL_BATCH: 'cancelled',
       },
     },
-    /** The outcome is decided: the tasks left are cancelled, and their settlements awaited. */
-    joining: {
-      entry: 'stopRest',
+    joined: {
+      description:
+        'The join policy is decided (e.g. `first(1)`: one task completed), so nothing starts any more. Queued ' +
+        'tasks are settled `cancelled` at once and never start (dropQueued); running ones are cancelled through ' +
+        'their groups (cancelRunning) and their settlements awaited.',
+      entry: [
+        { type: 'cancelRunning', params: JOINED },
+        { type: 'dropQueued', params: JOINED },
+      ],
       always: { guard: 'allEnded', target: 'settled' },
-      on: {
-        'TASK.SETTLED': { actions: 'count' },
-      },
+      on: { 'TASK.SETTLED': { actions: 'count' } },
+    },
+    cancelled: {
+      description:
+        "The owner's call was interrupted (CANCEL_BATCH): queued tasks are settled `interrupted` at once and never " +
+        'start (dropQueued); running ones are interrupted through their groups (cancelRunning) and awaited.',
+      entry: [
+        { type: 'cancelRunning', params: CANCELLED },
+        { type: 'dropQueued', params: CANCELLED },
+      ],
+      always: { guard: 'allEnded', target: 'settled' },
+      on: { 'TASK.SETTLED': { actions: 'count' } },
     },
     /** Every task has settled: the supervisor hears it. Groups with kept agents may still be alive. */
     settled: {

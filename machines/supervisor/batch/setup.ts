@@ -2,9 +2,9 @@ import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup
 import {
   type BatchSpec,
   CANCELLED_TEXT,
-  INTERRUPTED_TEXT,
-  JOINED_TEXT,
-  joinDecided,
+  firstMet,
+  quorumMet,
+  quorumOutOfReach,
   type TaskSpec,
 } from '../../../src/protocol/index.js';
 import {
@@ -46,8 +46,6 @@ export interface BatchContext extends TaskSettings, BatchSpec {
   /** Groups alive, and those that may still be given a task. */
   groups: number[];
   unsealed: number[];
-  /** Why the tasks left are being ended (the join was decided, or the batch was cancelled). */
-  stopping?: Cancellation;
 }
 
 export type BatchEvent =
@@ -60,6 +58,14 @@ export type BatchEvent =
 
 /** What the supervisor hears when every task of a batch has settled. */
 export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
+
+/** The join counts with the settle in hand counted: what the join guards decide on. */
+function withSettle(context: BatchContext, event: BatchEvent): { completed: number; ended: number } {
+  return {
+    completed: context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0),
+    ended: context.ended + 1,
+  };
+}
 
 function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
   return {
@@ -104,23 +110,27 @@ export const batchSetup = setup({
   guards: {
     /** Every task has settled (or was dropped). */
     allEnded: ({ context }) => context.ended >= context.size,
-    /** This settle decides the join policy (first k completed, or a quorum met or out of reach). */
-    decidesJoin: ({ context, event }) => {
-      const completed = context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0);
-      return joinDecided(context.join, context.size, completed, context.ended + 1);
+    /** `first(k)`: this settle is the k-th completed task. */
+    firstCompleted: ({ context, event }) => firstMet(context.join, withSettle(context, event).completed),
+    /** `quorum(k)`: this settle is the k-th completed task. */
+    quorumReached: ({ context, event }) => quorumMet(context.join, withSettle(context, event).completed),
+    /** `quorum(k)`: with this settle (not a completion), too few tasks are left to reach k. */
+    quorumOutOfReach: ({ context, event }) => {
+      const { completed, ended } = withSettle(context, event);
+      return quorumOutOfReach(context.join, context.size, completed, ended);
     },
-    /** A queued task cancelled now decides the join policy (a quorum out of reach). */
-    cancelDecidesJoin: ({ context, event }) => {
+    /** `quorum(k)`: cancelling this queued task leaves too few to reach k. */
+    cancelPutsQuorumOutOfReach: ({ context, event }) => {
       const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
       const index = context.tasks.findIndex((task) => task.taskId === taskId);
       if (index < context.next || context.cancelled.includes(taskId)) return false;
-      return joinDecided(context.join, context.size, context.completed, context.ended + 1);
+      return quorumOutOfReach(context.join, context.size, context.completed, context.ended + 1);
     },
     noGroups: ({ context }) => context.groups.length === 0,
   },
 }).extend<
-  { dropTask: SettleParams } & Composite<
-    'fill' | 'count' | 'joined' | 'interrupted' | 'stopRest' | 'cancelTask' | 'stopGroup'
+  { dropTask: SettleParams; cancelRunning: Cancellation; dropQueued: Cancellation } & Composite<
+    'fill' | 'count' | 'cancelTask' | 'stopGroup'
   >
 >({
   actions: {
@@ -173,17 +183,17 @@ export const batchSetup = setup({
       ended: context.ended + 1,
       completed: context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0),
     })),
-    /** The join policy was decided without the tasks left: they are cancelled. */
-    joined: assign({ stopping: { status: 'cancelled', text: JOINED_TEXT } }),
-    /** The owner's call was interrupted (its tool call aborted): the tasks left are interrupted. */
-    interrupted: assign({ stopping: { status: 'interrupted', text: INTERRUPTED_TEXT } }),
-    /** Ends every task left: running ones through their groups, queued ones here (they never start). */
-    stopRest: enqueueActions(({ context, enqueue }) => {
-      // Stryker disable next-line all: `joining` is entered only with `stopping` set (joined, interrupted)
-      const stopping = context.stopping ?? { status: 'cancelled', text: CANCELLED_TEXT };
+    /** Tells every group to end its tasks still running, with why (they settle and report as they end). */
+    cancelRunning: enqueueActions(({ context, enqueue }, stopping: Cancellation) => {
       const cancelAll = { type: 'CANCEL_ALL', ...stopping };
       for (const group of context.groups)
         enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancelAll } });
+    }),
+    /**
+     * Settles every queued task here, with why, without starting it (its agent never exists), and seals the
+     * groups: nothing starts any more.
+     */
+    dropQueued: enqueueActions(({ context, enqueue }, stopping: Cancellation) => {
       let ended = context.ended;
       for (let i = context.next; i < context.size; i++) {
         const task = context.tasks[i] as TaskSpec;

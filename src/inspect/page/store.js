@@ -200,7 +200,7 @@ function trackBatch(actor) {
     background: Boolean(context.background),
     concurrency: context.concurrency,
     taskIds: queue.length > 0 ? queue.map((t) => t.taskId) : known,
-    open: statusOf(actor) === 'active' && (value === 'running' || value === 'joining'),
+    open: statusOf(actor) === 'active' && (value === 'running' || value === 'joined' || value === 'cancelled'),
   });
   for (const [index, task] of queue.entries()) {
     const known = supervisor.tasks.get(task.taskId);
