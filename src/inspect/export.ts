@@ -87,6 +87,32 @@ export function stateIds(machine: AnyStateMachine): string[] {
   return out;
 }
 
+/** A state that says what it does: its description and entry actions, for a reader of the generated docs. */
+export interface DescribedState {
+  id: string;
+  description: string;
+  entry: string[];
+}
+
+/** Every state with a `description`, depth first, with its entry actions by name. */
+export function describedStates(machine: AnyStateMachine): DescribedState[] {
+  const out: DescribedState[] = [];
+  const walk = (node: NodeLike) => {
+    for (const child of children(node)) {
+      if (child.description) {
+        out.push({
+          id: child.id,
+          description: child.description,
+          entry: child.entry.map((a) => nameOf(a) ?? 'inline'),
+        });
+      }
+      walk(child);
+    }
+  };
+  walk(rootOf(machine));
+  return out;
+}
+
 function transitionsOf(node: NodeLike): TransitionLike[] {
   return [...[...node.transitions.values()].flat(), ...(node.always ?? [])];
 }

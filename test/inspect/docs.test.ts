@@ -18,3 +18,23 @@ describe('generated statechart docs', () => {
     });
   }
 });
+
+describe('what docs/statecharts.md tells a reader of supervision', () => {
+  const markdown = statechartDocs().get('docs/statecharts.md') ?? '';
+  const line = (start: string) => markdown.split('\n').find((l) => l.startsWith(start)) ?? '';
+
+  it('draws each join policy decision as a named guard into joined, and a cancelled batch as its own state', () => {
+    for (const guard of ['firstCompleted', 'quorumReached', 'quorumOutOfReach', 'cancelPutsQuorumOutOfReach']) {
+      expect(markdown).toMatch(new RegExp(`batch_running --> batch_joined: [A-Z_.]+ \\[${guard}\\]`));
+    }
+    expect(markdown).toContain('batch_running --> batch_cancelled: CANCEL_BATCH');
+  });
+
+  it("says what happens to a decided batch's queued and running tasks, in the state it enters", () => {
+    const joined = line('- `batch.joined`:');
+    expect(joined).toContain('`first(1)`');
+    expect(joined).toMatch(/Queued tasks are settled `cancelled` at once and never start/);
+    expect(joined).toMatch(/On entry: `cancelRunning`, `dropQueued`\.$/);
+    expect(line('- `batch.cancelled`:')).toMatch(/queued tasks are settled `interrupted`/);
+  });
+});
