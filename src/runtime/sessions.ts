@@ -2,6 +2,7 @@ import { cpSync, existsSync } from 'node:fs';
 import type { AgentEvent, Model, Usage } from '../protocol/index.js';
 import { emptyUsage, ModelError } from '../protocol/index.js';
 import {
+  cutAt,
   type Durability,
   decodeRecord,
   type HeaderRecord,
@@ -159,11 +160,7 @@ export class SessionManager {
   fork(id: string, options: { atSeq: number; id?: string; title?: string }): Session {
     const source = readJournal(this.store, id, this.onWarning);
     if (!source) throw new Error(`No session "${id}"`);
-    let cut = 0;
-    source.records.forEach((record, i) => {
-      if ('s' in record && record.s <= options.atSeq) cut = i;
-      else if (!('s' in record) && i === cut + 1 && record.k !== 'session') cut = i;
-    });
+    const cut = cutAt(source.records, options.atSeq);
     const header = {
       ...newHeader(options.id, source.header.agentId, options.title ?? source.header.title),
       forkOf: { id, atSeq: options.atSeq },

@@ -9,6 +9,7 @@ export {
   type WarningHandler,
 } from './journal.js';
 export { JsonlStore } from './jsonl-store.js';
+export { cutAt, momentAt, type TreeMoment } from './moment.js';
 export { decodeRecord } from './record-schema.js';
 export * from './records.js';
 export { SqliteStore } from './sqlite-store.js';

@@ -1,0 +1,161 @@
+/**
+ * A moment of a whole tree, read from its journal alone: a root that runs a swarm of two subagents, each calling a
+ * tool that asks for approval. At the last seq the moment is the tree as it ended (and as it reopens); a later seq
+ * never forgets an agent, a message or a token an earlier one held; a damaged or hostile journal is read without a
+ * throw.
+ */
+import { it as prop } from '@fast-check/vitest';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  type AgentEvent,
+  createAgent,
+  defineTool,
+  type ModelRequest,
+  type ScriptedAnswer,
+  scriptedModel,
+  sessions,
+} from '../../src/index.js';
+import { addUsage, emptyUsage } from '../../src/protocol/index.js';
+import { type JournalRecord, momentAt, type TreeMoment } from '../../src/session/index.js';
+import { taskOf } from '../agent/helpers.js';
+import { cleanTempDirs, journalRecords, tempDir } from './helpers.js';
+
+cleanTempDirs();
+
+const work = defineTool({
+  name: 'work',
+  description: 'works',
+  schema: z.object({ who: z.string() }),
+  execute: ({ who }) => `${who} worked`,
+});
+
+function script(request: ModelRequest): ScriptedAnswer {
+  const task = taskOf(request);
+  const last = request.messages.at(-1);
+  if (task === 'go') {
+    if (last?.role === 'user')
+      return { toolCalls: [{ name: 'swarm', args: { tasks: [{ prompt: 'a' }, { prompt: 'b' }] } }] };
+    return { text: 'root done' };
+  }
+  if (last?.role === 'user') return { toolCalls: [{ name: 'work', args: { who: task } }] };
+  return { text: `${task} done` };
+}
+
+/** Every call of `work` waits for a person; the tree's own tools do not. */
+const policy = (call: { name: string }) => (call.name === 'work' ? 'ask' : 'allow');
+
+let records: JournalRecord[];
+let events: AgentEvent[];
+let reopened: readonly unknown[];
+const seqOf = (r: JournalRecord) => ('s' in r ? r.s : 0);
+
+beforeAll(async () => {
+  const dir = tempDir();
+  const manager = sessions({ dir });
+  const session = manager.create({ id: 'tree', agentId: 'root' });
+  const agent = createAgent({ model: scriptedModel(script), tools: [work], policy, subagents: {}, session });
+  events = [];
+  agent.on('*', (e) => events.push(e), { subtree: true });
+  agent.on('approval_requested', (e) => agent.approve(e), { subtree: true });
+  await agent.prompt('go');
+  await session.idle();
+  session.close();
+  await agent.stop();
+  records = journalRecords(dir, 'tree');
+  const again = manager.open('tree');
+  const resumed = createAgent({ model: scriptedModel([]), tools: [work], session: again });
+  reopened = structuredClone(resumed.messages);
+  again.close();
+  await resumed.stop();
+});
+
+const lastSeq = () => Math.max(...records.map(seqOf));
+
+describe('momentAt: the tree at one moment of its journal', () => {
+  it('at the last seq: every agent of the tree, the root as it reopens, each usage as its turns reported', () => {
+    const moment = momentAt(records, lastSeq());
+    expect(moment.records).toBe(records.length);
+    expect(moment.gaps).toEqual([]);
+    const ids = [...new Set(events.map((e) => e.agentId))];
+    expect(moment.agents.map((a) => a.id).sort()).toEqual(ids.sort());
+    const [root, ...children] = moment.agents;
+    expect(root?.id).toBe('root');
+    expect(root?.messages).toEqual(reopened);
+    expect(children).toHaveLength(2);
+    for (const child of children) {
+      expect(child.owner).toBe('root');
+      expect(child.running).toBe(false);
+      expect(child.runningTools).toEqual([]);
+      expect(child.pendingApprovals).toEqual([]);
+      expect(child.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      const turnEnds = events.filter((e) => e.agentId === child.id && e.type === 'turn_end');
+      const usage = emptyUsage();
+      for (const e of turnEnds) if (e.type === 'turn_end') addUsage(usage, e.usage);
+      expect(child.usage).toEqual(usage);
+    }
+    expect(root?.tasks.map((t) => t.status)).toEqual(['completed', 'completed']);
+    expect(root?.lastStop).toBe('completed');
+  });
+
+  it('while a subagent runs its tool: it exists, its call is running, its task too, the swarm call unanswered', () => {
+    const start = records.find((r) => r.k === 'tool_start' && r.a !== 'root');
+    if (start?.k !== 'tool_start') throw new Error('the fixture runs a tool in a subagent');
+    const moment = momentAt(records, start.s);
+    const child = moment.agents.find((a) => a.id === start.a);
+    expect(child?.runningTools).toEqual([{ id: start.id, name: 'work' }]);
+    expect(child?.running).toBe(true);
+    expect(child?.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(moment.agents[0]?.tasks.find((t) => t.agentId === start.a)?.status).toBe('running');
+    expect(moment.agents[0]?.runningTools.map((t) => t.name)).toEqual(['swarm']);
+    expect(moment.agents[0]?.messages.at(-1)?.role).toBe('assistant');
+    // A moment earlier, before its approval was asked: nothing waits, nothing runs yet.
+    const before = momentAt(records, start.s - 2).agents.find((a) => a.id === start.a);
+    expect(before?.runningTools).toEqual([]);
+  });
+
+  it('is monotone: a later seq keeps every agent, message prefix and token of an earlier one', () => {
+    const moments = Array.from({ length: lastSeq() + 1 }, (_, seq) => momentAt(records, seq));
+    moments.reduce((before, after) => {
+      expectGrew(before, after);
+      return after;
+    });
+  });
+
+  prop.prop([fc.array(fc.nat(), { maxLength: 8 }), fc.nat(), fc.integer({ min: 1, max: 6 })], { numRuns: 40 })(
+    'a journal with records missing, a huge string and a deep snapshot is read without a throw, still monotone',
+    (drops, at, hostile) => {
+      const kept = records.filter((_, i) => i === 0 || !drops.some((d) => d % records.length === i));
+      let deep: unknown = 'bottom';
+      for (let i = 0; i < 100_000; i++) deep = { value: deep };
+      const huge = 'x'.repeat(1_000_000 * hostile);
+      const damaged: JournalRecord[] = [
+        ...kept.slice(0, (at % kept.length) + 1),
+        { k: 'snapshot', a: 'root', v: 1, n: 0, snapshot: deep },
+        { k: 'msg', s: 1, a: huge, i: 2 ** 40, turn: 0, step: 0, m: { role: 'user', content: [], source: 'prompt' } },
+        { k: 'msg', s: 1, a: 'root', i: 0, turn: 0, step: 0, m: { input: huge, n: 0 } },
+        ...kept.slice((at % kept.length) + 1),
+      ];
+      let before = momentAt(damaged, 0);
+      for (let seq = 1; seq <= lastSeq(); seq++) {
+        const after = momentAt(damaged, seq);
+        expectGrew(before, after);
+        before = after;
+      }
+      expect(before.gaps.length).toBeGreaterThanOrEqual(2);
+    },
+  );
+});
+
+function expectGrew(before: TreeMoment, after: TreeMoment): void {
+  expect(after.records).toBeGreaterThanOrEqual(before.records);
+  for (const agent of before.agents) {
+    const later = after.agents.find((a) => a.id === agent.id);
+    expect(later, agent.id).toBeDefined();
+    expect(later?.messages.slice(0, agent.messages.length)).toEqual(agent.messages);
+    expect(later?.turns).toBeGreaterThanOrEqual(agent.turns);
+    expect(later?.usage.input).toBeGreaterThanOrEqual(agent.usage.input);
+    expect(later?.usage.output).toBeGreaterThanOrEqual(agent.usage.output);
+  }
+}
