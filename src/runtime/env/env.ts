@@ -41,7 +41,7 @@ import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
 import { type ModelCall, partialMessage, ToolBatch } from './in-flight.js';
 import type { LiveTools } from './live-tools.js';
-import type { Recording } from './recording.js';
+import { nothingRecorded, type Recording } from './recording.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
 
@@ -140,8 +140,8 @@ export class AgentEnv implements EventOrigin {
    * before a crash still runs before one sent after it.
    */
   heldInputs?: TurnInput[];
-  /** Set for an agent with a session: answers from its journal, while resuming or replaying. */
-  recording?: Recording;
+  /** Answers from its session's journal while it resumes or replays; none without a session. */
+  recording: Recording = nothingRecorded;
   /**
    * Set for an agent with a session: a promise when a tool's start, just announced, is not stored yet (a tree's
    * starts are written together at the end of the tick); the tool runs once it settles.

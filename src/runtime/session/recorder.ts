@@ -271,7 +271,7 @@ export class SessionRecorder {
    */
   private steered(injections: AgentContext['injections']): void {
     for (const message of injections) {
-      if (message.source !== 'steer' || this.steers.has(message) || this.env.recording?.gave?.(message)) continue;
+      if (message.source !== 'steer' || this.steers.has(message) || this.env.recording.gave(message)) continue;
       this.steers.add(message);
       this.sink.add({ k: 'steer', a: this.env.agentId, n: this.journaled.steers++, message }, 'now');
     }

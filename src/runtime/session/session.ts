@@ -12,6 +12,7 @@ import {
   type TaskRecord,
 } from '../../session/index.js';
 import type { AgentEnv } from '../env/env.js';
+import { nothingRecorded } from '../env/recording.js';
 import type { ScheduleJournal } from '../schedule/book.js';
 import { restoreBudgets, supervisorLedger } from '../step/turn-budget.js';
 import type { Owner } from '../tree/nodes.js';
@@ -430,7 +431,7 @@ export class Session {
     for (const close of this.closers.splice(0)) close();
     if (this.env) {
       this.env.onInput = undefined;
-      this.env.recording = undefined;
+      this.env.recording = nothingRecorded;
     }
     this.sink.close?.();
   }

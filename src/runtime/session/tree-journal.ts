@@ -14,6 +14,7 @@ import {
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../../session/index.js';
 import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
+import { nothingRecorded } from '../env/recording.js';
 import type { Owner } from '../tree/nodes.js';
 import type { TaskResult } from '../tree/subagent-tools.js';
 import type { TaskRecord } from '../tree/tasks.js';
@@ -289,7 +290,7 @@ export class TreeJournal implements TreeObserver {
       env.recording = replay;
       markReplayed(env, replay);
       this.replays.set(env.agentId, new SubagentReplay(replay, env, this.tree, recorder));
-    } else if (env.recording) env.recording = undefined;
+    } else env.recording = nothingRecorded;
     if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
     // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);

@@ -243,7 +243,7 @@ async function runTool(
   if (bus.wants('tool_execution_start')) {
     env.emit({ type: 'tool_execution_start', ...env.describeCall(call) });
   }
-  const recorded = env.recording?.toolResult(call, tool.safeToRepeat === true);
+  const recorded = env.recording.toolResult(call, tool.safeToRepeat === true);
   if (recorded) {
     // Its result is in the session's journal (or it was running when the process died): it does not run again,
     // but it counts on the repetition ladder and a result saved to a file is readable again.
