@@ -20,20 +20,22 @@ describe('tool-call ids', () => {
     const calls = result.messages.flatMap((m) =>
       m.role === 'assistant' ? m.content.filter((p): p is ToolCallPart => p.type === 'tool_call') : [],
     );
-    // The provider's id is kept where it is unique; the repeat gets one derived from it.
-    expect(calls.map((c) => c.id)).toEqual(['call_1', 'call_1_3', 'call_1_2']);
+    // Ids are given in the order the calls stream in, so that a call's stream events, its execution and its result
+    // name it alike: the provider's id is kept where nothing before it holds it; a repeat gets one derived from it,
+    // and a later call whose id a derived one already took is derived in turn.
+    expect(calls.map((c) => c.id)).toEqual(['call_1', 'call_1_2', 'call_1_2_2']);
     const results = toolResults(result.messages);
     expect(results.map((r) => [r.toolCallId, resultText(r)])).toEqual([
       ['call_1', 'first'],
-      ['call_1_3', 'second'],
-      ['call_1_2', 'third'],
+      ['call_1_2', 'second'],
+      ['call_1_2_2', 'third'],
     ]);
     expectValidHistory(agent.messages);
     // The model sees the same pairing on its next call.
     expect(toolResults(model.requests[1]?.messages ?? []).map((r) => r.toolCallId)).toEqual([
       'call_1',
-      'call_1_3',
       'call_1_2',
+      'call_1_2_2',
     ]);
     await agent.stop();
   });
