@@ -15,6 +15,8 @@ export {
   type JoinPolicy,
   joinDecided,
   notificationMessage,
+  type RestartOptions,
+  restartDecision,
   type SerializedError,
   type TaskStatus,
   type TurnStopReason,

@@ -68,6 +68,29 @@ export function joinMet(join: JoinPolicy | undefined, size: number, completed: n
   return completed === size;
 }
 
+/** How often a failed task starts again, and the backoff before the first restart; both hosts read these. */
+export interface RestartOptions {
+  /** Restarts of a failed task, each from its original prompt with a fresh history (default 2). */
+  maxRestarts?: number;
+  /** Backoff before the first restart, doubled for each further one (default 1000 ms). */
+  restartDelayMs?: number;
+}
+
+export const RESTART_DEFAULTS: Required<RestartOptions> = { maxRestarts: 2, restartDelayMs: 1000 };
+
+/** Start the failed task again after `delayMs`, or let it settle failed. */
+export type RestartDecision = { restart: true; delayMs: number } | { restart: false };
+
+/**
+ * What a task whose run number `attempt` (0 for the first run) failed does next: it starts again after
+ * `restartDelayMs · 2^attempt` while restarts are left, else it settles failed. A crash counts as a failure.
+ */
+export function restartDecision(attempt: number, options: RestartOptions = {}): RestartDecision {
+  const maxRestarts = options.maxRestarts ?? RESTART_DEFAULTS.maxRestarts;
+  if (attempt >= maxRestarts) return { restart: false };
+  return { restart: true, delayMs: (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt };
+}
+
 /** Commands a supervisor takes from its owner (an agent forwards them as DELEGATE; a root takes them directly). */
 export type SupervisorCommand =
   | { type: 'SPAWN'; batch: BatchSpec }

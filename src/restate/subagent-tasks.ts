@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationMessage } from '../host/index.js';
+import { notificationMessage, restartDecision } from '../host/index.js';
 import type { Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
 import type { HostedSupervision } from './subagents.js';
@@ -177,10 +177,11 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       let turn: HostedTurn<Outcome>;
       try {
         turn = await host.turn(ctx, request.prompt);
-        // A failed task starts again from its prompt with a fresh history, after a durable backoff (as embedded).
-        const { maxRestarts = 2, restartDelayMs = 1000 } = host.supervision;
-        for (let attempt = 0; turn.handOff.status === 'failed' && attempt < maxRestarts; attempt++) {
-          await ctx.sleep(restartDelayMs * 2 ** attempt);
+        // A failed task starts again from its prompt with a fresh history, after a durable backoff.
+        for (let attempt = 0; turn.handOff.status === 'failed'; attempt++) {
+          const restart = restartDecision(attempt, host.supervision);
+          if (!restart.restart) break;
+          await ctx.sleep(restart.delayMs);
           await host.clearHistory(ctx);
           turn = await host.turn(ctx, request.prompt);
         }

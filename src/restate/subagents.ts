@@ -175,8 +175,8 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       const options = {
         concurrency,
         ...(join ? { join } : {}),
-        maxRestarts: tree.supervision.maxRestarts ?? 2,
-        restartDelayMs: tree.supervision.restartDelayMs ?? 1000,
+        maxRestarts: tree.supervision.maxRestarts,
+        restartDelayMs: tree.supervision.restartDelayMs,
       };
       const results = await runTogether(callerId, { tasks, options }, resumed);
       return { taskIds: tasks.map((task) => task.taskId), results };

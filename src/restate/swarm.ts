@@ -1,7 +1,15 @@
 import * as restate from '@restatedev/restate-sdk';
 // The texts a task ended from outside is reported with are the embedded supervisor's own, so that a swarm's tool
 // result reads the same hosted or embedded.
-import { CANCELLED_TEXT, INTERRUPTED_TEXT, JOINED_TEXT, type JoinPolicy, joinDecided } from '../host/index.js';
+import {
+  CANCELLED_TEXT,
+  INTERRUPTED_TEXT,
+  JOINED_TEXT,
+  type JoinPolicy,
+  joinDecided,
+  type RestartOptions,
+  restartDecision,
+} from '../host/index.js';
 import type { RunResult, TaskResult } from '../index.js';
 import type { JournalScope } from './journal.js';
 
@@ -67,13 +75,11 @@ export interface StartedTask {
   cancelWaiting(): void;
 }
 
-export interface BatchOptions {
+/** A failed task restarts as `restartDecision` says, after a durable timer. */
+export interface BatchOptions extends RestartOptions {
   /** Tasks running at once; the rest wait for a free place. */
   concurrency: number;
   join?: JoinPolicy;
-  /** Restarts of a failed task, each after a durable timer of `restartDelayMs · 2^(n-1)`. */
-  maxRestarts: number;
-  restartDelayMs: number;
 }
 
 /** A turn's end as a parent hears it (the embedded tree's `handOff`, from a hosted turn's result). */
@@ -228,6 +234,7 @@ export async function runBatches(
     places.delete(place);
     const { batch, index } = place;
     const task = batch.tasks[index] as HostedTask;
+    const restart = handOff?.status === 'failed' ? restartDecision(place.attempt, batch.options) : undefined;
     if (batch.decided) {
       // A loser heard after its cancellation: it keeps a completion that came first; else it stays cancelled.
       if (handOff?.status === 'completed')
@@ -235,10 +242,9 @@ export async function runBatches(
     } else if (!handOff) {
       start(batch, index, place.attempt + 1); // the backoff is over
       continue;
-    } else if (handOff.status === 'failed' && place.attempt < batch.options.maxRestarts) {
-      const delay = batch.options.restartDelayMs * 2 ** place.attempt;
+    } else if (restart?.restart) {
       const backoff: Place = { batch, index, attempt: place.attempt, settled: undefined as never };
-      backoff.settled = ctx.sleep(delay).map(() => ({ place: backoff }));
+      backoff.settled = ctx.sleep(restart.delayMs).map(() => ({ place: backoff }));
       places.add(backoff);
       continue;
     } else {

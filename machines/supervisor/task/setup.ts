@@ -1,5 +1,5 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import type { TaskSpec } from '../../../src/protocol/index.js';
+import { restartDecision, type TaskSpec } from '../../../src/protocol/index.js';
 import {
   type Cancellation,
   type ChildOutcome,
@@ -98,17 +98,24 @@ export const taskSetup = setup({
     /** A turn end of this task's current agent (a late one from a stopped attempt is stale). */
     isCurrent: ({ context, event }) => (event as { taskId?: string }).taskId === context.task.taskId,
     /** Restarts are left (a crash is always a failure). */
-    canRestart: ({ context }) => context.attempt < context.maxRestarts,
+    canRestart: ({ context }) => restartDecision(context.attempt, context).restart,
     /** This task's agent failed its turn, and restarts are left. */
     isCurrentFailure: ({ context, event }) => {
       const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
-      return done.taskId === context.task.taskId && done.outcome === 'failed' && context.attempt < context.maxRestarts;
+      return (
+        done.taskId === context.task.taskId &&
+        done.outcome === 'failed' &&
+        restartDecision(context.attempt, context).restart
+      );
     },
     agentGone: ({ context }) => !context.alive,
   },
   delays: {
-    /** `restartDelayMs · 2^(n-1)` before the n-th restart. */
-    backoff: ({ context }) => context.restartDelayMs * 2 ** (context.attempt - 1),
+    /** The backoff `restartDecision` gave the failed run (`attempt` already counts the restart). */
+    backoff: ({ context }) => {
+      const decision = restartDecision(context.attempt - 1, context);
+      return decision.restart ? decision.delayMs : 0;
+    },
   },
 }).extend<
   Composite<

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { SystemPrompt } from '../../context/index.js';
 import type { PermissionsConfig } from '../../permissions/index.js';
-import type { BudgetLimits, Model } from '../../protocol/index.js';
+import { type BudgetLimits, type Model, RESTART_DEFAULTS, type RestartOptions } from '../../protocol/index.js';
 import type { AnyTool } from '../../tools/index.js';
 import type { Policy } from '../env/env.js';
 
@@ -40,7 +40,7 @@ export interface SubagentProfile<Output = unknown> {
  * finished ones are kept, how failed tasks restart, the named profiles children are made from, and what each batch may
  * spend.
  */
-export interface SupervisionOptions {
+export interface SupervisionOptions extends RestartOptions {
   /** Running children per swarm batch; the rest of the batch waits (default 4). */
   concurrency?: number;
   /** How deep subagents may nest: an agent at this depth cannot start more (default 3). */
@@ -54,10 +54,6 @@ export interface SupervisionOptions {
    * each counted per parent: the most recent of the tasks and subagents it started (default 64).
    */
   keepHistory?: number;
-  /** Restarts of a failed task, each from its original prompt with a fresh history (default 2). */
-  maxRestarts?: number;
-  /** Backoff before the first restart, doubled for each further one (default 1000 ms). */
-  restartDelayMs?: number;
   profiles?: Record<string, SubagentProfile>;
   /** What each batch the `agent` and `swarm` tools start may spend, all its tasks together. */
   budget?: BudgetLimits;
@@ -73,8 +69,8 @@ export function limitsOf(options: SupervisionOptions): Limits {
     maxAgents: positive(options.maxAgents ?? 10_000, 'maxAgents'),
     keepFinished: nonNegative(options.keepFinished ?? 8, 'keepFinished'),
     keepHistory: nonNegative(options.keepHistory ?? 64, 'keepHistory'),
-    maxRestarts: nonNegative(options.maxRestarts ?? 2, 'maxRestarts'),
-    restartDelayMs: nonNegative(options.restartDelayMs ?? 1000, 'restartDelayMs'),
+    maxRestarts: nonNegative(options.maxRestarts ?? RESTART_DEFAULTS.maxRestarts, 'maxRestarts'),
+    restartDelayMs: nonNegative(options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs, 'restartDelayMs'),
   };
 }
 
