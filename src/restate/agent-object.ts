@@ -63,7 +63,7 @@ export interface AgentObjectOptions {
   subagents?: boolean;
   /**
    * Subagents: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s
-   * doubled), `maxAgents`, open tasks of a tree at once (10,000, as embedded; counted per root, `Infinity` counts
+   * doubled), `maxAgents`, open tasks of a tree at once (10,000; counted per root, `Infinity` counts
    * nothing), and `keepHistory`, finished tasks whose records each parent's task book keeps (64).
    */
   supervision?: HostedSupervision;
@@ -136,7 +136,7 @@ export function agentObject(options: AgentObjectOptions) {
   }
 
   /**
-   * An agent's config, built as embedded: a subagent's is its parent's with its profile applied, down from the
+   * An agent's config: a subagent's is its parent's with its profile applied, down from the
    * root's child. `kept`: the tree tools it keeps (all, unless a profile lists its tools).
    */
   function configOf(agentId: string, lineage: readonly string[]) {
@@ -186,7 +186,7 @@ export function agentObject(options: AgentObjectOptions) {
     const root = (subagent && (await ctx.get<string>(ROOT))) || agentId;
     const { config, kept } = configOf(agentId, lineage);
     const keeps = (tool: string) => kept === undefined || kept.includes(tool);
-    // Notifications kept for this turn join it at its first step boundary, as embedded, where the agent's machine
+    // Notifications kept for this turn join it at its first step boundary, where the agent's machine
     // holds them until a turn starts: those an agent that does not wake kept (`notify`), and those a turn took and
     // ended without (interrupted before its next step), for any agent (the read every turn pays for them).
     const notes = (await ctx.get<UserMessage[]>(NOTES)) ?? [];
@@ -249,7 +249,7 @@ export function agentObject(options: AgentObjectOptions) {
       toolConcurrency: Number.MAX_SAFE_INTEGER,
       messages: history,
     });
-    // A result that comes while the turn runs joins its next step, as embedded (not once the agent is idle: its
+    // A result that comes while the turn runs joins its next step (not once the agent is idle: its
     // `notify` delivers it then).
     control.attach(agent, (message) => {
       if (!agent.actor.getSnapshot().matches('running')) return false;
@@ -259,7 +259,7 @@ export function agentObject(options: AgentObjectOptions) {
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
     if (notes.length > 0) hostedAgent(agent).notify(notes, { wake: false });
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
-    // interrupted, as embedded, and its task reported `cancelled`.
+    // interrupted, and its task reported `cancelled`.
     let cancelled = false;
     scope.onCancel = () => {
       cancelled = true;
@@ -268,7 +268,7 @@ export function agentObject(options: AgentObjectOptions) {
     const offEvents = options.on ? forwardEvents(ctx, agent, options.on) : undefined;
     const offApprovals = awaitApprovals(ctx, scope, agent, approvalTimeoutMs);
     try {
-      // A notification opens the turn as embedded, through the machine's NOTIFY: the same message, stored as
+      // A notification opens the turn through the machine's NOTIFY: the same message, stored as
       // `source: 'notification'`, which compaction, the context engine and replays read. A steer opens it as
       // `agent.steer()` opens one on an idle agent: stored as `source: 'steer'`.
       const running =
@@ -299,7 +299,7 @@ export function agentObject(options: AgentObjectOptions) {
       ctx.set(TURNS, turns + results.length);
       ctx.set(USAGE, usage);
       // Notifications the machine still holds (the turn was interrupted before the step they waited for) stay for
-      // the next turn, as embedded, where they stay injected in the idle agent: kept with the taken ids, so their
+      // the next turn, injected in the idle agent: kept with the taken ids, so their
       // `notify` runs no turn. The rest of the kept ones are in the turn just stored.
       const left = agent.actor.getSnapshot().context.injections.filter((message) => message.source === 'notification');
       await recordTaken(ctx, control.taken, results, left);

@@ -2,17 +2,17 @@ import * as restate from '@restatedev/restate-sdk';
 
 /**
  * `maxAgents` on Restate: how many subagent tasks of one tree are open (started and not settled), counted by a small
- * object keyed by the tree's root (`<name>-slots/<root>`), as the embedded tree counts its open tasks. The root's id
+ * object keyed by the tree's root (`<name>-slots/<root>`). The root's id
  * travels with every task (a request's `root`, kept in the child's state and the task book's record): it cannot be
  * read off a subagent's key, since a root's own id may contain the `/` that joins a child's key to its parent's.
  * A batch takes
  * its slots before anything of it starts (a journaled call, so a replay reads the same answer) or is refused with
- * the embedded words; each task gives its slot back once, when it settles (the parent for a foreground task, the
+ * `tooManyAgents`; each task gives its slot back once, when it settles (the parent for a foreground task, the
  * task book for a background one, a cancel included).
  */
 
 /**
- * The `maxAgents` a hosted tree counts against: the embedded default (10,000) unless given; `Infinity` counts
+ * The `maxAgents` a hosted tree counts against: 10,000 unless given; `Infinity` counts
  * nothing (no call per batch, no release per task; bench/history.md says what counting costs).
  */
 export function countedLimit(maxAgents: number | undefined): number | undefined {

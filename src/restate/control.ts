@@ -14,8 +14,8 @@ import type { UserMessage } from '../index.js';
  *    (no doorbell) has nothing to stop and is dropped at once.
  * 3. The turn races every effect it waits for (a model call, a tool call, an approval, a timer) with its doorbell.
  *    When it rings, the turn arms a new doorbell, *then* takes the messages (a call to the control object, so the
- *    taking is in the turn's journal), and hands them to the agent: `steer()` joins the next step boundary, as
- *    embedded; `interrupt()` ends the turn with stop reason `interrupted` and an "interrupted" result for every open
+ *    taking is in the turn's journal), and hands them to the agent: `steer()` joins the next step boundary;
+ *    `interrupt()` ends the turn with stop reason `interrupted` and an "interrupted" result for every open
  *    tool call. Then it goes back to waiting for the effect.
  *
  * Exactly once: a message is in the control object's state from the moment the user's call is accepted (an ingress
@@ -41,7 +41,7 @@ export type ControlMessage =
   /**
    * A background child's result, from the parent's task book before it sends the parent's `notify` (so it is here
    * before that `notify` can run): a running turn that takes it hands it to its agent, where it joins the next step
-   * boundary as embedded, and the turn stores its task id with the history it joined (`TAKEN`). The `notify` that
+   * boundary, and the turn stores its task id with the history it joined (`TAKEN`). The `notify` that
    * runs afterwards finds the id there and runs no turn; one that does not withdraws the message, and delivers it.
    */
   | { kind: 'notify'; taskId: string; message: UserMessage };

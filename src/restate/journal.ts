@@ -81,7 +81,7 @@ function journaledError(error: ModelError): ModelOutcome {
 /**
  * The agent's model, journaled. A call streams the model inside `ctx.run` and journals the final message (at least
  * once: a call in flight when a worker dies is asked again; once journaled, its answer is what every replay sees).
- * A model error is journaled too, as a value, so the runtime's own retry policy decides, the same way embedded.
+ * A model error is journaled too, as a value, so the runtime's own retry policy decides.
  */
 export function journaledModel(scope: JournalScope, model: Model): Model {
   return {

@@ -8,7 +8,7 @@ import { sendBook, stopTasksOf } from './task-book.js';
 
 /**
  * How a hosted subagent runs its task and hands off: the agent object's `task` (background), `run` (foreground) and
- * `notify` (a child's result) handlers. A task is finished, as embedded, once its agent's turn has ended with none
+ * `notify` (a child's result) handlers. A task is finished once its agent's turn has ended with none
  * of its own background children open; so the hand-off may come from a later turn than the task's first, the one
  * the last of their results woke.
  */
@@ -50,7 +50,7 @@ export const ROOT = 'root';
 export const TASK = 'task';
 /**
  * Notifications kept for the agent's next turn (`UserMessage[]`): an agent that does not wake for them
- * (`wakeOnNotification: false`) runs no turn when one comes, as embedded.
+ * (`wakeOnNotification: false`) runs no turn when one comes.
  */
 export const NOTES = 'notes';
 /**
@@ -88,7 +88,7 @@ export interface TaskHost<Outcome> {
   name: string;
   supervision: HostedSupervision;
   /**
-   * One hosted turn of the invocation's agent, opened by a prompt's text or, as embedded, by a notification (the
+   * One hosted turn of the invocation's agent, opened by a prompt's text or by a notification (the
    * machine's `NOTIFY`, so it is stored as `source: 'notification'`).
    */
   turn(ctx: restate.ObjectContext, input: string | UserMessage): Promise<HostedTurn<Outcome>>;
@@ -198,8 +198,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     /**
      * A foreground task (the `agent` and `swarm` tools): one turn, whose hand-off is the answer to the parent's
      * call; or, when the turn has started background children that have not reported yet, `waiting`, and the
-     * hand-off of the last turn their notifications wake goes to the parent's awakeable (from `notify`), as
-     * embedded a task is finished only once its agent is idle with none of them open. A restart (`fresh`) drops
+     * hand-off of the last turn their notifications wake goes to the parent's awakeable (from `notify`): a task is finished only once its agent is idle with none of them open. A restart (`fresh`) drops
      * the failed attempt's history first.
      */
     run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<RunAnswer> => {
@@ -225,7 +224,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
 
     /**
      * A child's result: wakes the agent for a turn that opens with the notification. An agent that does not wake
-     * (`wakeOnNotification: false`) keeps it for its next turn, as embedded, and the task it waited for is finished
+     * (`wakeOnNotification: false`) keeps it for its next turn, and the task it waited for is finished
      * with its last turn's hand-off once nothing is open (then the answer is null: no turn ran).
      */
     notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome | null> => {
@@ -240,7 +239,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
         if (task && !task.reported) await reportIfSettled(ctx, task.handOff ?? { status: 'completed', text: '' });
       };
       if (notification.offered) {
-        // The turn that ran when it came took it, as embedded (control.ts): it is in that turn's stored history.
+        // The turn that ran when it came took it (control.ts): it is in that turn's stored history.
         const taken = (await ctx.get<string[]>(TAKEN)) ?? [];
         if (taken.includes(taskId)) {
           const rest = taken.filter((id) => id !== taskId);

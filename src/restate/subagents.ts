@@ -64,7 +64,7 @@ export interface HostedTree {
   /** The tree's profiles, and the profiles this agent was built from (root first; none for a root). */
   profiles: SubagentConfigs;
   lineage: readonly string[];
-  /** Checks that a child of this agent can be built from a profile (the embedded refusals otherwise). */
+  /** Checks that a child of this agent can be built from a profile (throws the refusal otherwise). */
   check(profile: string): void;
 }
 
@@ -81,7 +81,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const maxAgents = countedLimit(tree.supervision.maxAgents);
   /**
    * Takes slots for batches of these sizes from the tree's counter (unless `maxAgents` is `Infinity`: one journaled
-   * call each, awaited together); a batch the tree has no room for gets the embedded refusal.
+   * call each, awaited together); a batch the tree has no room for is refused (`tooManyAgents`).
    */
   const acquire = async (sizes: number[]): Promise<(SpawnRefused | undefined)[]> => {
     if (maxAgents === undefined) return sizes.map(() => undefined);
@@ -127,7 +127,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
           for (const one of accepted) for (const childId of one.resumed) tree.reopen(childId);
           const release = maxAgents === undefined ? undefined : tree.release;
           // What they settled with goes to the parent's book in one message once all are over (the turn's next
-          // step cannot come sooner), so `task_status` knows a finished foreground task as embedded.
+          // step cannot come sooner), so `task_status` knows a finished foreground task.
           const finished: TaskResult[] = [];
           const batches = accepted.map(({ batch }) => ({
             ...batch,
@@ -197,8 +197,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
 }
 
 /**
- * A batch's tasks, named from the turn and the call (`t<turn>.<call>`, and `.<i>` in a swarm), or refused with the
- * embedded tree's words: no tasks, a join that cannot be met, a depth past `maxDepth`, a profile that cannot be
+ * A batch's tasks, named from the turn and the call (`t<turn>.<call>`, and `.<i>` in a swarm), or refused: no tasks, a join that cannot be met, a depth past `maxDepth`, a profile that cannot be
  * built, a resumed agent that is not this agent's. A new child carries the profiles it is built from (this agent's,
  * then its own); a resumed one keeps its own.
  */

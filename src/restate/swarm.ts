@@ -1,6 +1,4 @@
 import * as restate from '@restatedev/restate-sdk';
-// The texts a task ended from outside is reported with are the embedded supervisor's own, so that a swarm's tool
-// result reads the same hosted or embedded.
 import {
   CANCELLED_TEXT,
   INTERRUPTED_TEXT,
@@ -28,13 +26,13 @@ export interface HostedTask {
   profiles?: string[];
 }
 
-/** What a child's `run` handler answers: its hand-off, as the embedded tree makes it. */
+/** What a child's `run` handler answers: its hand-off, the status and text its parent's tool result reports. */
 export interface HandOff {
   status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
   text: string;
 }
 
-/** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator): the embedded words. */
+/** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator). */
 export const CANCELLED: HandOff = { status: 'cancelled', text: CANCELLED_TEXT };
 
 /**
@@ -55,7 +53,7 @@ export interface RunRequest {
   fresh?: boolean;
   /**
    * The subagent profiles a new child is built from, root's child first: its config is `agent(id)` with each
-   * applied in turn, as embedded a child's settings are its parent's with its profile applied.
+   * applied in turn: a child's settings are its parent's with its profile applied.
    */
   profiles?: string[];
   /** The tree's root: its `maxAgents` counter (a root's id may contain `/`, so a key does not tell it). */
@@ -131,9 +129,8 @@ interface Place {
 }
 
 /**
- * Runs batches together (the foreground batches one step's calls started: several `agent` calls run at once, as
- * embedded) and tells each its results, in task order, as soon as it is over. Each batch keeps its own cap: at most
- * `concurrency` of its places are busy (a task waiting for its restart keeps its place, as embedded). When a batch's
+ * Runs batches together (the foreground batches one step's calls started: several `agent` calls run at once) and tells each its results, in task order, as soon as it is over. Each batch keeps its own cap: at most
+ * `concurrency` of its places are busy (a task waiting for its restart keeps its place). When a batch's
  * join policy is decided, its calls still running are cancelled (Restate cancels the child's invocation: its turn is
  * interrupted, its tools see the abort) and still heard, so a loser that finished first keeps its true status; the
  * others, and its tasks never started, are reported cancelled. Must run as one effect of the invocation's queue
@@ -211,8 +208,8 @@ export async function runBatches(
       throw error;
     }
     if (!next) {
-      // The parent's turn was interrupted: its foreground children are cancelled (their turns interrupted), as
-      // embedded; what the batches would answer goes nowhere (the machine closed their calls).
+      // The parent's turn was interrupted: its foreground children are cancelled (their turns interrupted);
+      // what the batches would answer goes nowhere (the machine closed their calls).
       for (const place of places) await stop(ctx, place);
       for (const batch of open) {
         releaseRest(batch);

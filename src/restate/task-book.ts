@@ -1,6 +1,4 @@
 import * as restate from '@restatedev/restate-sdk';
-// A cancelled task, and a task stopped with its cancelled owner, are reported with the embedded supervisor's own
-// words.
 import { CANCELLED_TEXT, INTERRUPTED_TEXT, notificationMessage, type TaskStatus } from '../host/index.js';
 import type { TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
@@ -10,14 +8,13 @@ import { offerResult, withdrawResult } from './control.js';
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
  * the parent's id (`<name>-tasks/<parentId>`). A child cannot write its parent's state, and the parent's object is
  * busy for as long as its turn runs, so a result that waited for the parent's `notify` would be invisible to the
- * turn that asks about it. Here it is visible at once, as embedded: the book starts each task, hears its end, and
+ * turn that asks about it. Here it is visible at once: the book starts each task, hears its end, and
  * is the one that tells the parent (its `notify`), once; a cancel and the child's own end are serialized by the
  * book's key, so whichever comes first decides the status, and the other changes nothing.
  *
- * A cancelled task's subtree stops with it, as embedded (where stopping an agent stops its supervisor, and every
- * task it had open settles as interrupted): the parent's book tells the child's book to `stop`, which cancels each
- * of the child's running tasks, records it `interrupted`, gives its slot back and tells the child nothing (it is
- * cancelled too), then tells each grandchild's book the same. Each step is a journaled message to a book whose key
+ * A cancelled task's subtree stops with it, and every task it had open settles as interrupted: the parent's book
+ * tells the child's book to `stop`, which cancels each of the child's running tasks, records it `interrupted`,
+ * gives its slot back and tells the child nothing (it is cancelled too), then tells each grandchild's book the same. Each step is a journaled message to a book whose key
  * serializes it with that task's own `settle`, so every task of the subtree settles once.
  */
 
@@ -85,7 +82,7 @@ async function agentsOf(ctx: restate.ObjectSharedContext, wanted: (task: BookedT
 }
 /** Set once the book's owner was cancelled: a `start` its last turn sent afterwards starts nothing. */
 const STOPPED = 'stopped';
-/** Finished task ids, oldest first: the most recent `keepHistory` keep their records, as embedded. */
+/** Finished task ids, oldest first: the most recent `keepHistory` keep their records. */
 const FINISHED = 'finished';
 
 /** Calls a handler of the parent's task book from the parent's turn (a journaled call, its answer read back). */
@@ -169,7 +166,7 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
       return;
     }
     const parameter = { taskId, agentId: settled.agentId, status: settled.status, text: settled.text ?? '' };
-    // First to the parent's running turn, if any (control.ts), where it joins the next step as embedded; a call, so
+    // First to the parent's running turn, if any (control.ts), where it joins the next step; a call, so
     // it is there before the `notify` below exists, which withdraws it, or finds the turn that took it.
     const message = notificationMessage(taskId, settled.agentId, settled.status, parameter.text);
     const offered = await offerResult(ctx, agentObjectName, taskId, message);
@@ -237,7 +234,7 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
       },
       /**
        * `task_cancel`: a running task is cancelled through Restate (its turn is interrupted, its tools see the
-       * abort, a restart's backoff ends) and reported `cancelled` to the parent now, as embedded; what the child
+       * abort, a restart's backoff ends) and reported `cancelled` to the parent now; what the child
        * says afterwards changes nothing.
        */
       cancel: async (
