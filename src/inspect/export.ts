@@ -103,7 +103,8 @@ export function describedStates(machine: AnyStateMachine): DescribedState[] {
         out.push({
           id: child.id,
           description: child.description,
-          entry: child.entry.map((a) => nameOf(a) ?? 'inline'),
+          // The timer of a delayed transition (`xstate.raise`) is drawn as its edge, not as an entry action.
+          entry: child.entry.map((a) => nameOf(a) ?? 'inline').filter((name) => name !== 'xstate.raise'),
         });
       }
       walk(child);

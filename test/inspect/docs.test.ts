@@ -30,6 +30,13 @@ describe('what docs/statecharts.md tells a reader of supervision', () => {
     expect(markdown).toContain('batch_running --> batch_cancelled: CANCEL_BATCH');
   });
 
+  it('draws the restart decision as a state of the task chart, its backoff as a delayed transition', () => {
+    expect(markdown).toContain('task_running --> task_failed: CHILD.DONE [isCurrentFailure]');
+    expect(markdown).toContain('task_failed --> task_restarting: always [canRestart] / stopAgent');
+    expect(markdown).toContain('task_failed --> task_settled: always / recordFailure');
+    expect(markdown).toMatch(/task_restarting --> task_running: xstate\.after\.backoff\./);
+  });
+
   it("says what happens to a decided batch's queued and running tasks, in the state it enters", () => {
     const joined = line('- `batch.joined`:');
     expect(joined).toContain('`first(1)`');

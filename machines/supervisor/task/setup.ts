@@ -97,16 +97,12 @@ export const taskSetup = setup({
   guards: {
     /** A turn end of this task's current agent (a late one from a stopped attempt is stale). */
     isCurrent: ({ context, event }) => (event as { taskId?: string }).taskId === context.task.taskId,
-    /** Restarts are left (a crash is always a failure). */
+    /** Restarts are left: `maxRestarts` bounds the runs after the first. */
     canRestart: ({ context }) => restartDecision(context.attempt, context).restart,
-    /** This task's agent failed its turn, and restarts are left. */
+    /** This task's current agent failed its turn. */
     isCurrentFailure: ({ context, event }) => {
       const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
-      return (
-        done.taskId === context.task.taskId &&
-        done.outcome === 'failed' &&
-        restartDecision(context.attempt, context).restart
-      );
+      return done.taskId === context.task.taskId && done.outcome === 'failed';
     },
     agentGone: ({ context }) => !context.alive,
   },
@@ -125,7 +121,7 @@ export const taskSetup = setup({
     | 'releaseAgent'
     | 'nextAttempt'
     | 'recordOutcome'
-    | 'recordCrash'
+    | 'recordFailure'
     | 'recordCancel'
     | 'settle'
   >
@@ -173,7 +169,13 @@ export const taskSetup = setup({
         return { status: done.outcome, text: done.text };
       },
     }),
-    recordCrash: assign({ result: ({ event }) => ({ status: 'failed' as const, text: crashText(event) }) }),
+    /** The run failed for good: its turn's text, or what crashed its agent (a crash is always a failure). */
+    recordFailure: assign({
+      result: ({ event }) => {
+        const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
+        return { status: 'failed' as const, text: done.type === 'CHILD.DONE' ? done.text : crashText(event) };
+      },
+    }),
     recordCancel: assign({
       result: ({ event }) => {
         const cancel = event as Extract<TaskEvent, { type: 'CANCEL' }>;
