@@ -21,13 +21,8 @@ import { readFileSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import {
-  type AgentBalancer,
-  agentClient,
-  balanceAgents,
-  type RestateDevServer,
-  startRestateDevServer,
-} from '../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../src/restate/dev-server.js';
+import { type AgentBalancer, agentClient, balanceAgents } from '../src/restate/index.js';
 import { FINAL_TEXT } from './fixtures.js';
 import type { Measurement } from './measure.js';
 import { median } from './measure.js';

@@ -6,13 +6,8 @@
 //   RESTATE_INGRESS=http://127.0.0.1:8080 RESTATE_ADMIN=http://127.0.0.1:9070 npx tsx examples/restate.ts
 import { z } from 'zod';
 import { defineTool, scriptedModel } from '../src/index.js';
-import {
-  agentClient,
-  agentObject,
-  registerDeployment,
-  serveAgents,
-  startRestateDevServer,
-} from '../src/restate/index.js';
+import { registerDeployment, startRestateDevServer } from '../src/restate/dev-server.js';
+import { agentClient, agentObject, serveAgents } from '../src/restate/index.js';
 import { dim, green, yellow } from './style.js';
 
 // A tool with an effect: on Restate its result is journaled, so a crash and a replay never run it twice.

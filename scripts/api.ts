@@ -25,7 +25,7 @@ const out = mkdtempSync(join(tmpdir(), 'troupe-api-'));
 const quiet = { logLevel: ExtractorLogLevel.None, addToApiReportFile: false };
 
 /** api/troupe.api.md, api/troupe-host.api.md, … */
-const reportName = (entry: string) => `${entry.replace('/', '-')}.api.md`;
+const reportName = (entry: string) => `${entry.replaceAll('/', '-')}.api.md`;
 
 function configOf(entry: { name: string; types: string }): IConfigFile {
   return {

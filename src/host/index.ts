@@ -22,6 +22,7 @@ export {
   type TurnStopReason,
   toModelError,
 } from '../protocol/index.js';
+export { loadPeer } from '../protocol/peers.js';
 export {
   type HostedAgent,
   hostedAgent,

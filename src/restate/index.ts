@@ -1,28 +1,28 @@
 /**
  * `troupe/restate`: Troupe agents hosted on Restate, a durable execution engine (see docs/guide/restate.md).
  *
+ * The Restate SDK is an optional peer dependency, and every module of this entry needs it: the entry loads them
+ * only once it has found the SDK, so importing `troupe/restate` without it fails with a `MissingPeerError` that
+ * names the install line, not with Node's "Cannot find package".
+ *
  * @module troupe/restate
  */
-export {
-  type AgentObject,
-  type AgentObjectOptions,
-  type ApprovalAnswer,
-  agentObject,
-  type HostedAgentConfig,
-  type PendingApproval,
-  type TurnOutcome,
-} from './agent-object.js';
-export { type AgentBalancer, balanceAgents } from './balancer.js';
-export { type AgentClient, agentClient, IngressError } from './client.js';
-export {
-  type RestateDevServer,
-  type RestateDevServerOptions,
-  registerDeployment,
-  restateServerBinary,
-  startRestateDevServer,
-} from './dev-server.js';
-export { hostedInspectorRoot } from './inspect.js';
-export { type AgentWorker, serveAgents } from './serve.js';
-export type { ChildNotification, TaskRequest } from './subagent-tasks.js';
-export type { HostedSupervision } from './subagents.js';
-export type { HandOff, RunRequest } from './swarm.js';
+import { loadPeer } from '../host/index.js';
+import type * as Api from './api.js';
+
+const api: typeof Api = await loadPeer('@restatedev/restate-sdk', 'troupe/restate', () => import('./api.js'));
+
+export type {
+  AgentBalancer,
+  AgentClient,
+  AgentObject,
+  AgentObjectOptions,
+  AgentWorker,
+  ApprovalAnswer,
+  HostedAgentConfig,
+  HostedSupervision,
+  PendingApproval,
+  TurnOutcome,
+} from './api.js';
+export const { agentClient, agentObject, balanceAgents, hostedInspectorRoot, IngressError, serveAgents } = api;
+export type IngressError = Api.IngressError;

@@ -66,6 +66,13 @@ function reachable(): { exported: Set<ts.Symbol>; reached: Map<ts.Symbol, Reache
     if (!module) throw new Error(`no declarations for ${entry.name} at ${entry.types}`);
     for (const symbol of checker.getExportsOfModule(module)) {
       exported.add(resolve(symbol));
+      // `export const X: typeof Class` (an entry that loads its modules lazily) exports the class too.
+      for (const declaration of resolve(symbol).declarations ?? []) {
+        const type = ts.isVariableDeclaration(declaration) ? declaration.type : undefined;
+        const named = type && ts.isTypeQueryNode(type) ? type.exprName : undefined;
+        const target = named && checker.getSymbolAtLocation(ts.isQualifiedName(named) ? named.right : named);
+        if (target) exported.add(resolve(target));
+      }
       reach(symbol, `${entry.name}: ${symbol.name}`);
     }
   }

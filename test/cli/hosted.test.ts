@@ -8,14 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type Message, type ModelRequest, scriptedModel } from '../../src/index.js';
 import type { ScriptedAnswer } from '../../src/providers/index.js';
-import {
-  type AgentWorker,
-  agentClient,
-  agentObject,
-  type RestateDevServer,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
 import { missing } from '../helpers/requires.js';
 import { takesAnswered } from '../restate/fixtures/journal.js';
 import { FakeTerminalInput, type Harness, harness, runIn } from './harness.js';

@@ -1,6 +1,7 @@
 import { type Agent, type AgentEventOf, createAgent, type Message, type Usage } from '../../src/index.js';
 import type { TurnStopReason } from '../../src/protocol/index.js';
-import { type AgentClient, agentClient, serveAgents, startRestateDevServer } from '../../src/restate/index.js';
+import { startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentClient, agentClient, serveAgents } from '../../src/restate/index.js';
 import { missing } from '../helpers/requires.js';
 import { sql, takesAnswered } from '../restate/fixtures/journal.js';
 import { conformanceObjects, objectName } from './objects.js';

@@ -25,6 +25,7 @@ const entries: Record<string, string> = {
   'troupe/tools': 'src/tools/builtin/index.ts',
   'troupe/mcp': 'src/mcp/index.ts',
   'troupe/restate': 'src/restate/index.ts',
+  'troupe/restate/dev': 'src/restate/dev-server.ts',
 };
 
 /**
@@ -142,7 +143,7 @@ describe('the code blocks of README.md and docs/', () => {
       const cwd = join(dir, `run${index}`);
       mkdirSync(cwd);
       // The public entries by their source files; everything else resolves through node_modules.
-      const program = code.replace(/from '(troupe(?:\/\w+)?)'/g, (whole, name: string) => {
+      const program = code.replace(/from '(troupe(?:\/\w+)*)'/g, (whole, name: string) => {
         const file = entries[name];
         return file ? `from '${join(root, file)}'` : whole;
       });

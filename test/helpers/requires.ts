@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { restateServerBinary } from '../../src/restate/index.js';
+import { restateServerBinary } from '../../src/restate/dev-server.js';
 
 /** Debian's chromium, installed by .ci/run; CHROMIUM_PATH names another. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -37,6 +37,7 @@ const ENTRY_POINTS: Record<string, string> = {
   'troupe/tools': 'createWorkspaceTools',
   'troupe/mcp': 'connectMcpServers',
   'troupe/restate': 'agentObject',
+  'troupe/restate/dev': 'startRestateDevServer',
 };
 const PAGE_FILES = readdirSync(join(REPO, 'src/inspect/page'));
 
@@ -221,7 +222,7 @@ describe('the npm package', () => {
         ...loadEntryPoints,
         "console.log(import.meta.resolve('troupe'));",
         // The Restate dev server's binary is troupe's dev dependency, absent here: the error says what to install.
-        "await (await import('troupe/restate')).startRestateDevServer().catch((error) => console.log(error.message));",
+        "await (await import('troupe/restate/dev')).startRestateDevServer().catch((error) => console.log(error.message));",
       ].join('\n'),
     );
     const lines = (await sh(process.execPath, ['example.mjs'], project)).trim().split('\n');

@@ -96,6 +96,7 @@ describe('optional peer dependencies', () => {
       await report('anthropic', () => anthropic({ apiKey: 'sk-test' }));
       const { connectMcpServers } = await import(${src('mcp/index.ts')});
       await report('mcp', () => connectMcpServers({ servers: { local: { url: 'http://127.0.0.1:9/mcp' } } }));
+      await report('restate', () => import(${src('restate/index.ts')}));
       const server = await startInspectorServer();
       const page = await fetch(new URL('/vendor/elk.bundled.js', server.pageUrl));
       console.log(JSON.stringify({ feature: 'elk', status: page.status, body: (await page.text()).trim() }));
@@ -128,6 +129,11 @@ describe('optional peer dependencies', () => {
         'mcp',
         '@modelcontextprotocol/sdk',
         'connectMcpServers() needs @modelcontextprotocol/sdk: npm install @modelcontextprotocol/sdk@1',
+      ),
+      typed(
+        'restate',
+        '@restatedev/restate-sdk',
+        'troupe/restate needs @restatedev/restate-sdk: npm install @restatedev/restate-sdk@1',
       ),
       {
         feature: 'elk',

@@ -3,14 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { INTERRUPTED_TEXT } from '../../src/protocol/index.js';
-import {
-  type AgentBalancer,
-  type AgentClient,
-  agentClient,
-  balanceAgents,
-  type RestateDevServer,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentBalancer, type AgentClient, agentClient, balanceAgents } from '../../src/restate/index.js';
 import { until } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import { sql } from './fixtures/journal.js';

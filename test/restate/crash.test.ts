@@ -3,13 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
-import {
-  type AgentClient,
-  agentClient,
-  balanceAgents,
-  type RestateDevServer,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentClient, agentClient, balanceAgents } from '../../src/restate/index.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import {
   journalRows as journalRowsOf,

@@ -2,15 +2,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { type AgentEvent, defineTool, scriptedModel } from '../../src/index.js';
-import {
-  type AgentClient,
-  type AgentWorker,
-  agentClient,
-  agentObject,
-  type RestateDevServer,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentClient, type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
 import { sql } from './fixtures/journal.js';
 
 // What a hosted agent's listener hears: model deltas live, and a replayed turn's events marked `replayed`. The

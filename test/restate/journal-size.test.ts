@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool, type Message, scriptedModel } from '../../src/index.js';
-import {
-  type AgentClient,
-  type AgentWorker,
-  agentClient,
-  agentObject,
-  type RestateDevServer,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentClient, type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
 import { expectValidHistory } from './fixtures/histories.js';
 
 // Temporal's limit was hit at 53 of 100 calls because each call carried the whole conversation. Here a turn of 100

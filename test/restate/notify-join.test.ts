@@ -9,15 +9,8 @@ import {
   scriptedModel,
 } from '../../src/index.js';
 import type { ScriptedAnswer } from '../../src/providers/index.js';
-import {
-  type AgentClient,
-  type AgentWorker,
-  agentClient,
-  agentObject,
-  type RestateDevServer,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentClient, type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
 import { taskOf } from './fixtures/agents.js';
 import { userText, withoutIds } from './fixtures/embedded.js';
 import { until } from './fixtures/harness.js';

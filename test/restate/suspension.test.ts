@@ -1,15 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEvent, defineTool, type Message, scriptedModel, textOf } from '../../src/index.js';
-import {
-  type AgentClient,
-  type AgentWorker,
-  agentClient,
-  agentObject,
-  type RestateDevServer,
-  serveAgents,
-  startRestateDevServer,
-} from '../../src/restate/index.js';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
+import { type AgentClient, type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
 import { expectValidHistory } from './fixtures/histories.js';
 
 // A turn that sends Restate nothing for longer than the server's inactivity timeout is asked to suspend, and
