@@ -52,7 +52,7 @@ export const agentSetup = setup({
     compactor: fromPromise<void, CompactorInput>(async () => {}),
     /**
      * The agent's supervisor: here a stand-in that takes commands and does nothing, so the machine runs alone in
-     * tests. The runtime's composition (src/runtime/machines.ts) provides `spawnSupervisor` with the real one.
+     * tests. The runtime's composition (src/runtime/agent/wiring.ts) provides `spawnSupervisor` with the real one.
      */
     supervisor: fromCallback<SupervisorCommand>(() => {}),
   },
@@ -82,7 +82,7 @@ export const agentSetup = setup({
 
     /**
      * Spawns the agent's supervisor as its child `supervisor`. The runtime's composition provides it (the
-     * supervisor machine spawns agents in turn, so the two are joined in one place: src/runtime/machines.ts).
+     * supervisor machine spawns agents in turn, so the two are joined in one place: src/runtime/agent/wiring.ts).
      */
     spawnSupervisor: spawnChild('supervisor', { id: 'supervisor' }),
     markSupervising: assign({ supervising: true }),
