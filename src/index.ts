@@ -71,6 +71,7 @@ export {
   type AgentProfile,
   createAgent,
   createSupervisor,
+  ForkEditError,
   type GenerateRequest,
   type GenerateResult,
   type Guardrail,

@@ -3,6 +3,7 @@ import { isLoopbackHost } from '../inspect/protocol.js';
 import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
 import { redactSecrets } from '../protocol/index.js';
 import { runDemo } from './demo.js';
+import { forkCommand } from './fork-command.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
 import { replayCommand, sessionsCommand } from './session-commands.js';
@@ -14,6 +15,7 @@ Commands:
   resume [<id>]        continue a session recorded with run --session, the latest by default, after a crash too
   sessions             list the recorded sessions
   replay <id>          run a recorded session again offline, from its journal, and print its events
+  fork <id> --at <seq> a new session from one moment of a recorded one, edited if asked, run live
   inspect              serve the offline inspector (troupe inspect --help)
   hosted <command>     drive agents hosted on Restate: prompt, send, attach, steer, interrupt, approvals, approve,
                        deny, history, usage (troupe hosted --help)
@@ -96,6 +98,9 @@ export async function main(
       return undefined;
     case 'replay':
       process.exitCode = await guarded('replay', () => replayCommand(rest, io), io);
+      return undefined;
+    case 'fork':
+      process.exitCode = await guarded('fork', () => forkCommand(rest, io), io);
       return undefined;
     case 'hosted':
       // Loaded on demand: the Restate SDK is for this command only.

@@ -21,6 +21,7 @@ Lists the sessions recorded with troupe run --session, newest first: id, status 
 cut short and troupe resume continues it; open: a process is using it now; damaged: its journal cannot be read,
 and the line below the table says which record), last activity, tokens and cost of the whole tree (the root and
 every subagent, as troupe run and troupe replay total them), the root's messages, and title (its first task).
+A fork (troupe fork) is named below the table with its parent and the seq it was forked at.
 
 Options:
 ${WHERE}
@@ -97,6 +98,7 @@ export function sessionsCommand(args: string[], io: RunIO): number {
   }
   for (const info of list) {
     if (info.damage) io.stdout.write(`${info.id} is damaged: ${info.damage}\n`);
+    if (info.forkOf) io.stdout.write(`${info.id} is a fork of ${info.forkOf.id} at seq ${info.forkOf.atSeq}\n`);
   }
   if (list.some((info) => info.status === 'interrupted')) {
     io.stdout.write('An interrupted session goes on where it stopped with: troupe resume <id>\n');

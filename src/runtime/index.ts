@@ -28,6 +28,7 @@ export type { ScheduleState } from './schedule/book.js';
 export type { MissedRuns, Schedule, ScheduleOptions } from './schedule/schedule.js';
 export type { Session, SessionStatus } from './session/session.js';
 export {
+  ForkEditError,
   type ReplayResult,
   type SessionInfo,
   SessionManager,

@@ -1,10 +1,12 @@
 import { cpSync, existsSync } from 'node:fs';
 import type { AgentEvent, Model, Usage } from '../protocol/index.js';
-import { emptyUsage, ModelError } from '../protocol/index.js';
+import { emptyUsage, ModelError, userMessage } from '../protocol/index.js';
 import {
   cutAt,
   type Durability,
   decodeRecord,
+  type ForkEdit,
+  type ForkPoint,
   type HeaderRecord,
   type JournalRecord,
   JournalWriter,
@@ -50,7 +52,7 @@ export interface SessionInfo {
   lastActivity: number;
   usage: Usage;
   messages: number;
-  forkOf?: { id: string; atSeq: number };
+  forkOf?: ForkPoint;
 }
 
 /** What a replay produced: the events its agents published and the journal they wrote (in memory), agent by agent. */
@@ -154,27 +156,30 @@ export class SessionManager {
   }
 
   /**
-   * A new session holding the source's records up to event `atSeq` (the source is only read, never written).
-   * Opening it continues from there like a resume: what the source did after that point is not in it.
+   * A new session holding the source's whole tree as it stood at event `atSeq` (the moment `momentAt` reads; the
+   * source is only read, never written). Opening it continues from there like a resume, live: what the source did
+   * after that point is not in it. An `edit` changes that moment first and is written into the fork's header, its
+   * first fact: a tool call's result, or the text of a prompt whose turn had not started yet.
    */
-  fork(id: string, options: { atSeq: number; id?: string; title?: string }): Session {
+  fork(id: string, options: { atSeq: number; id?: string; title?: string; edit?: ForkEdit }): Session {
     const source = readJournal(this.store, id, this.onWarning);
     if (!source) throw new Error(`No session "${id}"`);
     const cut = cutAt(source.records, options.atSeq);
+    const kept = source.records.slice(1, cut + 1);
+    const edited = options.edit ? applyEdit(kept, options.edit, id, options.atSeq) : kept;
     const header = {
       ...newHeader(options.id, source.header.agentId, options.title ?? source.header.title),
-      forkOf: { id, atSeq: options.atSeq },
+      forkOf: { id, atSeq: options.atSeq, ...(options.edit ? { edit: options.edit } : {}) },
     };
     if (this.store.read(header.id).length > 0) throw new Error(`Session "${header.id}" already exists`);
-    const kept = source.records.slice(1, cut + 1);
     const writer = this.writerOf(header);
     writer.add(header);
-    for (const record of kept) writer.add(record);
+    for (const record of edited) writer.add(record);
     flushOrClose(writer);
     // The fork's history names results saved in the source's folder: it gets its own copy.
     const [from, to] = [this.store.dirOf?.(id), this.store.dirOf?.(header.id)];
     if (from && to && existsSync(from)) cpSync(from, to, { recursive: true });
-    return new Session(header, [header, ...kept], writer, undefined, to);
+    return new Session(header, [header, ...edited], writer, undefined, to);
   }
 
   /**
@@ -193,6 +198,41 @@ export class SessionManager {
       agents,
     };
   }
+}
+
+/** A fork's edit cannot be made at its moment: nothing there to change. */
+export class ForkEditError extends Error {
+  override name = 'ForkEditError';
+}
+
+/** The moment's records with `edit` made: a copy, the source's records untouched. */
+function applyEdit(kept: readonly JournalRecord[], edit: ForkEdit, id: string, atSeq: number): JournalRecord[] {
+  const records = [...kept];
+  if ('toolResult' in edit) {
+    const { id: callId, text, isError } = edit.toolResult;
+    const at = records.findIndex((r) => r.k === 'tool_end' && r.id === callId);
+    const started = records.find((r) => r.k === 'tool_start' && r.id === callId);
+    const old = records[at];
+    const content = [{ type: 'text' as const, text }];
+    if (old?.k === 'tool_end') records[at] = { ...old, result: { ...old.result, content, isError: isError ?? false } };
+    else if (started?.k === 'tool_start') {
+      const result = { type: 'tool_result' as const, toolCallId: callId, toolName: started.name, content };
+      records.push({
+        k: 'tool_end',
+        s: started.s,
+        a: started.a,
+        id: callId,
+        result: { ...result, isError: isError ?? false },
+      });
+    } else throw new ForkEditError(`Session "${id}" has no tool call "${callId}" at seq ${atSeq}`);
+    return records;
+  }
+  const opened = new Set(records.flatMap((r) => (r.k === 'turn_start' ? [r.inputId] : [])));
+  const at = records.findLastIndex((r) => r.k === 'input' && !opened.has(r.inputId));
+  const waiting = records[at];
+  if (waiting?.k !== 'input') throw new ForkEditError(`Session "${id}" has no prompt waiting at seq ${atSeq}`);
+  records[at] = { ...waiting, messages: [userMessage(edit.input)] };
+  return records;
 }
 
 /** The model of a replay: asked only when the replay has gone off its recording. */

@@ -55,9 +55,23 @@ export interface HeaderRecord {
   title?: string;
   /** Milliseconds since the epoch. */
   t: number;
-  /** The session this one was forked from, and the last `seq` it kept. */
-  forkOf?: { id: string; atSeq: number };
+  /** The session this one was forked from, the last `seq` it kept, and what it changed there. */
+  forkOf?: ForkPoint;
 }
+
+/** Where a fork comes from: its source session, the last `seq` it kept, and the edit made there first. */
+export interface ForkPoint {
+  id: string;
+  atSeq: number;
+  edit?: ForkEdit;
+}
+
+/**
+ * What a fork changes at its moment: `toolResult` replaces the result of call `id` (one the moment holds, or one
+ * still running there, which then never runs); `input` replaces the text of the prompt that waits at the moment
+ * (submitted, its turn not started).
+ */
+export type ForkEdit = { toolResult: { id: string; text: string; isError?: boolean } } | { input: string };
 
 /** An input submitted to an agent (a prompt), before its turn starts: queued prompts survive a crash. */
 export interface InputRecord {

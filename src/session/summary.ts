@@ -1,5 +1,5 @@
 import { addUsage, emptyUsage, type Usage, type UserMessage } from '../protocol/index.js';
-import type { HeaderRecord, JournalRecord } from './records.js';
+import type { ForkPoint, HeaderRecord, JournalRecord } from './records.js';
 
 /** The version of a saved summary: another is not read (the journal is, whole). */
 const SUMMARY_VERSION = 2;
@@ -22,7 +22,7 @@ export interface SummaryState {
   /** Subagent tasks of the tree's batches, and how many of them settled. */
   tasks: number;
   settled: number;
-  forkOf?: { id: string; atSeq: number };
+  forkOf?: ForkPoint;
   /** The root's first user message was seen: the title is its text (none when it had no text). */
   titled?: true;
 }

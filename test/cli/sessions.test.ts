@@ -215,3 +215,36 @@ describe('troupe replay', () => {
     expect(h.err).toEqual(['troupe replay: no session: troupe replay <id> (troupe sessions lists them)']);
   });
 });
+
+describe('troupe fork', () => {
+  it('forks a session at a moment, runs the fork live, lists it with its parent; the parent is untouched', async () => {
+    expect(await troupe(harness({ input: 'y\n' }), ['run', '--offline', '--session=r', TASK])).toBe(0);
+    const journal = path.join(sessionsDir(), 'r.jsonl');
+    const before = await fs.readFile(journal);
+    const turnStart = (await fs.readFile(journal, 'utf8'))
+      .split('\n')
+      .map((line) => (line ? (JSON.parse(line) as { k: string; s?: number }) : undefined))
+      .find((record) => record?.k === 'turn_start');
+    const at = (turnStart?.s ?? 0) - 1; // the prompt submitted, its turn not started
+    const h = harness({ input: 'y\n' });
+    const code = await troupe(h, ['fork', 'r', '--at', String(at), '--fork-id', 'f', '--edit-input', 'Just say hi']);
+    expect(code, JSON.stringify(h.err)).toBe(0);
+    expect(h.out()).toContain(`forked r at ${at}: session f`);
+    expect(h.out()).toMatch(/^done: completed/m);
+    expect(await fs.readFile(path.join(sessionsDir(), 'f.jsonl'), 'utf8')).toContain('Just say hi');
+    expect(await fs.readFile(journal)).toEqual(before);
+    const list = harness();
+    expect(await troupe(list, ['sessions'])).toBe(0);
+    expect(list.out()).toContain(`f is a fork of r at seq ${at}`);
+  });
+
+  it('refuses an edit with nothing to change there, and a missing --at, as usage errors', async () => {
+    expect(await troupe(harness({ input: 'y\n' }), ['run', '--offline', '--session=r', TASK])).toBe(0);
+    const late = harness();
+    expect(await troupe(late, ['fork', 'r', '--at', '100000', '--edit-input', 'again'])).toBe(2);
+    expect(late.err).toEqual(['troupe fork: Session "r" has no prompt waiting at seq 100000']);
+    const bare = harness();
+    expect(await troupe(bare, ['fork', 'r'])).toBe(2);
+    expect(bare.err[0]).toMatch(/--at takes the seq/);
+  });
+});

@@ -1,0 +1,104 @@
+/** `troupe fork <id> --at <seq>`: a new session from one moment of a recorded tree, edited if asked, then run live. */
+import path from 'node:path';
+import { ForkEditError } from '../index.js';
+import type { ForkEdit } from '../session/index.js';
+import { parseCommandLine, UsageError } from './model-choice.js';
+import { type RunIO, resumeCommand } from './run.js';
+import {
+  chooseSession,
+  existingFolder,
+  existingStore,
+  loadSettings,
+  saveSettings,
+  sessionsDir,
+} from './session-files.js';
+
+export const FORK_USAGE = `Usage: troupe fork [options] <id> --at <seq> [--edit-input <text> | --edit-tool-result <call>=<text>]
+
+Starts a new session from the moment <seq> of a recorded one (the seq of any of its events; troupe replay --json
+prints them): the whole tree as it stood then, its tasks still open and its questions still waiting. An edit is
+made there first and kept as the fork's first fact: --edit-input replaces the prompt that waited at that moment,
+--edit-tool-result replaces what tool call <call> returned. The fork then goes on live, on the session's model (or
+the one given), as troupe resume would. The recorded session is never written. troupe sessions lists the fork with
+its parent and point.
+
+Options:
+      --at <seq>        the moment to fork at (required)
+      --title <text>    the fork's title (default: the parent's)
+      --fork-id <id>    the fork's id (default: a fresh one)
+  -C, --cwd <dir>       the folder the sessions were run in (default: the current one)
+      --sessions-dir <dir>  where sessions are kept (default: TROUPE_SESSIONS_DIR, else .troupe/sessions in the folder)
+  -h, --help            this text
+Any other option is the resumed run's (troupe resume --help).`;
+
+/** `troupe fork`: writes the fork, then resumes it. */
+export async function forkCommand(args: string[], io: RunIO): Promise<number> {
+  const { values, positionals, tokens } = parseCommandLine({
+    args,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+    options: {
+      at: { type: 'string' },
+      title: { type: 'string' },
+      'fork-id': { type: 'string' },
+      'edit-input': { type: 'string' },
+      'edit-tool-result': { type: 'string' },
+      cwd: { type: 'string', short: 'C' },
+      'sessions-dir': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    io.stdout.write(`${FORK_USAGE}\n`);
+    return 0;
+  }
+  const [wanted] = positionals;
+  if (typeof wanted !== 'string') throw new UsageError('no session: troupe fork <id> --at <seq>');
+  const atSeq = Number(values.at);
+  if (typeof values.at !== 'string' || !Number.isSafeInteger(atSeq) || atSeq < 0) {
+    throw new UsageError('--at takes the seq of an event, a whole number from 0');
+  }
+  const folder = existingFolder(path.resolve(io.cwd, typeof values.cwd === 'string' ? values.cwd : '.'));
+  const dirFlag = typeof values['sessions-dir'] === 'string' ? values['sessions-dir'] : undefined;
+  const dir = sessionsDir(folder, dirFlag, io.env, io.cwd);
+  const manager = existingStore(dir);
+  const id = chooseSession(manager, dir, wanted);
+  if (!manager) throw new UsageError(`no sessions in ${dir}`);
+  const edit = editOf(values['edit-input'], values['edit-tool-result']);
+  let forkId: string;
+  try {
+    const fork = manager.fork(id, {
+      atSeq,
+      ...(typeof values['fork-id'] === 'string' ? { id: values['fork-id'] } : {}),
+      ...(typeof values.title === 'string' ? { title: values.title } : {}),
+      ...(edit ? { edit } : {}),
+    });
+    forkId = fork.id;
+    fork.close();
+  } catch (error) {
+    if (error instanceof ForkEditError) throw new UsageError(error.message);
+    throw error;
+  }
+  const settings = loadSettings(dir, id);
+  if (settings) saveSettings(dir, forkId, settings);
+  io.stdout.write(`forked ${id} at ${atSeq}: session ${forkId}\n`);
+  // The resumed run takes every option this command does not, and the fork's id last.
+  const own = new Set(['at', 'title', 'fork-id', 'edit-input', 'edit-tool-result']);
+  const passed = tokens.flatMap((token) => {
+    if (token.kind !== 'option' || own.has(token.name)) return [];
+    return token.value === undefined ? [token.rawName] : [token.rawName, token.value];
+  });
+  return resumeCommand([...passed, forkId], io);
+}
+
+function editOf(input: unknown, toolResult: unknown): ForkEdit | undefined {
+  if (typeof input === 'string' && typeof toolResult === 'string') {
+    throw new UsageError('one edit at a time: --edit-input or --edit-tool-result');
+  }
+  if (typeof input === 'string') return { input };
+  if (typeof toolResult !== 'string') return undefined;
+  const at = toolResult.indexOf('=');
+  if (at <= 0) throw new UsageError('--edit-tool-result takes <call id>=<text>');
+  return { toolResult: { id: toolResult.slice(0, at), text: toolResult.slice(at + 1) } };
+}

@@ -1,0 +1,107 @@
+/**
+ * A fork at a moment with an edit, on both stores: the edit is the fork's first fact (its header), the fork goes on
+ * live from the edited moment, the source's records stay byte for byte what they were, and the list shows the fork
+ * with its parent and point. An edit with nothing to change at the moment is refused with a typed error.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createAgent,
+  defineTool,
+  ForkEditError,
+  type ModelRequest,
+  type ScriptedAnswer,
+  scriptedModel,
+  sessions,
+  textOf,
+} from '../../src/index.js';
+import { decodeRecord, type JournalRecord, SqliteStore } from '../../src/session/index.js';
+import { cleanTempDirs, tempDir } from './helpers.js';
+
+cleanTempDirs();
+
+const stores = [
+  ['JSONL', (dir: string) => sessions({ dir })],
+  ['SQLite', (dir: string) => sessions({ store: new SqliteStore(join(dir, 'sessions.db')) })],
+] as const;
+
+const weather = defineTool({
+  name: 'weather',
+  description: 'the weather',
+  schema: z.object({}),
+  execute: () => 'sunny',
+});
+
+/** Calls `weather` once a turn, then says what it saw: the answer tells which result the model was given. */
+function script(request: ModelRequest): ScriptedAnswer {
+  const last = request.messages.at(-1);
+  if (last?.role === 'user')
+    return { toolCalls: [{ id: `call_${request.messages.length}`, name: 'weather', args: {} }] };
+  const seen = last?.role === 'tool' ? textOf({ role: 'user', content: last.content[0]?.content ?? [] }) : '';
+  return { text: `it is ${seen}` };
+}
+
+const recordsOf = (sessionsOf: ReturnType<typeof sessions>, id: string): JournalRecord[] =>
+  sessionsOf.store.read(id).flatMap((line) => decodeRecord(line) ?? []);
+
+describe.each(stores)('sessions: fork at a moment with an edit (%s)', (_name, manager) => {
+  async function record(dir: string) {
+    const store = manager(dir);
+    const session = store.create({ id: 'src', agentId: 'root' });
+    const agent = createAgent({ model: scriptedModel(script), tools: [weather], session });
+    const first = await agent.prompt('weather?');
+    await session.idle();
+    session.close();
+    await agent.stop();
+    expect(first.text).toBe('it is sunny');
+    return store;
+  }
+
+  it('an edited tool result: the fork goes on live with it; the source is untouched', async () => {
+    const dir = tempDir();
+    const store = await record(dir);
+    const before = store.store.read('src');
+    const end = recordsOf(store, 'src').find((r) => r.k === 'tool_end');
+    if (end?.k !== 'tool_end') throw new Error('the recording ran the tool');
+    const edit = { toolResult: { id: end.id, text: 'raining' } };
+    const fork = store.fork('src', { atSeq: end.s, id: 'what-if', edit });
+    const agent = createAgent({ model: scriptedModel(script), tools: [weather], session: fork });
+    await fork.idle();
+    const answer = agent.messages.at(-1);
+    expect(answer?.role === 'assistant' && textOf(answer)).toBe('it is raining');
+    fork.close();
+    await agent.stop();
+    expect(store.store.read('src')).toEqual(before);
+    expect(store.store.read('what-if')[0]).toContain('"edit"');
+    expect(store.list().find((info) => info.id === 'what-if')?.forkOf).toEqual({ id: 'src', atSeq: end.s, edit });
+  });
+
+  it('an edited prompt that waited at the moment: the fork runs it instead', async () => {
+    const dir = tempDir();
+    const store = await record(dir);
+    const before = store.store.read('src');
+    const input = recordsOf(store, 'src').findIndex((r) => r.k === 'input');
+    const run = recordsOf(store, 'src')[input + 1];
+    if (run?.k !== 'run') throw new Error('the recording starts its run right after its input');
+    const fork = store.fork('src', { atSeq: run.s - 1, id: 'asked-else', edit: { input: 'temperature?' } });
+    const agent = createAgent({ model: scriptedModel(script), tools: [weather], session: fork });
+    await fork.idle();
+    expect(agent.messages[0] && textOf(agent.messages[0])).toBe('temperature?');
+    expect(agent.messages.at(-1)?.role).toBe('assistant');
+    fork.close();
+    await agent.stop();
+    expect(store.store.read('src')).toEqual(before);
+  });
+
+  it('refuses an edit with nothing to change at the moment, writing no fork', async () => {
+    const dir = tempDir();
+    const store = await record(dir);
+    const last = Math.max(...recordsOf(store, 'src').map((r) => ('s' in r ? r.s : 0)));
+    expect(() => store.fork('src', { atSeq: last, id: 'x', edit: { input: 'again?' } })).toThrow(ForkEditError);
+    expect(() => store.fork('src', { atSeq: last, id: 'y', edit: { toolResult: { id: 'nope', text: '' } } })).toThrow(
+      /no tool call "nope"/,
+    );
+    expect(store.list().map((info) => info.id)).toEqual(['src']);
+  });
+});
