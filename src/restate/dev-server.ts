@@ -1,3 +1,8 @@
+/**
+ * `troupe/restate/dev`: a local Restate server for development and tests, and registering a worker with it.
+ *
+ * @module troupe/restate/dev
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -26,7 +26,10 @@ describe('the API reference', () => {
       types.replace(/^\.\/dist\//, '').replace(/\.d\.ts$/, '.ts'),
     );
     const { entryPoints } = json('typedoc.json') as { entryPoints: string[] };
-    expect([...entryPoints].sort()).toEqual(sources.sort());
+    // troupe/restate loads its modules once it has found the Restate SDK (an optional peer): its exports are the
+    // loaded module's, documented where they are defined.
+    const documented = sources.map((source) => (source === 'src/restate/index.ts' ? 'src/restate/api.ts' : source));
+    expect([...entryPoints].sort()).toEqual(documented.sort());
   });
 
   it(
