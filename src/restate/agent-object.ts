@@ -11,8 +11,15 @@ import {
   type Usage,
   type UserMessage,
 } from '../index.js';
-import { acquireSlots, countedLimit, releaseSlots, slotsObject } from './agent-slots.js';
-import { approvalHandlers, awaitApprovals } from './approvals.js';
+import {
+  acquireSlots,
+  countedLimit,
+  releaseSlots,
+  rememberedInTree,
+  rememberInTree,
+  slotsObject,
+} from './agent-slots.js';
+import { applyRemembered, approvalHandlers, awaitApprovals } from './approvals.js';
 import { controlName, controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
@@ -249,6 +256,11 @@ export function agentObject(options: AgentObjectOptions) {
       toolConcurrency: Number.MAX_SAFE_INTEGER,
       messages: history,
     });
+    // Approvals remembered anywhere in the tree decide only where permissions can ask (a mode or rules): an agent
+    // without them never reads them, and pays nothing.
+    if (config.permissions !== undefined) {
+      applyRemembered(agent, await rememberedInTree(ctx, name, root), config.tools ?? []);
+    }
     // A result that comes while the turn runs joins its next step (not once the agent is idle: its
     // `notify` delivers it then).
     control.attach(agent, (message) => {
@@ -266,7 +278,9 @@ export function agentObject(options: AgentObjectOptions) {
       control.apply({ kind: 'interrupt' });
     };
     const offEvents = options.on ? forwardEvents(ctx, agent, options.on) : undefined;
-    const offApprovals = awaitApprovals(ctx, scope, agent, approvalTimeoutMs);
+    const offApprovals = awaitApprovals(ctx, scope, agent, approvalTimeoutMs, (approval) =>
+      rememberInTree(ctx, name, root, approval),
+    );
     try {
       // A notification opens the turn through the machine's NOTIFY: the same message, stored as
       // `source: 'notification'`, which compaction, the context engine and replays read. A steer opens it as

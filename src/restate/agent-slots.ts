@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import type { JsonObject } from '../index.js';
 
 /**
  * `maxAgents` on Restate: how many subagent tasks of one tree are open (started and not settled), counted by a small
@@ -27,6 +28,7 @@ export interface SlotGrant {
 }
 
 const OPEN = 'open';
+const REMEMBERED = 'remembered';
 const json = restate.serde.json;
 
 const slotsName = (agentObjectName: string) => `${agentObjectName}-slots`;
@@ -83,7 +85,48 @@ export function releaseSlots(
   return ctx.genericCall<{ n: number }, null>({ ...target, inputSerde: json, outputSerde: json });
 }
 
-/** The counter object of the agents hosted by the object named `agentObjectName` (served beside it). */
+/**
+ * An approval remembered for the rest of a tree's life (`remember` in an `ApprovalAnswer`): a rule as written, or
+ * one call, which matches the same tool with the same rule argument (that path, that command line).
+ */
+export type RememberedApproval = { rule: string } | { call: { name: string; arguments: JsonObject } };
+
+/** Keeps an approval for every later turn of the tree whose root is `root` (a journaled send). */
+export function rememberInTree(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  root: string,
+  approval: RememberedApproval,
+): void {
+  ctx.genericSend({
+    service: slotsName(agentObjectName),
+    method: 'remember',
+    key: root,
+    parameter: approval,
+    inputSerde: json,
+  });
+}
+
+/** The approvals the tree whose root is `root` remembers (a journaled call). */
+export function rememberedInTree(
+  ctx: restate.ObjectContext,
+  agentObjectName: string,
+  root: string,
+): restate.InvocationPromise<RememberedApproval[]> {
+  return ctx.genericCall<null, RememberedApproval[]>({
+    service: slotsName(agentObjectName),
+    method: 'remembered',
+    key: root,
+    parameter: null,
+    inputSerde: json,
+    outputSerde: json,
+  });
+}
+
+/**
+ * The object of each tree of agents hosted by the object named `agentObjectName` (served beside it), keyed by the
+ * tree's root: its open tasks, and the approvals remembered anywhere in it.
+ */
 export function slotsObject(agentObjectName: string) {
   return restate.object({
     name: slotsName(agentObjectName),
@@ -100,6 +143,18 @@ export function slotsObject(agentObjectName: string) {
         ctx.set(OPEN, Math.max(0, ((await ctx.get<number>(OPEN)) ?? 0) - input.n));
         return null;
       },
+      /** Remembers an approval for the tree (once: the same one again changes nothing). */
+      remember: async (ctx: restate.ObjectContext, approval: RememberedApproval): Promise<null> => {
+        const known = (await ctx.get<RememberedApproval[]>(REMEMBERED)) ?? [];
+        const same = JSON.stringify(approval);
+        if (!known.some((entry) => JSON.stringify(entry) === same)) ctx.set(REMEMBERED, [...known, approval]);
+        return null;
+      },
+      /** What the tree remembers, oldest first. */
+      remembered: restate.handlers.object.shared(
+        async (ctx: restate.ObjectSharedContext): Promise<RememberedApproval[]> =>
+          (await ctx.get<RememberedApproval[]>(REMEMBERED)) ?? [],
+      ),
     },
   });
 }

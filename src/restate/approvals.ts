@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import type { Agent, JsonValue } from '../index.js';
+import type { Agent, AnyTool, JsonObject, JsonValue } from '../index.js';
+import type { RememberedApproval } from './agent-slots.js';
 import { type JournalScope, serially } from './journal.js';
 
 /**
@@ -12,6 +13,11 @@ export interface ApprovalAnswer {
   toolCallId: string;
   approve: boolean;
   reason?: string;
+  /**
+   * With an approval: `true` approves the same call (that tool with that path or command) for the rest of the tree's
+   * life, in every agent of it; a rule (`'bash(npm test *)'`) remembers the rule.
+   */
+  remember?: boolean | string;
 }
 
 /** A call waiting for approval, as the `pending` handler lists it: what it asks to run, and its awakeable. */
@@ -36,6 +42,8 @@ export function awaitApprovals(
   scope: JournalScope,
   agent: Agent<unknown>,
   approvalTimeoutMs: number | undefined,
+  /** Keeps what an answer remembers for the agent's whole tree. */
+  remember: (approval: RememberedApproval) => void,
 ): () => void {
   return agent.on('approval_requested', (event) => {
     // An awakeable per call: resolved by the `approve` handler, or by any HTTP client that has its id.
@@ -61,8 +69,18 @@ export function awaitApprovals(
     serially(scope, () => scope.wait(answered, () => interrupted)).then(
       (answer) => {
         ctx.clear(approvalKey(event.toolCallId));
-        if (answer.approve) agent.approve(event.toolCallId);
-        else agent.deny(event.toolCallId, answer.reason);
+        if (!answer.approve) {
+          agent.deny(event.toolCallId, answer.reason);
+          return;
+        }
+        if (answer.remember) {
+          remember(
+            typeof answer.remember === 'string'
+              ? { rule: answer.remember }
+              : { call: { name: toolName, arguments: args as JsonObject } },
+          );
+        }
+        agent.approve(event.toolCallId, answer.remember ? { remember: answer.remember } : {});
       },
       () => agent.deny(event.toolCallId, 'The approval was cancelled'),
     );
@@ -89,3 +107,21 @@ export const approvalHandlers = {
     return waiting.filter((call): call is PendingApproval => typeof call === 'object' && call !== null);
   }),
 };
+
+/** Makes an agent's turn allow what its tree remembers, as if each had been approved with `remember` in it. */
+export function applyRemembered(
+  agent: Agent<unknown>,
+  remembered: RememberedApproval[],
+  tools: readonly AnyTool[],
+): void {
+  for (const approval of remembered) {
+    if ('rule' in approval) agent.permissions.remember(approval.rule);
+    else {
+      const call = { type: 'tool_call' as const, id: '', ...approval.call };
+      agent.permissions.rememberCall(
+        call,
+        tools.find((tool) => tool.name === call.name),
+      );
+    }
+  }
+}

@@ -197,8 +197,9 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
 }
 
 /**
- * A batch's tasks, named from the turn and the call (`t<turn>.<call>`, and `.<i>` in a swarm), or refused: no tasks, a join that cannot be met, a depth past `maxDepth`, a profile that cannot be
- * built, a resumed agent that is not this agent's. A new child carries the profiles it is built from (this agent's,
+ * A batch's tasks, named from the turn and the call (`t<turn>.<call>`, and `.<i>` in a swarm), or refused: no
+ * tasks, a join that cannot be met, a depth past `maxDepth`, a profile that cannot be built, a resumed agent that is
+ * not this agent's. A new child carries the profiles it is built from (this agent's,
  * then its own); a resumed one keeps its own.
  */
 function tasksOf(

@@ -21,8 +21,8 @@ export interface Outcome {
 /** A call waiting for approval somewhere in a root's tree. */
 export interface Approval {
   toolName: string;
-  /** Approves or denies it; false when it was not waiting any more. */
-  answer(approve: boolean, reason?: string): Promise<boolean>;
+  /** Approves or denies it; false when it was not waiting any more. `remember`: approve the same call tree-wide. */
+  answer(approve: boolean, reason?: string, remember?: boolean): Promise<boolean>;
 }
 
 export interface Host {
@@ -117,7 +117,8 @@ export function embeddedHost(): Host {
       const target = { agentId: event.agentId, toolCallId: event.toolCallId };
       return {
         toolName,
-        answer: async (approve, reason) => (approve ? agent.approve(target) : agent.deny(target, reason)),
+        answer: async (approve, reason, remember) =>
+          approve ? agent.approve(target, remember ? { remember } : {}) : agent.deny(target, reason),
       };
     },
     crash: async () => {},
@@ -211,11 +212,12 @@ export async function restateHost(deploy: () => Promise<Deployment> = inProcess)
       if (!found) throw new Error(`no call of ${toolName} asked for approval`);
       return {
         toolName,
-        answer: (approve, reason) =>
+        answer: (approve, reason, remember) =>
           client.approve(found.agentId, {
             toolCallId: found.toolCallId,
             approve,
             ...(reason === undefined ? {} : { reason }),
+            ...(remember ? { remember } : {}),
           }),
       };
     },

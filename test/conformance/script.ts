@@ -191,6 +191,12 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
       const step = steps[n];
       return step ? calls(step) : say('kept');
     }
+    // A deploy, then a child that deploys the same, then what both said.
+    case 'deploytree': {
+      const steps = [call('deploy', { target: arg }, 'd0'), call('agent', { prompt: `deploy ${arg}` }, 'a1')];
+      const step = steps[n];
+      return step ? calls(step) : say(results.join(' | '));
+    }
     // A child whose own child is the tree's deepest possible.
     case 'deep':
       return n === 0 ? calls(call('agent', { prompt: 'deep 1' }, 'd')) : say(`deep: ${results[0]}`);
@@ -335,7 +341,7 @@ const tools = [
  * The flavours of agent a root's id asks for, by its first segment (`keep2-…`): the supervision the tree runs
  * under, and the agent's own settings.
  */
-export const FLAVOURS = ['plain', 'keep2', 'max2', 'depth1', 'conc1', 'quiet', 'steps', 'budget'] as const;
+export const FLAVOURS = ['plain', 'keep2', 'max2', 'depth1', 'conc1', 'quiet', 'steps', 'budget', 'asks'] as const;
 export type Flavour = (typeof FLAVOURS)[number];
 
 export const flavourOf = (agentId: string): Flavour => {
@@ -358,7 +364,10 @@ export function configOf(agentId: string): Omit<AgentConfig, 'id'> {
   return {
     model: scriptedModel(answer),
     tools,
-    policy: (toolCall) => (toolCall.name === 'deploy' ? 'ask' : 'allow'),
+    // `asks`: the permission mode asks for `deploy`, so an approval remembered in the tree lets it run unasked.
+    ...(flavour === 'asks'
+      ? { permissions: { mode: 'default' }, policy: (toolCall) => (toolCall.name === 'deploy' ? undefined : 'allow') }
+      : { policy: (toolCall) => (toolCall.name === 'deploy' ? 'ask' : 'allow') }),
     ...(flavour === 'quiet' ? { wakeOnNotification: false } : {}),
     ...(flavour === 'steps' ? { maxSteps: 3 } : {}),
     ...(flavour === 'budget' ? { budget: { tokens: 40 } } : {}),

@@ -171,6 +171,15 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(log).toEqual([]);
   });
 
+  it('an approval remembered at the root lets the same call run unasked later, in a subagent too', async () => {
+    const turn = await host.send('asks-1', '#deploytree r1');
+    expect(await (await host.approval('asks-1', 'deploy')).answer(true, undefined, true)).toBe(true);
+    const outcome = await turn.outcome;
+    expect(outcome).toMatchObject({ stopReason: 'completed' });
+    expect(outcome.text).toBe('deployed r1 | child: deployed r1');
+    expect(log).toEqual(['ran deploy r1', 'ran deploy r1']);
+  });
+
   it("keepHistory counts a parent's own finished tasks: other agents' tasks do not push them out", async () => {
     // The root's first task, then a child's task in which the child finished two of its own: four in the tree.
     await host.prompt('keep2-2', '#keeptree');
