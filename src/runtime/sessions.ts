@@ -236,7 +236,7 @@ function applyEdit(kept: readonly JournalRecord[], edit: ForkEdit, id: string, a
 }
 
 /** The model of a replay: asked only when the replay has gone off its recording. */
-const offlineModel: Model = {
+export const offlineModel: Model = {
   id: 'replay',
   provider: 'replay',
   // biome-ignore lint/correctness/useYield: it fails before its first answer, by design.

@@ -411,3 +411,5 @@ export const agentEvents = {
 function assistant(content: AssistantMessage['content'], stopReason: AssistantMessage['stopReason']): AssistantMessage {
   return { role: 'assistant', content, provider: 'test', model: 'test', stopReason, usage: { ...zeroUsage } };
 }
+
+export { type DivergenceKind, replaySessionAsTest, SessionDivergence } from './session-test.js';
