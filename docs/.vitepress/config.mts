@@ -8,6 +8,7 @@ const guides: DefaultTheme.SidebarItem[] = [
   { text: 'Agents and tools', link: '/guide/agents' },
   { text: 'Subagents and swarms', link: '/guide/subagents' },
   { text: 'Sessions', link: '/guide/sessions' },
+  { text: 'Time travel', link: '/guide/time-travel' },
   { text: 'Context', link: '/guide/context' },
   { text: 'Permissions, hooks, budgets', link: '/guide/permissions' },
   { text: 'The troupe command and workspace tools', link: '/guide/cli' },
