@@ -189,10 +189,13 @@ export async function restateHost(deploy: () => Promise<Deployment> = inProcess)
     // A notification rings the turn's doorbell as a steer does: the turn takes it from its control object.
     notifiedDuringTurn: (root, cause) => taken(root, cause),
     // A child's result is a message to the parent's exclusive `notify` handler: a prompt sent later runs after it.
+    // Only the agent object's own `notify` counts: its control object (same key) has one too, which the task book
+    // calls before it sends the agent's, so counting that one would let a prompt overtake the result.
     notified: async (root, count) => {
       const query =
         'SELECT COUNT(*) AS n FROM sys_invocation ' +
-        `WHERE target_service_key = '${root}' AND target_handler_name = 'notify' AND status = 'completed'`;
+        `WHERE target_service_name = '${objectName(flavourOf(root))}' AND target_service_key = '${root}' ` +
+        "AND target_handler_name = 'notify' AND status = 'completed'";
       const done = async () => Number((await sql<{ n: number }>(server.adminUrl, query))[0]?.n);
       await until(done, (n) => n >= count);
     },
