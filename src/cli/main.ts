@@ -7,6 +7,7 @@ import { forkCommand } from './fork-command.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
 import { replayCommand, sessionsCommand } from './session-commands.js';
+import { testCommand } from './test-command.js';
 
 const USAGE = `Usage: troupe <command> [options]
 
@@ -16,6 +17,7 @@ Commands:
   sessions             list the recorded sessions
   replay <id>          run a recorded session again offline, from its journal, and print its events
   fork <id> --at <seq> a new session from one moment of a recorded one, edited if asked, run live
+  test <id>            run a recorded session against this build; exit 1 with its first divergence
   inspect              serve the offline inspector (troupe inspect --help)
   hosted <command>     drive agents hosted on Restate: prompt, send, attach, steer, interrupt, approvals, approve,
                        deny, history, usage (troupe hosted --help)
@@ -98,6 +100,9 @@ export async function main(
       return undefined;
     case 'replay':
       process.exitCode = await guarded('replay', () => replayCommand(rest, io), io);
+      return undefined;
+    case 'test':
+      process.exitCode = await guarded('test', () => testCommand(rest, io), io);
       return undefined;
     case 'fork':
       process.exitCode = await guarded('fork', () => forkCommand(rest, io), io);

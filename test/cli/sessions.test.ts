@@ -248,3 +248,19 @@ describe('troupe fork', () => {
     expect(bare.err[0]).toMatch(/--at takes the seq/);
   });
 });
+
+describe('troupe test', () => {
+  it('passes a recorded session on this build, and names the divergence of a tool the build no longer has', async () => {
+    expect(await troupe(harness({ input: 'y\n' }), ['run', '--offline', '--session=r', TASK])).toBe(0);
+    const same = harness();
+    expect(await troupe(same, ['test', 'r'])).toBe(0);
+    expect(same.out()).toContain('session r did what it recorded');
+    // The recording called a tool by a name this build does not have.
+    const journal = path.join(sessionsDir(), 'r.jsonl');
+    await fs.writeFile(journal, (await fs.readFile(journal, 'utf8')).replaceAll('"write_file"', '"save_file"'));
+    const renamed = harness();
+    expect(await troupe(renamed, ['test', 'r'])).toBe(1);
+    expect(renamed.out()).toMatch(/^agent "main", turn \d+, step \d+: a different tool was called$/m);
+    expect(renamed.out()).toContain('no tool "save_file" now');
+  });
+});
