@@ -32,7 +32,7 @@ const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
 const ENTRY_POINTS: Record<string, string> = {
   troupe: 'createAgent',
   'troupe/host': 'hostedAgent',
-  'troupe/machines': 'agentMachine',
+  'troupe/machines': 'toMermaid',
   'troupe/testing': 'createRunRecorder',
   'troupe/tools': 'createWorkspaceTools',
   'troupe/mcp': 'connectMcpServers',
