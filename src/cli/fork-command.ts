@@ -1,6 +1,6 @@
 /** `troupe fork <id> --at <seq>`: a new session from one moment of a recorded tree, edited if asked, then run live. */
 import path from 'node:path';
-import { ForkEditError } from '../index.js';
+import { ForkEditError } from '../runtime/index.js';
 import type { ForkEdit } from '../session/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { type RunIO, resumeCommand } from './run.js';
