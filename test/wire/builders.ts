@@ -9,7 +9,7 @@ import type { SseEvent, WireReply } from './server.js';
 const json = (value: unknown) => JSON.stringify(value);
 
 /** Splits text into pieces of `size` characters (anywhere, mid-token included). */
-function pieces(text: string, size: number): string[] {
+export function pieces(text: string, size: number): string[] {
   if (size <= 0 || text.length <= size) return text ? [text] : [];
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));

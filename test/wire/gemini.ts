@@ -5,6 +5,7 @@
  * pieces and a closing empty `functionCall`; `thoughtSignature` beside a part), the last one carrying the
  * candidate's `finishReason` and the `usageMetadata`. Errors are Google's `{ error: { code, message, status } }`.
  */
+import { pieces } from './builders.js';
 import type { SseEvent, WireReply } from './server.js';
 
 /** One piece of streamed arguments: a JSON path and its value (a string may continue in the next piece). */
@@ -105,10 +106,4 @@ export function geminiError(status: number, rpcStatus: string, message: string, 
     status,
     body: { error: { code: status, message, status: rpcStatus, ...(details ? { details } : {}) } },
   };
-}
-
-function pieces(text: string, size: number): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
 }
