@@ -1,6 +1,5 @@
 /** `troupe test <id>`: a recorded session run against the current build; the first divergence printed, exit 1. */
 import path from 'node:path';
-import { redactSecrets } from '../protocol/index.js';
 import { readJournal } from '../session/index.js';
 import { replaySessionAsTest, SessionDivergence } from '../testing/index.js';
 import { createWorkspaceTools } from '../tools/builtin/index.js';
@@ -67,7 +66,7 @@ export async function testCommand(args: string[], io: RunIO): Promise<number> {
     return 0;
   } catch (error) {
     if (!(error instanceof SessionDivergence)) throw error;
-    io.stdout.write(`${redactSecrets(error.message)}\n`);
+    io.stdout.write(`${error.message}\n`);
     return 1;
   } finally {
     await workspace.close();
