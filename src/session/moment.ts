@@ -62,8 +62,10 @@ export function cutAt(records: readonly JournalRecord[], atSeq: number): number 
 export function momentAt(records: readonly JournalRecord[], seq: number): TreeMoment {
   const cut = cutAt(records, seq);
   const reader = new MomentReader();
-  for (let i = 0; i <= cut && i < records.length; i++) reader.read(records[i] as JournalRecord);
-  return { seq, records: Math.min(cut + 1, records.length), agents: reader.agents(), gaps: reader.gaps };
+  // Sliced, so an empty journal (whose cut is 0 too) holds no record.
+  const held = records.slice(0, cut + 1);
+  for (const record of held) reader.read(record);
+  return { seq, records: held.length, agents: reader.agents(), gaps: reader.gaps };
 }
 
 /** What one agent's records add up to; messages kept by their index in its history. */
