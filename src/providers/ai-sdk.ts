@@ -13,14 +13,13 @@ import type {
   Model,
   ModelEvent,
   ModelRequest,
-  ModelStopReason,
   ReasoningEffort,
   Usage,
 } from '../protocol/index.js';
 import { isAbortError, isSecretName, ModelError, redactError, registerSecret } from '../protocol/index.js';
 import { callOptions, type Origin, v3CallOptions } from './ai-sdk-prompt.js';
 import { badResponse, type ClassifyContext, classifyError, errorFromBody, truncatedStream } from './http-errors.js';
-import { abortedError, usageOf } from './shared.js';
+import { abortedError, finishStopReason, usageOf } from './shared.js';
 import { toolCallPart } from './tool-call.js';
 
 /**
@@ -217,7 +216,7 @@ async function* streamEvents(
     content.push(part);
   }
   const hasCalls = content.some((part) => part.type === 'tool_call');
-  const stopReason = stopReasonOf(finish.reason, hasCalls);
+  const stopReason = finishStopReason(finish.reason.unified, hasCalls);
   const usage = usageFrom(finish.usage);
   yield { type: 'usage', usage };
   yield {
@@ -250,20 +249,6 @@ function merged(
   const out: SharedV4ProviderMetadata = { ...into };
   for (const [key, value] of Object.entries(add)) out[key] = { ...out[key], ...value };
   return out;
-}
-
-function stopReasonOf(reason: LanguageModelV4FinishReason, hasCalls: boolean): ModelStopReason {
-  switch (reason.unified) {
-    case 'length':
-      return 'length';
-    case 'content-filter':
-      return 'content_filter';
-    case 'tool-calls':
-      return 'tool_calls';
-    default:
-      // Gemini and some compatible servers finish a tool-calling answer with a plain stop.
-      return hasCalls ? 'tool_calls' : 'stop';
-  }
 }
 
 /** The spec counts `inputTokens.total` as the whole prompt; Troupe's `input` is its uncached part. */

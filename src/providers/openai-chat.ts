@@ -18,6 +18,7 @@ import type {
 import { badResponse, type ClassifyContext, truncatedStream } from './http-errors.js';
 import {
   abortedError,
+  finishStopReason,
   imageUrl,
   sameOrigin,
   strictSchema,
@@ -265,19 +266,7 @@ export async function* chatEvents(
 }
 
 function chatStopReason(finish: string, hasCalls: boolean, refused: boolean): ModelStopReason {
-  if (refused) return 'refusal';
-  switch (finish) {
-    case 'length':
-      return 'length';
-    case 'content_filter':
-      return 'content_filter';
-    case 'tool_calls':
-    case 'function_call':
-      return 'tool_calls';
-    default:
-      // Some compatible servers finish a tool-calling answer with `stop`.
-      return hasCalls ? 'tool_calls' : 'stop';
-  }
+  return refused ? 'refusal' : finishStopReason(finish, hasCalls);
 }
 
 function chatUsage(raw: OpenAI.CompletionUsage): Usage {

@@ -1,4 +1,12 @@
-import type { ImagePart, JsonObject, JsonValue, ProviderData, ToolResultPart, Usage } from '../protocol/index.js';
+import type {
+  ImagePart,
+  JsonObject,
+  JsonValue,
+  ModelStopReason,
+  ProviderData,
+  ToolResultPart,
+  Usage,
+} from '../protocol/index.js';
 import { emptyUsage, ModelError, registerSecret } from '../protocol/index.js';
 import type { ClassifyContext } from './http-errors.js';
 
@@ -16,6 +24,27 @@ export function usageOf(parts: Partial<Usage>): Usage {
     if (typeof value === 'number' && Number.isFinite(value)) usage[key] = Math.max(0, value);
   }
   return usage;
+}
+
+/**
+ * A chat-style finish reason as Troupe's stop reason. Takes either spelling (OpenAI's `content_filter`, the AI SDK's
+ * `content-filter`); `hasCalls` says whether the answer carried tool calls.
+ */
+export function finishStopReason(finish: string | undefined, hasCalls: boolean): ModelStopReason {
+  switch (finish) {
+    case 'length':
+      return 'length';
+    case 'content_filter':
+    case 'content-filter':
+      return 'content_filter';
+    case 'tool_calls':
+    case 'tool-calls':
+    case 'function_call':
+      return 'tool_calls';
+    default:
+      // Gemini and some compatible servers finish a tool-calling answer with a plain stop.
+      return hasCalls ? 'tool_calls' : 'stop';
+  }
 }
 
 /** Whether provider-specific data may be sent back: only to the provider and model that made it. */
