@@ -1,4 +1,5 @@
 import type { ActorRefFrom } from 'xstate';
+import { RESTART_DEFAULTS } from '../../src/protocol/index.js';
 import { supervisorSetup } from './setup.js';
 
 /**
@@ -14,8 +15,8 @@ export const supervisorMachine = supervisorSetup.createMachine({
   context: ({ input }) => ({
     ownerId: input.ownerId,
     notifyOwner: input.notifyOwner ?? true,
-    maxRestarts: input.maxRestarts ?? 2,
-    restartDelayMs: input.restartDelayMs ?? 1000,
+    maxRestarts: input.maxRestarts ?? RESTART_DEFAULTS.maxRestarts,
+    restartDelayMs: input.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs,
     open: [],
     batches: [],
     members: [],

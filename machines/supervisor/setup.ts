@@ -1,25 +1,20 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import type { SupervisorCommand } from '../../src/protocol/index.js';
+import type { RestartOptions, SupervisorCommand } from '../../src/protocol/index.js';
 import type { BatchSettled } from './batch/setup.js';
 import { batchActorId, batchSystemId, type Composite, childId, type Tell } from './shared.js';
 
 /** What a supervisor starts from: the agent (or root) it works for, and how its tasks restart. */
-export interface SupervisorInput {
+export interface SupervisorInput extends RestartOptions {
   /** The agent that owns this supervisor, or the id of a root supervisor. */
   ownerId: string;
   /** Background results go to the owner as NOTIFY; false for a root supervisor. */
   notifyOwner?: boolean;
-  maxRestarts?: number;
-  /** Backoff before the first restart; doubles with every further attempt. */
-  restartDelayMs?: number;
 }
 
 /** A supervisor's working set: the batches it runs and the long-lived members it keeps. */
-export interface SupervisorContext {
+export interface SupervisorContext extends Required<RestartOptions> {
   ownerId: string;
   notifyOwner: boolean;
-  maxRestarts: number;
-  restartDelayMs: number;
   /** Batches with tasks still to settle. */
   open: string[];
   /** Batch actors alive (settled ones may still hold kept agents). */

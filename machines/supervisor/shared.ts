@@ -1,5 +1,11 @@
 import type { EventObject } from 'xstate';
-import { notificationMessage, type TaskSpec, type TaskStatus, type UserMessage } from '../../src/protocol/index.js';
+import {
+  notificationMessage,
+  type RestartOptions,
+  type TaskSpec,
+  type TaskStatus,
+  type UserMessage,
+} from '../../src/protocol/index.js';
 
 /**
  * What the supervision machines share: actor ids, the facts they hand the runtime, and the texts of tasks that did
@@ -109,13 +115,10 @@ export function notifyOf(params: SettleParams): OwnerNotify {
 }
 
 /** The settings every task of a tree shares, passed down from the supervisor through batch and lane. */
-export interface TaskSettings {
+export interface TaskSettings extends Required<RestartOptions> {
   ownerId: string;
   /** Background results go to the owner as NOTIFY (false under a root supervisor). */
   notifyOwner: boolean;
-  maxRestarts: number;
-  /** Backoff before the first restart; doubles with every further attempt. */
-  restartDelayMs: number;
 }
 
 /** An event for a child actor, by id: the params of the machines' `tell` action. */
