@@ -7,6 +7,7 @@ import { redactSecrets } from '../protocol/index.js';
 import { type AgentReplay, type ReplayConfig, replayAgents } from '../runtime/replay-agents.js';
 import { NOT_AGENTS } from '../runtime/session/replay.js';
 import { offlineModel } from '../runtime/sessions.js';
+import { SUBAGENT_TOOL_NAMES } from '../runtime/tree/subagent-tools.js';
 import { decodeRecord, type HeaderRecord, type JournalRecord } from '../session/index.js';
 
 /** What differed first: a tool called, its arguments, a tool's result, a state entered, a stop reason, or else a record. */
@@ -67,16 +68,16 @@ export async function replaySessionAsTest(
   return replays;
 }
 
-/** The tools every agent of a tree has besides its own. */
-const TREE_TOOLS = new Set(['agent', 'swarm', 'task_status', 'task_cancel']);
-
 /**
  * A recorded call of a tool the current build no longer has (renamed, removed): a replay answers it from the journal
  * without running it, so it is caught here, before the replay, at the call's turn and step.
  */
 function missingTool(records: readonly JournalRecord[], config: ReplayConfig): SessionDivergence | undefined {
   if (!config.tools) return undefined;
-  const names = new Set([...TREE_TOOLS, ...config.tools.map((tool) => tool.name)]);
+  // The tools every agent of a tree has besides its own, the config's, and those its subagent profiles add.
+  const names = new Set([...SUBAGENT_TOOL_NAMES, ...config.tools.map((tool) => tool.name)]);
+  for (const profile of Object.values(config.subagents?.profiles ?? {}))
+    for (const tool of profile.tools ?? []) names.add(typeof tool === 'string' ? tool : tool.name);
   const at = new Map<string, [number, number]>();
   for (const record of records) {
     if (record.k === 'msg') at.set(record.a, [record.turn, record.step]);

@@ -50,6 +50,15 @@ describe('replaySessionAsTest: a recorded session as a test of the current code'
     expect(replays.map((r) => r.agentId)).toEqual(['root']);
   });
 
+  it('passes when the recorded tool is now only on a subagent profile', async () => {
+    const replays = await replaySessionAsTest(fixture, {
+      tools: [],
+      policy: allow,
+      subagents: { profiles: { helper: { tools: [lookup] } } },
+    });
+    expect(replays.map((r) => r.agentId)).toEqual(['root']);
+  });
+
   it('a tool renamed: the named divergence', async () => {
     const renamed = defineTool({ ...lookup, name: 'define' });
     const error = await divergence(replaySessionAsTest(fixture, { tools: [renamed], policy: allow }));
