@@ -11,6 +11,9 @@ import {
   scriptedModel,
 } from '../../src/index.js';
 import type { ScriptedToolCall } from '../../src/providers/index.js';
+import { toolTexts } from '../restate/fixtures/histories.js';
+
+export { toolTexts };
 
 /**
  * The agents of the conformance suite, one script for both hosts. A root's task starts with `#` and names its
@@ -67,15 +70,6 @@ const text = (message: Message | undefined): string =>
 
 /** The text of a request's first user message: a root's scenario, a child's task. */
 const taskOf = (request: ModelRequest) => text(request.messages.find((message) => message.role === 'user'));
-
-/** The texts of a history's tool results, in order. */
-export function toolTexts(messages: readonly Message[]): string[] {
-  return messages.flatMap((message) =>
-    message.role === 'tool'
-      ? message.content.map((result) => result.content.map((part) => ('text' in part ? part.text : '')).join(''))
-      : [],
-  );
-}
 
 /** The texts of a history's user messages, in order. */
 export const userTexts = (messages: readonly Message[]) =>
