@@ -18,7 +18,14 @@ import type {
 } from '../protocol/index.js';
 import { isAbortError, isSecretName, ModelError, redactError, registerSecret } from '../protocol/index.js';
 import { callOptions, type Origin, v3CallOptions } from './ai-sdk-prompt.js';
-import { badResponse, type ClassifyContext, classifyError, errorFromBody, truncatedStream } from './http-errors.js';
+import {
+  badResponse,
+  type ClassifyContext,
+  classifyError,
+  errorFromBody,
+  stringOf,
+  truncatedStream,
+} from './http-errors.js';
 import { abortedError, finishStopReason, usageOf } from './shared.js';
 import { toolCallPart } from './tool-call.js';
 
@@ -323,23 +330,10 @@ function apiCallError(ctx: ClassifyContext, error: Error, signal: AbortSignal): 
     return new ModelError({ code, message: `${ctx.label}: ${error.message}`, provider: ctx.provider, cause: error });
   }
   const headers = call.responseHeaders;
-  return errorFromBody(ctx, call.data ?? parsed(call.responseBody) ?? call.responseBody, {
+  return errorFromBody(ctx, call.data ?? call.responseBody, {
     status: call.statusCode,
     headers: headers ? { get: (name) => headers[name.toLowerCase()] ?? null } : undefined,
     cause: error,
     fallbackMessage: error.message,
   });
-}
-
-function parsed(text: string | undefined): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function stringOf(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
 }

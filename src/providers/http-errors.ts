@@ -128,7 +128,10 @@ export interface ClassifyContext {
   label?: string;
 }
 
-/** Builds a ModelError from an error body and headers (an HTTP error response or an error event inside a stream). */
+/**
+ * Builds a ModelError from an error body and headers (an HTTP error response or an error event inside a stream).
+ * A string body is read as JSON when it holds an object, and otherwise serves as the message.
+ */
 export function errorFromBody(
   ctx: ClassifyContext,
   body: unknown,
@@ -141,7 +144,7 @@ export function errorFromBody(
     fallbackMessage?: string;
   } = {},
 ): ModelError {
-  const outer = isObject(body) ? body : {};
+  const outer = isObject(body) ? body : (objectIn(body) ?? {});
   const inner = isObject(outer.error) ? outer.error : outer;
   // Google names the kind of failure in `status` (`RESOURCE_EXHAUSTED`), beside the HTTP status as `code`.
   const type =
@@ -285,7 +288,19 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function stringOf(value: unknown): string | undefined {
+/** A JSON object held in a string body, or `undefined`. */
+function objectIn(body: unknown): Record<string, unknown> | undefined {
+  if (typeof body !== 'string' || body === '') return undefined;
+  try {
+    const value: unknown = JSON.parse(body);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `value` when it is a non-empty string. */
+export function stringOf(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
