@@ -18,15 +18,17 @@ import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median } from './measure.js';
+import { W3 } from './workloads/w3.js';
 
 const STEPS = 200;
 const args = process.argv.slice(2);
 const collect = args.includes('--gc');
 const swarm = args.includes('--w3');
 /** W3's shape, as the peer benchmark has it. */
-const W3 = { runs: 500, concurrency: 100, toolSteps: 3, latencyMs: 5 };
+const w3 = W3.sizes.full;
 const [dirA, dirB, pairsArg] = args.filter((arg) => !arg.startsWith('--'));
-if (!dirA || !dirB) throw new Error('usage: bench/ab.ts <dirA> <dirB> [pairs] [--gc]');
+if (!dirA || !dirB) throw new Error('usage: bench/ab.ts <dirA> <dirB> [pairs] [--gc] [--w3]');
 const pairs = Number(pairsArg ?? 200);
 
 type Run = () => Promise<void>;
@@ -82,8 +84,8 @@ async function runOf(dir: string): Promise<Run> {
         const key = request.messages[0]?.content[0]?.text ?? '';
         const k = steps.get(key) ?? 0;
         steps.set(key, k + 1);
-        await sleep(W3.latencyMs);
-        if (k < W3.toolSteps) {
+        await sleep(w3.latencyMs);
+        if (k < w3.toolSteps) {
           const call = { type: 'tool_call', id: `call_${++seq}`, name: 'echo', arguments: { i: k } };
           yield { type: 'done', message: answer([call], 'tool_calls'), stopReason: 'tool_calls' };
         } else {
@@ -97,15 +99,15 @@ async function runOf(dir: string): Promise<Run> {
       const supervisor = troupe.createSupervisor({
         model: shared,
         tools: [tool],
-        concurrency: W3.concurrency,
+        concurrency: w3.concurrency,
         maxRestarts: 0,
         retry: false,
       });
-      const prompts = Array.from({ length: W3.runs }, (_, n) => `task ${n}`);
+      const prompts = Array.from({ length: w3.agents }, (_, n) => `task ${n}`);
       const results: { status: string; text?: string }[] = await supervisor.swarm(prompts);
       await supervisor.stop();
       const done = results.filter((r) => r.status === 'completed' && r.text === 'done').length;
-      if (done !== W3.runs || executed !== W3.runs * W3.toolSteps)
+      if (done !== w3.agents || executed !== w3.agents * w3.toolSteps)
         throw new Error(`${dir}: a W3 run did not do its work`);
     };
   }
@@ -129,8 +131,6 @@ async function measure(run: Run): Promise<{ cpu: number; wall: number }> {
   const cpu = process.cpuUsage(cpu0);
   return { cpu: (cpu.user + cpu.system) / per, wall };
 }
-
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[values.length >> 1] ?? Number.NaN;
 
 const a = await runOf(dirA);
 const b = await runOf(dirB);
