@@ -88,7 +88,12 @@ export type RestartDecision = { restart: true; delayMs: number } | { restart: fa
 export function restartDecision(attempt: number, options: RestartOptions = {}): RestartDecision {
   const maxRestarts = options.maxRestarts ?? RESTART_DEFAULTS.maxRestarts;
   if (attempt >= maxRestarts) return { restart: false };
-  return { restart: true, delayMs: (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt };
+  return { restart: true, delayMs: restartBackoffMs(attempt, options) };
+}
+
+/** The backoff before restarting a task whose run number `attempt` failed: `restartDelayMs · 2^attempt`. */
+export function restartBackoffMs(attempt: number, options: RestartOptions = {}): number {
+  return (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt;
 }
 
 /** Commands a supervisor takes from its owner (an agent forwards them as DELEGATE; a root takes them directly). */

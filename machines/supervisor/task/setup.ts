@@ -1,5 +1,5 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import { restartDecision, type TaskSpec } from '../../../src/protocol/index.js';
+import { restartBackoffMs, restartDecision, type TaskSpec } from '../../../src/protocol/index.js';
 import {
   type Cancellation,
   type ChildOutcome,
@@ -107,11 +107,8 @@ export const taskSetup = setup({
     agentGone: ({ context }) => !context.alive,
   },
   delays: {
-    /** The backoff `restartDecision` gave the failed run (`attempt` already counts the restart). */
-    backoff: ({ context }) => {
-      const decision = restartDecision(context.attempt - 1, context);
-      return decision.restart ? decision.delayMs : 0;
-    },
+    /** The backoff after the failed run (`attempt` already counts the restart). */
+    backoff: ({ context }) => restartBackoffMs(context.attempt - 1, context),
   },
 }).extend<
   Composite<
