@@ -67,6 +67,18 @@ function withSettle(context: BatchContext, event: BatchEvent): { completed: numb
   };
 }
 
+/**
+ * Where the task `taskId` stands: its index, and whether it is still queued (not started yet); undefined for a
+ * task this batch does not know or has already dropped as cancelled.
+ */
+function placeOf(context: BatchContext, taskId: string): { index: number; queued: boolean } | undefined {
+  const index = context.tasks.findIndex((task) => task.taskId === taskId);
+  // An unknown task (−1) would pass as started and find no group −1; this says it plainly.
+  // Stryker disable next-line ConditionalExpression: equivalent, see above
+  if (index < 0 || context.cancelled.includes(taskId)) return undefined;
+  return { index, queued: index >= context.next };
+}
+
 function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
   return {
     taskId: task.taskId,
@@ -122,8 +134,7 @@ export const batchSetup = setup({
     /** `quorum(k)`: cancelling this queued task leaves too few to reach k. */
     cancelPutsQuorumOutOfReach: ({ context, event }) => {
       const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
-      const index = context.tasks.findIndex((task) => task.taskId === taskId);
-      if (index < context.next || context.cancelled.includes(taskId)) return false;
+      if (!placeOf(context, taskId)?.queued) return false;
       return quorumOutOfReach(context.join, context.size, context.completed, context.ended + 1);
     },
     noGroups: ({ context }) => context.groups.length === 0,
@@ -178,11 +189,7 @@ export const batchSetup = setup({
         enqueue({ type: 'record', params: { next, running, groups, unsealed } });
     }),
     /** A task settled: its slot is free, and the join counts move. */
-    count: assign(({ context, event }) => ({
-      running: context.running - 1,
-      ended: context.ended + 1,
-      completed: context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0),
-    })),
+    count: assign(({ context, event }) => ({ running: context.running - 1, ...withSettle(context, event) })),
     /** Tells every group to end its tasks still running, with why (they settle and report as they end). */
     cancelRunning: enqueueActions(({ context, enqueue }, stopping: Cancellation) => {
       const cancelAll = { type: 'CANCEL_ALL', ...stopping };
@@ -207,11 +214,10 @@ export const batchSetup = setup({
     /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its group. */
     cancelTask: enqueueActions(({ context, event, enqueue }) => {
       const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
-      const index = context.tasks.findIndex((task) => task.taskId === taskId);
-      // An unknown task (−1) would fall in the started branch below and find no group −1; this says it plainly.
-      // Stryker disable next-line ConditionalExpression: equivalent, see above
-      if (index < 0 || context.cancelled.includes(taskId)) return;
-      if (index < context.next) {
+      const place = placeOf(context, taskId);
+      if (!place) return;
+      const { index } = place;
+      if (!place.queued) {
         const group = groupOf(index);
         if (context.groups.includes(group)) {
           const cancel = { type: 'CANCEL', index, status: 'cancelled', text: CANCELLED_TEXT } as const;
