@@ -24,7 +24,6 @@ import {
   registerSecret,
   type Usage,
 } from '../protocol/index.js';
-import { loadPeer } from '../protocol/peers.js';
 import { badResponse, type ClassifyContext, classifyError, truncatedStream } from './http-errors.js';
 import { abortedError, apiKeyFrom, lazyClient, sameOrigin, strictSchema, toolSchema, usageOf } from './shared.js';
 import { toolCallPart } from './tool-call.js';
@@ -442,9 +441,7 @@ export function anthropic(options: AnthropicOptions): Model {
   // Known from now on to every error this process reports and to the inspector's sanitiser.
   registerSecret(options.apiKey ?? options.client?.apiKey ?? undefined);
   // The SDK is imported on the first request (~26 MB of memory, tens of ms of start-up, otherwise paid by every user).
-  // The SDK is an optional peer: its absence is reported here, when the model is made, not on the first turn.
-  if (!options.client) loadPeer('@anthropic-ai/sdk', 'anthropic()', () => import.meta.resolve('@anthropic-ai/sdk'));
-  const getClient = lazyClient(options.client, () => {
+  const getClient = lazyClient({ name: '@anthropic-ai/sdk', feature: 'anthropic()' }, options.client, () => {
     const apiKey = apiKeyFrom(options.apiKey, 'ANTHROPIC_API_KEY', ctx);
     return import('@anthropic-ai/sdk').then(
       ({ default: Anthropic }) =>

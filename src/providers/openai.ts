@@ -1,7 +1,6 @@
 import type OpenAI from 'openai';
 import type { Model, ModelEvent, ModelRequest, ReasoningEffort } from '../protocol/index.js';
 import { redactError, registerSecret } from '../protocol/index.js';
-import { loadPeer } from '../protocol/peers.js';
 import { type ClassifyContext, classifyError } from './http-errors.js';
 import { chatEvents, chatRequestBody } from './openai-chat.js';
 import { responsesEvents, responsesRequestBody } from './openai-responses.js';
@@ -66,9 +65,7 @@ export function openai(options: OpenAIOptions): Model {
   // Known from now on to every error this process reports and to the inspector's sanitiser.
   registerSecret(options.apiKey ?? options.client?.apiKey ?? undefined);
   // The SDK is imported on the first request (~17 MB of memory, tens of ms of start-up, otherwise paid by every user).
-  // The SDK is an optional peer: its absence is reported here, when the model is made, not on the first turn.
-  if (!options.client) loadPeer('openai', 'openai()', () => import.meta.resolve('openai'));
-  const getClient = lazyClient(options.client, () => {
+  const getClient = lazyClient({ name: 'openai', feature: 'openai()' }, options.client, () => {
     const apiKey = apiKeyFrom(options.apiKey, 'OPENAI_API_KEY', ctx);
     return import('openai').then(
       ({ default: OpenAI }) =>

@@ -8,6 +8,7 @@ import type {
   Usage,
 } from '../protocol/index.js';
 import { emptyUsage, ModelError, registerSecret } from '../protocol/index.js';
+import { loadPeer, type PeerName } from '../protocol/peers.js';
 import type { ClassifyContext } from './http-errors.js';
 
 /**
@@ -170,10 +171,17 @@ function toStrict(node: JsonValue, depth: number): JsonValue | undefined {
 
 /**
  * The SDK client, made on the model's first request and then shared: an application that never calls the model
- * (or uses only another provider) does not pay the SDK's import. `given` is used as it is. `make` looks up the
- * API key when it runs; a missing key throws there and then, so it fails that request and is asked again next time.
+ * (or uses only another provider) does not pay the SDK's import. `given` is used as it is. Without it the SDK is an
+ * optional peer, `peer.name`: its absence is reported here, when the model is made (a MissingPeerError naming
+ * `peer.feature`), not on the first turn. `make` looks up the API key when it runs; a missing key throws there and
+ * then, so it fails that request and is asked again next time.
  */
-export function lazyClient<C>(given: C | undefined, make: () => Promise<C>): () => Promise<C> {
+export function lazyClient<C>(
+  peer: { name: PeerName; feature: string },
+  given: C | undefined,
+  make: () => Promise<C>,
+): () => Promise<C> {
+  if (given === undefined) loadPeer(peer.name, peer.feature, () => import.meta.resolve(peer.name));
   let client: Promise<C> | undefined = given === undefined ? undefined : Promise.resolve(given);
   return () => {
     client ??= make();

@@ -85,21 +85,22 @@ describe('classifyError', () => {
 });
 
 describe('lazyClient', () => {
+  const peer = { name: 'openai', feature: 'openai()' } as const;
   it('makes the client on the first call and shares it; a given client is used as it is', async () => {
     let made = 0;
-    const get = lazyClient<{ n: number }>(undefined, async () => ({ n: ++made }));
+    const get = lazyClient<{ n: number }>(peer, undefined, async () => ({ n: ++made }));
     expect(made).toBe(0);
     const [a, b] = await Promise.all([get(), get()]);
     expect(a).toBe(b);
     expect(made).toBe(1);
     const given = { n: 0 };
-    const none = lazyClient(given, async () => ({ n: -1 }));
+    const none = lazyClient(peer, given, async () => ({ n: -1 }));
     expect(await none()).toBe(given);
   });
 
   it('a make that throws at once (no API key) fails that call only', async () => {
     let key: string | undefined;
-    const get = lazyClient(undefined, () => {
+    const get = lazyClient(peer, undefined, () => {
       if (!key) throw new Error('no key');
       return Promise.resolve({ key });
     });
