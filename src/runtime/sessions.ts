@@ -166,7 +166,7 @@ export class SessionManager {
     if (!source) throw new Error(`No session "${id}"`);
     const cut = cutAt(source.records, options.atSeq);
     const kept = source.records.slice(1, cut + 1);
-    const edited = options.edit ? applyEdit(kept, options.edit, id, options.atSeq) : kept;
+    const edited = options.edit ? applyEdit(kept, options.edit, id, options.atSeq, source.header.agentId) : kept;
     const header = {
       ...newHeader(options.id, source.header.agentId, options.title ?? source.header.title),
       forkOf: { id, atSeq: options.atSeq, ...(options.edit ? { edit: options.edit } : {}) },
@@ -206,12 +206,27 @@ export class ForkEditError extends Error {
 }
 
 /** The moment's records with `edit` made: a copy, the source's records untouched. */
-function applyEdit(kept: readonly JournalRecord[], edit: ForkEdit, id: string, atSeq: number): JournalRecord[] {
+function applyEdit(
+  kept: readonly JournalRecord[],
+  edit: ForkEdit,
+  id: string,
+  atSeq: number,
+  root: string,
+): JournalRecord[] {
   const records = [...kept];
   if ('toolResult' in edit) {
-    const { id: callId, text, isError } = edit.toolResult;
-    const at = records.findIndex((r) => r.k === 'tool_end' && r.id === callId);
-    const started = records.find((r) => r.k === 'tool_start' && r.id === callId);
+    const { id: callId, agentId, text, isError } = edit.toolResult;
+    const agents = new Set(
+      records.flatMap((r) => ((r.k === 'tool_start' || r.k === 'tool_end') && r.id === callId ? [r.a] : [])),
+    );
+    // A call id is unique only within an agent: without `agentId`, the root's call, and one no other agent shares.
+    if (agentId === undefined && [...agents].some((a) => a !== root))
+      throw new ForkEditError(
+        `Session "${id}" has tool call "${callId}" in agents ${[...agents].map((a) => `"${a}"`).join(', ')} at seq ${atSeq}: name its agentId`,
+      );
+    const owner = agentId ?? root;
+    const at = records.findIndex((r) => r.k === 'tool_end' && r.a === owner && r.id === callId);
+    const started = records.find((r) => r.k === 'tool_start' && r.a === owner && r.id === callId);
     const old = records[at];
     const content = [{ type: 'text' as const, text }];
     if (old?.k === 'tool_end') records[at] = { ...old, result: { ...old.result, content, isError: isError ?? false } };

@@ -80,6 +80,7 @@ class MomentReader {
   readonly gaps: string[] = [];
   private readonly byId = new Map<string, AgentState>();
   private readonly inputs = new Map<string, Message[]>();
+  /** Results by agent and call id: a call id is unique only within its agent. */
   private readonly results = new Map<string, ToolResultPart>();
 
   agents(): AgentMoment[] {
@@ -128,7 +129,7 @@ class MomentReader {
         return;
       case 'tool_end':
         this.agent(record.a).tools.delete(record.id);
-        this.results.set(record.id, record.result);
+        this.results.set(`${record.a}\0${record.id}`, record.result);
         return;
       case 'asked':
         this.agent(record.a).asked.add(record.id);
@@ -195,7 +196,7 @@ class MomentReader {
     } else if (stored.role === 'tool') {
       const content: ToolResultPart[] = [];
       for (const part of stored.content) {
-        const result = 'ref' in part ? this.results.get(part.ref) : part;
+        const result = 'ref' in part ? this.results.get(`${record.a}\0${part.ref}`) : part;
         if (!result) break;
         content.push(result);
       }

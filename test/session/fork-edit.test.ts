@@ -16,7 +16,7 @@ import {
   sessions,
   textOf,
 } from '../../src/index.js';
-import { decodeRecord, type JournalRecord, SqliteStore } from '../../src/session/index.js';
+import { decodeRecord, encodeRecord, type JournalRecord, SqliteStore } from '../../src/session/index.js';
 import { cleanTempDirs, tempDir } from './helpers.js';
 
 cleanTempDirs();
@@ -92,6 +92,34 @@ describe.each(stores)('sessions: fork at a moment with an edit (%s)', (_name, ma
     fork.close();
     await agent.stop();
     expect(store.store.read('src')).toEqual(before);
+  });
+
+  it("edits a subagent's call that shares its id with the root's; without agentId the edit is refused", async () => {
+    const dir = tempDir();
+    const store = await record(dir);
+    const source = recordsOf(store, 'src');
+    const end = source.find((r) => r.k === 'tool_end');
+    if (end?.k !== 'tool_end') throw new Error('the recording ran the tool');
+    const last = Math.max(...source.map((r) => ('s' in r ? r.s : 0)));
+    // A subagent whose own call has the root's call id: ids are unique only within one agent.
+    const sub: JournalRecord[] = [
+      { k: 'tool_start', s: last + 1, a: 'sub', id: end.id, name: 'weather' },
+      { k: 'tool_end', s: last + 2, a: 'sub', id: end.id, result: { ...end.result, content: [] } },
+    ];
+    const writer = store.store.acquire('two');
+    await writer.append([...store.store.read('src'), ...sub.map(encodeRecord)]);
+    writer.release();
+    const edit = { toolResult: { id: end.id, agentId: 'sub', text: 'snow' } };
+    const fork = store.fork('two', { atSeq: last + 2, id: 'sub-edit', edit });
+    fork.close();
+    const ends = recordsOf(store, 'sub-edit').filter((r) => r.k === 'tool_end');
+    const textOfEnd = (a: string) => ends.find((r) => r.k === 'tool_end' && r.a === a);
+    expect(textOfEnd('sub')).toMatchObject({
+      result: { content: [{ type: 'text', text: 'snow' }] },
+    });
+    expect(textOfEnd('root')).toEqual(end);
+    const unnamed = { toolResult: { id: end.id, text: 'snow' } };
+    expect(() => store.fork('two', { atSeq: last + 2, id: 'unnamed', edit: unnamed })).toThrow(ForkEditError);
   });
 
   it('refuses an edit with nothing to change at the moment, writing no fork', async () => {

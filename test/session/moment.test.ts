@@ -123,6 +123,42 @@ describe('momentAt: the tree at one moment of its journal', () => {
     });
   });
 
+  it('resolves a tool message by its own agent: two agents that both used call id "call_1" keep their results', () => {
+    const header = records[0];
+    if (header?.k !== 'session') throw new Error('the fixture has a header');
+    const result = (text: string) => ({
+      type: 'tool_result' as const,
+      toolCallId: 'call_1',
+      toolName: 'work',
+      content: [{ type: 'text' as const, text }],
+      isError: false,
+    });
+    const msg = (s: number, a: string): JournalRecord => ({
+      k: 'msg',
+      s,
+      a,
+      i: 0,
+      turn: 0,
+      step: 0,
+      m: { role: 'tool', content: [{ ref: 'call_1' }] },
+    });
+    const shared: JournalRecord[] = [
+      header,
+      { k: 'tool_end', s: 1, a: 'root', id: 'call_1', result: result('root saw') },
+      { k: 'tool_end', s: 2, a: 'sub', id: 'call_1', result: result('sub saw') },
+      msg(3, 'root'),
+      msg(4, 'sub'),
+    ];
+    const moment = momentAt(shared, 4);
+    expect(moment.gaps).toEqual([]);
+    expect(moment.agents.find((a) => a.id === 'root')?.messages).toEqual([
+      { role: 'tool', content: [result('root saw')] },
+    ]);
+    expect(moment.agents.find((a) => a.id === 'sub')?.messages).toEqual([
+      { role: 'tool', content: [result('sub saw')] },
+    ]);
+  });
+
   prop.prop([fc.array(fc.nat(), { maxLength: 8 }), fc.nat(), fc.integer({ min: 1, max: 6 })], { numRuns: 40 })(
     'a journal with records missing, a huge string and a deep snapshot is read without a throw, still monotone',
     (drops, at, hostile) => {
