@@ -138,7 +138,12 @@ function firstDivergence(
 }
 
 function kindOf(want: JournalRecord, got: JournalRecord): DivergenceKind {
-  if (want.k !== got.k) return want.k === 'tool_start' || got.k === 'tool_start' ? 'tool' : 'record';
+  if (want.k !== got.k) {
+    // The same call ran in one and was answered without running in the other (a denial): its result differs.
+    const [a, b] = [callOf(want), callOf(got)];
+    if (a !== undefined && a === b) return 'result';
+    return want.k === 'tool_start' || got.k === 'tool_start' ? 'tool' : 'record';
+  }
   if (want.k === 'tool_start' && got.k === 'tool_start') return 'tool';
   if (want.k === 'tool_end') return 'result';
   if (want.k === 'snapshot') return 'state';
@@ -153,6 +158,14 @@ function kindOf(want: JournalRecord, got: JournalRecord): DivergenceKind {
     if (json(a) !== json(b)) return 'arguments';
   }
   return 'record';
+}
+
+/** The tool call a record is about: a call's start or end, or a tool message's result. */
+function callOf(record: JournalRecord): string | undefined {
+  if (record.k === 'tool_start' || record.k === 'tool_end') return record.id;
+  if (record.k !== 'msg' || !('role' in record.m) || record.m.role !== 'tool') return undefined;
+  const part = record.m.content.find((p) => 'type' in p && p.type === 'tool_result');
+  return part && 'toolCallId' in part ? part.toolCallId : undefined;
 }
 
 /** Keys in order, so that a journal read back and a replay's record compare alike. */

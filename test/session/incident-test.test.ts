@@ -70,7 +70,8 @@ describe('replaySessionAsTest: a recorded session as a test of the current code'
   it('a permission rule flipped: the named divergence', async () => {
     const deny: Policy = () => ({ decision: 'deny', reason: 'not any more' });
     const error = await divergence(replaySessionAsTest(fixture, { tools: [lookup], policy: deny }));
-    expect(error).toMatchObject({ agentId: 'root', turn: 1, kind: 'tool' });
+    expect(error).toMatchObject({ agentId: 'root', turn: 1, kind: 'result' });
+    expect(error.message).toMatch(/^agent "root", turn 1, step 1: a tool returned a different result\n/);
     expect(error.expected).toContain('"k":"tool_start","name":"lookup"');
     expect(error.actual).toContain('Permission denied: not any more');
   });
