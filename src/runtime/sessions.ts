@@ -232,9 +232,11 @@ function applyEdit(
     if (old?.k === 'tool_end') records[at] = { ...old, result: { ...old.result, content, isError: isError ?? false } };
     else if (started?.k === 'tool_start') {
       const result = { type: 'tool_result' as const, toolCallId: callId, toolName: started.name, content };
+      // Written last, so it takes the last kept seq: seqs stay non-decreasing (`cutAt` reads them in order).
+      const last = records.findLast((r) => 's' in r);
       records.push({
         k: 'tool_end',
-        s: started.s,
+        s: last && 's' in last ? last.s : started.s,
         a: started.a,
         id: callId,
         result: { ...result, isError: isError ?? false },

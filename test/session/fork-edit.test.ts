@@ -77,6 +77,37 @@ describe.each(stores)('sessions: fork at a moment with an edit (%s)', (_name, ma
     expect(store.list().find((info) => info.id === 'what-if')?.forkOf).toEqual({ id: 'src', atSeq: end.s, edit });
   });
 
+  it('an edited result of a call still running at the moment: seqs stay in order, the fork runs with it', async () => {
+    const dir = tempDir();
+    const store = await record(dir);
+    const source = recordsOf(store, 'src');
+    const start = source.find((r) => r.k === 'tool_start');
+    if (start?.k !== 'tool_start') throw new Error('the recording ran the tool');
+    const edit = { toolResult: { id: start.id, text: 'raining' } };
+    // A journal where another agent wrote a later seq while the call ran: the edit's result must not go back.
+    const cut = source.indexOf(start);
+    const writer = store.store.acquire('mid');
+    await writer.append(
+      [...source.slice(0, cut + 1), { k: 'run', s: start.s + 1, a: 'sub', running: true, t: 0 } as const].map(
+        encodeRecord,
+      ),
+    );
+    writer.release();
+    store.fork('mid', { atSeq: start.s + 1, id: 'mid-fork', edit }).close();
+    const forked = recordsOf(store, 'mid-fork');
+    expect(forked.at(-1)).toMatchObject({ k: 'tool_end', a: 'root', id: start.id });
+    const seqs = forked.flatMap((r) => ('s' in r ? [r.s] : []));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    // Forked while the call runs, its edited result is what the fork goes on with.
+    const fork = store.fork('src', { atSeq: start.s, id: 'running', edit });
+    const agent = createAgent({ model: scriptedModel(script), tools: [weather], session: fork });
+    await fork.idle();
+    const answer = agent.messages.at(-1);
+    expect(answer?.role === 'assistant' && textOf(answer)).toBe('it is raining');
+    fork.close();
+    await agent.stop();
+  });
+
   it('an edited prompt that waited at the moment: the fork runs it instead', async () => {
     const dir = tempDir();
     const store = await record(dir);
