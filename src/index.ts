@@ -56,9 +56,10 @@ export {
   OutputValidationError,
   textOf,
 } from './protocol/index.js';
-export { type AiSdkOptions, aiSdkModel } from './providers/ai-sdk.js';
 export {
+  type AiSdkOptions,
   type AnthropicOptions,
+  aiSdkModel,
   anthropic,
   type OpenAIOptions,
   openai,
