@@ -10,7 +10,7 @@ import type { HeaderRecord, JournalRecord } from '../session/index.js';
 import { type AnyTool, defineTool, jsonSchema } from '../tools/index.js';
 import { createAgent } from './agent/agent.js';
 import type { AgentConfig } from './agent/config.js';
-import { NOT_AGENTS, ownerFacts, ReplaySink } from './session/replay.js';
+import { agentOf, ownerFacts, ReplaySink } from './session/replay.js';
 import type { AgentJournal } from './session/restore.js';
 import { Session } from './session/session.js';
 
@@ -130,7 +130,10 @@ function replayOwner(records: readonly JournalRecord[], ownerId: string): AgentR
 /** The agents with facts of their own in the journal, in the order they first appear (the root's come first). */
 function agentsOf(records: readonly JournalRecord[]): string[] {
   const agents = new Set<string>();
-  for (const record of records) if (!NOT_AGENTS.has(record.k) && 'a' in record) agents.add(record.a);
+  for (const record of records) {
+    const agent = agentOf(record);
+    if (agent !== undefined) agents.add(agent);
+  }
   return [...agents];
 }
 
@@ -157,13 +160,8 @@ function attemptsOf(records: readonly JournalRecord[], agentId: string): Journal
   const bounds = [0, ...restarts, records.length];
   return restarts.concat(records.length).map((_, n) => {
     const [from, to] = [bounds[n] ?? 0, bounds[n + 1] ?? records.length];
-    return records.filter((record, i) => !ownRecord(record, agentId) || (i >= from && i < to));
+    return records.filter((record, i) => agentOf(record) !== agentId || (i >= from && i < to));
   });
-}
-
-/** One of the agent's own facts (not the tree's about it). */
-function ownRecord(record: JournalRecord, agentId: string): boolean {
-  return !NOT_AGENTS.has(record.k) && 'a' in record && record.a === agentId;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { redactSecrets } from '../protocol/index.js';
 import { type AgentReplay, type ReplayConfig, replayAgents } from '../runtime/replay-agents.js';
-import { NOT_AGENTS } from '../runtime/session/replay.js';
+import { agentOf } from '../runtime/session/replay.js';
 import { offlineModel } from '../runtime/sessions.js';
 import { SUBAGENT_TOOL_NAMES } from '../runtime/tree/subagent-tools.js';
 import { decodeRecord, type HeaderRecord, type JournalRecord } from '../session/index.js';
@@ -111,9 +111,10 @@ function parseJournal(text: string): JournalRecord[] {
 function ownRecords(records: readonly JournalRecord[]): Map<string, JournalRecord[]> {
   const byAgent = new Map<string, JournalRecord[]>();
   for (const record of records) {
-    if (NOT_AGENTS.has(record.k) || !('a' in record)) continue;
+    const agent = agentOf(record);
+    if (agent === undefined) continue;
     const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
-    byAgent.set(record.a, [...(byAgent.get(record.a) ?? []), rest as JournalRecord]);
+    byAgent.set(agent, [...(byAgent.get(agent) ?? []), rest as JournalRecord]);
   }
   return byAgent;
 }

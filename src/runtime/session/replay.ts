@@ -14,6 +14,11 @@ import type { AgentJournal } from './restore.js';
 /** Records that are not one agent's own facts: a replay does not make them again. */
 export const NOT_AGENTS = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
 
+/** The agent a record is one of the own facts of, or undefined for a record of the tree's (`NOT_AGENTS`). */
+export function agentOf(record: JournalRecord): string | undefined {
+  return NOT_AGENTS.has(record.k) || !('a' in record) ? undefined : record.a;
+}
+
 /** The records of a replay, kept in memory. */
 export class ReplaySink implements RecordSink {
   readonly records: JournalRecord[] = [];
@@ -80,7 +85,7 @@ export function feedInputs(
     delivered = [];
     // Schedule facts are the timers' (a replay runs none) and batches, tasks and notices the tree's (each agent
     // replays alone), not the agent's: they hold no input's place.
-    if (NOT_AGENTS.has(record.k) || ('a' in record && record.a !== agentId)) continue;
+    if (agentOf(record) !== agentId) continue;
     if (record.k === 'input') {
       due.push({
         after: before,
