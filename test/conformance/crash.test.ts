@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { missing } from '../helpers/requires.js';
 import { expectValidHistory, notificationsOf } from '../restate/fixtures/histories.js';
 import { restateWithKills } from './crash-host.js';
-import { embeddedHost, type Host, until } from './hosts.js';
+import { type Host, hostsWith, until } from './hosts.js';
 import { resetLog, toolTexts } from './script.js';
 
 // The scenarios that a host must survive a crash in: on Restate the worker is killed (SIGKILL) at the moment the
 // scenario chooses and another takes its place; embedded, nothing dies, and the same assertions hold. What ran is
 // read from the tools' log, which outlives a worker: every call that finished ran once, whatever the kills.
 
-const hosts: [string, () => Promise<Host>][] = [
-  ['embedded', async () => embeddedHost()],
-  ...(missing('restate', 'the conformance suite on Restate')
-    ? []
-    : [['restate, its worker killed', restateWithKills] as [string, () => Promise<Host>]]),
-];
+const hosts = hostsWith(restateWithKills, 'restate, its worker killed', 'embedded (no process to kill: parity only)');
 
 const plain = (text: string) => text.replace(/(task_id|agent_id)="[^"]*"/g, '$1="…"');
 

@@ -65,7 +65,7 @@ const outcomeOf = (result: Outcome): Outcome => ({
   usage: result.usage,
 });
 
-export function embeddedHost(): Host {
+function embeddedHost(): Host {
   const roots = new Map<string, Agent>();
   const asked: AgentEventOf<'approval_requested'>[] = [];
   const notified = new Map<string, number>();
@@ -233,10 +233,22 @@ export async function restateHost(deploy: () => Promise<Deployment> = inProcess)
   };
 }
 
+/**
+ * The embedded host (named `embedded`) and, where restate-server can run, one started by `restate` (named
+ * `restateName`); Restate's is left out, with a reason, where it cannot run.
+ */
+export function hostsWith(
+  restate: () => Promise<Host>,
+  restateName = 'restate',
+  embeddedName = 'embedded',
+): [string, () => Promise<Host>][] {
+  return [
+    [embeddedName, async () => embeddedHost()],
+    ...(missing('restate', 'the conformance suite on Restate')
+      ? []
+      : [[restateName, restate] as [string, () => Promise<Host>]]),
+  ];
+}
+
 /** The hosts every scenario runs on; Restate's is left out, with a reason, where restate-server cannot run. */
-export const HOSTS: [string, () => Promise<Host>][] = [
-  ['embedded', async () => embeddedHost()],
-  ...(missing('restate', 'the conformance suite on Restate')
-    ? []
-    : [['restate', () => restateHost()] as [string, () => Promise<Host>]]),
-];
+export const HOSTS = hostsWith(() => restateHost());
