@@ -3,7 +3,7 @@ import path from 'node:path';
 import { type AgentEvent, textOf, type Usage } from '../index.js';
 import { addUsage, emptyUsage } from '../protocol/index.js';
 import type { SessionInfo } from '../runtime/index.js';
-import { NOT_AGENTS } from '../runtime/session/replay.js';
+import { ownRecords, sortedJson } from '../runtime/session/replay.js';
 import { type JournalRecord, readJournal } from '../session/index.js';
 import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
@@ -121,25 +121,9 @@ function row(info: SessionInfo, dir: string): string[] {
   ];
 }
 
-/**
- * Each agent's own records, agent by agent, compared without their sequence numbers and times, which a replay gives
- * anew. Batches, tasks and notices are the tree's and schedule facts the timers' (a replay runs none): each agent
- * replays alone, so those are not reproduced.
- */
+/** Each agent's own records, agent by agent, as JSON to compare (see {@link ownRecords}). */
 function comparable(records: readonly JournalRecord[]): string[] {
-  const byAgent = new Map<string, string[]>();
-  for (const record of records) {
-    if (NOT_AGENTS.has(record.k) || !('a' in record)) continue;
-    const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
-    byAgent.set(record.a, [...(byAgent.get(record.a) ?? []), JSON.stringify(rest, sortedKeys)]);
-  }
-  return [...byAgent.values()].flat();
-}
-
-/** A record's objects with their keys in order: a journal read back and a replay's list may order them apart. */
-function sortedKeys(_key: string, value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return [...ownRecords(records).values()].flat().map(sortedJson);
 }
 
 /** `troupe replay <id>`: the session's agent again, answered only from its journal; its events printed. */

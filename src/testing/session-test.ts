@@ -5,7 +5,7 @@
  */
 import { redactSecrets } from '../protocol/index.js';
 import { type AgentReplay, type ReplayConfig, replayAgents } from '../runtime/replay-agents.js';
-import { agentOf } from '../runtime/session/replay.js';
+import { sortedJson as json, ownRecords } from '../runtime/session/replay.js';
 import { offlineModel } from '../runtime/sessions.js';
 import { SUBAGENT_TOOL_NAMES } from '../runtime/tree/subagent-tools.js';
 import { decodeRecord, type HeaderRecord, type JournalRecord } from '../session/index.js';
@@ -107,18 +107,6 @@ function parseJournal(text: string): JournalRecord[] {
     });
 }
 
-/** Each agent's own facts, without what a replay gives anew (seqs, times) and the tree's facts. */
-function ownRecords(records: readonly JournalRecord[]): Map<string, JournalRecord[]> {
-  const byAgent = new Map<string, JournalRecord[]>();
-  for (const record of records) {
-    const agent = agentOf(record);
-    if (agent === undefined) continue;
-    const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
-    byAgent.set(agent, [...(byAgent.get(agent) ?? []), rest as JournalRecord]);
-  }
-  return byAgent;
-}
-
 function firstDivergence(
   agentId: string,
   recorded: readonly JournalRecord[],
@@ -167,17 +155,6 @@ function callOf(record: JournalRecord): string | undefined {
   if (record.k !== 'msg' || !('role' in record.m) || record.m.role !== 'tool') return undefined;
   const part = record.m.content.find((p) => 'type' in p && p.type === 'tool_result');
   return part && 'toolCallId' in part ? part.toolCallId : undefined;
-}
-
-/** Keys in order, so that a journal read back and a replay's record compare alike. */
-function json(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, v: unknown) =>
-      v === null || typeof v !== 'object' || Array.isArray(v)
-        ? v
-        : Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-    ) ?? 'nothing'
-  );
 }
 
 function shown(record: JournalRecord | undefined): string {

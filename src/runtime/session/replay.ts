@@ -19,6 +19,33 @@ export function agentOf(record: JournalRecord): string | undefined {
   return NOT_AGENTS.has(record.k) || !('a' in record) ? undefined : record.a;
 }
 
+/**
+ * Each agent's own records, agent by agent, without their sequence numbers and times, which a replay gives anew.
+ * Batches, tasks and notices are the tree's and schedule facts the timers' (a replay runs none): each agent replays
+ * alone, so those are not reproduced.
+ */
+export function ownRecords(records: readonly JournalRecord[]): Map<string, JournalRecord[]> {
+  const byAgent = new Map<string, JournalRecord[]>();
+  for (const record of records) {
+    const agent = agentOf(record);
+    if (agent === undefined) continue;
+    const { s: _s, t: _t, ...rest } = record as JournalRecord & { s?: number; t?: number };
+    byAgent.set(agent, [...(byAgent.get(agent) ?? []), rest as JournalRecord]);
+  }
+  return byAgent;
+}
+
+/** JSON with object keys in order, so that a journal read back and a replay's record compare alike. */
+export function sortedJson(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, v: unknown) =>
+      v === null || typeof v !== 'object' || Array.isArray(v)
+        ? v
+        : Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    ) ?? 'nothing'
+  );
+}
+
 /** The records of a replay, kept in memory. */
 export class ReplaySink implements RecordSink {
   readonly records: JournalRecord[] = [];
