@@ -12,7 +12,7 @@ import type { AgentJournal } from './restore.js';
  */
 
 /** Records that are not one agent's own facts: a replay does not make them again. */
-export const NOT_AGENTS = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
+const NOT_AGENTS = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
 
 /** The agent a record is one of the own facts of, or undefined for a record of the tree's (`NOT_AGENTS`). */
 export function agentOf(record: JournalRecord): string | undefined {
