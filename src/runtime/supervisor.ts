@@ -212,33 +212,16 @@ export class Supervisor {
     return result as TaskResult;
   }
 
-  /** The result of a task, when it settles (at once if it has). */
+  /** The result of a task, when it settles (at once if it has), once its settle is stored. */
   result(taskId: string): Promise<TaskResult> {
-    const record = this.runtime.task(taskId);
-    const journaled = record?.result ? undefined : this.session?.taskResult(taskId);
+    const journaled = this.runtime.task(taskId)?.result ? undefined : this.session?.taskResult(taskId);
     if (journaled) return Promise.resolve(journaled);
-    if (!record) return Promise.reject(new Error(`No task "${taskId}" is known`));
-    if (record.result) {
-      // Settled in this tick, its record may still be buffered: it is stored before the caller hears of it.
-      const result = record.result;
-      return this.acknowledged().then(() => result);
-    }
-    return new Promise((resolve) => {
-      const off = this.bus.on('subagent_end', (event) => {
-        if (event.taskId !== taskId) return;
-        const settled = this.runtime.task(taskId)?.result;
-        if (!settled) return;
-        off();
-        void this.acknowledged().then(() => resolve(settled));
-      });
-    });
+    return this.runtime.result(taskId) ?? Promise.reject(new Error(`No task "${taskId}" is known`));
   }
 
   /** Settles once what the tree's session was told is stored (see JournalWriter.acknowledge); at once without one. */
   private acknowledged(): Promise<void> {
-    const observer = this.runtime.observer;
-    if (!observer?.acknowledge) return Promise.resolve();
-    return new Promise((resolve) => observer.acknowledge?.(false, resolve));
+    return new Promise((resolve) => this.runtime.stored(resolve));
   }
 
   /** Where a task stands now (any task of the tree), or `undefined` for an unknown id. */

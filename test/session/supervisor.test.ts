@@ -469,3 +469,22 @@ describe('sessions: a reopened supervisor tree is the same tree', () => {
     await again.stop();
   });
 });
+
+describe('sessions: supervisor.result() on a session', () => {
+  it('resolves once the settle is stored, with one write for the settles of a tick', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create();
+    const supervisor = createSupervisor({ model: scriptedModel(() => ({ text: 'done' })), session });
+    const ids = await supervisor.swarm(['one', 'two', 'three', 'four'], { background: true });
+    const before = session.stats?.writes ?? 0;
+    const results = await Promise.all(ids.map((id) => supervisor.result(id)));
+    expect(results.map((result) => result.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+    const settled = journalRecords(dir, session.id).filter((record) => record.k === 'task' && record.ev === 'settled');
+    expect(settled.map((record) => (record.k === 'task' ? record.taskId : ''))).toEqual(ids);
+    // The four tasks settle in one tick: waiting for their results adds no write of its own.
+    expect((session.stats?.writes ?? 0) - before).toBe(1);
+    await expect(supervisor.result(ids[0] as string)).resolves.toEqual(results[0]);
+    session.close();
+    await supervisor.stop();
+  });
+});

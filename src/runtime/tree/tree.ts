@@ -135,6 +135,8 @@ export class Tree implements SubagentHost {
   private readonly batchBudget?: BudgetLimits;
   /** A session journal's recorder, when the tree is durable. */
   observer?: TreeObserver;
+  /** Who waits for a task's result (`supervisor.result`): told once its settle is stored. */
+  private readonly awaited = new Map<string, Array<(result: TaskResult) => void>>();
 
   constructor(
     readonly bus: EventBus,
@@ -274,6 +276,26 @@ export class Tree implements SubagentHost {
   /** A task of the tree by id, while its record is kept. */
   task(taskId: string): Readonly<TaskRecord> | undefined {
     return this.tasks.get(taskId);
+  }
+
+  /** Runs `then` once what the tree's journal was told is stored; at once without a journal. */
+  stored(then: () => void): void {
+    if (this.observer?.acknowledge) this.observer.acknowledge(false, then);
+    else then();
+  }
+
+  /** A task's result once its settle is stored (see settleTask); undefined for a task whose record is gone. */
+  result(taskId: string): Promise<TaskResult> | undefined {
+    const record = this.tasks.get(taskId);
+    if (!record) return undefined;
+    const settled = record.result;
+    // Settled in this tick, its record may still be buffered.
+    if (settled) return new Promise((resolve) => this.stored(() => resolve(settled)));
+    return new Promise((resolve) => {
+      const awaited = this.awaited.get(taskId);
+      if (awaited) awaited.push(resolve);
+      else this.awaited.set(taskId, [resolve]);
+    });
   }
 
   /** Cancels an open task of any owner; false if it is unknown or has settled. */
@@ -483,10 +505,21 @@ export class Tree implements SubagentHost {
     const batchDone = this.tasks.settle(record, result);
     const error = params.status === 'failed' ? node?.lastStop?.error : undefined;
     this.observer?.taskSettled(record, result, error);
-    // The settle is stored before anybody hears of it: a listener of `subagent_end` (`supervisor.result()`, a
-    // program told of a background result) at once, a swarm's caller before its results reach it.
-    if (this.bus.wants('subagent_end')) this.observer?.acknowledge?.(true);
-    else if (batchDone) this.observer?.acknowledge?.();
+    // The settle is stored before anybody hears of it, with one acknowledgement: a listener of `subagent_end` at
+    // once, a swarm's caller before its results reach it, a caller of `result()` once it is stored (the settles of
+    // one tick in one write).
+    const awaited = this.awaited.get(record.taskId);
+    this.awaited.delete(record.taskId);
+    const now = this.bus.wants('subagent_end');
+    if (now || batchDone || awaited) {
+      const then =
+        awaited &&
+        (() => {
+          for (const resolve of awaited) resolve(result);
+        });
+      if (this.observer?.acknowledge) this.observer.acknowledge(now, then);
+      else then?.();
+    }
     const owner = this.nodes.owner(ownerId);
     if (!owner) return;
     const usage = node ? { ...node.env.totalUsage } : emptyUsage();
