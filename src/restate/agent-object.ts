@@ -2,9 +2,11 @@
 import * as restate from '@restatedev/restate-sdk';
 import { addUsage, emptyUsage, hostedAgent, SubagentConfigs, type TurnStopReason } from '../host/index.js';
 import {
+  type Agent,
   type AgentConfig,
   type AgentEvent,
   type AnyTool,
+  type BudgetLimits,
   createAgent,
   type Message,
   type RunResult,
@@ -36,7 +38,7 @@ import {
   type TaskRecord,
 } from './subagent-tasks.js';
 import { foregroundHandler, type HostedSupervision, hostedSubagentTools, subagentTool } from './subagents.js';
-import { CANCELLED, handOffOf, type RunAnswer, type RunRequest } from './swarm.js';
+import { CANCELLED, handOffOf, type RunAnswer, type RunRequest, type Spent } from './swarm.js';
 import { type BookStart, bookedResult, callBook, reopenTasksOf, sendBook, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
@@ -128,7 +130,7 @@ export function agentObject(options: AgentObjectOptions) {
   const tasks = subagentTasks<TurnOutcome>({
     name,
     supervision: options.supervision ?? {},
-    turn: (ctx, input) => hostTurn(ctx, input),
+    turn: (ctx, input, budget) => hostTurn(ctx, input, budget),
     wakes: async (ctx) => configOf(ctx.key, await lineageOf(ctx)).config.wakeOnNotification !== false,
     clearHistory,
   });
@@ -161,7 +163,11 @@ export function agentObject(options: AgentObjectOptions) {
    * One turn (and, when steers came after an interrupt, the turns they start). Without an input (the `steered`
    * fallback) the turn is opened by the steers that waited for it, if any.
    */
-  async function hostTurn(ctx: restate.ObjectContext, input: string | UserMessage): Promise<HostedTurn<TurnOutcome>>;
+  async function hostTurn(
+    ctx: restate.ObjectContext,
+    input: string | UserMessage,
+    budget?: BudgetLimits,
+  ): Promise<HostedTurn<TurnOutcome>>;
   async function hostTurn(
     ctx: restate.ObjectContext,
     input: undefined,
@@ -169,6 +175,7 @@ export function agentObject(options: AgentObjectOptions) {
   async function hostTurn(
     ctx: restate.ObjectContext,
     input: string | UserMessage | undefined,
+    budget?: BudgetLimits,
   ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null> {
     const agentId = ctx.key;
     const turns = (await ctx.get<number>(TURNS)) ?? 0;
@@ -201,6 +208,8 @@ export function agentObject(options: AgentObjectOptions) {
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
     const toolConcurrency = config.toolConcurrency ?? 8;
     const tools: AnyTool[] = (config.tools ?? []).map((tool) => journaledTool(scope, tool, toolConcurrency));
+    // The turn's agent, made below: its subagent tools read its budget and charge their children's spend to it.
+    let agent: Agent | undefined;
     if (options.subagents) {
       let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
       const start = (request: Omit<BookStart, 'root'>) => {
@@ -242,12 +251,16 @@ export function agentObject(options: AgentObjectOptions) {
           profiles,
           lineage,
           check: (profile) => profiles.child(config, profile, kept),
+          budgetLeft: () => spendable(agent),
+          charge: (spent) => {
+            if (agent) hostedAgent(agent).charge(spent);
+          },
         }).filter((tool) => keeps(tool.name)),
       );
     }
     // The approval timeout is a durable timer here (approvals.ts), not the runtime's in-process one.
     const { approvalTimeoutMs, ...hosted } = config;
-    const agent = createAgent({
+    agent = createAgent({
       ...hosted,
       id: agentId,
       model: journaledModel(scope, config.model),
@@ -289,10 +302,12 @@ export function agentObject(options: AgentObjectOptions) {
         'steer' in opening
           ? steeredTurn(agent, opening.steer)
           : typeof opening.prompt === 'string'
-            ? agent.prompt(opening.prompt)
+            ? agent.prompt(opening.prompt, budget ? { budget } : {})
             : notifiedTurn(agent, opening.prompt);
       for (const message of opening.messages) control.apply(message);
       const results = [await running];
+      // What the turn and the children it charged spent, for the parent that waits for it.
+      const spent = spentOf(agent);
       // An interrupted turn may still be finishing an aborted call's journal entry: the turn's effects come first.
       await scope.tail;
       // Steers sent after an interrupt start a turn of their own, as on an idle embedded agent (not once Restate
@@ -322,7 +337,7 @@ export function agentObject(options: AgentObjectOptions) {
       const [result] = results as [RunResult];
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
-        handOff: cancelled || control.cancelled ? CANCELLED : handOffOf(result),
+        handOff: { ...(cancelled || control.cancelled ? CANCELLED : handOffOf(result)), ...(spent ? { spent } : {}) },
       };
     } finally {
       offEvents?.();
@@ -400,6 +415,22 @@ export function agentObject(options: AgentObjectOptions) {
  * A Restate virtual object that hosts one agent per key: serve it with `serveAgents` and talk to it with `agentClient`.
  */
 export type AgentObject = ReturnType<typeof agentObject>;
+
+/** What a turn may still spend in tokens and dollars (its wall time is its own), when a budget covers it. */
+function spendable(agent: Agent | undefined): BudgetLimits | undefined {
+  const left = agent?.getState().budget?.left;
+  if (!left || (left.tokens === undefined && left.costUsd === undefined)) return undefined;
+  return {
+    ...(left.tokens === undefined ? {} : { tokens: left.tokens }),
+    ...(left.costUsd === undefined ? {} : { costUsd: left.costUsd }),
+  };
+}
+
+/** What the agent's last turn's account counted (its own calls and its children's charges), if it had one. */
+function spentOf(agent: Agent): Spent | undefined {
+  const spent = agent.getState().budget?.spent;
+  return spent && { tokens: spent.tokens, costUsd: spent.costUsd };
+}
 
 /** The turn a notification opens on the idle agent; `notify` runs one only for an agent that wakes for it. */
 function notifiedTurn(agent: Parameters<typeof hostedAgent>[0], notification: UserMessage): Promise<RunResult> {

@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { notificationMessage, restartDecision } from '../host/index.js';
-import type { Message, RunResult, UserMessage } from '../index.js';
+import type { BudgetLimits, Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
 import type { HostedSupervision } from './subagents.js';
 import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, WAITING } from './swarm.js';
@@ -89,9 +89,9 @@ export interface TaskHost<Outcome> {
   supervision: HostedSupervision;
   /**
    * One hosted turn of the invocation's agent, opened by a prompt's text or by a notification (the
-   * machine's `NOTIFY`, so it is stored as `source: 'notification'`).
+   * machine's `NOTIFY`, so it is stored as `source: 'notification'`); `budget`: the prompt's (see `RunRequest`).
    */
-  turn(ctx: restate.ObjectContext, input: string | UserMessage): Promise<HostedTurn<Outcome>>;
+  turn(ctx: restate.ObjectContext, input: string | UserMessage, budget?: BudgetLimits): Promise<HostedTurn<Outcome>>;
   /** Whether the invocation's agent wakes for a notification (its config's `wakeOnNotification`, profiles applied). */
   wakes(ctx: restate.ObjectContext): Promise<boolean>;
   /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */
@@ -205,7 +205,8 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       try {
         await beginTask(ctx, request);
         if (request.fresh) await host.clearHistory(ctx);
-        const { handOff } = await host.turn(ctx, request.prompt);
+        // Within what the parent's turn had left when it started this attempt.
+        const { handOff } = await host.turn(ctx, request.prompt, request.budget);
         if (handOff.status === 'cancelled') {
           stopSubtree(ctx);
           return handOff;

@@ -9,7 +9,7 @@ import {
   subagentTools,
   tooManyAgents,
 } from '../host/index.js';
-import { type AnyTool, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
+import { type AnyTool, type BudgetLimits, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
 import { type JournalScope, serially } from './journal.js';
 import {
@@ -19,6 +19,7 @@ import {
   type RunAnswer,
   type RunRequest,
   runBatches,
+  type Spent,
   type StartedTask,
 } from './swarm.js';
 import type { BookedTask, BookStart } from './task-book.js';
@@ -66,6 +67,10 @@ export interface HostedTree {
   lineage: readonly string[];
   /** Checks that a child of this agent can be built from a profile (throws the refusal otherwise). */
   check(profile: string): void;
+  /** What the turn has left to spend, for a foreground child's own turn (undefined: no budget covers it). */
+  budgetLeft(): BudgetLimits | undefined;
+  /** Charges what a foreground child spent to the turn's account (`HostedAgent.charge`). */
+  charge(spent: Spent): void;
 }
 
 /**
@@ -93,6 +98,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     (parentId: string) =>
     (task: HostedTask, fresh: boolean): StartedTask => {
       const handOff = tree.scope.ctx.awakeable<HandOff>();
+      const budget = tree.budgetLeft();
       const call = tree.call(task.agentId, {
         parentId,
         taskId: task.taskId,
@@ -100,6 +106,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
         root: tree.root,
         ...(task.profiles ? { profiles: task.profiles } : {}),
         ...(fresh ? { fresh } : {}),
+        ...(budget ? { budget } : {}),
         handOffTo: handOff.id,
       });
       return { call, handOff: handOff.promise, cancelWaiting: () => tree.cancelWaiting(task.agentId, handOff.id) };
@@ -145,7 +152,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
             accepted.flatMap((one) => one.batch.tasks.map((task) => task.agentId)),
           );
           try {
-            await runBatches(tree.scope, startChild(callerId), batches, release);
+            await runBatches(tree.scope, startChild(callerId), batches, release, tree.charge);
           } finally {
             ctx.clear(FOREGROUND);
           }

@@ -8,7 +8,7 @@ import {
   type RestartOptions,
   restartDecision,
 } from '../host/index.js';
-import type { RunResult, TaskResult } from '../index.js';
+import type { BudgetLimits, RunResult, TaskResult } from '../index.js';
 import type { JournalScope } from './journal.js';
 
 /**
@@ -30,6 +30,17 @@ export interface HostedTask {
 export interface HandOff {
   status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
   text: string;
+  /**
+   * What the task's turn and its subtree spent, when a budget covered it (its account's `spent`): the parent charges
+   * it to its own turn's account, as an embedded child's account charges its parent's.
+   */
+  spent?: Spent;
+}
+
+/** Tokens and dollars an account counted. */
+export interface Spent {
+  tokens: number;
+  costUsd: number;
 }
 
 /** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator). */
@@ -60,6 +71,11 @@ export interface RunRequest {
   root?: string;
   /** The awakeable the child resolves with its hand-off when it answers `waiting`. */
   handOffTo?: string;
+  /**
+   * What the parent's turn has left (tokens and dollars, over its chain of accounts): the child's turn may spend no
+   * more, as an embedded child's account opens under its parent's. Absent when no budget covers the parent.
+   */
+  budget?: BudgetLimits;
 }
 
 /** A task's child at work: the call to its `run`, and where its hand-off comes if the call answers `waiting`. */
@@ -135,13 +151,15 @@ interface Place {
  * interrupted, its tools see the abort) and still heard, so a loser that finished first keeps its true status; the
  * others, and its tasks never started, are reported cancelled. Must run as one effect of the invocation's queue
  * (`serially`): it awaits one combinator at a time, and the order Restate journals for them is what a replay
- * decides by. `release`, with `maxAgents`, gives each task's slot back once it has settled.
+ * decides by. `release`, with `maxAgents`, gives each task's slot back once it has settled; `charge` is told what
+ * each attempt spent (its hand-off's `spent`) as it is heard, before anything is decided on it.
  */
 export async function runBatches(
   scope: JournalScope,
   call: (task: HostedTask, fresh: boolean) => StartedTask,
   batches: readonly Batch[],
   release?: (n: number) => void,
+  charge?: (spent: Spent) => void,
 ): Promise<void> {
   const { ctx } = scope;
   const releaseRest = (batch: BatchState) => {
@@ -228,6 +246,7 @@ export async function runBatches(
       continue;
     }
     const handOff = answer as HandOff | undefined;
+    if (handOff?.spent) charge?.(handOff.spent);
     places.delete(place);
     const { batch, index } = place;
     const task = batch.tasks[index] as HostedTask;

@@ -224,6 +224,9 @@ function childAnswer(task: string, request: ModelRequest, results: string[]): Sc
       return n === 0 ? calls(call('slow', { who: what }, 's')) : say(`did ${what} slowly`);
     case 'echo':
       return say(`echo ${what}`);
+    // Counts until something stops it (a budget).
+    case 'loop':
+      return calls(call('count', { n, who: `${what}${n}` }, `l${n}`));
     case 'twice': {
       const step = [0, 1].map((i) => call('swarm', { tasks: [{ prompt: `quick ${what}${i}` }] }, `t${i}`))[n];
       return step ? calls(step) : say(`did ${what} twice`);

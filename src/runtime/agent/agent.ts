@@ -94,6 +94,12 @@ export interface HostedAgent {
    * returned.
    */
   steer(input: PromptInput): Promise<RunResult> | undefined;
+  /**
+   * Charges what a subagent the host ran spent (its turn's budget view's `spent`) to the account its turn opened
+   * under, as an embedded child's account charges its parent's: the running turn's, else the lifetime
+   * (`totalBudget`). An account that runs out ends the agent's turn with `budget_exhausted`, as embedded.
+   */
+  charge(spent: { tokens: number; costUsd: number }): void;
 }
 
 /** The host's seams into `agent` (see {@link HostedAgent}). */
@@ -101,6 +107,7 @@ export function hostedAgent(agent: Agent<unknown>): HostedAgent {
   return {
     notify: (messages, options = {}) => agent.notified(messages, options.wake ?? true),
     steer: (input) => agent.steered(input, true),
+    charge: (spent) => agent.charged(spent.tokens, spent.costUsd),
   };
 }
 
@@ -487,6 +494,16 @@ export class Agent<Output = unknown> {
       cause: thrown,
     });
     this.env.settleAll({ stopReason: 'error', error });
+  }
+
+  /**
+   * See `HostedAgent.charge`.
+   *
+   * @internal
+   */
+  charged(tokens: number, costUsd: number): void {
+    const { budget, budgetParent } = this.env;
+    (budget?.isOpen ? budget : budgetParent)?.add(tokens, costUsd);
   }
 
   /**

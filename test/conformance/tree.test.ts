@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { expectValidHistory } from '../restate/fixtures/histories.js';
+import { HOSTS, type Host } from './hosts.js';
+import { log, resetLog, toolTexts } from './script.js';
+
+// Budgets across the tree: a `budget-…` root may spend 40 tokens a turn (10 + 5 an answer), and what its subagents
+// spend counts against it. The same scenario and the same assertions on every host (hosts.ts).
+
+const RAN_OUT = 'The budget for this turn ran out before this tool call finished; it has no result.';
+
+describe.each(HOSTS)('%s', (_name, start) => {
+  let host: Host;
+  beforeAll(async () => {
+    host = await start();
+  }, 90_000);
+  afterAll(() => host?.close());
+  beforeEach(resetLog);
+
+  it("a subagent's spending counts against its parent's turn: the parent stops budget_exhausted", async () => {
+    // 15 for the root's answer, 30 for the child's two: 45 of 40, spent while the root's call is open.
+    const outcome = await host.prompt('budget-2', '#agents ["count x"]');
+    expect(outcome).toMatchObject({ stopReason: 'budget_exhausted', usage: { input: 10, output: 5 } });
+    expect(await host.usage('budget-2')).toMatchObject({ input: 10, output: 5 });
+    const history = await host.history('budget-2');
+    expectValidHistory(history);
+    expect(toolTexts(history)).toEqual([RAN_OUT]);
+    expect(log).toEqual(['ran count x']);
+  });
+
+  it('a subagent may spend no more than its parent has left', async () => {
+    // The child would count forever: the root's 25 tokens left stop it after two answers.
+    const outcome = await host.prompt('budget-3', '#agents ["loop z"]');
+    expect(outcome).toMatchObject({ stopReason: 'budget_exhausted', usage: { input: 10, output: 5 } });
+    expect(log).toEqual(['ran count z0']);
+  });
+
+  it("a subagent within its parent's budget leaves the parent's turn to go on", async () => {
+    const outcome = await host.prompt('budget-4', '#agents ["echo e"]');
+    expect(outcome).toMatchObject({ stopReason: 'completed', text: 'joined', usage: { input: 20, output: 10 } });
+    expect(toolTexts(await host.history('budget-4'))).toEqual(['echo e']);
+  });
+});
