@@ -13,12 +13,14 @@ import {
   sessionsDir,
 } from './session-files.js';
 
-export const FORK_USAGE = `Usage: troupe fork [options] <id> --at <seq> [--edit-input <text> | --edit-tool-result <call>=<text>]
+export const FORK_USAGE = `Usage: troupe fork [options] <id> --at <seq> [--edit-input <text> | --edit-tool-result <call>=<text> |
+       --edit-system <text>]
 
 Starts a new session from the moment <seq> of a recorded one (the seq of any of its events; troupe replay --json
 prints them): the whole tree as it stood then, its tasks still open and its questions still waiting. An edit is
 made there first and kept as the fork's first fact: --edit-input replaces the prompt that waited at that moment,
---edit-tool-result replaces what tool call <call> returned. The fork then goes on live, on the session's model (or
+--edit-tool-result replaces what tool call <call> returned, --edit-system replaces the root agent's system
+prompt for the fork's life. The fork then goes on live, on the session's model (or
 the one given), as troupe resume would. The recorded session is never written. troupe sessions lists the fork with
 its parent and point.
 
@@ -44,6 +46,7 @@ export async function forkCommand(args: string[], io: RunIO): Promise<number> {
       'fork-id': { type: 'string' },
       'edit-input': { type: 'string' },
       'edit-tool-result': { type: 'string' },
+      'edit-system': { type: 'string' },
       cwd: { type: 'string', short: 'C' },
       'sessions-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -65,7 +68,7 @@ export async function forkCommand(args: string[], io: RunIO): Promise<number> {
   const manager = existingStore(dir);
   const id = chooseSession(manager, dir, wanted);
   if (!manager) throw new UsageError(`no sessions in ${dir}`);
-  const edit = editOf(values['edit-input'], values['edit-tool-result']);
+  const edit = editOf(values['edit-input'], values['edit-tool-result'], values['edit-system']);
   let forkId: string;
   try {
     const fork = manager.fork(id, {
@@ -84,7 +87,7 @@ export async function forkCommand(args: string[], io: RunIO): Promise<number> {
   if (settings) saveSettings(dir, forkId, settings);
   io.stdout.write(`forked ${id} at ${atSeq}: session ${forkId}\n`);
   // The resumed run takes every option this command does not, and the fork's id last.
-  const own = new Set(['at', 'title', 'fork-id', 'edit-input', 'edit-tool-result']);
+  const own = new Set(['at', 'title', 'fork-id', 'edit-input', 'edit-tool-result', 'edit-system']);
   const passed = tokens.flatMap((token) => {
     if (token.kind !== 'option' || own.has(token.name)) return [];
     return token.value === undefined ? [token.rawName] : [token.rawName, token.value];
@@ -92,11 +95,12 @@ export async function forkCommand(args: string[], io: RunIO): Promise<number> {
   return resumeCommand([...passed, forkId], io);
 }
 
-function editOf(input: unknown, toolResult: unknown): ForkEdit | undefined {
-  if (typeof input === 'string' && typeof toolResult === 'string') {
-    throw new UsageError('one edit at a time: --edit-input or --edit-tool-result');
+function editOf(input: unknown, toolResult: unknown, system: unknown): ForkEdit | undefined {
+  if ([input, toolResult, system].filter((value) => typeof value === 'string').length > 1) {
+    throw new UsageError('one edit at a time: --edit-input, --edit-tool-result or --edit-system');
   }
   if (typeof input === 'string') return { input };
+  if (typeof system === 'string') return { system };
   if (typeof toolResult !== 'string') return undefined;
   const at = toolResult.indexOf('=');
   if (at <= 0) throw new UsageError('--edit-tool-result takes <call id>=<text>');

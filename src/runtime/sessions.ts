@@ -244,6 +244,8 @@ function applyEdit(
     } else throw new ForkEditError(`Session "${id}" has no tool call "${callId}" at seq ${atSeq}`);
     return records;
   }
+  // The system prompt is no record: the header keeps it, and the agent opened on the fork reads it there.
+  if ('system' in edit) return records;
   const opened = new Set(records.flatMap((r) => (r.k === 'turn_start' ? [r.inputId] : [])));
   const at = records.findLastIndex((r) => r.k === 'input' && !opened.has(r.inputId));
   const waiting = records[at];

@@ -18,8 +18,14 @@ export interface AgentMoment {
   /** Turns started so far, and the stop reason of the last one that ended. */
   turns: number;
   lastStop?: TurnStopReason;
-  /** The agent machine's state as its last snapshot before the moment recorded it (XState's `value`). */
+  /**
+   * The agent machine's state (XState's `value`) at the moment: its last snapshot's, moved on by the facts journaled
+   * after it that name a state (`stateFrom: 'journal'`: a run's end, a tool running, a question asked, a compaction).
+   */
   state?: unknown;
+  /** Where `state` was read: the snapshot, or the fact after it, at seq `stateAt`. */
+  stateFrom?: 'snapshot' | 'journal';
+  stateAt?: number;
   /** Its history as it stood: tool results and turn inputs resolved. */
   messages: Message[];
   /** Tokens of its turns that had ended. */
@@ -76,8 +82,28 @@ interface AgentState extends Omit<AgentMoment, 'messages' | 'runningTools' | 'pe
   started: Map<string, { taskId: string; agentId: string; status: string }>;
 }
 
+const step = (inner: unknown) => ({ running: { turn: { step: inner } } });
+
+/** The state a fact puts its agent in, for the facts that name one. */
+function stateOfFact(record: JournalRecord): unknown {
+  switch (record.k) {
+    case 'run':
+      return record.running ? { running: 'nextTurn' } : 'idle';
+    case 'tool_start':
+      return step({ tools: 'executing' });
+    case 'asked':
+      return step({ tools: 'awaitingApproval' });
+    case 'compaction':
+      return step('compacting');
+    default:
+      return undefined;
+  }
+}
+
 class MomentReader {
   readonly gaps: string[] = [];
+  /** The seq of the last record read that had one: a record without a seq belongs to it. */
+  private seq = -1;
   private readonly byId = new Map<string, AgentState>();
   private readonly inputs = new Map<string, Message[]>();
   /** Results by agent and call id: a call id is unique only within its agent. */
@@ -113,6 +139,12 @@ class MomentReader {
   }
 
   read(record: JournalRecord): void {
+    if ('s' in record && Number.isSafeInteger(record.s)) this.seq = Math.max(this.seq, record.s);
+    const named = stateOfFact(record);
+    if (named !== undefined && 'a' in record) {
+      const agent = this.agent(record.a);
+      Object.assign(agent, { state: named, stateFrom: 'journal', stateAt: this.seq });
+    }
     switch (record.k) {
       case 'session':
         this.agent(record.agentId);
@@ -151,8 +183,11 @@ class MomentReader {
         return;
       case 'snapshot': {
         const snapshot = record.snapshot;
-        this.agent(record.a).state =
+        const agent = this.agent(record.a);
+        agent.state =
           typeof snapshot === 'object' && snapshot !== null && 'value' in snapshot ? snapshot.value : undefined;
+        agent.stateFrom = 'snapshot';
+        agent.stateAt = this.seq;
         return;
       }
       case 'batch':

@@ -70,11 +70,13 @@ export interface ForkPoint {
  * What a fork changes at its moment: `toolResult` replaces the result of call `id` (one the moment holds, or one
  * still running there, which then never runs) of agent `agentId`; without `agentId`, the root agent's (the session
  * header's), and a call of no other agent: a call id is unique only within its agent. `input` replaces the text of
- * the prompt that waits at the moment (submitted, its turn not started).
+ * the prompt that waits at the moment (submitted, its turn not started). `system` replaces the root agent's system
+ * prompt for the fork's life: the agent opened on the fork uses it instead of its configured one.
  */
 export type ForkEdit =
   | { toolResult: { id: string; agentId?: string; text: string; isError?: boolean } }
-  | { input: string };
+  | { input: string }
+  | { system: string };
 
 /** An input submitted to an agent (a prompt), before its turn starts: queued prompts survive a crash. */
 export interface InputRecord {

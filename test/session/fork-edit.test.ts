@@ -125,6 +125,30 @@ describe.each(stores)('sessions: fork at a moment with an edit (%s)', (_name, ma
     expect(store.store.read('src')).toEqual(before);
   });
 
+  it("an edited system prompt: the fork's agent is sent it, from the fork's first call on", async () => {
+    const dir = tempDir();
+    const store = await record(dir);
+    const before = store.store.read('src');
+    const input = recordsOf(store, 'src').findIndex((r) => r.k === 'input');
+    const run = recordsOf(store, 'src')[input + 1];
+    if (run?.k !== 'run') throw new Error('the recording starts its run right after its input');
+    const edit = { system: 'You answer in French.' };
+    const fork = store.fork('src', { atSeq: run.s - 1, id: 'french', edit });
+    const systems: string[] = [];
+    const model = scriptedModel((request) => {
+      systems.push(request.system ?? '');
+      return script(request);
+    });
+    const agent = createAgent({ model, system: 'You answer in English.', tools: [weather], session: fork });
+    await fork.idle();
+    fork.close();
+    await agent.stop();
+    expect(systems.length).toBeGreaterThan(0);
+    expect(systems.every((system) => system.includes('French') && !system.includes('English'))).toBe(true);
+    expect(store.store.read('src')).toEqual(before);
+    expect(store.list().find((info) => info.id === 'french')?.forkOf).toEqual({ id: 'src', atSeq: run.s - 1, edit });
+  });
+
   it("edits a subagent's call that shares its id with the root's; without agentId the edit is refused", async () => {
     const dir = tempDir();
     const store = await record(dir);

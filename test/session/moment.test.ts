@@ -19,6 +19,7 @@ import {
 } from '../../src/index.js';
 import { addUsage, emptyUsage } from '../../src/protocol/index.js';
 import { type JournalRecord, momentAt, type TreeMoment } from '../../src/session/index.js';
+import { timelineOf } from '../../src/session/timeline.js';
 import { taskOf } from '../agent/helpers.js';
 import { cleanTempDirs, journalRecords, tempDir } from './helpers.js';
 
@@ -182,6 +183,72 @@ describe('momentAt: the tree at one moment of its journal', () => {
       expect(before.gaps.length).toBeGreaterThanOrEqual(2);
     },
   );
+});
+
+describe('the state at a moment: the last snapshot, moved on by the facts after it', () => {
+  it('a subagent waiting for its approval is in awaitingApproval, read from the journal, not its step snapshot', () => {
+    const asked = records.find((r) => r.k === 'asked' && r.a !== 'root');
+    if (asked?.k !== 'asked') throw new Error('the fixture asks approval in a subagent');
+    const child = momentAt(records, asked.s).agents.find((a) => a.id === asked.a);
+    expect(child?.state).toEqual({ running: { turn: { step: { tools: 'awaitingApproval' } } } });
+    expect(child).toMatchObject({ stateFrom: 'journal', stateAt: asked.s });
+  });
+
+  it('at the end every agent is idle; at a step start the snapshot written there is the state', () => {
+    const end = momentAt(records, lastSeq());
+    for (const agent of end.agents) expect(agent.state, agent.id).toBe('idle');
+    const at = records.findIndex((r) => r.k === 'snapshot' && r.a === 'root' && r.snapshot !== null);
+    const seq = Math.max(...records.slice(0, at).map(seqOf));
+    const root = momentAt(records, seq).agents[0];
+    const snapshot = records[at];
+    if (snapshot?.k !== 'snapshot') throw new Error('unreachable');
+    expect(root?.stateFrom).toBe('snapshot');
+    expect(root?.state).toEqual((snapshot.snapshot as { value: unknown }).value);
+  });
+});
+
+describe('timelineOf: the session laid out for the inspector', () => {
+  it('a lane per agent under its owner, its turns and steps as spans, its tools and approvals as marks', () => {
+    const timeline = timelineOf(records);
+    expect(timeline.id).toBe('tree');
+    expect(timeline.lanes[0]).toEqual({ agent: 'root', depth: 0 });
+    const children = timeline.lanes.slice(1);
+    expect(children).toHaveLength(2);
+    for (const lane of children) expect(lane).toMatchObject({ owner: 'root', depth: 1, profile: expect.any(String) });
+    for (const lane of timeline.lanes) {
+      const turns = timeline.spans.filter((s) => s.agent === lane.agent && s.kind === 'turn');
+      const started = records.filter((r) => r.k === 'turn_start' && r.a === lane.agent);
+      expect(turns.map((t) => t.from)).toEqual(started.map(seqOf));
+      expect(turns.filter((t) => t.open || t.to < t.from)).toEqual([]);
+      const steps = timeline.spans.filter((s) => s.agent === lane.agent && s.kind === 'step');
+      expect(steps.length).toBeGreaterThanOrEqual(turns.length);
+    }
+    const kinds = (agent: string) => timeline.marks.filter((m) => m.agent === agent).map((m) => m.kind);
+    expect(kinds('root')).toEqual(expect.arrayContaining(['input', 'tool', 'batch', 'task']));
+    for (const lane of children) expect(kinds(lane.agent)).toEqual(['asked', 'approval', 'tool']);
+    expect(timeline.seqs).toEqual([...new Set(records.filter((r) => 's' in r).map(seqOf))].sort((a, b) => a - b));
+    expect(timeline.marks.filter((m) => !timeline.seqs.includes(m.seq))).toEqual([]);
+  });
+
+  it('a hostile journal: owners in a cycle, a huge label: every lane listed once, labels cut, no throw', () => {
+    const header = records[0];
+    if (header?.k !== 'session') throw new Error('the fixture has a header');
+    const task = (a: string, agentId: string): JournalRecord => ({
+      k: 'task',
+      a,
+      taskId: `t-${agentId}`,
+      agentId,
+      ev: 'started',
+    });
+    const timeline = timelineOf([
+      header,
+      task('x', 'y'),
+      task('y', 'x'),
+      { k: 'tool_start', s: 1, a: 'x', id: 'c', name: 'n'.repeat(100_000) },
+    ]);
+    expect(timeline.lanes.map((l) => l.agent).sort()).toEqual(['root', 'x', 'y']);
+    expect(timeline.marks[0]?.label.length).toBeLessThan(100);
+  });
 });
 
 function expectGrew(before: TreeMoment, after: TreeMoment): void {

@@ -166,7 +166,11 @@ export class Agent<Output = unknown> {
     if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
     if (config.goals) this.goal = new GoalTracker();
     const extraTools = this.goal ? [...(this.tree?.tools ?? []), this.goal.tool] : this.tree?.tools;
-    const settings = agentSettings(config, extraTools);
+    // A fork edited at its system prompt runs on that prompt: the edit is the fork's first fact.
+    const settings = agentSettings(
+      bound?.system === undefined ? config : { ...config, system: bound.system },
+      extraTools,
+    );
     this.env = new AgentEnv(this.id, bound?.parentId, settings, new Transcript(bound?.messages ?? given), this.bus);
     if (config.totalBudget) {
       this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));

@@ -32,6 +32,8 @@ export interface BoundAgent {
   snapshot?: unknown;
   /** Whose subagent it is (a replay of a tree's agent). */
   parentId?: string;
+  /** The system prompt a fork's edit gave the agent, in place of its configured one. */
+  system?: string;
 }
 
 /** Where a session stands, as `list()` shows it. */
@@ -195,9 +197,16 @@ export class Session {
         ...(batch && 'a' in batch ? { parentId: batch.a } : {}),
       };
     }
+    const edit = this.header.forkOf?.edit;
+    const system = edit && 'system' in edit && typeof edit.system === 'string' ? { system: edit.system } : {};
     const restored = this.journal.restoredSnapshot();
-    if (!restored) return { agentId, messages: messages ?? [] };
-    return { agentId, messages: this.journal.messages.slice(0, this.journal.snapshot?.n), snapshot: restored.snapshot };
+    if (!restored) return { agentId, messages: messages ?? [], ...system };
+    return {
+      agentId,
+      messages: this.journal.messages.slice(0, this.journal.snapshot?.n),
+      snapshot: restored.snapshot,
+      ...system,
+    };
   }
 
   /**
