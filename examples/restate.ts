@@ -68,7 +68,7 @@ try {
   console.log(`${yellow(agentId)}: ${turn.text}`);
 
   // The subagents run as their own objects; each result reaches the coordinator as a message and wakes it.
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {
     const history = await client.history(agentId);
     const notes = history.filter((m) => m.role === 'user' && JSON.stringify(m.content).includes('<notification'));
     if (notes.length === 2) {

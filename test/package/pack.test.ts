@@ -1,33 +1,24 @@
 /**
- * The package as a user gets it: `npm pack` (which builds first, through `prepack`), the tarball installed into a
- * fresh project without the network, and then the README's first example, the `troupe` bin and the inspector run
- * from that installation, never from this checkout.
+ * The package as a user gets it: `npm pack` (which builds first, through `prepack`), the tarball installed twice
+ * into fresh projects without the network, and then run from those installations, never from this checkout. The
+ * lean project holds only zod and openai beside troupe: the README's first agent runs on `openai()` against a
+ * loopback server speaking OpenAI's wire format, and `troupe run --offline` works. The full project holds every
+ * optional peer: each feature's example (examples/*.ts, importing `troupe`) runs and prints what it should.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { keylessEnv, REPO, sampleCopy } from '../cli/helpers.js';
+import { chatReply } from '../wire/builders.js';
+import { WireServer } from '../wire/server.js';
+import { install, installExamples, measure, type Packed, pack, pkg, readmeExample, sh } from './install.js';
 
-const run = promisify(execFile);
-const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
-  version: string;
-  license: string;
-  main: string;
-  types: string;
-  bin: Record<string, string>;
-  engines: Record<string, string>;
-  dependencies: Record<string, string>;
-  devDependencies: Record<string, string>;
-  peerDependencies: Record<string, string>;
-  peerDependenciesMeta: Record<string, { optional?: boolean }>;
-  exports: Record<string, { types: string; default: string }>;
-};
 /** Every public entry point, with one value each must export. */
 const ENTRY_POINTS: Record<string, string> = {
   troupe: 'createAgent',
@@ -40,12 +31,9 @@ const ENTRY_POINTS: Record<string, string> = {
   'troupe/restate/dev': 'startRestateDevServer',
 };
 const PAGE_FILES = readdirSync(join(REPO, 'src/inspect/page'));
-
-interface Packed {
-  filename: string;
-  integrity: string;
-  files: { path: string }[];
-}
+/** What the examples import besides troupe and its peers, as a user's project would list them. */
+const EXAMPLE_PACKAGES = ['@opentelemetry/sdk-trace-base'];
+const TWENTY_LINES = readmeExample('## An agent in twenty lines');
 
 let work: string;
 /** Every optional peer installed: each feature runs. */
@@ -54,147 +42,101 @@ let project: string;
 let lean: string;
 let packed: Packed;
 
-/** A command's output, or an error that carries it (npm explains its failures on stderr). */
-async function sh(file: string, args: string[], cwd: string): Promise<string> {
-  try {
-    const { stdout } = await run(file, args, { cwd, env: keylessEnv(), maxBuffer: 64 * 1024 * 1024 });
-    return stdout;
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${file} ${args.join(' ')} failed:\n${stdout ?? ''}\n${stderr ?? ''}`);
-  }
-}
-
-interface LockEntry {
-  dev?: boolean;
-  devOptional?: boolean;
-  dependencies?: Record<string, string>;
-  optionalDependencies?: Record<string, string>;
-}
-
-/**
- * The lock entries `roots` need with everything they depend on, each dependency found as Node finds it: in the
- * nearest `node_modules` at or above the package that asks for it.
- */
-function closure(packages: Record<string, LockEntry>, roots: string[]): Set<string> {
-  const needed = new Set<string>();
-  const visit = (path: string) => {
-    if (needed.has(path)) return;
-    needed.add(path);
-    const entry = packages[path] as LockEntry;
-    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies })) {
-      const levels = path.split('/node_modules/');
-      for (let depth = levels.length; depth >= 0; depth--) {
-        const at = [...levels.slice(0, depth), name].join('/node_modules/');
-        const found = depth === 0 ? `node_modules/${name}` : at;
-        if (packages[found]) {
-          visit(found);
-          break;
-        }
-      }
-    }
-  };
-  for (const root of roots) visit(`node_modules/${root}`);
-  return needed;
-}
-
-/**
- * A lock file for a project that depends on the tarball, on zod (which the README's tools are written with) and on
- * the optional peers `peerNames`, naming the same versions this repository's lock file holds.
- * The install must not touch the network, and npm's cache after `npm ci` holds every dependency's tarball but none
- * of the registry's metadata, so npm could not resolve a version range offline; from a lock file it needs only
- * the tarballs. The entries copied are the ones npm marks as needed outside development, and `peerNames` with their
- * own dependencies, so a dependency the package uses but declares only as a dev dependency is missing here, as it
- * would be for a user.
- */
-function consumerLock(dependencies: Record<string, string>, integrity: string, peerNames: string[]): object {
-  const repoLock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as {
-    packages: Record<string, LockEntry>;
-  };
-  const packages: Record<string, object> = {
-    '': { name: 'consumer', dependencies },
-    'node_modules/troupe': {
-      version: pkg.version,
-      resolved: dependencies.troupe,
-      integrity,
-      license: pkg.license,
-      dependencies: pkg.dependencies,
-      peerDependencies: pkg.peerDependencies,
-      peerDependenciesMeta: pkg.peerDependenciesMeta,
-      bin: pkg.bin,
-      engines: pkg.engines,
-    },
-  };
-  const peers = closure(repoLock.packages, peerNames);
-  for (const [path, entry] of Object.entries(repoLock.packages)) {
-    if (path === '' || ((entry.dev || entry.devOptional) && !peers.has(path))) continue;
-    const { dev: _dev, devOptional: _devOptional, ...kept } = entry;
-    packages[path] = kept;
-  }
-  return { name: 'consumer', lockfileVersion: 3, requires: true, packages };
-}
-
-/** The first ```ts block under a README heading. */
-function readmeExample(heading: string): string {
-  const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf(`\n${heading}\n`));
-  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error(`README.md has no ts example under ${heading}`);
-  return block;
-}
-
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'troupe-package-'));
   project = join(work, 'consumer');
   mkdirSync(project);
   lean = join(work, 'lean');
   mkdirSync(lean);
-  const out = await sh('npm', ['pack', '--json', '--pack-destination', work], REPO);
-  packed = (JSON.parse(out) as Packed[])[0] as Packed;
+  packed = await pack(work);
   const tarball = `file:${join(work, packed.filename)}`;
-  const install = async (dir: string, peerNames: string[]) => {
-    const peers = peerNames.map((name) => [name, pkg.devDependencies[name] as string]);
-    const dependencies = { troupe: tarball, zod: pkg.dependencies.zod as string, ...Object.fromEntries(peers) };
-    const manifest = { name: 'consumer', private: true, type: 'module', dependencies };
-    writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
-    const lock = consumerLock(dependencies, packed.integrity, peerNames);
-    writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(lock, null, 2));
-    // --ignore-scripts: better-sqlite3's install script fetches or compiles its native binding, which needs the
-    // network; nothing below opens a SQLite store, and its module loads the binding only when one is opened.
-    await sh('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], dir);
-  };
-  await install(project, Object.keys(pkg.peerDependencies));
-  await install(lean, ['openai']);
+  await install(project, tarball, packed, [...Object.keys(pkg.peerDependencies), ...EXAMPLE_PACKAGES]);
+  installExamples(project);
+  await install(lean, tarball, packed, ['openai']);
 }, 600_000);
 
 afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 }, 120_000);
 
-describe('the npm package', () => {
-  it('installs for one agent on OpenAI without the other SDKs, a native build or an HTTP server framework', async () => {
-    const installed = JSON.parse(readFileSync(join(lean, 'node_modules/.package-lock.json'), 'utf8')) as {
-      packages: Record<string, { hasInstallScript?: boolean }>;
-    };
-    const names = Object.keys(installed.packages).map((path) => path.slice(path.lastIndexOf('node_modules/') + 13));
+describe('the lean install: troupe, zod and openai', () => {
+  it('holds no other SDK, no native build and no HTTP server framework, in at most 35 MB', () => {
+    const { packages, bytes, installScripts } = measure(lean);
     const absent = Object.keys(pkg.peerDependencies).filter((name) => name !== 'openai');
-    for (const name of [...absent, 'express', 'hono', 'fastify', 'koa']) expect(names, name).not.toContain(name);
-    expect(names).toContain('openai');
-    expect(Object.values(installed.packages).filter((entry) => entry.hasInstallScript)).toEqual([]);
-    writeFileSync(
-      join(lean, 'example.mjs'),
-      [
-        readmeExample('## An agent in twenty lines'),
-        'console.log(JSON.stringify({ stopReason: result.stopReason, text: result.text }));',
-        "const { SqliteStore } = await import('troupe');",
-        "try { new SqliteStore('sessions.db'); } catch (error) { console.log(error.code, error.message); }",
-      ].join('\n'),
-    );
-    const lines = (await sh(process.execPath, ['example.mjs'], lean)).trim().split('\n');
-    expect(JSON.parse(lines[0] as string)).toEqual({ stopReason: 'completed', text: 'Go to Lisbon.' });
-    expect(lines[1]).toBe('missing_peer SqliteStore needs better-sqlite3: npm install better-sqlite3@12');
+    for (const name of [...absent, 'express', 'hono', 'fastify', 'koa']) expect(packages, name).not.toContain(name);
+    expect(packages).toContain('openai');
+    expect(installScripts).toEqual([]);
+    const mb = bytes / 1024 / 1024;
+    console.log(`lean install: ${packages.length} packages, ${mb.toFixed(1)} MB of node_modules, 0 native builds`);
+    expect(mb).toBeLessThanOrEqual(35);
   });
 
+  it("runs the README's first agent on openai() against a loopback server speaking OpenAI's wire format", async () => {
+    const wire = await WireServer.start();
+    try {
+      wire.reply(
+        '/v1/chat/completions',
+        chatReply({ toolCalls: [{ id: 'call_w1', name: 'get_weather', args: '{"city":"Lisbon"}' }] }),
+        chatReply({ text: 'Go to Lisbon.', usage: { prompt: 61, completion: 4 } }),
+      );
+      const program = TWENTY_LINES.replace(
+        "import { createAgent, defineTool, scriptedModel } from 'troupe';",
+        "import { createAgent, defineTool, openai } from 'troupe';",
+      ).replace(
+        /^ {2}model: scriptedModel\(.*\),$/m,
+        "  model: openai({ model: 'gpt-test-2026', apiKey: 'sk-test', baseURL: process.env.WIRE_BASE_URL }),",
+      );
+      expect(program).not.toContain('scriptedModel');
+      writeFileSync(
+        join(lean, 'agent.mjs'),
+        [
+          program,
+          'console.log(JSON.stringify({ stopReason: result.stopReason, text: result.text, usage: result.usage }));',
+          "const { SqliteStore } = await import('troupe');",
+          "try { new SqliteStore('sessions.db'); } catch (error) { console.log(error.code, error.message); }",
+        ].join('\n'),
+      );
+      const out = await sh(process.execPath, ['agent.mjs'], lean, { WIRE_BASE_URL: wire.baseURL });
+      const lines = out.trim().split('\n');
+      expect(JSON.parse(lines[0] as string)).toMatchObject({
+        stopReason: 'completed',
+        text: 'Go to Lisbon.',
+        usage: { input: 61, output: 4 },
+      });
+      expect(lines[1]).toBe('missing_peer SqliteStore needs better-sqlite3: npm install better-sqlite3@12');
+      // The installed SDK did the HTTP: the tool went out as a function, its result came back to the model.
+      expect(wire.requests.map((request) => request.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions']);
+      expect(wire.requests[0]?.headers.authorization).toBe('Bearer sk-test');
+      expect(wire.requests[0]?.body.tools[0].function.name).toBe('get_weather');
+      expect(wire.requests[1]?.body.messages.at(-1)).toMatchObject({
+        role: 'tool',
+        tool_call_id: 'call_w1',
+        content: 'Sunny in Lisbon',
+      });
+    } finally {
+      await wire.close();
+    }
+  }, 60_000);
+
+  it('runs the troupe bin offline on a folder', async () => {
+    const folder = await sampleCopy();
+    try {
+      const bin = join(lean, 'node_modules/.bin/troupe');
+      const out = await sh(
+        bin,
+        ['run', '--offline', '--mode', 'bypass', '-C', folder, 'Tell me about this project'],
+        lean,
+      );
+      expect(out).toMatch(/^main> Let me look at the folder first\.$/m);
+      expect(out).toMatch(/^done: completed/m);
+      expect(readFileSync(join(folder, 'TROUPE_NOTES.md'), 'utf8')).toContain('The README is about "Pantry"');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+describe('the full install: every optional peer', () => {
   it('holds the built library, the inspector page, README and LICENSE, and none of the repository tooling', () => {
     const paths = packed.files.map((file) => file.path);
     const outside = paths.filter((path) => !/^dist\/(src|machines)\//.test(path));
@@ -217,7 +159,7 @@ describe('the npm package', () => {
     writeFileSync(
       join(project, 'example.mjs'),
       [
-        readmeExample('## An agent in twenty lines'),
+        TWENTY_LINES,
         'console.log(JSON.stringify({ stopReason: result.stopReason, text: result.text }));',
         ...loadEntryPoints,
         "console.log(import.meta.resolve('troupe'));",
@@ -247,7 +189,7 @@ describe('the npm package', () => {
       writeFileSync(
         join(project, file),
         `${imports.join('\n')}
-${readmeExample('## An agent in twenty lines')}
+${TWENTY_LINES}
 export const entries = [${imports.map((_, i) => `entry${i}`).join(', ')}];
 // Fails if the package's types did not resolve (everything would be \`any\`).
 // @ts-expect-error a turn's result has no such field
@@ -277,23 +219,6 @@ result.notAField;
     },
     120_000,
   );
-
-  it('runs the troupe bin offline on a folder', async () => {
-    const folder = await sampleCopy();
-    try {
-      const bin = join(project, 'node_modules/.bin/troupe');
-      const out = await sh(
-        bin,
-        ['run', '--offline', '--mode', 'bypass', '-C', folder, 'Tell me about this project'],
-        project,
-      );
-      expect(out).toMatch(/^main> Let me look at the folder first\.$/m);
-      expect(out).toMatch(/^done: completed/m);
-      expect(readFileSync(join(folder, 'TROUPE_NOTES.md'), 'utf8')).toContain('The README is about "Pantry"');
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
-  }, 60_000);
 
   it('serves the inspector page and every file it loads from the installed package', async () => {
     const child = spawn(join(project, 'node_modules/.bin/troupe'), ['inspect'], {
@@ -328,6 +253,75 @@ result.notAField;
       }
     }
   }, 60_000);
+});
+
+describe("each feature's example, run from the full install", () => {
+  const example = (name: string, args: string[] = [], env: Record<string, string> = {}) =>
+    sh(process.execPath, [`examples/${name}.js`, ...args], project, env).then((out) => out.trimEnd().split('\n'));
+
+  it('keeps sessions in SQLite (better-sqlite3)', async () => {
+    expect(await example('sqlite-session', [join(work, 'sessions.db')])).toEqual([
+      'first process: Noted.',
+      'reopened with 2 messages: Earlier you said: "My name is Ada."',
+      "[ 'a name to remember: idle' ]",
+    ]);
+  }, 60_000);
+
+  it("calls an MCP server's tool over stdio (@modelcontextprotocol/sdk)", async () => {
+    expect(await example('mcp')).toEqual([
+      'tools: mcp__units__km_to_miles (read-only)',
+      'A marathon is 42.195 km = 26.2 miles.',
+    ]);
+  }, 60_000);
+
+  it('traces an agent with OpenTelemetry into an in-memory exporter (@opentelemetry/api)', async () => {
+    expect(await example('tracing')).toEqual([
+      'invoke_agent planner',
+      '  turn (12 output tokens)',
+      '    step',
+      '      chat scripted (8 output tokens)',
+      '      execute_tool get_weather',
+      '    step',
+      '      chat scripted (4 output tokens)',
+      'answer: Go to Lisbon.',
+    ]);
+  }, 60_000);
+
+  it("streams an agent's statechart frames to the inspector (@statelyai/inspect, elkjs)", async () => {
+    const lines = await example('inspect');
+    expect(lines[0]).toMatch(/^page: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+$/);
+    expect(lines.slice(1)).toEqual([
+      'answer: Go to Lisbon.',
+      'runs: example',
+      'frames of run "example": @troupe.transitions, @xstate.actor, @xstate.event, @xstate.snapshot',
+    ]);
+  }, 60_000);
+
+  // The restate-server binary is a dev dependency of this checkout, not of the project: the example is given a
+  // server as its comment says (RESTATE_INGRESS / RESTATE_ADMIN), and registers and drives the project's worker.
+  it('hosts agents on Restate (@restatedev/restate-sdk) and drives them over its ingress', async () => {
+    let server: RestateDevServer | undefined;
+    try {
+      server = await startRestateDevServer();
+      const lines = await example('restate', [], {
+        RESTATE_INGRESS: server.ingressUrl,
+        RESTATE_ADMIN: server.adminUrl,
+      });
+      const said = lines.filter((line) => !line.startsWith('  ['));
+      expect(said[0]).toMatch(/^registered http:\/\/\S+ with the admin API at http:\/\/127\.0\.0\.1:\d+$/);
+      const id = /^(coordinator-\w+): /.exec(said[1] ?? '')?.[1];
+      expect(said[1]).toBe(`${id}: Two researchers are on it; their results will come as notifications.`);
+      // Each subagent's result reached the coordinator as a notification; in which order is the swarm's business.
+      const notified = said.slice(2, 4).map((line) => /status="completed">(.*)<\/notification>$/.exec(line)?.[1]);
+      expect(notified.sort()).toEqual(['Found it: Lisbon: 600000 inhabitants', 'Found it: Oslo: 400000 inhabitants']);
+      expect(said[4]).toMatch(new RegExp(`^usage of ${id}: \\{"input":\\d+,"output":\\d+,`));
+      expect(said[5]).toMatch(/^watch it: curl /);
+      expect(lines).toContain(`  [${id}/t0.research_0] look_up done`);
+      expect(lines).toContain(`  [${id}/t0.research_1] look_up done`);
+    } finally {
+      await server?.stop();
+    }
+  }, 180_000);
 });
 
 /** The page address `troupe inspect` prints on its first line. */
