@@ -5,8 +5,8 @@ import { supervisorSetup } from './setup.js';
 /**
  * The supervisor: one per agent that starts subagents (created when first needed), and one at the root of a
  * `createSupervisor()` tree. Each swarm batch is its own actor (`batch.<batchId>`: queue, cap, join policy), whose
- * groups parent lanes, which parent the task actors, whose children are the agents: supervisor → batch → group →
- * lane → task → agent. The supervisor itself only starts and forwards: it is `busy` while a batch has unsettled
+ * pools parent pools, which parent the task actors, whose children are the agents: supervisor → batch → pool →
+ * pool → task → agent. The supervisor itself only starts and forwards: it is `busy` while a batch has unsettled
  * tasks or a member works.
  * Members (`supervisor.agent()`) are its own children, `subagent.<agentId>`.
  */

@@ -1,10 +1,8 @@
 export * from './batch/chart.js';
 export type * from './batch/setup.js';
 export * from './chart.js';
-export * from './group/chart.js';
-export type * from './group/setup.js';
-export * from './lane/chart.js';
-export type * from './lane/setup.js';
+export * from './pool/chart.js';
+export type * from './pool/setup.js';
 export type * from './setup.js';
 export * from './shared.js';
 export * from './task/chart.js';

@@ -17,41 +17,39 @@ export const childId = (agentId: string): string => `subagent.${agentId}`;
 export const batchActorId = (batchId: string): string => `batch.${batchId}`;
 /** A batch is also known to its actor system by this id, so that its tasks can report to it directly. */
 export const batchSystemId = (batchId: string): string => `batch.${batchId}`;
-export const groupActorId = (group: number): string => `group.${group}`;
-/** A lane's id is its place in its group (0 … GROUP_SIZE-1): a bounded set of ids, like task slots. */
-export const laneActorId = (lane: number): string => `lane.${lane}`;
+/** A pool's id is its place in its parent (0 … POOL_SIZE − 1): a bounded set of ids, like task slots. */
+export const poolActorId = (place: number): string => `pool.${place}`;
 /**
- * A task actor's id is its slot in its lane (0 … LANE_SIZE-1), not its task id: XState memoizes transitions per
+ * A task actor's id is its slot in its pool (0 … POOL_SIZE − 1), not its task id: XState memoizes transitions per
  * event type for good, so `xstate.done.actor.task.<taskId>` would add an entry for every task ever run, and
  * children objects keyed by ever-new ids never share a shape. The task id is in the task actor's context.
  */
 export const taskActorId = (slot: number): string => `task.${slot}`;
 
 /**
- * At most this many tasks share a lane (the actor that parents their task actors). Every spawn copies its parent's
- * `children` (XState's `resolveSpawn`), so a batch of thousands spawns through lanes instead of holding them all;
- * see docs/architecture/xstate.md.
+ * At most this many children share a pool (the actor that parents task actors, or pools one level down). Every
+ * spawn and every stop copies its parent's `children` (XState's `resolveSpawn`), so a batch of thousands spawns
+ * through pools instead of holding them all; see docs/architecture/xstate.md.
  */
-export const LANE_SIZE = 16;
+export const POOL_SIZE = 16;
 /**
- * At most this many lanes share a group (the actor that parents them), so that a batch of thousands of tasks holds
- * a few groups, not hundreds of lanes: a lane's end is a stop, and every stop copies its parent's `children`.
+ * The depth of the pools a batch spawns: pools of depth 1 parent pools of depth 0, which parent task actors. A
+ * batch of thousands of tasks then holds a few pools, not hundreds: a child's end is a stop, and every stop copies
+ * its parent's `children`.
  */
-const GROUP_SIZE = 16;
-/** Tasks per group. */
-export const GROUP_TASKS = LANE_SIZE * GROUP_SIZE;
+export const POOL_DEPTH = 1;
+/** Tasks per pool the batch spawns. */
+export const POOL_TASKS = POOL_SIZE ** (POOL_DEPTH + 1);
 
-/** Where the task at `index` of its batch runs: its group, its lane in that group, and its slot in that lane. */
-export const groupOf = (index: number): number => Math.floor(index / GROUP_TASKS);
-export const laneOf = (index: number): number => Math.floor(index / LANE_SIZE) % GROUP_SIZE;
-export const slotOf = (index: number): number => index % LANE_SIZE;
+/** The pool of the batch that runs the task at `index`. */
+export const poolOf = (index: number): number => Math.floor(index / POOL_TASKS);
 
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
 export type Composite<Name extends string> = Record<Name, undefined>;
 
 /**
- * The index a child's done/error event names: group, lane and task actors are ids `<kind>.<n>`, so the number after
- * the last dot says which child ended.
+ * The index a child's done/error event names: pool and task actors are ids `<kind>.<n>`, so the number after the
+ * last dot says which child ended.
  */
 export const indexOfChildEvent = (event: { type: string }): number =>
   Number(event.type.slice(event.type.lastIndexOf('.') + 1));
@@ -114,7 +112,7 @@ export function notifyOf(params: SettleParams): OwnerNotify {
   };
 }
 
-/** The settings every task of a tree shares, passed down from the supervisor through batch and lane. */
+/** The settings every task of a tree shares, passed down from the supervisor through batch and pools. */
 export interface TaskSettings extends Required<RestartOptions> {
   ownerId: string;
   /** Background results go to the owner as NOTIFY (false under a root supervisor). */

@@ -1,13 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
 import { agentMachine } from '../../machines/agent/index.js';
 import { goalMachine } from '../../machines/goal/index.js';
-import {
-  batchMachine,
-  groupMachine,
-  laneMachine,
-  supervisorMachine,
-  taskMachine,
-} from '../../machines/supervisor/index.js';
+import { batchMachine, poolMachine, supervisorMachine, taskMachine } from '../../machines/supervisor/index.js';
 import { describedStates, toMermaid, toStudioJSON, transitionLabel, transitionList } from './export.js';
 
 /** The machines whose diagrams live in docs/statecharts/. */
@@ -15,8 +9,7 @@ const documentedMachines: Record<string, AnyStateMachine> = {
   agent: agentMachine,
   supervisor: supervisorMachine,
   batch: batchMachine,
-  group: groupMachine,
-  lane: laneMachine,
+  pool: poolMachine,
   task: taskMachine,
   goal: goalMachine,
 };
@@ -36,9 +29,9 @@ export function statechartDocs(machines: Record<string, AnyStateMachine> = docum
     '',
     'Supervision is drawn by two charts: `batch` (the queue, the concurrency cap and the join policy: when a join',
     'is met, and what a cancel does to running and queued tasks) and `task` (one task: its run, its restarts with',
-    'their backoff, its settle). `group` and `lane` only parent task actors. For example, when a `first(1)` batch is',
-    'decided (`TASK.SETTLED [firstCompleted]`), it enters `joined`: its queued tasks are settled `cancelled` there',
-    'and never start, and its running ones are cancelled.',
+    'their backoff, its settle). `pool` only parents: a batch starts its tasks through pools of at most 16 children.',
+    'For example, when a `first(1)` batch is decided (`TASK.SETTLED [firstCompleted]`), it enters `joined`: its',
+    'queued tasks are settled `cancelled` there and never start, and its running ones are cancelled.',
     '',
   ];
   for (const [name, machine] of Object.entries(machines)) {

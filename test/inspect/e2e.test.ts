@@ -78,7 +78,7 @@ describe.skipIf(missing('chromium', 'the inspector end-to-end tests'))('offline 
       await plan.locator('[data-testid="approval-tool"]:text-is("Write a file")').waitFor();
       expect(await plan.locator('[data-testid="approval-tool"]').getAttribute('title')).toBe('write_file');
       // By default the tree shows what a person supervises: agents and their tasks. The lead's two tasks sit under
-      // it, each with its subagent; supervisors, batches, pools, lanes and workers are plumbing, hidden.
+      // it, each with its subagent; supervisors, batches, pools and workers are plumbing, hidden.
       const rows = page.locator('[data-testid="actor"]');
       const kinds = () => rows.evaluateAll((all) => [...new Set(all.map((row) => row.getAttribute('data-kind')))]);
       expect((await kinds()).sort()).toEqual(['agent', 'task']);

@@ -197,12 +197,12 @@ describe('a run seen through createWebSocketInspector', () => {
     const subagents = agents.filter((f) => f !== leadFrame);
     expect(subagents).toHaveLength(FILES.length);
     for (const sub of subagents) {
-      // subagent → task → lane → group → batch → the lead's supervisor: each batch and task is an actor of its own.
+      // subagent → task → pool → pool → batch → the lead's supervisor: each batch and task is an actor of its own.
       const up: Array<string | undefined> = [];
       for (let f = bySession.get(sub.parentId ?? ''); f && f !== leadSupervisor; f = bySession.get(f.parentId ?? '')) {
         up.push(kind(f));
       }
-      expect(up).toEqual(['task', 'lane', 'group', 'batch']);
+      expect(up).toEqual(['task', 'pool', 'pool', 'batch']);
       expect(sub.name).toMatch(/^subagent\./);
     }
     // Each agent's workers under it.

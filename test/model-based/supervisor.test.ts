@@ -1,9 +1,9 @@
 /**
  * Model-based tests of the swarm batch machine (the supervisor's queue, cap and join policy), the same way as the
  * agent's: xstate/graph explores it with an abstract serializeState, one path per abstract transition is replayed
- * on a real batch actor whose groups are fakes (they record what they are told), and the invariants are checked:
+ * on a real batch actor whose pools are fakes (they record what they are told), and the invariants are checked:
  *
- * - every task is settled exactly once: by its group (as its task actor would report it) or by the batch itself
+ * - every task is settled exactly once: by its pool (as its task actor would report it) or by the batch itself
  *   when it was dropped before it started; a dropped task never starts, a task never starts twice;
  * - never more tasks running than the batch's concurrency, and none started once the join is decided;
  * - a background task dropped by the batch reaches the owner exactly once (a started one is its task actor's to
@@ -11,8 +11,8 @@
  * - once the join is decided (or the batch cancelled), every task still running is told to stop, with the reason;
  * - the supervisor hears BATCH.SETTLED exactly once, when every task has settled, and the batch ends only after.
  *
- * The model: which started tasks have settled is the groups' knowledge, not the batch's (it counts them); the model
- * lets them settle in the order they started, so the events offered are the ones real groups could send.
+ * The model: which started tasks have settled is the pools' knowledge, not the batch's (it counts them); the model
+ * lets them settle in the order they started, so the events offered are the ones real pools could send.
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, type InspectionEvent, type SnapshotFrom } from 'xstate';
@@ -59,8 +59,8 @@ function eventsFor(snapshot: Snapshot, queue: TaskSpec[]): BatchEvent[] {
   if (c.next === 0 && c.tasks.length === 0 && c.ended === 0) return [{ type: 'QUEUE', tasks: queue }];
   const events: BatchEvent[] = [];
   if (c.running > 0) {
-    // A running task settles by itself, or cancelled (after the batch told its group so). The batch counts
-    // settlements by status (which task it is only matters to its group), so the model lets them settle in the
+    // A running task settles by itself, or cancelled (after the batch told its pool so). The batch counts
+    // settlements by status (which task it is only matters to its pool), so the model lets them settle in the
     // order they started.
     events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: 'completed' });
     events.push({ type: 'TASK.SETTLED', taskId: OLDEST, status: 'failed' });
@@ -69,9 +69,9 @@ function eventsFor(snapshot: Snapshot, queue: TaskSpec[]): BatchEvent[] {
   }
   for (const task of c.tasks) events.push({ type: 'CANCEL', taskId: task.taskId });
   events.push({ type: 'CANCEL_BATCH' });
-  // A group ends once it is sealed and every task it was given has settled (all these tasks share group 0).
-  if (c.groups.includes(0) && !c.unsealed.includes(0) && c.running === 0) {
-    events.push({ type: 'xstate.done.actor.group.0' });
+  // A pool ends once it is sealed and every task it was given has settled (all these tasks share pool 0).
+  if (c.pools.includes(0) && !c.unsealed.includes(0) && c.running === 0) {
+    events.push({ type: 'xstate.done.actor.pool.0' });
   }
   return events;
 }
@@ -87,14 +87,14 @@ function serializeState(snapshot: Snapshot): string {
     ended: c.ended,
     completed: c.completed,
     cancelled: c.cancelled,
-    groups: c.groups,
+    pools: c.pools,
     unsealed: c.unsealed,
   });
 }
 
 class Violation extends Error {}
 
-/** What the fake groups and the batch's effects saw in one replay. */
+/** What the fake pools and the batch's effects saw in one replay. */
 class Recorder {
   started = new Map<string, number>();
   running = new Set<string>();
@@ -113,7 +113,7 @@ class Recorder {
 }
 let current = new Recorder(CASES[0]?.batch as BatchSpec);
 
-type GroupCommand =
+type PoolCommand =
   | { type: 'START'; task: TaskSpec; index: number }
   | { type: 'CANCEL'; index: number; status: string }
   | { type: 'CANCEL_ALL'; status: string }
@@ -121,7 +121,7 @@ type GroupCommand =
 
 const testMachine = batchMachine.provide({
   actors: {
-    group: fromCallback<GroupCommand>(({ receive }) => {
+    pool: fromCallback<PoolCommand>(({ receive }) => {
       const rec = current;
       const indexes = new Map<number, string>();
       receive((command) => {
@@ -206,7 +206,7 @@ function replay(batch: BatchSpec) {
     entered,
     send(event: BatchEvent) {
       if (event.type === 'TASK.SETTLED') {
-        // What a real group reports: only for a task it runs, once; here the oldest one.
+        // What a real pool reports: only for a task it runs, once; here the oldest one.
         const [oldest] = rec.running;
         if (!oldest) throw new Error('the model offered a settle with no task running');
         rec.settle(oldest);
@@ -230,7 +230,7 @@ function replay(batch: BatchSpec) {
   };
 }
 
-describe('model-based: the batch machine (queue, cap, join policy) with fake groups', () => {
+describe('model-based: the batch machine (queue, cap, join policy) with fake pools', () => {
   const taken = new Set<string>();
   const entered = new Set<string>();
 

@@ -26,7 +26,7 @@ function script(request: ModelRequest): ScriptedAnswer {
   return { toolCalls: [{ name: 'agent', args: { prompt: `level ${level + 1}` } }] };
 }
 
-/** The agent ids along the XState parent chain: agent → supervisor → batch → group → lane → task → subagent.<id> → … */
+/** The agent ids along the XState parent chain: agent → supervisor → batch → pool → pool → task → subagent.<id> → … */
 function chain(actor: AnyActorRef): string[] {
   const ids: string[] = [];
   let agent: AnyActorRef | undefined = actor;
@@ -40,7 +40,7 @@ function chain(actor: AnyActorRef): string[] {
 function firstAgentUnder(actor: AnyActorRef | undefined): AnyActorRef | undefined {
   for (const [key, child] of Object.entries(actor?.getSnapshot().children ?? {})) {
     if (key.startsWith('subagent.')) return child as AnyActorRef;
-    if (/^(batch|group|lane|task)\./.test(key)) {
+    if (/^(batch|pool|task)\./.test(key)) {
       const found = firstAgentUnder(child as AnyActorRef);
       if (found) return found;
     }

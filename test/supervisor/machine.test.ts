@@ -3,10 +3,9 @@ import { initialTransition, transition } from 'xstate';
 import {
   batchMachine,
   batchSystemId,
-  GROUP_TASKS,
-  groupMachine,
-  LANE_SIZE,
-  laneMachine,
+  POOL_SIZE,
+  POOL_TASKS,
+  poolMachine,
   supervisorMachine,
   taskMachine,
 } from '../../machines/supervisor/index.js';
@@ -16,8 +15,7 @@ import { batch, pure, settings, task } from './pure.js';
 
 const supervisor = pure(supervisorMachine);
 const batches = pure(batchMachine);
-const groups = pure(groupMachine);
-const lanes = pure(laneMachine);
+const pools = pure(poolMachine);
 const tasks = pure(taskMachine);
 
 const done = (i: number, outcome: 'completed' | 'failed' | 'interrupted' = 'completed', text = `a${i} says hi`) => ({
@@ -178,35 +176,36 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
   });
 });
 
-describe('lane machine: bounded fan-out', () => {
-  const start = () => lanes.start({ ...settings, batchId: 'b', background: false });
+describe('pool machine of depth 0: task actors, bounded fan-out', () => {
+  const start = () => pools.start({ ...settings, batchId: 'b', background: false, depth: 0 });
+  const startAt = (index: number) => ({ type: 'START', task: task(index), index });
 
   it('spawns a task actor per START in its slot and passes cancellations down to open tasks only', () => {
     let [snapshot] = start();
     let actions: string[];
-    [snapshot, actions] = lanes.step(snapshot, { type: 'START', task: task(0), slot: 0 });
+    [snapshot, actions] = pools.step(snapshot, startAt(0));
     expect(actions).toEqual(['spawn task.0']);
-    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(1), slot: 1 });
-    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(2), slot: 2 });
-    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.2' });
+    [snapshot] = pools.step(snapshot, startAt(1));
+    [snapshot] = pools.step(snapshot, startAt(2));
+    [snapshot] = pools.step(snapshot, { type: 'xstate.done.actor.task.2' });
     expect(snapshot.context.open).toEqual([0, 1]);
-    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.0' });
+    [snapshot] = pools.step(snapshot, { type: 'xstate.done.actor.task.0' });
     expect(snapshot.context.open).toEqual([1]);
-    [snapshot, actions] = lanes.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: JOINED_TEXT });
+    [snapshot, actions] = pools.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: JOINED_TEXT });
     expect(actions).toEqual(['send task.1 CANCEL cancelled']);
-    expect(lanes.step(snapshot, { type: 'CANCEL', slot: 0, status: 'cancelled', text: 'x' })[1]).toEqual([]);
-    expect(lanes.step(snapshot, { type: 'CANCEL', slot: 1, status: 'interrupted', text: 'x' })[1]).toEqual([
-      'send task.1 CANCEL interrupted',
+    expect(pools.step(snapshot, { type: 'CANCEL', index: 0, status: 'cancelled', text: 'x' })[1]).toEqual([]);
+    expect(pools.step(snapshot, { type: 'CANCEL', index: 1, status: 'interrupted', text: 'x' })[1]).toEqual([
+      'send task.1 CANCEL index 1',
     ]);
   });
 
   it('names task actors by slot, not by task id: the event types XState memoizes stay bounded', () => {
     let [snapshot] = start();
     let actions: string[];
-    [snapshot, actions] = lanes.step(snapshot, { type: 'START', task: task(LANE_SIZE + 3), slot: 3 });
+    [snapshot, actions] = pools.step(snapshot, startAt(POOL_SIZE + 3));
     expect(actions).toEqual(['spawn task.3']);
     // The task's own id travels in its input (the inspector reads it from the task actor's context).
-    const [, raw] = transition(laneMachine, snapshot, { type: 'START', task: task(7), slot: 7 });
+    const [, raw] = transition(poolMachine, snapshot, startAt(7) as never);
     expect(raw.find((a) => a.type === 'xstate.spawnChild')?.params).toMatchObject({
       id: 'task.7',
       input: { task: { taskId: 't7' } },
@@ -215,88 +214,88 @@ describe('lane machine: bounded fan-out', () => {
 
   it('ends once sealed and every task actor has ended (in either order)', () => {
     let [snapshot] = start();
-    [snapshot] = lanes.step(snapshot, { type: 'START', task: task(0), slot: 0 });
-    [snapshot] = lanes.step(snapshot, { type: 'SEAL' });
+    [snapshot] = pools.step(snapshot, startAt(0));
+    [snapshot] = pools.step(snapshot, { type: 'SEAL' });
     expect(snapshot.value).toBe('open');
-    [snapshot] = lanes.step(snapshot, { type: 'xstate.done.actor.task.0' });
+    [snapshot] = pools.step(snapshot, { type: 'xstate.done.actor.task.0' });
     expect(snapshot.status).toBe('done');
     let [other] = start();
-    [other] = lanes.step(other, { type: 'SEAL' });
+    [other] = pools.step(other, { type: 'SEAL' });
     expect(other.status).toBe('done');
   });
 });
 
-describe('group machine: lanes of one batch, bounded fan-out', () => {
-  const start = () => groups.start({ ...settings, batchId: 'b', background: false });
+describe('pool machine of depth 1: pools of one batch, bounded fan-out', () => {
+  const start = () => pools.start({ ...settings, batchId: 'b', background: false, depth: 1 });
   const startAt = (index: number) => ({ type: 'START', task: task(index), index });
 
-  it('spawns a lane with its first task (named by its place in the group), and passes on the task and its slot', () => {
+  it('spawns a pool with its first task (named by its place in the pool), and passes on the task and its index', () => {
     let [snapshot] = start();
     let actions: string[];
-    [snapshot, actions] = groups.step(snapshot, startAt(0));
-    expect(actions).toEqual(['spawn lane.0', 'send lane.0 START t0']);
-    [snapshot, actions] = groups.step(snapshot, startAt(1));
-    expect(actions).toEqual(['send lane.0 START t1']);
-    expect(snapshot.context).toMatchObject({ lanes: [0], unsealed: [0], sealed: false });
-    // The task at index GROUP_TASKS + 3·LANE_SIZE + 2 is the second group's lane 3, slot 2.
-    const index = GROUP_TASKS + 3 * LANE_SIZE + 2;
-    const [, raw] = transition(groupMachine, start()[0], startAt(index) as never);
-    expect(raw.filter((a) => a.type !== 'record').map((a) => a.params)).toMatchObject([
-      { id: 'lane.3', input: { batchId: 'b', ownerId: 'owner', maxRestarts: 1 } },
-      { targetId: 'lane.3', event: { type: 'START', task: { taskId: `t${index}` }, slot: 2 } },
+    [snapshot, actions] = pools.step(snapshot, startAt(0));
+    expect(actions).toEqual(['spawn pool.0', 'send pool.0 START t0']);
+    [snapshot, actions] = pools.step(snapshot, startAt(1));
+    expect(actions).toEqual(['send pool.0 START t1']);
+    expect(snapshot.context).toMatchObject({ open: [0], unsealed: [0], sealed: false });
+    // The task at index POOL_TASKS + 3·POOL_SIZE + 2 is the second pool's pool 3, slot 2.
+    const index = POOL_TASKS + 3 * POOL_SIZE + 2;
+    const [, raw] = transition(poolMachine, start()[0], startAt(index) as never);
+    expect(raw.map((a) => a.params)).toMatchObject([
+      { id: 'pool.3', input: { batchId: 'b', ownerId: 'owner', maxRestarts: 1, depth: 0 } },
+      { targetId: 'pool.3', event: { type: 'START', task: { taskId: `t${index}` }, index } },
     ]);
   });
 
-  it(`seals a lane once its last slot (${LANE_SIZE - 1}) is given, or a later lane gets a task; SEAL seals the rest`, () => {
+  it(`seals a pool once its last slot (${POOL_SIZE - 1}) is given, or a later pool gets a task; SEAL seals the rest`, () => {
     let [snapshot] = start();
     let actions: string[];
-    for (let i = 0; i < LANE_SIZE - 1; i++) [snapshot] = groups.step(snapshot, startAt(i));
+    for (let i = 0; i < POOL_SIZE - 1; i++) [snapshot] = pools.step(snapshot, startAt(i));
     expect(snapshot.context.unsealed).toEqual([0]);
-    [snapshot, actions] = groups.step(snapshot, startAt(LANE_SIZE - 1));
-    expect(actions).toEqual([`send lane.0 START t${LANE_SIZE - 1}`, 'send lane.0 SEAL']);
-    expect(snapshot.context).toMatchObject({ lanes: [0], unsealed: [] });
-    // Lane 1 got one task; the next goes to lane 3 (the tasks between were cancelled while queued).
-    [snapshot] = groups.step(snapshot, startAt(LANE_SIZE));
-    [snapshot, actions] = groups.step(snapshot, startAt(3 * LANE_SIZE));
-    expect(actions).toEqual(['spawn lane.3', `send lane.3 START t${3 * LANE_SIZE}`, 'send lane.1 SEAL']);
-    expect(snapshot.context).toMatchObject({ lanes: [0, 1, 3], unsealed: [3] });
-    [snapshot, actions] = groups.step(snapshot, { type: 'SEAL' });
-    expect(actions).toEqual(['send lane.3 SEAL']);
+    [snapshot, actions] = pools.step(snapshot, startAt(POOL_SIZE - 1));
+    expect(actions).toEqual([`send pool.0 START t${POOL_SIZE - 1}`, 'send pool.0 SEAL']);
+    expect(snapshot.context).toMatchObject({ open: [0], unsealed: [] });
+    // Pool 1 got one task; the next goes to pool 3 (the tasks between were cancelled while queued).
+    [snapshot] = pools.step(snapshot, startAt(POOL_SIZE));
+    [snapshot, actions] = pools.step(snapshot, startAt(3 * POOL_SIZE));
+    expect(actions).toEqual(['spawn pool.3', `send pool.3 START t${3 * POOL_SIZE}`, 'send pool.1 SEAL']);
+    expect(snapshot.context).toMatchObject({ open: [0, 1, 3], unsealed: [3] });
+    [snapshot, actions] = pools.step(snapshot, { type: 'SEAL' });
+    expect(actions).toEqual(['send pool.3 SEAL']);
     expect(snapshot.context).toMatchObject({ unsealed: [], sealed: true });
   });
 
-  it('passes cancellations down, to live lanes only', () => {
+  it('passes cancellations down, to live pools only', () => {
     let [snapshot] = start();
     let actions: string[];
-    [snapshot] = groups.step(snapshot, startAt(0));
-    [snapshot] = groups.step(snapshot, startAt(LANE_SIZE + 1));
-    const cancel = { type: 'CANCEL', index: LANE_SIZE + 1, status: 'cancelled', text: 'x' };
-    [snapshot, actions] = groups.step(snapshot, cancel);
-    expect(actions).toEqual(['send lane.1 CANCEL slot 1']);
-    [snapshot, actions] = groups.step(snapshot, { type: 'CANCEL_ALL', status: 'interrupted', text: INTERRUPTED_TEXT });
-    expect(actions).toEqual(['send lane.0 CANCEL_ALL interrupted', 'send lane.1 CANCEL_ALL interrupted']);
-    [snapshot, actions] = groups.step(snapshot, { type: 'xstate.done.actor.lane.0' });
-    expect(actions).toEqual(['stop lane.0']);
-    expect(snapshot.context.lanes).toEqual([1]);
-    expect(groups.step(snapshot, { type: 'CANCEL', index: 0, status: 'cancelled', text: 'x' })[1]).toEqual([]);
-    expect(groups.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: 'x' })[1]).toEqual([
-      'send lane.1 CANCEL_ALL cancelled',
+    [snapshot] = pools.step(snapshot, startAt(0));
+    [snapshot] = pools.step(snapshot, startAt(POOL_SIZE + 1));
+    const cancel = { type: 'CANCEL', index: POOL_SIZE + 1, status: 'cancelled', text: 'x' };
+    [snapshot, actions] = pools.step(snapshot, cancel);
+    expect(actions).toEqual([`send pool.1 CANCEL index ${POOL_SIZE + 1}`]);
+    [snapshot, actions] = pools.step(snapshot, { type: 'CANCEL_ALL', status: 'interrupted', text: INTERRUPTED_TEXT });
+    expect(actions).toEqual(['send pool.0 CANCEL_ALL interrupted', 'send pool.1 CANCEL_ALL interrupted']);
+    [snapshot, actions] = pools.step(snapshot, { type: 'xstate.done.actor.pool.0' });
+    expect(actions).toEqual(['stop pool.0']);
+    expect(snapshot.context.open).toEqual([1]);
+    expect(pools.step(snapshot, { type: 'CANCEL', index: 0, status: 'cancelled', text: 'x' })[1]).toEqual([]);
+    expect(pools.step(snapshot, { type: 'CANCEL_ALL', status: 'cancelled', text: 'x' })[1]).toEqual([
+      'send pool.1 CANCEL_ALL cancelled',
     ]);
   });
 
-  it('ends once sealed and every lane has ended (in either order)', () => {
+  it('ends once sealed and every pool has ended (in either order)', () => {
     let [snapshot] = start();
-    [snapshot] = groups.step(snapshot, startAt(0));
-    [snapshot] = groups.step(snapshot, { type: 'SEAL' });
+    [snapshot] = pools.step(snapshot, startAt(0));
+    [snapshot] = pools.step(snapshot, { type: 'SEAL' });
     expect(snapshot.value).toBe('open');
-    [snapshot] = groups.step(snapshot, { type: 'xstate.done.actor.lane.0' });
+    [snapshot] = pools.step(snapshot, { type: 'xstate.done.actor.pool.0' });
     expect(snapshot.status).toBe('done');
-    // A lane given its last slot is sealed, and may end before its group is.
+    // A pool given its last slot is sealed, and may end before its parent is.
     let [other] = start();
-    [other] = groups.step(other, startAt(LANE_SIZE - 1));
-    [other] = groups.step(other, { type: 'xstate.done.actor.lane.0' });
+    [other] = pools.step(other, startAt(POOL_SIZE - 1));
+    [other] = pools.step(other, { type: 'xstate.done.actor.pool.0' });
     expect(other.value).toBe('open');
-    [other] = groups.step(other, { type: 'SEAL' });
+    [other] = pools.step(other, { type: 'SEAL' });
     expect(other.status).toBe('done');
   });
 });
@@ -310,46 +309,46 @@ describe('batch machine: running → joined | cancelled → settled → released
     return [snapshot, [...first, ...actions]] as const;
   };
 
-  it('starts up to its concurrency in group 0 and queues the rest; each settle frees a slot for the next', () => {
+  it('starts up to its concurrency in pool 0 and queues the rest; each settle frees a slot for the next', () => {
     const [snapshot, actions] = start();
     expect(snapshot.value).toBe('running');
-    expect(actions).toEqual(['spawn group.0', 'send group.0 START t0', 'send group.0 START t1']);
+    expect(actions).toEqual(['spawn pool.0', 'send pool.0 START t0', 'send pool.0 START t1']);
     expect(snapshot.context).toMatchObject({
       next: 2,
       running: 2,
       ended: 0,
       completed: 0,
       cancelled: [],
-      groups: [0],
+      pools: [0],
       unsealed: [0],
     });
     const [next, more] = batches.step(snapshot, settledEvent(0));
-    expect(more).toEqual(['send group.0 START t2', 'send group.0 SEAL']);
+    expect(more).toEqual(['send pool.0 START t2', 'send pool.0 SEAL']);
     expect(next.context).toMatchObject({ next: 3, running: 2, ended: 1, completed: 1 });
   });
 
-  it(`puts at most ${GROUP_TASKS} tasks in a group, sealing each one it has moved past`, () => {
-    const many = Array.from({ length: GROUP_TASKS + 2 }, (_, i) => task(i));
-    const [snapshot, actions] = start(batch('b', many, GROUP_TASKS + 2));
-    expect(actions.filter((a) => a.startsWith('spawn'))).toEqual(['spawn group.0', 'spawn group.1']);
-    expect(actions.filter((a) => a.startsWith('send group.1 START'))).toHaveLength(2);
-    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send group.0 SEAL', 'send group.1 SEAL']);
-    expect(snapshot.context.groups).toEqual([0, 1]);
-    // A group is told each task's index in the batch (its lane and slot follow from it).
-    expect(actions).toContain(`send group.1 START t${GROUP_TASKS + 1}`);
+  it(`puts at most ${POOL_TASKS} tasks in a pool, sealing each one it has moved past`, () => {
+    const many = Array.from({ length: POOL_TASKS + 2 }, (_, i) => task(i));
+    const [snapshot, actions] = start(batch('b', many, POOL_TASKS + 2));
+    expect(actions.filter((a) => a.startsWith('spawn'))).toEqual(['spawn pool.0', 'spawn pool.1']);
+    expect(actions.filter((a) => a.startsWith('send pool.1 START'))).toHaveLength(2);
+    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send pool.0 SEAL', 'send pool.1 SEAL']);
+    expect(snapshot.context.pools).toEqual([0, 1]);
+    // A pool is told each task's index in the batch (its pool and slot follow from it).
+    expect(actions).toContain(`send pool.1 START t${POOL_TASKS + 1}`);
   });
 
-  it('settles once every task has; the supervisor hears it; it is released when its groups are gone', () => {
+  it('settles once every task has; the supervisor hears it; it is released when its pools are gone', () => {
     let [snapshot] = start(batch('b', [task(0)]));
     let actions: string[];
     expect(snapshot.context.tasks).toHaveLength(1);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'failed'));
     expect(snapshot.value).toBe('settled');
     expect(actions).toEqual(['report BATCH.SETTLED b']);
-    // Its groups (and their kept agents) may live on: the task specs do not.
+    // Its pools (and their kept agents) may live on: the task specs do not.
     expect(snapshot.context).toMatchObject({ tasks: [], size: 1 });
-    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.0' });
-    expect(actions).toEqual(['stop group.0']);
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.pool.0' });
+    expect(actions).toEqual(['stop pool.0']);
     expect(snapshot.status).toBe('done');
   });
 
@@ -364,10 +363,10 @@ describe('batch machine: running → joined | cancelled → settled → released
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
     expect(snapshot.value).toBe('joined');
     expect(actions).toEqual([
-      'send group.0 CANCEL_ALL cancelled',
+      'send pool.0 CANCEL_ALL cancelled',
       'settle t3 cancelled',
       'notify notify.t3',
-      'send group.0 SEAL',
+      'send pool.0 SEAL',
     ]);
     [snapshot] = batches.step(snapshot, settledEvent(0, 'cancelled'));
     [snapshot, actions] = batches.step(snapshot, settledEvent(2, 'cancelled'));
@@ -397,7 +396,7 @@ describe('batch machine: running → joined | cancelled → settled → released
     }
   });
 
-  it('CANCEL of a queued task drops it at once (it never starts); of a started one goes to its group', () => {
+  it('CANCEL of a queued task drops it at once (it never starts); of a started one goes to its pool', () => {
     let [snapshot] = start(batch('b', [task(0), task(1), task(2)], 1, true));
     let actions: string[];
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
@@ -405,9 +404,9 @@ describe('batch machine: running → joined | cancelled → settled → released
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't1' })[1]).toEqual([]);
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 'nope' })[1]).toEqual([]);
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
-    expect(actions).toEqual(['send group.0 CANCEL index 0']);
+    expect(actions).toEqual(['send pool.0 CANCEL index 0']);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
-    expect(actions).toEqual(['send group.0 START t2', 'send group.0 SEAL']);
+    expect(actions).toEqual(['send pool.0 START t2', 'send pool.0 SEAL']);
   });
 
   it('quorum: cancelling a queued task that puts the quorum out of reach decides the join at once', () => {
@@ -422,10 +421,10 @@ describe('batch machine: running → joined | cancelled → settled → released
     expect(actions).toEqual([
       'settle t2 cancelled',
       'notify notify.t2',
-      'send group.0 CANCEL_ALL cancelled',
+      'send pool.0 CANCEL_ALL cancelled',
       'settle t1 cancelled',
       'notify notify.t1',
-      'send group.0 SEAL',
+      'send pool.0 SEAL',
     ]);
     expect(snapshot.context).toMatchObject({
       next: 3,
@@ -447,67 +446,67 @@ describe('batch machine: running → joined | cancelled → settled → released
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't2' });
     expect(snapshot.value).toBe('running');
     expect(actions).toEqual([]);
-    // A started task is cancelled in its group; the join is decided when it settles, not now.
+    // A started task is cancelled in its pool; the join is decided when it settles, not now.
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
     expect(snapshot.value).toBe('running');
-    expect(actions).toEqual(['send group.0 CANCEL index 0']);
+    expect(actions).toEqual(['send pool.0 CANCEL index 0']);
     // The next queued task (at the cursor) is still queued: cancelling it leaves one task for a quorum of two.
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't1' });
     expect(snapshot.value).toBe('joined');
-    expect(actions).toEqual(['settle t1 cancelled', 'send group.0 CANCEL_ALL cancelled', 'send group.0 SEAL']);
+    expect(actions).toEqual(['settle t1 cancelled', 'send pool.0 CANCEL_ALL cancelled', 'send pool.0 SEAL']);
     expect(snapshot.context.ended).toBe(2);
   });
 
-  it(`seals a group as soon as the cursor has moved past its last task (exactly ${GROUP_TASKS}), not later`, () => {
-    const many = Array.from({ length: GROUP_TASKS + 2 }, (_, i) => task(i));
-    let [snapshot, actions] = start(batch('b', many, GROUP_TASKS));
+  it(`seals a pool as soon as the cursor has moved past its last task (exactly ${POOL_TASKS}), not later`, () => {
+    const many = Array.from({ length: POOL_TASKS + 2 }, (_, i) => task(i));
+    let [snapshot, actions] = start(batch('b', many, POOL_TASKS));
     expect(actions.filter((a) => a.startsWith('spawn') || a.endsWith('SEAL'))).toEqual([
-      'spawn group.0',
-      'send group.0 SEAL',
+      'spawn pool.0',
+      'send pool.0 SEAL',
     ]);
-    expect(snapshot.context).toMatchObject({ next: GROUP_TASKS, groups: [0], unsealed: [] });
+    expect(snapshot.context).toMatchObject({ next: POOL_TASKS, pools: [0], unsealed: [] });
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
-    expect(actions).toEqual(['spawn group.1', `send group.1 START t${GROUP_TASKS}`]);
+    expect(actions).toEqual(['spawn pool.1', `send pool.1 START t${POOL_TASKS}`]);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
-    expect(actions).toEqual([`send group.1 START t${GROUP_TASKS + 1}`, 'send group.1 SEAL']);
-    expect(snapshot.context).toMatchObject({ next: GROUP_TASKS + 2, groups: [0, 1], unsealed: [] });
-    // One past the boundary: group 0 is sealed, group 1 stays open for the task still queued.
-    [snapshot, actions] = start(batch('b', many, GROUP_TASKS + 1));
-    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send group.0 SEAL']);
+    expect(actions).toEqual([`send pool.1 START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);
+    expect(snapshot.context).toMatchObject({ next: POOL_TASKS + 2, pools: [0, 1], unsealed: [] });
+    // One past the boundary: pool 0 is sealed, pool 1 stays open for the task still queued.
+    [snapshot, actions] = start(batch('b', many, POOL_TASKS + 1));
+    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send pool.0 SEAL']);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
-    expect(actions).toEqual([`send group.1 START t${GROUP_TASKS + 1}`, 'send group.1 SEAL']);
+    expect(actions).toEqual([`send pool.1 START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);
   });
 
-  it('forgets a group that ended: a late cancel of one of its tasks goes nowhere; released once its last group ends', () => {
-    const many = Array.from({ length: GROUP_TASKS + 1 }, (_, i) => task(i));
-    let [snapshot] = start(batch('b', many, GROUP_TASKS));
+  it('forgets a pool that ended: a late cancel of one of its tasks goes nowhere; released once its last pool ends', () => {
+    const many = Array.from({ length: POOL_TASKS + 1 }, (_, i) => task(i));
+    let [snapshot] = start(batch('b', many, POOL_TASKS));
     let actions: string[];
-    for (let i = 0; i < GROUP_TASKS; i++) [snapshot] = batches.step(snapshot, settledEvent(i));
-    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.0' });
-    expect(actions).toEqual(['stop group.0']);
-    expect(snapshot.context.groups).toEqual([1]);
+    for (let i = 0; i < POOL_TASKS; i++) [snapshot] = batches.step(snapshot, settledEvent(i));
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.pool.0' });
+    expect(actions).toEqual(['stop pool.0']);
+    expect(snapshot.context.pools).toEqual([1]);
     expect(batches.step(snapshot, { type: 'CANCEL', taskId: 't3' })[1]).toEqual([]);
-    expect(batches.step(snapshot, { type: 'CANCEL', taskId: `t${GROUP_TASKS}` })[1]).toEqual([
-      `send group.1 CANCEL index ${GROUP_TASKS}`,
+    expect(batches.step(snapshot, { type: 'CANCEL', taskId: `t${POOL_TASKS}` })[1]).toEqual([
+      `send pool.1 CANCEL index ${POOL_TASKS}`,
     ]);
-    [snapshot] = batches.step(snapshot, settledEvent(GROUP_TASKS));
+    [snapshot] = batches.step(snapshot, settledEvent(POOL_TASKS));
     expect(snapshot.value).toBe('settled');
-    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.group.1' });
-    expect(actions).toEqual(['stop group.1']);
+    [snapshot, actions] = batches.step(snapshot, { type: 'xstate.done.actor.pool.1' });
+    expect(actions).toEqual(['stop pool.1']);
     expect(snapshot.status).toBe('done');
   });
 
-  it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their groups, queued ones dropped', () => {
+  it('CANCEL_BATCH (the caller was interrupted): running tasks interrupted through their pools, queued ones dropped', () => {
     const [running] = start(batch('b', [task(0), task(1), task(2)], 1));
     let [snapshot, actions] = batches.step(running, { type: 'CANCEL_BATCH' });
     expect(snapshot.value).toBe('cancelled');
     expect(actions).toEqual([
-      'send group.0 CANCEL_ALL interrupted',
+      'send pool.0 CANCEL_ALL interrupted',
       'settle t1 interrupted',
       'settle t2 interrupted',
-      'send group.0 SEAL',
+      'send pool.0 SEAL',
     ]);
     [snapshot] = batches.step(snapshot, settledEvent(0, 'interrupted'));
     expect(snapshot.value).toBe('settled');

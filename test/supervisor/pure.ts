@@ -33,17 +33,10 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
             status?: string;
             task?: TaskSpec;
             taskId?: string;
-            slot?: number;
             index?: number;
           };
-          // A task's place: its slot in a lane, or its index in the batch (what a group is told).
-          const place = event.task
-            ? undefined
-            : event.slot !== undefined
-              ? `slot ${event.slot}`
-              : event.index !== undefined
-                ? `index ${event.index}`
-                : undefined;
+          // A task's place: its index in the batch (what every pool on its way is told).
+          const place = event.task || event.index === undefined ? undefined : `index ${event.index}`;
           const detail = event.task?.taskId ?? event.taskId ?? place ?? event.status ?? '';
           return `send ${p.targetId as string} ${event.type}${detail ? ` ${detail}` : ''}`;
         }

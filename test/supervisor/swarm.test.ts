@@ -133,7 +133,7 @@ describe('swarm batches', () => {
     await root.stop();
   });
 
-  it('the XState parent chain is agent → supervisor → batch → group → lane → task → subagent, with dotted ids', async () => {
+  it('the XState parent chain is agent → supervisor → batch → pool → pool → task → subagent, with dotted ids', async () => {
     let chainDuring: string[] = [];
     let childWorkersDuring: string[] = [];
     let child: AnyActorRef | undefined;
@@ -155,8 +155,8 @@ describe('swarm batches', () => {
     });
     const root = createAgent({ model, subagents: {} });
     await root.prompt('ROOT');
-    expect(chainDuring.map((key) => key.split('.')[0])).toEqual(['batch', 'group', 'lane', 'task', 'subagent']);
-    expect(chainDuring.slice(1, 4)).toEqual(['group.0', 'lane.0', 'task.0']);
+    expect(chainDuring.map((key) => key.split('.')[0])).toEqual(['batch', 'pool', 'pool', 'task', 'subagent']);
+    expect(chainDuring.slice(1, 4)).toEqual(['pool.0', 'pool.0', 'task.0']);
     // The child ran with its own workers under it; idle again, it holds none.
     expect(childWorkersDuring).toEqual(['worker.model', 'worker.tools']);
     expect(child?.getSnapshot().value).toBe('idle');

@@ -7,11 +7,11 @@ const CANCELLED = { status: 'interrupted', text: INTERRUPTED_TEXT } as const;
 
 /**
  * A swarm batch: `running → joined | cancelled → settled → released`. It holds the queue, the concurrency cap and
- * the join counts; its tasks run in groups of lanes (bounded fan-out: GROUP_SIZE lanes of LANE_SIZE tasks each).
+ * the join counts; its tasks run in pools (bounded fan-out: POOL_SIZE children per pool).
  * `running` starts tasks up to the cap as slots free up. The settle that meets (or puts out of reach) the join
  * policy moves it to `joined`, CANCEL_BATCH to `cancelled`: both end the tasks left, running ones through their
- * groups and queued ones here, without starting them. `settled` tells the supervisor once every task has settled;
- * `released` is reached when its groups are gone (a settled task may keep its idle agent alive for a while).
+ * pools and queued ones here, without starting them. `settled` tells the supervisor once every task has settled;
+ * `released` is reached when its pools are gone (a settled task may keep its idle agent alive for a while).
  */
 export const batchMachine = batchSetup.createMachine({
   id: 'batch',
@@ -27,12 +27,12 @@ export const batchMachine = batchSetup.createMachine({
     ended: 0,
     completed: 0,
     cancelled: [],
-    groups: [],
+    pools: [],
     unsealed: [],
   }),
   initial: 'running',
   on: {
-    'xstate.done.actor.group.*': { actions: 'stopGroup' },
+    'xstate.done.actor.pool.*': { actions: 'stopPool' },
   },
   states: {
     running: {
@@ -48,7 +48,7 @@ export const batchMachine = batchSetup.createMachine({
           { guard: 'quorumOutOfReach', target: 'joined', actions: 'count' },
           { actions: ['count', 'fill'] },
         ],
-        // A queued task is dropped here, a started one cancelled through its group (cancelTask).
+        // A queued task is dropped here, a started one cancelled through its pool (cancelTask).
         CANCEL: [
           { guard: 'cancelPutsQuorumOutOfReach', target: 'joined', actions: 'cancelTask' },
           { actions: ['cancelTask', 'fill'] },
@@ -60,7 +60,7 @@ export const batchMachine = batchSetup.createMachine({
       description:
         'The join policy is decided (e.g. `first(1)`: one task completed), so nothing starts any more. Queued ' +
         'tasks are settled `cancelled` at once and never start (dropQueued); running ones are cancelled through ' +
-        'their groups (cancelRunning) and their settlements awaited.',
+        'their pools (cancelRunning) and their settlements awaited.',
       entry: [
         { type: 'cancelRunning', params: JOINED },
         { type: 'dropQueued', params: JOINED },
@@ -71,7 +71,7 @@ export const batchMachine = batchSetup.createMachine({
     cancelled: {
       description:
         "The owner's call was interrupted (CANCEL_BATCH): queued tasks are settled `interrupted` at once and never " +
-        'start (dropQueued); running ones are interrupted through their groups (cancelRunning) and awaited.',
+        'start (dropQueued); running ones are interrupted through their pools (cancelRunning) and awaited.',
       entry: [
         { type: 'cancelRunning', params: CANCELLED },
         { type: 'dropQueued', params: CANCELLED },
@@ -79,13 +79,13 @@ export const batchMachine = batchSetup.createMachine({
       always: { guard: 'allEnded', target: 'settled' },
       on: { 'TASK.SETTLED': { actions: 'count' } },
     },
-    /** Every task has settled: the supervisor hears it. Groups with kept agents may still be alive. */
+    /** Every task has settled: the supervisor hears it. Pools with kept agents may still be alive. */
     settled: {
       entry: [
         { type: 'reportSettled', params: ({ context }) => ({ type: 'BATCH.SETTLED', batchId: context.batchId }) },
         'forgetQueue',
       ],
-      always: { guard: 'noGroups', target: 'released' },
+      always: { guard: 'noPools', target: 'released' },
     },
     /** Nothing of the batch is left: the supervisor stops it. */
     released: { type: 'final' },

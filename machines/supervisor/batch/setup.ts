@@ -10,12 +10,13 @@ import {
 import {
   type Cancellation,
   type Composite,
-  GROUP_TASKS,
-  groupActorId,
-  groupOf,
   indexOfChildEvent,
   notifyOf,
   type OwnerNotify,
+  POOL_DEPTH,
+  POOL_TASKS,
+  poolActorId,
+  poolOf,
   type SettleParams,
   type TaskSettings,
   type Tell,
@@ -43,8 +44,8 @@ export interface BatchContext extends TaskSettings, BatchSpec {
   completed: number;
   /** Queued tasks cancelled before they started: skipped when their turn comes. */
   cancelled: string[];
-  /** Groups alive, and those that may still be given a task. */
-  groups: number[];
+  /** Pools alive, and those that may still be given a task. */
+  pools: number[];
   unsealed: number[];
 }
 
@@ -54,7 +55,7 @@ export type BatchEvent =
   | { type: 'CANCEL'; taskId: string }
   | { type: 'CANCEL_BATCH' }
   | TaskSettled
-  | { type: `xstate.done.actor.group.${string}` };
+  | { type: `xstate.done.actor.pool.${string}` };
 
 /** What the supervisor hears when every task of a batch has settled. */
 export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
@@ -73,7 +74,7 @@ function withSettle(context: BatchContext, event: BatchEvent): { completed: numb
  */
 function placeOf(context: BatchContext, taskId: string): { index: number; queued: boolean } | undefined {
   const index = context.tasks.findIndex((task) => task.taskId === taskId);
-  // An unknown task (−1) would pass as started and find no group −1; this says it plainly.
+  // An unknown task (−1) would pass as started and find no pool −1; this says it plainly.
   // Stryker disable next-line ConditionalExpression: equivalent, see above
   if (index < 0 || context.cancelled.includes(taskId)) return undefined;
   return { index, queued: index >= context.next };
@@ -101,8 +102,8 @@ export const batchSetup = setup({
     input: {} as BatchInput,
   },
   actors: {
-    /** The group machine, provided by the runtime's composition. */
-    group: fromCallback(() => {}) as AnyActorLogic,
+    /** The pool machine, provided by the runtime's composition. */
+    pool: fromCallback(() => {}) as AnyActorLogic,
   },
   actions: {
     // Effects, provided by the runtime (the same ones the task machine names), for tasks that never started.
@@ -137,11 +138,11 @@ export const batchSetup = setup({
       if (!placeOf(context, taskId)?.queued) return false;
       return quorumOutOfReach(context.join, context.size, context.completed, context.ended + 1);
     },
-    noGroups: ({ context }) => context.groups.length === 0,
+    noPools: ({ context }) => context.pools.length === 0,
   },
 }).extend<
   { dropTask: SettleParams; cancelRunning: Cancellation; dropQueued: Cancellation } & Composite<
-    'fill' | 'count' | 'cancelTask' | 'stopGroup'
+    'fill' | 'count' | 'cancelTask' | 'stopPool'
   >
 >({
   actions: {
@@ -150,18 +151,18 @@ export const batchSetup = setup({
       enqueue({ type: 'settleTask', params });
       if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
     }),
-    /** Starts queued tasks up to the cap, each in its group, and seals the groups it has moved past. */
+    /** Starts queued tasks up to the cap, each in its pool, and seals the pools it has moved past. */
     fill: enqueueActions(({ context, enqueue }) => {
-      let { next, running, groups, unsealed } = context;
+      let { next, running, pools, unsealed } = context;
       const size = context.tasks.length;
       while (running < context.concurrency && next < size) {
         const index = next++;
         const task = context.tasks[index] as TaskSpec;
         if (context.cancelled.includes(task.taskId)) continue;
-        const group = groupOf(index);
-        if (!groups.includes(group)) {
-          enqueue.spawnChild('group', {
-            id: groupActorId(group),
+        const pool = poolOf(index);
+        if (!pools.includes(pool)) {
+          enqueue.spawnChild('pool', {
+            id: poolActorId(pool),
             input: {
               batchId: context.batchId,
               background: context.background,
@@ -169,36 +170,36 @@ export const batchSetup = setup({
               notifyOwner: context.notifyOwner,
               maxRestarts: context.maxRestarts,
               restartDelayMs: context.restartDelayMs,
+              depth: POOL_DEPTH,
             },
           });
-          groups = [...groups, group];
-          unsealed = [...unsealed, group];
+          pools = [...pools, pool];
+          unsealed = [...unsealed, pool];
         }
-        enqueue({ type: 'tell', params: { to: groupActorId(group), event: { type: 'START', task, index } } });
+        enqueue({ type: 'tell', params: { to: poolActorId(pool), event: { type: 'START', task, index } } });
         running++;
       }
-      // Groups the cursor has moved past get no more tasks.
-      const sealing = unsealed.filter((group) => next >= size || (group + 1) * GROUP_TASKS <= next);
-      for (const group of sealing) enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
+      // Pools the cursor has moved past get no more tasks.
+      const sealing = unsealed.filter((pool) => next >= size || (pool + 1) * POOL_TASKS <= next);
+      for (const pool of sealing) enqueue({ type: 'tell', params: { to: poolActorId(pool), event: SEAL } });
       // Both `if`s below only save a context copy when nothing moved (a task started only by moving the cursor,
-      // a group spawned only for a started task): recording unchanged values is the same state.
-      // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same groups)
-      if (sealing.length) unsealed = unsealed.filter((group) => !sealing.includes(group));
+      // a pool spawned only for a started task): recording unchanged values is the same state.
+      // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same pools)
+      if (sealing.length) unsealed = unsealed.filter((pool) => !sealing.includes(pool));
       // Stryker disable next-line ConditionalExpression: `true` records unchanged values (the same state)
       if (next !== context.next || sealing.length)
-        enqueue({ type: 'record', params: { next, running, groups, unsealed } });
+        enqueue({ type: 'record', params: { next, running, pools, unsealed } });
     }),
     /** A task settled: its slot is free, and the join counts move. */
     count: assign(({ context, event }) => ({ running: context.running - 1, ...withSettle(context, event) })),
-    /** Tells every group to end its tasks still running, with why (they settle and report as they end). */
+    /** Tells every pool to end its tasks still running, with why (they settle and report as they end). */
     cancelRunning: enqueueActions(({ context, enqueue }, stopping: Cancellation) => {
       const cancelAll = { type: 'CANCEL_ALL', ...stopping };
-      for (const group of context.groups)
-        enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancelAll } });
+      for (const pool of context.pools) enqueue({ type: 'tell', params: { to: poolActorId(pool), event: cancelAll } });
     }),
     /**
      * Settles every queued task here, with why, without starting it (its agent never exists), and seals the
-     * groups: nothing starts any more.
+     * pools: nothing starts any more.
      */
     dropQueued: enqueueActions(({ context, enqueue }, stopping: Cancellation) => {
       let ended = context.ended;
@@ -208,20 +209,20 @@ export const batchSetup = setup({
         enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
         ended++;
       }
-      for (const group of context.unsealed) enqueue({ type: 'tell', params: { to: groupActorId(group), event: SEAL } });
+      for (const pool of context.unsealed) enqueue({ type: 'tell', params: { to: poolActorId(pool), event: SEAL } });
       enqueue({ type: 'record', params: { next: context.size, ended, unsealed: [] } });
     }),
-    /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its group. */
+    /** One task cancelled: a queued one is dropped here and counted; a started one is cancelled in its pool. */
     cancelTask: enqueueActions(({ context, event, enqueue }) => {
       const { taskId } = event as Extract<BatchEvent, { type: 'CANCEL' }>;
       const place = placeOf(context, taskId);
       if (!place) return;
       const { index } = place;
       if (!place.queued) {
-        const group = groupOf(index);
-        if (context.groups.includes(group)) {
+        const pool = poolOf(index);
+        if (context.pools.includes(pool)) {
           const cancel = { type: 'CANCEL', index, status: 'cancelled', text: CANCELLED_TEXT } as const;
-          enqueue({ type: 'tell', params: { to: groupActorId(group), event: cancel } });
+          enqueue({ type: 'tell', params: { to: poolActorId(pool), event: cancel } });
         }
         return;
       }
@@ -231,10 +232,10 @@ export const batchSetup = setup({
       });
       enqueue({ type: 'record', params: { cancelled: [...context.cancelled, taskId], ended: context.ended + 1 } });
     }),
-    stopGroup: enqueueActions(({ context, event, enqueue }) => {
-      const group = indexOfChildEvent(event);
-      enqueue.stopChild(groupActorId(group));
-      enqueue({ type: 'record', params: { groups: context.groups.filter((g) => g !== group) } });
+    stopPool: enqueueActions(({ context, event, enqueue }) => {
+      const pool = indexOfChildEvent(event);
+      enqueue.stopChild(poolActorId(pool));
+      enqueue({ type: 'record', params: { pools: context.pools.filter((p) => p !== pool) } });
     }),
   },
 });

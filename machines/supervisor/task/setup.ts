@@ -34,7 +34,7 @@ export type TaskEvent =
   | ({ type: 'CANCEL' } & Cancellation)
   | { type: 'RELEASE' };
 
-/** What its batch hears when the task settles (straight from the task: the lane and group have nothing to add). */
+/** What its batch hears when the task settles (straight from the task: its pools have nothing to add). */
 export type TaskSettled = { type: 'TASK.SETTLED'; taskId: string; status: SettleParams['status'] };
 
 type CrashEvent = { type: `xstate.error.actor.${string}`; error?: unknown };
@@ -84,7 +84,7 @@ export const taskSetup = setup({
     notifyOwner: (_, _params: OwnerNotify) => {},
     /**
      * Tells its batch that it settled, to be counted against the join policy. The runtime sends it straight to the
-     * batch (registered under `batchSystemId`): relayed through the lane and the group, it cost two more macrosteps
+     * batch (registered under `batchSystemId`): relayed through its two pools, it cost two more macrosteps
      * per task.
      */
     reportSettled: (_, _params: TaskSettled) => {},

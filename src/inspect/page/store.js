@@ -9,7 +9,7 @@ export const runs = new Map(); // run -> connected
 export const answered = [];
 /** Commands answered by a program, newest last (acks with their command). */
 export const acks = [];
-/** `showPlumbing`: the tree shows supervisors, batches, pools, lanes and workers too (off: agents and tasks). */
+/** `showPlumbing`: the tree shows supervisors, batches, pools and workers too (off: agents and tasks). */
 export const view = { selectedKey: null, seq: 0, showPlumbing: false };
 /** Commands this page sent, by id, until answered. */
 export const sent = new Map();
@@ -176,7 +176,7 @@ function recordAnswer(actor, event, createdAt) {
   if (answered.length > 50) answered.shift();
 }
 
-/** The supervisor a batch, group, lane or task actor works for: the nearest supervisor above it. */
+/** The supervisor a batch, pool or task actor works for: the nearest supervisor above it. */
 function supervisorAbove(actor) {
   let up = parentOf(actor);
   while (up && !isSupervisor(up)) up = parentOf(up);
@@ -184,7 +184,7 @@ function supervisorAbove(actor) {
 }
 
 /**
- * Where each task of a supervisor stands, from its batch and task actors (supervisor → batch → group → lane → task →
+ * Where each task of a supervisor stands, from its batch and task actors (supervisor → batch → pool → pool → task →
  * agent): queued or cancelled from the batch's context, running, restarting or settled from the task's state.
  */
 function trackBatch(actor) {

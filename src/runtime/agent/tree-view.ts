@@ -34,7 +34,7 @@ export function describeTree(
   return view;
 }
 
-/** Agents and supervisors under an actor; batches, groups, lanes and tasks are passed through (the view shows agents). */
+/** Agents and supervisors under an actor; batches, pools and tasks are passed through (the view shows agents). */
 function addChildren(
   view: TreeView,
   children: Record<string, AnyActorRef | undefined> | undefined,
@@ -45,7 +45,7 @@ function addChildren(
     if (child?.getSnapshot().status !== 'active') continue;
     if (key === 'supervisor') view.children.push(describeTree(child, `${id}/supervisor`, usageOf));
     else if (key.startsWith('subagent.')) view.children.push(describeTree(child, key.slice(9), usageOf));
-    else if (/^(batch|group|lane|task)\./.test(key)) {
+    else if (/^(batch|pool|task)\./.test(key)) {
       const inner = child.getSnapshot() as { children?: Record<string, AnyActorRef | undefined> };
       addChildren(view, inner.children, id, usageOf);
     }

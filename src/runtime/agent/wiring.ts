@@ -4,8 +4,8 @@ import {
   type BatchSettled,
   batchMachine,
   batchSystemId,
-  groupMachine,
-  laneMachine,
+  POOL_DEPTH,
+  poolMachine,
   type SupervisorInput,
   supervisorMachine,
   type TaskSettled,
@@ -49,8 +49,8 @@ type SpawnSupervisor = (
 ) => void;
 
 /**
- * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, group,
- * lane, task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
+ * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, pool,
+ * task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
  * rebuild the machine each time). Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree)
  * through the actor system.
  *
@@ -146,7 +146,7 @@ export const runtimeAgentMachine = agentMachine.provide({
 /**
  * A task joined to its tree's runtime: the task's lifecycle facts (started, restarted, settled) and its agent's
  * release go to the Tree, which records them; its agent is `runtimeAgentMachine`. Each effect is guarded: a bug here
- * must fail one task, never put the task (and its lane, batch and supervisor) in error.
+ * must fail one task, never put the task (and its pools, batch and supervisor) in error.
  */
 const runtimeTaskMachine = taskMachine.provide({
   actors: { subagent: runtimeAgentMachine },
@@ -165,13 +165,15 @@ const runtimeTaskMachine = taskMachine.provide({
   },
 });
 
-const runtimeLaneMachine = laneMachine.provide({ actors: { task: runtimeTaskMachine } });
-
-const runtimeGroupMachine = groupMachine.provide({ actors: { lane: runtimeLaneMachine } });
+/** A pool of depth `depth` joined to the runtime: its children are pools one level down, or (at 0) tasks. */
+const runtimePool = (depth: number): typeof poolMachine =>
+  poolMachine.provide({
+    actors: depth === 0 ? { task: runtimeTaskMachine } : { task: runtimeTaskMachine, pool: runtimePool(depth - 1) },
+  });
 
 /** A batch settles the tasks that never started with the same effects as a task actor. */
 const runtimeBatchMachine = batchMachine.provide({
-  actors: { group: runtimeGroupMachine },
+  actors: { pool: runtimePool(POOL_DEPTH) },
   actions: {
     settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
     notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),

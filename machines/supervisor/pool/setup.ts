@@ -1,0 +1,156 @@
+import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup, stopChild } from 'xstate';
+import type { TaskSpec } from '../../../src/protocol/index.js';
+import {
+  type Cancellation,
+  type Composite,
+  indexOfChildEvent,
+  POOL_SIZE,
+  poolActorId,
+  type TaskSettings,
+  type Tell,
+  taskActorId,
+} from '../shared.js';
+
+export interface PoolInput extends TaskSettings {
+  batchId: string;
+  background: boolean;
+  /** 0: its children are task actors; n: they are pools of depth n − 1. */
+  depth: number;
+}
+
+export interface PoolContext extends PoolInput {
+  /** Children alive, by their place in the pool (0 … POOL_SIZE − 1). */
+  open: number[];
+  /** Child pools that may still be given a task (a task actor is never sealed: it gets one task). */
+  unsealed: number[];
+  /** No more tasks will come (the batch moved past this pool, or stopped starting). */
+  sealed: boolean;
+}
+
+/** `index` is the task's place in its batch: every pool on its way reads its own child from it. */
+export type PoolEvent =
+  | { type: 'START'; task: TaskSpec; index: number }
+  | ({ type: 'CANCEL'; index: number } & Cancellation)
+  | ({ type: 'CANCEL_ALL' } & Cancellation)
+  | { type: 'SEAL' }
+  | { type: `xstate.done.actor.${'pool' | 'task'}.${string}` }
+  | { type: `xstate.error.actor.task.${string}` };
+
+type Ev<T extends PoolEvent['type']> = Extract<PoolEvent, { type: T }>;
+
+/** How many of a batch's tasks one child of a pool of this depth holds (1: a child is a task actor). */
+const spanOf = (depth: number): number => POOL_SIZE ** depth;
+/** The child of the pool that runs the task at `index` of the batch. */
+const childOf = (context: PoolContext, index: number): number => Math.floor(index / spanOf(context.depth)) % POOL_SIZE;
+const childActorId = (context: PoolContext, child: number): string =>
+  context.depth === 0 ? taskActorId(child) : poolActorId(child);
+/**
+ * The child pools that get no more tasks once the task at `index` has started: the batch starts tasks in order, so
+ * every one before its child, and its child too when the task is the last it holds.
+ */
+function passedBy(context: PoolContext, index: number): number[] {
+  const child = childOf(context, index);
+  const last = (index + 1) % spanOf(context.depth) === 0;
+  return context.unsealed.filter((open) => open < child || (last && open === child));
+}
+
+const SEAL = { type: 'SEAL' } as const;
+
+/** The pool chart's implementations: chart.ts is the chart a reader opens first. */
+export const poolSetup = setup({
+  types: {
+    context: {} as PoolContext,
+    events: {} as PoolEvent,
+    input: {} as PoolInput,
+  },
+  actors: {
+    /** The task machine, provided by the runtime's composition. */
+    task: fromCallback(() => {}) as AnyActorLogic,
+    /** The pool machine itself, one level down, provided by the runtime's composition. */
+    pool: fromCallback(() => {}) as AnyActorLogic,
+  },
+  actions: {
+    tell: sendTo(
+      (_, params: Tell) => params.to,
+      (_, params: Tell) => params.event,
+    ),
+    /** The task's START (or CANCEL) goes on to the child that holds it, as it is. */
+    passDown: sendTo(
+      ({ context, event }) => childActorId(context, childOf(context, (event as Ev<'START'>).index)),
+      ({ event }) => event,
+    ),
+    openChild: assign(({ context, event }) => {
+      const child = childOf(context, (event as Ev<'START'>).index);
+      const open = [...context.open, child];
+      return context.depth === 0 ? { open } : { open, unsealed: [...context.unsealed, child] };
+    }),
+    forgetPassed: assign({
+      unsealed: ({ context, event }) => {
+        const passed = passedBy(context, (event as Ev<'START'>).index);
+        return context.unsealed.filter((open) => !passed.includes(open));
+      },
+    }),
+    forgetChild: assign({
+      open: ({ context, event }) => {
+        const child = indexOfChildEvent(event);
+        return context.open.filter((open) => open !== child);
+      },
+    }),
+    seal: assign({ sealed: true, unsealed: [] }),
+    /** A child pool that ended is stopped at once (it may have held POOL_SIZE task actors). */
+    stopPool: stopChild(({ event }) => poolActorId(indexOfChildEvent(event))),
+  },
+  guards: {
+    /** Its children are task actors (depth 0), not pools. */
+    parentsTasks: ({ context }) => context.depth === 0,
+    /** The child that holds this task is not alive yet: the task is its first. */
+    isNewChild: ({ context, event }) => !context.open.includes(childOf(context, (event as Ev<'START'>).index)),
+    /** The child that holds this task is still alive (a cancel for a child that ended has nothing to reach). */
+    childAlive: ({ context, event }) => context.open.includes(childOf(context, (event as Ev<'CANCEL'>).index)),
+    isDrained: ({ context }) => context.sealed && context.open.length === 0,
+  },
+}).extend<Composite<'spawnTask' | 'spawnPool' | 'sealPassed' | 'cancelTasks' | 'passDownAll' | 'sealChildren'>>({
+  actions: {
+    /** A task actor in the task's slot; the task's id travels in its input. */
+    spawnTask: enqueueActions(({ context, event, enqueue }) => {
+      const { task, index } = event as Ev<'START'>;
+      const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
+      enqueue.spawnChild('task', {
+        id: taskActorId(childOf(context, index)),
+        input: { task, batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs },
+      });
+    }),
+    /** A pool one level down, spawned with its first task. */
+    spawnPool: enqueueActions(({ context, event, enqueue }) => {
+      const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
+      const input: PoolInput = {
+        batchId,
+        background,
+        ownerId,
+        notifyOwner,
+        maxRestarts,
+        restartDelayMs,
+        depth: context.depth - 1,
+      };
+      enqueue.spawnChild('pool', { id: poolActorId(childOf(context, (event as Ev<'START'>).index)), input });
+    }),
+    sealPassed: enqueueActions(({ context, event, enqueue }) => {
+      for (const child of passedBy(context, (event as Ev<'START'>).index))
+        enqueue({ type: 'tell', params: { to: poolActorId(child), event: SEAL } });
+    }),
+    /** A task actor is cancelled with the reason (CANCEL); it has no tasks of its own to cancel. */
+    cancelTasks: enqueueActions(({ context, event, enqueue }) => {
+      const { status, text } = event as Ev<'CANCEL_ALL'>;
+      const cancel = { type: 'CANCEL', status, text };
+      for (const slot of context.open) enqueue({ type: 'tell', params: { to: taskActorId(slot), event: cancel } });
+    }),
+    passDownAll: enqueueActions(({ context, event, enqueue }) => {
+      const { status, text } = event as Ev<'CANCEL_ALL'>;
+      const cancelAll = { type: 'CANCEL_ALL', status, text };
+      for (const child of context.open) enqueue({ type: 'tell', params: { to: poolActorId(child), event: cancelAll } });
+    }),
+    sealChildren: enqueueActions(({ context, enqueue }) => {
+      for (const child of context.unsealed) enqueue({ type: 'tell', params: { to: poolActorId(child), event: SEAL } });
+    }),
+  },
+});
