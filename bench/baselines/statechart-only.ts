@@ -39,22 +39,20 @@ const machine = agentMachine.provide({
       });
     }),
     toolWorker: fromCallback<ToolWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
+      // As the runtime's worker for an agent without permissions: every call allowed, run once validated.
       receive((request) => {
-        if (request.type === 'VALIDATE') {
-          const outcomes = request.calls.map((c) => ({ toolCallId: c.id }));
-          queueMicrotask(() => sendBack({ type: 'VALIDATED', batch: request.batch, outcomes }));
-        } else if (request.type === 'AUTHORIZE') {
-          const decisions = request.calls.map((c) => ({ toolCallId: c.id, decision: 'allow' as const }));
-          queueMicrotask(() => sendBack({ type: 'AUTHORIZED', batch: request.batch, decisions }));
-        } else if (request.type === 'EXECUTE') {
-          const results = request.calls.map((c) => ({
-            toolCallId: c.id,
-            result: okResult(c.id, c.name),
-            terminate: false,
-          }));
-          run.toolResults += results.length;
+        if (request.type !== 'VALIDATE') return;
+        const outcomes = request.calls.map((c) => ({ toolCallId: c.id }));
+        const results = request.calls.map((c) => ({
+          toolCallId: c.id,
+          result: okResult(c.id, c.name),
+          terminate: false,
+        }));
+        run.toolResults += results.length;
+        queueMicrotask(() => {
+          sendBack({ type: 'VALIDATED', batch: request.batch, outcomes, allowed: true });
           queueMicrotask(() => sendBack({ type: 'TOOL_RESULTS', batch: request.batch, results }));
-        }
+        });
       });
     }),
   },

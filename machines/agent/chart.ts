@@ -47,10 +47,10 @@ const modelFailure = [
  * its tool batch through validate → authorize (→ await approval) → execute → finalize. Every effect is a named
  * action or a long-lived worker given by the runtime, so this file runs unchanged in pure transition tests.
  *
- * The chart is shaped for the cost of a step, which XState charges per microstep and per assign (each clones the
- * snapshot): a step with tools is five microsteps (model → validating → authorizing → executing → finalizing →
- * the next step) and three assigns (the step counter, the calls, their results): phases that every call passes
- * change nothing in the context.
+ * The chart is shaped for the cost of a step, which XState charges per event, per microstep and per assign (each
+ * clones the snapshot): a step with tools of an agent nothing restricts is five events (two requests, three
+ * replies), four microsteps (model → validating → executing → finalizing → the next step) and three assigns (the
+ * step counter, the calls, their results): phases that every call passes change nothing in the context.
  */
 export const agentMachine = agentSetup.createMachine({
   id: 'agent',
@@ -217,18 +217,18 @@ export const agentMachine = agentSetup.createMachine({
                     validating: {
                       entry: 'requestValidation',
                       on: {
-                        // Authorization is requested on the way in, not on entry: a batch nothing can refuse (the
-                        // worker says `allowed`) passes `authorizing` without a request (see
-                        // docs/architecture/xstate.md).
+                        // A batch nothing can refuse (the worker says `allowed`) is not authorized: the worker runs
+                        // its valid calls as it answers, so it goes straight to `executing`, with no request (see
+                        // docs/architecture/xstate.md). Otherwise authorization is requested on the way in.
                         VALIDATED: [
                           { guard: 'allCallsInvalid', target: 'finalizing', actions: 'applyValidation' },
                           {
                             guard: and(['isAllowedBatch', 'anyInvalid']),
-                            target: 'authorizing',
+                            target: 'executing',
                             actions: 'applyValidation',
                           },
                           // Every call valid: nothing to record (an assign would clone the snapshot for nothing).
-                          { guard: 'isAllowedBatch', target: 'authorizing' },
+                          { guard: 'isAllowedBatch', target: 'executing' },
                           {
                             guard: 'anyInvalid',
                             target: 'authorizing',
@@ -239,8 +239,6 @@ export const agentMachine = agentSetup.createMachine({
                       },
                     },
                     authorizing: {
-                      // Nothing can refuse or hold a call: every valid call is allowed, in the same macrostep.
-                      always: { guard: 'isAllowedBatch', target: 'executing', actions: 'requestExecution' },
                       on: {
                         AUTHORIZED: [
                           { guard: 'anyAsks', target: 'awaitingApproval', actions: 'applyDecisions' },

@@ -59,12 +59,8 @@ export const agentGuards = {
     return failed.error.code === 'guardrail_tripped' && isCurrentModelReply(context, failed);
   },
   isCurrentBatch: ({ context, event }) => reply<'VALIDATED'>(event).batch === context.batch,
-  /**
-   * The worker validated this batch and nothing can refuse or hold its calls. Read by `authorizing`'s `always`
-   * too, where the event is the one of the macrostep: only the VALIDATED that entered it says `allowed`.
-   */
+  /** The worker validated this batch and nothing can refuse or hold its calls: it runs the valid ones unasked. */
   isAllowedBatch: ({ context, event }) => {
-    // Only a VALIDATED carries `allowed`: any other event of the macrostep reads `undefined` here.
     const validated = reply<'VALIDATED'>(event);
     return validated.allowed === true && validated.batch === context.batch;
   },

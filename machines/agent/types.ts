@@ -123,7 +123,7 @@ export type WorkerReply =
   | { type: 'CONTEXT_FULL'; turn: number; step: number; tokens: number; window: number }
   /**
    * `allowed`: nothing can refuse or hold a call of this agent (no policy, rules or mode), so every valid call is
-   * allowed: the batch passes `authorizing` without a request (the tool worker's word, as for hook waits).
+   * allowed: the batch goes from `validating` to `executing`, and the worker runs the valid calls unasked.
    */
   | {
       type: 'VALIDATED';

@@ -364,7 +364,7 @@ export const agentEvents = {
     }));
     return { type: 'MODEL_DONE', turn, step, message: assistant(parts, 'tool_calls') };
   },
-  /** Every call valid; `allowed`: nothing can refuse them (no policy, rules or mode), so authorization is not asked. */
+  /** Every call valid; `allowed`: nothing can refuse them (no policy, rules or mode): the batch runs unauthorized. */
   validated(batch: number, ids: string[], options: { allowed?: boolean } = {}): AgentMachineEvent {
     const outcomes = ids.map((toolCallId) => ({ toolCallId }));
     return options.allowed

@@ -237,6 +237,36 @@ describe('interrupts', () => {
     await agent.stop();
   });
 
+  it('as the tool calls arrive: calls nothing had to authorize do not start once the interrupt is in', async () => {
+    // Nothing can refuse these calls, so the tool worker runs them unasked: only once the agent has taken their
+    // validation, after the interrupt a listener of the answer sent.
+    let ran = 0;
+    const counted = defineTool({
+      name: 'counted',
+      description: 'counted',
+      schema: z.object({}),
+      execute: async () => {
+        ran++;
+        return 'ran';
+      },
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: 'counted' }, { name: 'counted', args: { n: 2 } }] }]);
+    const agent = createAgent({ model, tools: [counted] });
+    agent.on('message_end', (event) => {
+      if (event.message.role === 'assistant') agent.interrupt();
+    });
+    const result = await agent.prompt('go');
+
+    expect(result.stopReason).toBe('interrupted');
+    expect(ran).toBe(0);
+    expect(toolResults(result.messages).map((part) => resultText(part))).toEqual([
+      expect.stringContaining('interrupted'),
+      expect.stringContaining('interrupted'),
+    ]);
+    expectValidHistory(agent.messages);
+    await agent.stop();
+  });
+
   it('while awaiting approval, the waiting calls are closed', async () => {
     const model = scriptedModel([{ toolCalls: [{ name: 'delete_file', args: { path: 'x' } }] }]);
     const agent = createAgent({ model, tools: [remove], policy: () => 'ask' });

@@ -311,7 +311,7 @@ describe('answers, decisions and results', () => {
     expect(goesOn.context.calls.some((state) => state.halt)).toBe(false);
   });
 
-  it('the last results of a batch go straight to finalizing: a step with tools is five microsteps', () => {
+  it('the last results of a batch go straight to finalizing: a step with tools is four microsteps', () => {
     // The cost of a step is charged per microstep (docs/architecture/xstate.md); the inspector shows each of them.
     const microstepsOf = (...events: AgentMachineEvent[]) => {
       const microsteps: string[] = [];
@@ -337,11 +337,7 @@ describe('answers, decisions and results', () => {
       outcomes: [{ toolCallId: 'c1' }, { toolCallId: 'c2' }],
       allowed: true,
     };
-    const untilExecuting = [
-      `MODEL_DONE ${tools('validating')}`,
-      `VALIDATED ${tools('authorizing')}`,
-      `VALIDATED ${tools('executing')}`,
-    ];
+    const untilExecuting = [`MODEL_DONE ${tools('validating')}`, `VALIDATED ${tools('executing')}`];
     expect(microstepsOf(toolAnswer(['c1', 'c2']), allowed, results(1, 'c2'), results(1, 'c1'))).toEqual([
       ...untilExecuting,
       `TOOL_RESULTS ${tools('executing')}`,

@@ -249,7 +249,7 @@ describe('running.turn.step.tools.validating', () => {
     expect(snapshot.context.calls[1]?.result).toEqual(error);
   });
 
-  it('a batch nothing can refuse passes authorizing within the same macrostep: EXECUTE, no AUTHORIZE, no assign', () => {
+  it('a batch nothing can refuse goes straight to executing: no AUTHORIZE, no EXECUTE (the worker runs it), no assign', () => {
     const validating = inValidating();
     const snapshot = transition(agentMachine, validating, {
       type: 'VALIDATED',
@@ -262,7 +262,7 @@ describe('running.turn.step.tools.validating', () => {
       const event = (a.params as { event?: { type?: string; calls?: Array<{ id: string }> } } | undefined)?.event;
       return event ? [`${event.type} ${event.calls?.map((c) => c.id).join(',')}`] : [];
     });
-    expect(sent).toEqual(['EXECUTE c1,c2']);
+    expect(sent).toEqual([]);
     expect(snapshot[0].context).toBe(validating.context);
   });
 
@@ -274,7 +274,7 @@ describe('running.turn.step.tools.validating', () => {
       allowed: true,
     });
     expect(stateOf(snapshot)).toBe(tools('executing'));
-    expect(actions).toEqual(['xstate.sendTo']);
+    expect(actions).toEqual([]);
     expect(snapshot.context.calls.map((c) => c.status)).toEqual(['done', 'open']);
   });
 

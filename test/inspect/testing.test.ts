@@ -118,13 +118,14 @@ describe('pure transitions', () => {
     expect(current.snapshot.context.stopReason).toBe('max_steps');
     expect(current.snapshot.context.calls[0]?.result?.isError).toBe(true);
 
-    // An agent without permissions: the worker's `allowed` takes the batch through authorizing to executing at once.
+    // An agent without permissions: the worker's `allowed` takes the batch to executing at once, and the worker runs
+    // it unasked.
     let open = startMachine(agentMachine, { agentId: 'a3' });
     open = transitionMachine(agentMachine, open.snapshot, agentEvents.prompt('hi'));
     open = transitionMachine(agentMachine, open.snapshot, agentEvents.toolCalls(1, 1, [{ id: 'c1', name: 'ls' }]));
     open = transitionMachine(agentMachine, open.snapshot, agentEvents.validated(1, ['c1'], { allowed: true }));
     expect(open.states).toEqual(['running.turn.step.tools.executing']);
-    expect(open.actions.flatMap((a) => (a.sent ? [a.sent.event.type] : []))).toEqual(['EXECUTE']);
+    expect(open.actions.flatMap((a) => (a.sent ? [a.sent.event.type] : []))).toEqual([]);
 
     let other = startMachine(agentMachine, { agentId: 'a2' });
     other = transitionMachine(agentMachine, other.snapshot, agentEvents.prompt('hi'));

@@ -29,7 +29,7 @@ import { ToolResultOutbox } from './tool-result-outbox.js';
 
 /**
  * The agent's tool worker: lives as long as a run and answers the tool phases' requests (validate,
- * authorize, execute) and the structured-output check. Tool errors become results; nothing here throws at
+ * authorize, execute) and the structured-output check. A batch nothing can refuse runs as soon as it is valid. Tool errors become results; nothing here throws at
  * the machine.
  */
 export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
@@ -39,9 +39,21 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
   const outbox = new ToolResultOutbox(env, sendBack);
   receive((request) => {
     switch (request.type) {
-      case 'VALIDATE':
-        outbox.reply(validate(env, request.batch, request.calls));
+      case 'VALIDATE': {
+        const validated = validate(env, request.batch, request.calls);
+        outbox.reply(validated);
+        // Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than
+        // the phase it would announce). They start once the machine has taken the answer, a microtask later: an
+        // interrupt it takes first closes the batch, and nothing starts.
+        if (validated.allowed) {
+          const valid = request.calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
+          const toolBatch = env.toolBatch;
+          queueMicrotask(() => {
+            if (!toolBatch.aborted) run(env, request.batch, valid, outbox);
+          });
+        }
         break;
+      }
       case 'AUTHORIZE':
         authorize(env, request.batch, request.calls).then(
           (decided) => outbox.reply(decided),
@@ -51,21 +63,9 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
           },
         );
         break;
-      case 'EXECUTE': {
-        const { hooks } = env.settings;
-        // Identical calls of one answer run once: their twins share the result (see addTwins). With gates, after
-        // them: each call is gated on its own, and only the calls that pass are deduped.
-        const running = hooks?.gates
-          ? gateThenExecute(env, hooks, request.batch, request.calls, outbox)
-          : execute(env, request.batch, env.toolResults.dedupe(request.calls), outbox);
-        running.catch((error: unknown) => {
-          // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls
-          // still get an answer (the machine takes it only for calls still open), or the batch would never end.
-          reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
-          outbox.reply(failAll(request.batch, request.calls, `the runtime failed to run it: ${describeThrown(error)}`));
-        });
+      case 'EXECUTE':
+        run(env, request.batch, request.calls, outbox);
         break;
-      }
       case 'CHECK_OUTPUT':
         outbox.reply(checkOutput(env, request.turn, request.inputId));
         break;
@@ -73,7 +73,23 @@ export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input,
   });
 });
 
-function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerReply {
+/** Runs the allowed calls of a batch: through the beforeToolCall hooks first where there are some. */
+function run(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: ToolResultOutbox): void {
+  const { hooks } = env.settings;
+  // Identical calls of one answer run once: their twins share the result (see addTwins). With gates, after them:
+  // each call is gated on its own, and only the calls that pass are deduped.
+  const running = hooks?.gates
+    ? gateThenExecute(env, hooks, batch, calls, outbox)
+    : execute(env, batch, env.toolResults.dedupe(calls), outbox);
+  running.catch((error: unknown) => {
+    // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls still get
+    // an answer (the machine takes it only for calls still open), or the batch would never end.
+    reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
+    outbox.reply(failAll(batch, calls, `the runtime failed to run it: ${describeThrown(error)}`));
+  });
+}
+
+function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): Extract<WorkerReply, { type: 'VALIDATED' }> {
   env.parsedArgs.clear();
   const outcomes = calls.map((call) => {
     const validation = env.tools.validate(call, env.settings.toolIntent);
@@ -81,7 +97,8 @@ function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): WorkerRe
     env.parsedArgs.set(call.id, validation.args);
     return { toolCallId: call.id };
   });
-  // Without a policy, rules or a mode every call is allowed: the machine then asks for no authorization at all.
+  // Without a policy, rules or a mode every call is allowed: the machine then asks for no authorization at all, and
+  // the worker runs the valid calls unasked.
   return !env.settings.policy && env.settings.permissions.inert
     ? { type: 'VALIDATED', batch, outcomes, allowed: true }
     : { type: 'VALIDATED', batch, outcomes };
