@@ -1,11 +1,14 @@
 /**
- * `npm run bench:restate`: W3 (the swarm: agents of 3 tool steps and a final answer, model latency 5 ms) hosted on
- * Restate with 1 and with 3 worker processes, against embedded W3 in the same run; then what a step costs in journal
- * entries and round-trips, read back from the server's own journal (the admin API's `sys_journal`). A report, not a
- * target: it writes nothing and fails only when a run's results are wrong.
+ * `npm run bench:restate`: W3 (the swarm: agents of 3 tool steps and a final answer, model latency 5 ms, CPU-bound)
+ * hosted on Restate with 1 and with 3 worker processes, and a latency-bound swarm (1,000 agents at once, two model
+ * calls of 1.5 s with a tool call between) on 1 worker, each against the same swarm embedded in the same run; then
+ * what a turn and a step cost in invocations, journal entries and round-trips, read back from the server's own
+ * journal (the admin API's `sys_journal`), and the targets as ratios of this run. It writes nothing and fails only
+ * when a run's results are wrong.
  *
  *   npm run bench:restate                      W3's full size (500 agents, 100 at a time), 3 rounds
- *   npm run bench:restate -- --agents 100      a smaller swarm
+ *   npm run bench:restate -- --agents 100      a smaller W3
+ *   npm run bench:restate -- --latency-agents 200   a smaller latency-bound swarm (0: none)
  *   npm run bench:restate -- --rounds 5        more rounds
  *   npm run bench:restate -- --smoke           6 agents, 1 round: a quick check that it all runs
  *   npm run bench:restate -- --hosts           instead: Troupe's host against @restatedev/xstate (restate-hosts.ts)
@@ -35,11 +38,25 @@ const option = (name: string, fallback: number) => {
   const at = args.indexOf(name);
   return at >= 0 ? Number(args[at + 1]) : fallback;
 };
-const size = smoke
+/** A swarm of independent agents: each `toolSteps` echo calls then a final answer, each model call `latencyMs`. */
+interface Swarm {
+  agents: number;
+  toolSteps: number;
+  latencyMs: number;
+  concurrency: number;
+}
+const size: Swarm = smoke
   ? { agents: 6, toolSteps: 1, latencyMs: 1, concurrency: 3 }
   : { agents: option('--agents', 500), toolSteps: 3, latencyMs: 5, concurrency: option('--concurrency', 100) };
+// Latency-bound: every agent at once, so the wall time is the model's (two calls of 1.5 s) plus what hosting adds.
+const latencyAgents = smoke ? 6 : option('--latency-agents', 1000);
+const latencySize: Swarm = {
+  agents: latencyAgents,
+  toolSteps: 1,
+  latencyMs: smoke ? 50 : 1500,
+  concurrency: latencyAgents,
+};
 const rounds = smoke ? 1 : option('--rounds', 3);
-const steps = size.agents * (size.toolSteps + 1);
 
 const run = promisify(execFile);
 const childScript = fileURLToPath(new URL('./child.ts', import.meta.url));
@@ -47,10 +64,10 @@ const workerScript = fileURLToPath(new URL('./restate-worker.ts', import.meta.ur
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Embedded W3 (the supervisor's swarm), one measured run in its own process on XState's production build. */
-async function embedded(): Promise<{ ms: number; cpuMs: number }> {
+async function embedded(swarm: Swarm = size): Promise<{ ms: number; cpuMs: number }> {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const argv = ['--expose-gc', '--import', 'tsx', childScript, 'W3', 'troupe', '--size', JSON.stringify(size)];
+  const argv = ['--expose-gc', '--import', 'tsx', childScript, 'W3', 'troupe', '--size', JSON.stringify(swarm)];
   const { stdout } = await run(process.execPath, [...argv, '--warmup', '1', '--runs', '1'], { env });
   const measurement = JSON.parse(stdout.trim().split('\n').pop() ?? '') as Measurement;
   return { ms: measurement.median, cpuMs: measurement.cpuMedian ?? Number.NaN };
@@ -63,10 +80,10 @@ interface Worker {
   lines: Interface;
 }
 
-async function startWorker(name: string, tree: string[] = []): Promise<Worker> {
+async function startWorker(name: string, swarm: Swarm, tree: string[] = []): Promise<Worker> {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const argv = ['--import', 'tsx', workerScript, '0', String(size.toolSteps), String(size.latencyMs), name, ...tree];
+  const argv = ['--import', 'tsx', workerScript, '0', String(swarm.toolSteps), String(swarm.latencyMs), name, ...tree];
   const child = spawn(process.execPath, argv, { stdio: ['pipe', 'pipe', 'inherit'], env });
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const url = await new Promise<string>((resolve, reject) => {
@@ -101,35 +118,43 @@ function cpuMsOf(pid: number | undefined): number {
 interface Hosting {
   label: string;
   object: string;
+  swarm: Swarm;
   workers: Worker[];
   balancer?: AgentBalancer;
 }
 
-async function host(server: RestateDevServer, object: string, workerCount: number, tree?: string[]): Promise<Hosting> {
-  const workers = await Promise.all(Array.from({ length: workerCount }, () => startWorker(object, tree)));
+async function host(
+  server: RestateDevServer,
+  object: string,
+  workerCount: number,
+  swarm: Swarm = size,
+  tree?: string[],
+): Promise<Hosting> {
+  const workers = await Promise.all(Array.from({ length: workerCount }, () => startWorker(object, swarm, tree)));
   // Restate sends an object's invocations to its latest deployment: several workers need one address in front.
   const balancer = workerCount > 1 ? await balanceAgents(workers.map((worker) => worker.url)) : undefined;
   await server.register(balancer?.url ?? (workers[0] as Worker).url);
   const label = `Troupe on Restate, ${workerCount} worker${workerCount > 1 ? 's' : ''}`;
-  return { label, object, workers, ...(balancer ? { balancer } : {}) };
+  return { label, object, swarm, workers, ...(balancer ? { balancer } : {}) };
 }
 
 /** W3 on Restate: every agent's turn is a `prompt` to its own object, `concurrency` in flight (the swarm's cap). */
-async function swarmOn(server: RestateDevServer, hosting: Hosting, runId: string, agents = size.agents) {
+async function swarmOn(server: RestateDevServer, hosting: Hosting, runId: string, agents = hosting.swarm.agents) {
+  const { concurrency, toolSteps } = hosting.swarm;
   const client = agentClient(server.ingressUrl, hosting.object);
   const before = await toolCalls(hosting.workers);
   const pids = [server.pid, ...hosting.workers.map((worker) => worker.process.pid)];
   const cpuBefore = pids.map(cpuMsOf);
   const ownCpu = process.cpuUsage();
   const start = performance.now();
-  const outcomes = await pool(agents, size.concurrency, (n) => client.prompt(`${runId}.${n}`, `task ${n}`));
+  const outcomes = await pool(agents, concurrency, (n) => client.prompt(`${runId}.${n}`, `task ${n}`));
   const ms = performance.now() - start;
   const own = process.cpuUsage(ownCpu);
   const cpuAfter = pids.map(cpuMsOf);
   const wrong = outcomes.filter((outcome) => outcome.stopReason !== 'completed' || outcome.text !== FINAL_TEXT);
   check(wrong.length === 0, `${wrong.length} of ${agents} agents did not complete with the final text`);
   const ran = (await toolCalls(hosting.workers)) - before;
-  check(ran === agents * size.toolSteps, `expected ${agents * size.toolSteps} tool calls to run once, ${ran} ran`);
+  check(ran === agents * toolSteps, `expected ${agents * toolSteps} tool calls to run once, ${ran} ran`);
   const serverCpu = (cpuAfter[0] as number) - (cpuBefore[0] as number);
   const workersCpu = cpuAfter.slice(1).reduce((sum, after, i) => sum + after - (cpuBefore[i + 1] as number), 0);
   // The client (and the balancer, in this process) is the bench's own share.
@@ -138,16 +163,21 @@ async function swarmOn(server: RestateDevServer, hosting: Hosting, runId: string
 }
 
 interface JournalCount {
+  handler: string;
   entry_type: string;
   kind: string;
   n: number;
 }
 
-/** The journal entries of one object's invocations, by type, and by what a `Run` was for (model, tool marker, tool). */
+/**
+ * What the prompt turns of one object cost the server: the turns, every invocation of the object's family (its
+ * control object, task book and slots) per turn, and the journal entries of all of them by handler, type and what a
+ * `Run` was for (model, tool marker, tool result).
+ */
 async function journalOf(
   server: RestateDevServer,
   object: string,
-): Promise<{ invocations: number; rows: JournalCount[] }> {
+): Promise<{ turns: number; invocations: number; rows: JournalCount[] }> {
   const query = async <T>(sql: string): Promise<T[]> => {
     const response = await fetch(`${server.adminUrl}/query`, {
       method: 'POST',
@@ -157,14 +187,69 @@ async function journalOf(
     if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`);
     return ((await response.json()) as { rows: T[] }).rows;
   };
-  const of = `FROM sys_invocation WHERE target_service_name = '${object}' AND target_handler_name = 'prompt' AND status = 'completed'`;
+  const family = ['', '-control', '-tasks', '-slots'].map((suffix) => `'${object}${suffix}'`).join(', ');
+  const of = `FROM sys_invocation WHERE target_service_name IN (${family}) AND status = 'completed'`;
+  const [{ n: turns } = { n: 0 }] = await query<{ n: number }>(
+    `SELECT count(*) AS n ${of} AND target_handler_name = 'prompt'`,
+  );
   const [{ n: invocations } = { n: 0 }] = await query<{ n: number }>(`SELECT count(*) AS n ${of}`);
   const rows = await query<JournalCount>(
-    `SELECT j.entry_type, CASE WHEN j.name LIKE 'model %' THEN 'model' WHEN j.name LIKE 'tool % started' THEN ` +
-      `'tool marker' WHEN j.name LIKE 'tool %' THEN 'tool result' ELSE '' END AS kind, count(*) AS n ` +
-      `FROM sys_journal j WHERE j.id IN (SELECT id ${of}) GROUP BY 1, 2 ORDER BY 3 DESC`,
+    `SELECT i.target_handler_name AS handler, j.entry_type, CASE WHEN j.name LIKE 'model %' THEN 'model' ` +
+      `WHEN j.name LIKE 'tool % started' THEN 'tool marker' WHEN j.name LIKE 'tool %' THEN 'tool result' ` +
+      `ELSE '' END AS kind, count(*) AS n FROM sys_journal j JOIN sys_invocation i ON j.id = i.id ` +
+      `WHERE i.target_service_name IN (${family}) AND i.status = 'completed' GROUP BY 1, 2, 3 ORDER BY 4 DESC`,
   );
-  return { invocations, rows };
+  return { turns, invocations, rows };
+}
+
+/**
+ * The journal of a turn by what each entry is for, per turn: entries, and round-trips (a `Run` or a `Call` waits for
+ * its completion before the handler goes on; state writes, a one-way send and the output are sent without waiting,
+ * and state reads are answered from the state sent with the invocation).
+ */
+function journalTable(journal: Awaited<ReturnType<typeof journalOf>>, swarm: Swarm): string[] {
+  const { turns } = journal;
+  const stepsPerTurn = swarm.toolSteps + 1;
+  const count = (test: (row: JournalCount) => boolean) =>
+    journal.rows.filter(test).reduce((sum, row) => sum + row.n, 0);
+  const ofTurn = (row: JournalCount) => row.handler === 'prompt';
+  const runs = (kind: string) => count((row) => ofTurn(row) && row.entry_type === 'Command: Run' && row.kind === kind);
+  const types = (...entryTypes: string[]) => count((row) => ofTurn(row) && entryTypes.includes(row.entry_type));
+  const calls = types('Command: Call');
+  const purposes: [string, number, number][] = [
+    ['input and output', types('Command: Input', 'Command: Output'), 0],
+    ['model calls (a `Run` and its completion each)', runs('model') * 2, runs('model')],
+    ['tool `started` markers', runs('tool marker') * 2, runs('tool marker')],
+    ['tool results', runs('tool result') * 2, runs('tool result')],
+    ['state reads', types('Command: GetEagerState', 'Command: GetLazyState', 'Command: GetEagerStateKeys'), 0],
+    ['state writes', types('Command: SetState', 'Command: ClearState', 'Command: ClearAllState'), 0],
+    [
+      "calls to other objects (the control object's `take`)",
+      types('Command: Call', 'Notification: CallInvocationId', 'Notification: Call'),
+      calls,
+    ],
+  ];
+  const listed = purposes.reduce((sum, [, n]) => sum + n, 0);
+  const ownTotal = count(ofTurn);
+  purposes.push(['other', ownTotal - listed, 0]);
+  const others = count((row) => !ofTurn(row));
+  const roundTrips = purposes.reduce((sum, [, , n]) => sum + n, 0);
+  const per = (n: number) => fmt(n / turns);
+  const handlers = [...new Set(journal.rows.filter((row) => !ofTurn(row)).map((row) => row.handler))].join(', ');
+  return [
+    `Journal of ${turns} turns (${turns * stepsPerTurn} steps; the 1-worker hosting, read from sys_journal), per turn:`,
+    '',
+    '| entries for | entries | round-trips |',
+    '| --- | ---: | ---: |',
+    ...purposes.map(([what, n, trips]) => `| ${what} | ${per(n)} | ${per(trips)} |`),
+    `| the turn's journal | ${per(ownTotal)} | ${per(roundTrips)} |`,
+    `| journals of the other invocations it caused (${handlers || 'none'}) | ${per(others)} | |`,
+    '',
+    `Invocations per turn: ${per(journal.invocations)}. Per step (W3's mean: ${swarm.toolSteps} of ${stepsPerTurn} ` +
+      `steps call a tool): ${fmt(ownTotal / turns / stepsPerTurn)} entries of the turn's journal, ` +
+      `${fmt(roundTrips / turns / stepsPerTurn)} round-trips. Per turn besides its model and tool calls: ` +
+      `${per(ownTotal - (runs('model') + runs('tool marker') + runs('tool result')) * 2)} entries.`,
+  ];
 }
 
 const fmt = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2));
@@ -188,9 +273,12 @@ try {
 
 async function w3(): Promise<void> {
   hostings.push(await host(server, 'w3one', 1), await host(server, 'w3three', 3));
+  const latency = latencySize.agents > 0 ? await host(server, 'swarm', 1, latencySize) : undefined;
+  if (latency) hostings.push(latency);
   // Warm each hosting (JIT, connections, the server's partitions) with a small swarm before measuring.
   for (const hosting of hostings) await swarmOn(server, hosting, 'warm', Math.min(size.agents, size.concurrency));
-  const rows = new Map<string, { ms: number[]; cpu: number[]; serverCpu: number[] }>();
+  type Row = { ms: number[]; cpu: number[]; serverCpu: number[] };
+  const rows = new Map<string, Row>();
   const add = (label: string, ms: number, cpu: number, serverCpu = 0) => {
     const row = rows.get(label) ?? { ms: [], cpu: [], serverCpu: [] };
     row.ms.push(ms);
@@ -198,70 +286,86 @@ async function w3(): Promise<void> {
     row.serverCpu.push(serverCpu);
     rows.set(label, row);
   };
+  const EMBEDDED = 'Troupe embedded';
+  const LATENCY_EMBEDDED = 'latency-bound swarm, embedded';
+  const LATENCY_HOSTED = 'latency-bound swarm, on Restate, 1 worker';
   for (let round = 1; round <= rounds; round++) {
     const own = await embedded();
     log(`round ${round}/${rounds} embedded: ${fmt(own.ms)} ms`);
-    add('Troupe embedded', own.ms, own.cpuMs);
+    add(EMBEDDED, own.ms, own.cpuMs);
     for (const hosting of hostings) {
+      if (hosting === latency) continue;
       const measured = await swarmOn(server, hosting, `r${round}`);
       log(`round ${round}/${rounds} ${hosting.label}: ${fmt(measured.ms)} ms`);
-      const cpu = measured.serverCpu + measured.workersCpu + measured.benchCpu;
-      add(hosting.label, measured.ms, cpu, measured.serverCpu);
+      add(hosting.label, measured.ms, measured.serverCpu + measured.workersCpu + measured.benchCpu, measured.serverCpu);
+    }
+    if (latency) {
+      const ownSwarm = await embedded(latencySize);
+      log(`round ${round}/${rounds} ${LATENCY_EMBEDDED}: ${fmt(ownSwarm.ms)} ms`);
+      add(LATENCY_EMBEDDED, ownSwarm.ms, ownSwarm.cpuMs);
+      const measured = await swarmOn(server, latency, `r${round}`);
+      log(`round ${round}/${rounds} ${LATENCY_HOSTED}: ${fmt(measured.ms)} ms`);
+      add(
+        LATENCY_HOSTED,
+        measured.ms,
+        measured.serverCpu + measured.workersCpu + measured.benchCpu,
+        measured.serverCpu,
+      );
     }
   }
 
-  const ideal = Math.ceil(size.agents / size.concurrency) * (size.toolSteps + 1) * size.latencyMs;
-  const base = median(rows.get('Troupe embedded')?.ms ?? []);
-  const baseCpu = median(rows.get('Troupe embedded')?.cpu ?? []);
+  const ideal = (swarm: Swarm) => Math.ceil(swarm.agents / swarm.concurrency) * (swarm.toolSteps + 1) * swarm.latencyMs;
+  const medianOf = (label: string, of: keyof Row) => median(rows.get(label)?.[of] ?? []);
   const out: string[] = [
     `## W3 on Restate (${new Date().toISOString()}, ${rounds} round${rounds > 1 ? 's' : ''})`,
     '',
-    `${size.agents} agents, ${size.toolSteps} tool steps + a final answer each, model latency ${size.latencyMs} ms, ` +
-      `${size.concurrency} at a time; ideal ${ideal} ms. CPU: every process of the row (server, workers, the ` +
-      'bench client and balancer; embedded: its one process).',
+    `W3: ${size.agents} agents, ${size.toolSteps} tool steps + a final answer each, model latency ${size.latencyMs} ` +
+      `ms, ${size.concurrency} at a time; ideal ${ideal(size)} ms.` +
+      (latency
+        ? ` Latency-bound swarm: ${latencySize.agents} agents at once, two model calls of ${latencySize.latencyMs} ` +
+          `ms with a tool call between; ideal ${ideal(latencySize)} ms.`
+        : '') +
+      ' CPU: every process of the row (server, workers, the bench client and balancer; embedded: its one process).',
     '',
     '| hosting | wall ms (median) | × embedded | µs wall per step | CPU ms | CPU × embedded | server CPU ms |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [label, row] of rows) {
+    const latencyRow = label === LATENCY_EMBEDDED || label === LATENCY_HOSTED;
+    const base = latencyRow ? LATENCY_EMBEDDED : EMBEDDED;
+    const swarm = latencyRow ? latencySize : size;
     const ms = median(row.ms);
     const cpu = median(row.cpu);
-    const serverCpu = label === 'Troupe embedded' ? '' : fmt(median(row.serverCpu));
+    const serverCpu = label === base ? '' : fmt(median(row.serverCpu));
     out.push(
-      `| ${label} | ${fmt(ms)} | ${(ms / base).toFixed(2)}× | ${fmt((ms * 1000) / steps)} | ${fmt(cpu)} | ` +
-        `${(cpu / baseCpu).toFixed(2)}× | ${serverCpu} |`,
+      `| ${label} | ${fmt(ms)} | ${(ms / medianOf(base, 'ms')).toFixed(2)}× | ` +
+        `${fmt((ms * 1000) / (swarm.agents * (swarm.toolSteps + 1)))} | ${fmt(cpu)} | ` +
+        `${(cpu / medianOf(base, 'cpu')).toFixed(2)}× | ${serverCpu} |`,
     );
   }
 
-  const journal = await journalOf(server, 'w3one');
-  const turns = journal.invocations;
-  const total = journal.rows.reduce((sum, row) => sum + row.n, 0);
-  // Every `Run` command waits for its completion (`Notification: Run`) before the handler goes on: a round-trip.
-  // The other commands are sent without waiting (state writes, the output) or answered from the eagerly sent state.
-  const count = (type: string, kind?: string) =>
-    journal.rows
-      .filter((row) => row.entry_type === type && (kind === undefined || row.kind === kind))
-      .reduce((s, r) => s + r.n, 0);
-  const roundTrips = count('Notification: Run');
-  const perTurn = (n: number) => fmt(n / turns);
+  out.push('', ...journalTable(await journalOf(server, 'w3one'), size));
+
+  const one = hostings[0]?.label ?? '';
+  const three = hostings[1]?.label ?? '';
+  const targets: [string, number, number][] = [
+    ['W3 on 1 worker ÷ embedded, wall', medianOf(one, 'ms') / medianOf(EMBEDDED, 'ms'), 3],
+    ['W3 on 1 worker ÷ embedded, CPU', medianOf(one, 'cpu') / medianOf(EMBEDDED, 'cpu'), 3],
+    ['W3 on 3 workers ÷ on 1 worker, wall', medianOf(three, 'ms') / medianOf(one, 'ms'), 1],
+  ];
+  if (latency) {
+    const ratio = medianOf(LATENCY_HOSTED, 'ms') / medianOf(LATENCY_EMBEDDED, 'ms');
+    targets.push(['latency-bound swarm hosted ÷ embedded, wall', ratio, 1.5]);
+  }
   out.push(
     '',
-    `Journal of ${turns} turns (${turns * (size.toolSteps + 1)} steps, the 1-worker hosting, read from sys_journal):`,
+    'Targets, as ratios of this run:',
     '',
-    '| per | entries | round-trips |',
-    '| --- | ---: | ---: |',
-    `| model call | ${fmt((count('Command: Run', 'model') * 2) / turns / (size.toolSteps + 1))} | ` +
-      `${fmt(count('Command: Run', 'model') / turns / (size.toolSteps + 1))} |`,
-    `| tool call | ${fmt(((count('Command: Run', 'tool marker') + count('Command: Run', 'tool result')) * 2) / turns / size.toolSteps)} | ` +
-      `${fmt((count('Command: Run', 'tool marker') + count('Command: Run', 'tool result')) / turns / size.toolSteps)} |`,
-    `| step (W3's mean: ${size.toolSteps} of ${size.toolSteps + 1} steps call a tool) | ` +
-      `${fmt(total / turns / (size.toolSteps + 1))} | ${fmt(roundTrips / turns / (size.toolSteps + 1))} |`,
-    `| turn, besides its calls (input, state reads and writes, output) | ` +
-      `${perTurn(total - count('Command: Run') - count('Notification: Run'))} | 0 |`,
-    '',
-    'Entries by type: ' +
-      journal.rows.map((row) => `${row.entry_type}${row.kind ? ` (${row.kind})` : ''} ${perTurn(row.n)}`).join(', ') +
-      ' per turn.',
+    '| target | this run | met |',
+    '| --- | ---: | --- |',
+    ...targets.map(
+      ([what, ratio, limit]) => `| ${what} ≤ ${limit}× | ${ratio.toFixed(2)}× | ${ratio <= limit ? 'yes' : 'no'} |`,
+    ),
   );
   process.stdout.write(`${out.join('\n')}\n`);
 }
@@ -274,8 +378,8 @@ async function w3(): Promise<void> {
 async function w3Tree(): Promise<void> {
   const concurrency = String(size.concurrency);
   hostings.push(
-    await host(server, 'w3counted', 1, ['counted', concurrency]),
-    await host(server, 'w3free', 1, ['free', concurrency]),
+    await host(server, 'w3counted', 1, size, ['counted', concurrency]),
+    await host(server, 'w3free', 1, size, ['free', concurrency]),
   );
   const once = async (hosting: Hosting, runId: string, agents: number) => {
     const client = agentClient(server.ingressUrl, hosting.object);
