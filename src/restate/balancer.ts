@@ -1,13 +1,5 @@
-import {
-  type ClientHttp2Session,
-  connect,
-  constants,
-  createServer,
-  type IncomingHttpHeaders,
-  type OutgoingHttpHeaders,
-  type ServerHttp2Stream,
-} from 'node:http2';
-import { listen } from './listen.js';
+import type { AddressInfo } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 
 /** One address in front of several workers: what to register with Restate as the deployment. */
 export interface AgentBalancer {
@@ -20,104 +12,75 @@ export interface AgentBalancer {
 /**
  * Restate sends each new invocation to the latest deployment that serves its object, so workers registered one by
  * one do not share the load: the last one gets it all. Several workers need one address in front of them. This is
- * that address: an HTTP/2 (h2c) round-robin proxy that streams both directions of each request as it comes
- * (Restate's protocol is a bidirectional stream per invocation: journal entries one way, acknowledgements and
- * completions the other). A worker that refuses the connection is skipped; a stream cut by a worker that dies
- * mid-invocation is reset, and Restate retries the invocation, which comes back through here to a live worker.
+ * that address: a TCP proxy that hands each connection Restate opens to the next worker in turn. Restate opens
+ * many HTTP/2 connections to a deployment under load (about one per four invocations in flight) and spreads
+ * invocations over them, so connections balance the load; the proxy copies bytes and never parses a frame, which
+ * keeps its own cost far below a worker's. A worker that refuses the connection is skipped; a connection cut by a
+ * worker that dies mid-invocation is cut on Restate's side too, and Restate retries those invocations on new
+ * connections, which go to live workers.
  *
- * For loopback and one host; across machines use any HTTP/2-aware load balancer (Envoy, a cloud one) the same way.
+ * For loopback and one host; across machines use any TCP or HTTP/2-aware load balancer the same way.
  */
 export async function balanceAgents(
   workerUrls: readonly string[],
   options: { port?: number; host?: string } = {},
 ): Promise<AgentBalancer> {
   if (workerUrls.length === 0) throw new Error('balanceAgents needs at least one worker URL');
+  const targets = workerUrls.map((url) => {
+    const { hostname, port } = new URL(url);
+    return { host: hostname, port: Number(port) };
+  });
   const host = options.host ?? '127.0.0.1';
-  const sessions = new Map<string, Promise<ClientHttp2Session>>();
+  const open = new Set<Socket>();
   let next = 0;
 
-  /** The open session to a worker, or a new one; rejects when the worker refuses (it is down). */
-  function sessionTo(url: string): Promise<ClientHttp2Session> {
-    const open = sessions.get(url);
-    if (open) return open;
-    const opening = new Promise<ClientHttp2Session>((resolve, reject) => {
-      const session = connect(url);
-      const forget = () => {
-        if (sessions.get(url) === opening) sessions.delete(url);
-      };
-      session.once('connect', () => resolve(session));
-      session.once('error', (error) => {
-        forget();
-        reject(error);
-      });
-      session.once('close', forget);
-      session.once('goaway', forget);
-    });
-    sessions.set(url, opening);
-    // A rejected attempt is answered to its caller; the map no longer holds it.
-    opening.catch(() => {});
-    return opening;
-  }
+  const track = (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  };
 
-  /** The next worker in turn that accepts a connection; each one is tried at most once per request. */
-  async function pick(): Promise<ClientHttp2Session | undefined> {
-    for (let tried = 0; tried < workerUrls.length; tried++) {
-      const url = workerUrls[next++ % workerUrls.length] as string;
-      try {
-        const session = await sessionTo(url);
-        if (!session.closed && !session.destroyed) return session;
-      } catch {
-        // down: the next one
-      }
+  /** Connects `inbound` to the next worker that accepts, each tried at most once; none: the connection is cut. */
+  function forward(inbound: Socket, tried = 0): void {
+    if (inbound.destroyed) return;
+    if (tried === targets.length) {
+      inbound.destroy();
+      return;
     }
-    return undefined;
+    const target = targets[next++ % targets.length] as (typeof targets)[number];
+    const upstream = connect(target.port, target.host);
+    upstream.setNoDelay(true);
+    track(upstream);
+    const refused = () => forward(inbound, tried + 1); // down: the next one
+    upstream.once('error', refused);
+    upstream.once('connect', () => {
+      upstream.off('error', refused);
+      // Either side gone: cut the other, so Restate sees the connection fail and retries its invocations.
+      upstream.on('error', () => inbound.destroy());
+      upstream.once('close', () => inbound.destroy());
+      inbound.once('close', () => upstream.destroy());
+      inbound.pipe(upstream);
+      upstream.pipe(inbound);
+      inbound.resume();
+    });
   }
 
-  const server = createServer();
-  server.on('stream', (stream, headers) => {
-    stream.pause(); // hold the request body until a worker is chosen
-    pick().then(
-      (session) => (session ? forward(stream, headers, session) : refuse(stream)),
-      () => refuse(stream),
-    );
+  const server = createServer({ pauseOnConnect: true, noDelay: true }, (inbound) => {
+    track(inbound);
+    inbound.on('error', () => inbound.destroy()); // its close cuts the worker's side
+    forward(inbound);
   });
-  return listen(server, host, options.port, () => {
-    for (const opening of sessions.values()) opening.then((session) => session.destroy()).catch(() => {});
-    sessions.clear();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
   });
-}
-
-/** Pseudo-headers the client session sets itself (its own scheme and authority). */
-const OWN_HEADERS = new Set([':authority', ':scheme']);
-
-function forward(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, session: ClientHttp2Session): void {
-  if (stream.destroyed) return;
-  const outgoing: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (!OWN_HEADERS.has(name)) outgoing[name] = value;
-  const upstream = session.request(outgoing);
-  upstream.on('response', (responseHeaders) => {
-    if (stream.destroyed) return;
-    const back: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(responseHeaders)) if (!name.startsWith(':')) back[name] = value;
-    stream.respond({ ...back, ':status': responseHeaders[':status'] });
-    upstream.pipe(stream);
-  });
-  stream.pipe(upstream);
-  stream.resume();
-  // Either side gone: cut the other, so Restate sees the invocation's stream fail and retries it.
-  upstream.on('error', () => stream.close(constants.NGHTTP2_INTERNAL_ERROR));
-  upstream.on('close', () => {
-    if (!stream.closed && upstream.rstCode !== constants.NGHTTP2_NO_ERROR)
-      stream.close(constants.NGHTTP2_INTERNAL_ERROR);
-  });
-  stream.on('error', () => upstream.close(constants.NGHTTP2_CANCEL));
-  stream.on('close', () => {
-    if (!upstream.closed) upstream.close(constants.NGHTTP2_CANCEL);
-  });
-}
-
-function refuse(stream: ServerHttp2Stream): void {
-  if (stream.destroyed) return;
-  stream.respond({ ':status': 503 });
-  stream.end('no worker is up');
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

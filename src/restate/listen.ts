@@ -10,15 +10,9 @@ export interface Listening {
 
 /**
  * Starts `server` on `host` (port 0 takes a free one) and keeps its inbound sessions, so that `close` can drop them:
- * an open stream is a turn Restate will retry elsewhere, so closing never waits for one. `onClose` releases what the
- * caller holds besides (the balancer's sessions to its workers).
+ * an open stream is a turn Restate will retry elsewhere, so closing never waits for one.
  */
-export async function listen(
-  server: Http2Server,
-  host: string,
-  port: number | undefined,
-  onClose: () => void = () => {},
-): Promise<Listening> {
+export async function listen(server: Http2Server, host: string, port: number | undefined): Promise<Listening> {
   const inbound = new Set<ServerHttp2Session>();
   server.on('session', (session) => {
     inbound.add(session);
@@ -35,7 +29,6 @@ export async function listen(
     close: () =>
       new Promise<void>((resolve) => {
         for (const session of inbound) session.destroy();
-        onClose();
         server.close(() => resolve());
       }),
   };
