@@ -143,8 +143,16 @@ export class Agent<Output = unknown> {
    * @internal
    */
   constructor(config: AgentConfig<Output>, attached: AttachedAgent);
-  constructor(original: AgentConfig<Output>, attached?: AttachedAgent) {
+  /**
+   * A conversation of `conversationOf` (see `run`): it spends from that agent's lifetime account.
+   *
+   * @internal
+   */
+  constructor(config: AgentConfig<Output>, conversationOf: Agent<Output>);
+  constructor(original: AgentConfig<Output>, from?: AttachedAgent | Agent<Output>) {
     const config = resolveProfile(original);
+    const attached = from instanceof Agent ? undefined : from;
+    const conversationOf = from instanceof Agent ? from : undefined;
     if (attached) {
       this.id = attached.env.agentId;
       this.env = attached.env;
@@ -171,11 +179,18 @@ export class Agent<Output = unknown> {
       bound?.system === undefined ? config : { ...config, system: bound.system },
       extraTools,
     );
-    this.env = new AgentEnv(this.id, bound?.parentId, settings, new Transcript(bound?.messages ?? given), this.bus);
-    if (config.totalBudget) {
-      this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));
-      this.env.budgetParent = this.total;
-    }
+    // A conversation (`run`) spends from its agent's lifetime account.
+    if (config.totalBudget) this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));
+    else if (conversationOf?.total) this.total = conversationOf.total;
+    this.env = new AgentEnv(
+      this.id,
+      bound?.parentId,
+      settings,
+      new Transcript(bound?.messages ?? given),
+      this.bus,
+      bound?.journal,
+      this.total,
+    );
     const inspect = config.inspect;
     this.actor = createActor(runtimeAgentMachine, {
       id: this.id,
@@ -215,9 +230,7 @@ export class Agent<Output = unknown> {
     if (!this.config) throw new TypeError(`run() needs an agent made by createAgent; ${this.id} is a subagent handle`);
     if (this.stopping) throw new Error(`Agent ${this.id} is stopped`);
     const { messages, input, on, ...options } = conversation;
-    const actor = new Agent<Output>({ ...this.config, id: undefined, messages, totalBudget: undefined });
-    // Conversations spend from this agent's lifetime account.
-    if (this.total) actor.env.budgetParent = actor.total = this.total;
+    const actor = new Agent<Output>({ ...this.config, id: undefined, messages, totalBudget: undefined }, this);
     const off = on ? actor.on('*', on, { subtree: true }) : undefined;
     try {
       return await actor.prompt(input, options);
@@ -580,15 +593,15 @@ export class Agent<Output = unknown> {
     });
     const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);
     const turnInput = { inputId, messages: [userMessage(input)], expectsOutput };
+    let now: boolean;
     try {
-      this.env.onInput?.(turnInput);
+      now = this.env.journal.input(turnInput);
     } catch (error) {
       // Its input could not be journaled (the session stopped recording): the prompt is refused, not run.
       this.env.pending.delete(inputId);
       return Promise.reject(error);
     }
-    if (this.env.heldInputs) this.env.heldInputs.push(turnInput);
-    else this.actor.send({ type: 'PROMPT', input: turnInput });
+    if (now) this.actor.send({ type: 'PROMPT', input: turnInput });
     const session = this.config?.session;
     // A turn whose facts the journal could not store is not reported done: the program hears why instead.
     return session

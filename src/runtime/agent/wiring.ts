@@ -95,7 +95,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       for (const message of context.injections) env.append(message);
       // A replay (a member or subagent, which have no snapshot) passes the boundary where a steer or a
       // notification joined.
-      const joined = env.recording.joinedAt(env.transcript.length);
+      const joined = env.journal.joinedAt(env.transcript.length);
       if (joined) for (const message of joined) env.append(message);
     },
     endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }),
@@ -225,8 +225,7 @@ function endTurn(env: AgentEnv, context: Context): void {
   if (error) result.error = error;
   if (observed) env.settings.hooks?.afterTurn(result, env.info);
   if (!pending) return;
-  if (env.acknowledge) env.acknowledge(() => pending.resolve(result));
-  else pending.resolve(result);
+  env.journal.stored(pending.resolve, result);
 }
 
 function turnError(env: AgentEnv, context: Context): TurnError | undefined {

@@ -8,8 +8,8 @@ export interface EventOrigin {
   parentId?: string;
   turn: number;
   step: number;
-  /** Set while a resumed agent replays from its journal: which of its events report what was published before. */
-  replaying?: (body: AgentEventBody) => boolean;
+  /** Which of its events report what was published before (a resumed agent replaying its journal). */
+  replayed?(body: AgentEventBody): boolean;
 }
 
 /** How far `on(...)` listens: the agent's own events (default), or those of every agent below it as well. */
@@ -100,7 +100,7 @@ export class EventBus {
         ? { seq, time, agentId, turn, step, ...body }
         : { seq, time, agentId, parentId, turn, step, ...body }
     ) as AgentEvent;
-    if (origin.replaying?.(body)) event.replayed = true;
+    if (origin.replayed?.(body)) event.replayed = true;
     // The journal first: a fact is recorded (and, where a caller counts on it, stored) before any listener can
     // act on it, exit included.
     if (journaled) this.dispatch(journal, undefined, event);

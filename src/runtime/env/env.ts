@@ -1,5 +1,4 @@
 import { getEventListeners } from 'node:events';
-import type { TurnInput } from '../../../machines/agent/index.js';
 import {
   ContextEngine,
   type ContextOptions,
@@ -41,7 +40,7 @@ import type { EventBus, EventOrigin } from './bus.js';
 import type { HookRunner } from './hooks.js';
 import { type ModelCall, partialMessage, ToolBatch } from './in-flight.js';
 import type { LiveTools } from './live-tools.js';
-import { nothingRecorded, type Recording } from './recording.js';
+import { type Journaling, unrecorded } from './recording.js';
 import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
 
@@ -132,33 +131,6 @@ export class AgentEnv implements EventOrigin {
   /** Its calls waiting for approval: made at its first question. */
   private approvalWaits?: ApprovalWaits;
   stopped = false;
-  /** Set for an agent with a session: journals a prompt before it reaches the actor. */
-  onInput?: (input: TurnInput) => void;
-  /**
-   * Set while a restored session has yet to submit again the prompts its journal holds unanswered (on the next
-   * macrotask, once the caller's listeners are on): prompts given meanwhile wait here, behind them, so a prompt sent
-   * before a crash still runs before one sent after it.
-   */
-  heldInputs?: TurnInput[];
-  /** Answers from its session's journal while it resumes or replays; none without a session. */
-  recording: Recording = nothingRecorded;
-  /**
-   * Set for an agent with a session: a promise when a tool's start, just announced, is not stored yet (a tree's
-   * starts are written together at the end of the tick); the tool runs once it settles.
-   */
-  durable?: () => Promise<void> | undefined;
-  /**
-   * Set for an agent with a session that a program prompts: resolves a turn's promise (`then`) once the turn's
-   * records are stored, so that the caller never hears of an end the journal does not hold.
-   */
-  acknowledge?: (then: () => void) => void;
-  /**
-   * Set for an agent with a session: journals a person's answer to one of its calls waiting for approval when
-   * `approve()` / `deny()` is called, before the agent takes it in (a caller may exit as soon as they return).
-   */
-  answered?: (toolCallId: string, approved: boolean, reason?: string, askedAt?: number) => void;
-  /** Set while a resumed agent replays its journal: marks the events it publishes again (see session-restore). */
-  replaying?: (body: AgentEventBody) => boolean;
   /** What is sent of the transcript (projection, compaction): see src/context. */
   readonly context: ContextEngine;
   /** The tools of the current step: the settings' own, or what the live tool set made of them at the step's start. */
@@ -167,8 +139,6 @@ export class AgentEnv implements EventOrigin {
   liveTools?: LiveTools;
   /** The budget account of the current turn (or the last one), when any budget covers it (src/runtime/budget/budget.ts). */
   budget?: Budget;
-  /** A subagent's: the account of the turn or swarm that started its task, under which its turns open theirs. */
-  budgetParent?: Budget;
   /** The budget, dedupe and repetition ladder every tool result passes (see src/tools/tool-results.ts). */
   readonly toolResults: ToolResults;
   /** The system prompt, made from its parts at the start of each turn (see src/context/system-prompt.ts). */
@@ -181,6 +151,13 @@ export class AgentEnv implements EventOrigin {
     public settings: AgentSettings,
     readonly transcript: Transcript,
     readonly bus: EventBus,
+    /** Its session's journal, or `unrecorded`: what it stores, and the answers it replays (see recording.ts). */
+    readonly journal: Journaling = unrecorded,
+    /**
+     * The account its turns open theirs under: a subagent's, of the turn or swarm that started its task; a root
+     * agent's, its lifetime account (`totalBudget`) or its agent's, for a conversation (`agent.run`).
+     */
+    readonly budgetParent?: Budget,
   ) {
     this.tools = settings.tools;
     this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
@@ -220,6 +197,11 @@ export class AgentEnv implements EventOrigin {
 
   get info(): AgentInfo {
     return this.parentId === undefined ? { id: this.agentId } : { id: this.agentId, parentId: this.parentId };
+  }
+
+  /** Whether an event it publishes reports again what its journal holds (see EventOrigin). */
+  replayed(body: AgentEventBody): boolean {
+    return this.journal.replayed(body);
   }
 
   emit(body: AgentEventBody): void {
@@ -274,8 +256,7 @@ export class AgentEnv implements EventOrigin {
     const resolveAll = () => {
       for (const resolve of settled) resolve();
     };
-    if (this.acknowledge) this.acknowledge(resolveAll);
-    else resolveAll();
+    this.journal.stored(resolveAll, undefined);
   }
 
   outputSpecFor(inputId: string): OutputSpec | undefined {

@@ -1,4 +1,8 @@
+// What an agent's runtime asks of its journal, and the journal of an agent without a session. The session room
+// (src/runtime/session) implements it; nothing else of the runtime knows about journals.
+import type { TurnInput } from '../../../machines/agent/index.js';
 import type {
+  AgentEventBody,
   AssistantMessage,
   BudgetLimits,
   Message,
@@ -39,4 +43,42 @@ export const nothingRecorded: Recording = {
   replaying: () => false,
   joinedAt: () => undefined,
   gave: () => false,
+};
+
+/**
+ * An agent's journal as its runtime sees it, given to its env at construction: its session's, or
+ * {@link unrecorded}. Besides the answers a replay takes (`Recording`), it is told of the facts that must be stored
+ * before the agent acts on them or a caller hears of them.
+ */
+export interface Journaling extends Recording {
+  /**
+   * A prompt was submitted: journaled before it reaches the actor, so a queued prompt survives a crash (throws when
+   * the journal stopped recording: the prompt is refused). False when the journal holds it back, to send it itself
+   * behind the prompts a restored session submits again.
+   */
+  input(input: TurnInput): boolean;
+  /**
+   * A promise when a tool's start, just announced, is not stored yet (a tree's starts are written together at the
+   * end of the tick); the tool runs once it settles.
+   */
+  durable(): Promise<void> | undefined;
+  /** Resolves a promise that reports a fact (a turn's end) with `value` once the fact is stored. */
+  stored<T>(resolve: (value: T) => void, value: T): void;
+  /**
+   * A person answered one of the agent's calls waiting for approval (`approve()` / `deny()`): journaled before the
+   * agent takes it in (a caller may exit as soon as they return). `askedAt`: the question's event `seq`.
+   */
+  answered(toolCallId: string, approved: boolean, reason?: string, askedAt?: number): void;
+  /** Whether an event the agent publishes reports again what the journal holds (a resumed agent's replay). */
+  replayed(body: AgentEventBody): boolean;
+}
+
+/** The journal of an agent without a session: nothing is stored, nothing waits, every effect runs live. */
+export const unrecorded: Journaling = {
+  ...nothingRecorded,
+  input: () => true,
+  durable: () => undefined,
+  stored: (resolve, value) => resolve(value),
+  answered: () => {},
+  replayed: () => false,
 };

@@ -36,8 +36,9 @@ export function journalAnswer(
   const agentId = (target.getSnapshot() as { context?: { agentId?: unknown } } | undefined)?.context?.agentId;
   if (typeof agentId !== 'string') return;
   const env = registry.get(target.system)?.get(agentId);
-  if (typeof call === 'string') env?.answered?.(call, approved, reason);
-  else env?.answered?.(call.toolCallId, approved, reason, typeof call.seq === 'number' ? call.seq : undefined);
+  if (!env) return;
+  if (typeof call === 'string') env.journal.answered(call, approved, reason);
+  else env.journal.answered(call.toolCallId, approved, reason, typeof call.seq === 'number' ? call.seq : undefined);
 }
 
 export function envOf(system: AnyActorSystem, agentId: string): AgentEnv {

@@ -1,5 +1,6 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentEnv } from '../env/env.js';
+import type { JournalLink } from './link.js';
 import { copyJournaled, type RecordSink } from './record-sink.js';
 import { SessionRecorder } from './recorder.js';
 import { type AgentJournal, markReplayed } from './restore.js';
@@ -34,7 +35,6 @@ export function recordMember(
   }
   const recorder = new SessionRecorder(env, sink, journaled);
   recorder.watchApprovals(actor);
-  env.onInput = (input) => recorder.input(input.inputId, input.messages, input.expectsOutput);
   if (dir) env.toolResults.useSessionDir(dir, env.agentId);
   return recorder;
 }
@@ -44,10 +44,10 @@ export function recordMember(
  * until the first turn the journal has not finished goes on live. A steer that had joined joins again at the same
  * step boundary (`joinedAt`); one still waiting at the crash is its `SubagentReplay`'s to send again.
  */
-export function replayMember(env: AgentEnv, journal: AgentJournal, recorder: SessionRecorder): void {
+export function replayMember(env: AgentEnv, journal: AgentJournal, recorder: SessionRecorder, link: JournalLink): void {
   for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
-  env.recording = journal;
-  markReplayed(env, journal);
+  link.answerFrom(journal);
+  markReplayed(env, journal, link);
 }
 
 /**

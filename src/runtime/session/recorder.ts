@@ -31,6 +31,7 @@ export class SessionRecorder {
    * only as its task's settle.
    */
   private readonly ends: Urgency | undefined;
+  private stopped = false;
 
   constructor(
     private readonly env: AgentEnv,
@@ -40,15 +41,6 @@ export class SessionRecorder {
   ) {
     this.ends = options.task ? undefined : 'now';
     const { bus, agentId } = env;
-    // The tool worker waits for this before a tool runs, when the session groups tool starts into one write.
-    if (sink.durable) env.durable = () => sink.durable?.();
-    // A program awaits this agent's turns (a task's agent is reported by its task's settle instead).
-    if (sink.acknowledge && !options.task) env.acknowledge = (then) => sink.acknowledge?.(false, then);
-    env.answered = (id, approved, reason, askedAt) => {
-      // Answered from a listener that heard the question before this recorder did: the question goes first.
-      if (askedAt !== undefined) this.asked({ seq: askedAt, agentId, toolCallId: id });
-      if (this.journaled.asked.has(id) && !this.journaled.approvals.has(id)) this.approval(id, approved, reason);
-    };
     // Listening by agent id: the bus keeps one agent's listeners apart, so a tree of many recorders costs one
     // lookup per event, not a filter per recorder; as its journal, so a fact is recorded before anyone hears of it.
     this.offs.push(
@@ -62,6 +54,28 @@ export class SessionRecorder {
       bus.journal('agent_start', (event) => this.run(event, true), agentId),
       bus.journal('agent_end', (event) => this.run(event, false), agentId),
     );
+  }
+
+  /** Settles once a tool's start, just announced, is stored, when the session groups tool starts into one write. */
+  durable(): Promise<void> | undefined {
+    return this.stopped ? undefined : this.sink.durable?.();
+  }
+
+  /**
+   * Resolves a turn's promise once its records are stored: a program awaits this agent's turns (a task's agent is
+   * reported by its task's settle instead).
+   */
+  stored<T>(resolve: (value: T) => void, value: T): void {
+    if (this.stopped || this.ends === undefined || !this.sink.acknowledge) resolve(value);
+    else this.sink.acknowledge(false, () => resolve(value));
+  }
+
+  /** A person's answer to a call waiting for approval, given through `approve()` / `deny()`. */
+  answered(id: string, approved: boolean, reason?: string, askedAt?: number): void {
+    if (this.stopped) return;
+    // Answered from a listener that heard the question before this recorder did: the question goes first.
+    if (askedAt !== undefined) this.asked({ seq: askedAt, agentId: this.env.agentId, toolCallId: id });
+    if (this.journaled.asked.has(id) && !this.journaled.approvals.has(id)) this.approval(id, approved, reason);
   }
 
   /** Starts watching the actor's snapshots (after it started, so the first one is the restored state). */
@@ -89,6 +103,7 @@ export class SessionRecorder {
 
   /** An input was submitted: written before the prompt reaches the actor, so a queued prompt survives a crash. */
   input(inputId: string, messages: UserMessage[], expectsOutput: boolean): void {
+    if (this.stopped) return;
     messages.forEach((message, n) => {
       this.inputMessages.set(message, { input: inputId, n });
     });
@@ -122,9 +137,7 @@ export class SessionRecorder {
 
   stop(): void {
     for (const off of this.offs.splice(0)) off();
-    this.env.durable = undefined;
-    this.env.acknowledge = undefined;
-    this.env.answered = undefined;
+    this.stopped = true;
   }
 
   private message(event: AgentEventOf<'message_end'>): void {
@@ -145,12 +158,12 @@ export class SessionRecorder {
       i,
       turn: event.turn,
       step: event.step,
-      m: ref ?? this.stored(event.message),
+      m: ref ?? this.asStored(event.message),
     });
   }
 
   /** A tool message's results that a `tool_end` record holds are stored as references to it. */
-  private stored(message: Message): StoredMessage {
+  private asStored(message: Message): StoredMessage {
     if (message.role !== 'tool') return message;
     const { toolEnds } = this.journaled;
     let refs = false;
@@ -271,7 +284,7 @@ export class SessionRecorder {
    */
   private steered(injections: AgentContext['injections']): void {
     for (const message of injections) {
-      if (message.source !== 'steer' || this.steers.has(message) || this.env.recording.gave(message)) continue;
+      if (message.source !== 'steer' || this.steers.has(message) || this.env.journal.gave(message)) continue;
       this.steers.add(message);
       this.sink.add({ k: 'steer', a: this.env.agentId, n: this.journaled.steers++, message }, 'now');
     }

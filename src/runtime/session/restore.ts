@@ -26,6 +26,7 @@ import type { BudgetLimits } from '../budget/budget.js';
 import type { RestoredSpend, SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
 import type { Recording } from '../env/recording.js';
+import type { JournalLink } from './link.js';
 import { type Journaled, nothingJournaled } from './record-sink.js';
 
 /** One agent's journal, read back: what a resume restores and what its workers answer from. */
@@ -302,11 +303,11 @@ export class AgentJournal implements Recording {
  * unanswered is a real question for whoever listens now, and the step after the journal is new. Until the agent's
  * next live step starts (or its run ends); returns the way to stop earlier.
  */
-export function markReplayed(env: AgentEnv, journal: AgentJournal): () => void {
+export function markReplayed(env: AgentEnv, journal: AgentJournal, link: JournalLink): () => void {
   const count = journal.messages.length;
   const { toolStarts, toolEnds } = journal.journaled;
   const behind = () => env.transcript.length < count;
-  env.replaying = (body) => {
+  const unmark = link.markReplayed((body) => {
     switch (body.type) {
       case 'tool_execution_start':
         return toolStarts.has(body.toolCallId);
@@ -322,11 +323,11 @@ export function markReplayed(env: AgentEnv, journal: AgentJournal): () => void {
       default:
         return behind();
     }
-  };
+  });
   const stop = () => {
     offStep();
     offEnd();
-    if (env.replaying !== undefined) env.replaying = undefined;
+    unmark();
   };
   const offStep = env.bus.on(
     'step_start',

@@ -12,12 +12,13 @@ import {
   type TaskRecord,
 } from '../../session/index.js';
 import type { AgentEnv } from '../env/env.js';
-import { nothingRecorded } from '../env/recording.js';
+import type { Journaling } from '../env/recording.js';
 import type { ScheduleJournal } from '../schedule/book.js';
 import { restoreBudgets, supervisorLedger } from '../step/turn-budget.js';
 import type { Owner } from '../tree/nodes.js';
 import { RememberedApprovals } from '../tree/remembered-approvals.js';
 import type { Tree } from '../tree/tree.js';
+import { JournalLink } from './link.js';
 import { copyJournaled, nothingJournaled, type RecordSink } from './record-sink.js';
 import { SessionRecorder } from './recorder.js';
 import { feedInputs, openTurnsAtIdle, type ReplaySink } from './replay.js';
@@ -34,6 +35,8 @@ export interface BoundAgent {
   parentId?: string;
   /** The system prompt a fork's edit gave the agent, in place of its configured one. */
   system?: string;
+  /** The agent's journal, for its env. */
+  journal: Journaling;
 }
 
 /** Where a session stands, as `list()` shows it. */
@@ -46,6 +49,8 @@ export type SessionStatus = 'new' | 'idle' | 'interrupted' | 'open';
  */
 export class Session {
   private recorder?: SessionRecorder;
+  /** The agent's journal as its env sees it (see link.ts). */
+  private readonly link = new JournalLink();
   private actor?: AgentActorRef;
   private env?: AgentEnv;
   private kicked?: Promise<void>;
@@ -195,17 +200,19 @@ export class Session {
         agentId,
         messages: this.journal.messages.slice(0, first?.k === 'snapshot' ? first.n : given),
         ...(batch && 'a' in batch ? { parentId: batch.a } : {}),
+        journal: this.link,
       };
     }
     const edit = this.header.forkOf?.edit;
     const system = edit && 'system' in edit && typeof edit.system === 'string' ? { system: edit.system } : {};
     const restored = this.journal.restoredSnapshot();
-    if (!restored) return { agentId, messages: messages ?? [], ...system };
+    if (!restored) return { agentId, messages: messages ?? [], ...system, journal: this.link };
     return {
       agentId,
       messages: this.journal.messages.slice(0, this.journal.snapshot?.n),
       snapshot: restored.snapshot,
       ...system,
+      journal: this.link,
     };
   }
 
@@ -245,16 +252,16 @@ export class Session {
     const remembered = this.replayOf ? undefined : new RememberedApprovals(this.records, env);
     this.remembered = remembered;
     remembered?.restoreBefore(this.journal.messages.slice(0, this.journal.snapshot?.n ?? 0));
-    env.onInput = (input) => recorder.input(input.inputId, input.messages, input.expectsOutput);
+    this.link.record(recorder, true);
     for (const [inputId, input] of journal.inputs) recorder.knowInput(inputId, input.messages);
-    env.recording = journal;
+    this.link.answerFrom(journal);
     // A person's recorded answer to a call that asks again on resume is given again.
     const offApprovals = env.bus.on('approval_requested', (event) => {
       const answer = journal.approvals.get(event.toolCallId);
       if (event.agentId !== env.agentId || !answer) return;
       if (answer.approved) remembered?.restore(answer.id);
       // Journaled as `approve()` journals a person's answer: when given, before the agent takes it in.
-      env.answered?.(answer.id, answer.approved, answer.reason, event.seq);
+      env.journal.answered(answer.id, answer.approved, answer.reason, event.seq);
       queueMicrotask(() =>
         actor.send(
           answer.approved
@@ -301,7 +308,7 @@ export class Session {
       ? 'idle'
       : `${snapshot.context.turn}.${snapshot.context.step}`;
     this.restoreEnv(env, snapshot.context);
-    this.closers.push(markReplayed(env, journal));
+    this.closers.push(markReplayed(env, journal, this.link));
     // Budgets are derived from the journaled answers: the accounts of the turn in flight and of the agent's life.
     const inTurn = snapshot.matches('running') ? snapshot.context : undefined;
     const ledger = restoreBudgets(env, actor, this.records, inTurn, journal.snapshot.n);
@@ -313,11 +320,10 @@ export class Session {
     if (release) this.closers.push(release);
     // What was in flight resumes on the next macrotask, after the caller has attached its listeners (a pending
     // approval is announced again; a model call is asked again or answered from the journal).
-    env.heldInputs = [];
+    this.link.hold();
     this.kicked = new Promise((resolve) =>
       setImmediate(() => {
-        const held = env.heldInputs ?? [];
-        env.heldInputs = undefined;
+        const held = this.link.release();
         if (!this.closed) {
           const owner = tree?.node(env.agentId);
           this.resume(actor, snapshot.context);
@@ -438,10 +444,7 @@ export class Session {
     const treeRuntime = this.treeRuntime;
     if (treeRuntime && treeRuntime.observer === this.tree) treeRuntime.observer = undefined;
     for (const close of this.closers.splice(0)) close();
-    if (this.env) {
-      this.env.onInput = undefined;
-      this.env.recording = nothingRecorded;
-    }
+    this.link.close();
     this.sink.close?.();
   }
 

@@ -14,12 +14,13 @@ import {
 import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../../session/index.js';
 import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
-import { nothingRecorded } from '../env/recording.js';
+import type { Journaling } from '../env/recording.js';
 import type { Owner } from '../tree/nodes.js';
 import type { TaskResult } from '../tree/subagent-tools.js';
 import type { TaskRecord } from '../tree/tasks.js';
 import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from '../tree/tree.js';
 import { finishedAgents } from './finished-agents.js';
+import { JournalLink } from './link.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
 import { copyJournaled, nothingJournaled, type RecordSink } from './record-sink.js';
 import { SessionRecorder } from './recorder.js';
@@ -209,11 +210,13 @@ export class TreeJournal implements TreeObserver {
    */
   member(env: AgentEnv, actor: AnyActorRef): void {
     const journal = this.journalOf(env.agentId);
+    const link = linkOf(env);
     const recorder = recordMember(env, actor, journal, this.sink, this.dir);
+    link.record(recorder, true);
     this.recorders.get(env.agentId)?.stop();
     this.recorders.set(env.agentId, recorder);
     if (!knowsMember(journal)) return;
-    replayMember(env, journal, recorder);
+    replayMember(env, journal, recorder, link);
     // As a subagent's: a steer waiting at the crash is sent again, its own background batches come back, and their
     // results are held until it has caught up.
     this.replays.get(env.agentId)?.stop();
@@ -251,6 +254,10 @@ export class TreeJournal implements TreeObserver {
 
   // ---- TreeObserver ----
 
+  agentJournal(): Journaling {
+    return new JournalLink();
+  }
+
   batchOpened(owner: Owner, batch: OpenedBatch): void {
     if (this.batches.has(batch.batchId)) return;
     const record: BatchRecord = {
@@ -285,12 +292,14 @@ export class TreeJournal implements TreeObserver {
     if (!replay) journaled.messages = env.transcript.length;
     const recorder = new SessionRecorder(env, this.sink, journaled, { task: true });
     this.recorders.set(env.agentId, recorder);
+    const link = linkOf(env);
+    link.record(recorder, false);
     if (replay) {
       replay.ledger = this.ledger;
-      env.recording = replay;
-      markReplayed(env, replay);
+      link.answerFrom(replay);
+      markReplayed(env, replay, link);
       this.replays.set(env.agentId, new SubagentReplay(replay, env, this.tree, recorder));
-    } else env.recording = nothingRecorded;
+    }
     if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
     // Its replay sends what its last compaction made once its history is rebuilt, not a new summary's.
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
@@ -434,6 +443,14 @@ export class TreeJournal implements TreeObserver {
     journal.from = from;
     return journal;
   }
+}
+
+/**
+ * The link an agent of the tree was built with (see agentJournal); one built before the session attached (none is)
+ * would get a link of its own that nothing reads.
+ */
+function linkOf(env: AgentEnv): JournalLink {
+  return env.journal instanceof JournalLink ? env.journal : new JournalLink();
 }
 
 /** A subagent task of a session, as `session.tasks()` lists it. */

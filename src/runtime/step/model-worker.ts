@@ -56,7 +56,7 @@ async function callModel(
   sendBack: (reply: WorkerReply | AgentCommand) => void,
 ): Promise<void> {
   const { turn, step } = request;
-  const recorded = env.recording.answer(turn, step);
+  const recorded = env.journal.answer(turn, step);
   if (recorded) {
     // A resumed or replayed step whose answer is in the journal: the model is not asked again (and a budget that
     // ran out meanwhile is judged once the replay has caught up: the journaled steps happened).
@@ -66,7 +66,7 @@ async function callModel(
     // first, so that the replay goes round too instead of ending the turn.
     const after = recorded.content.some((part) => part.type === 'tool_call')
       ? undefined
-      : env.recording.joinedAt(env.transcript.length + 1);
+      : env.journal.joinedAt(env.transcript.length + 1);
     if (after) sendBack({ type: 'NOTIFY', messages: after, inputId: REPLAYED });
     sendBack(answered(env, turn, step, recorded));
     return;

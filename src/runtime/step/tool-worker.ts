@@ -260,7 +260,7 @@ async function runTool(
   if (bus.wants('tool_execution_start')) {
     env.emit({ type: 'tool_execution_start', ...env.describeCall(call) });
   }
-  const recorded = env.recording.toolResult(call, tool.safeToRepeat === true);
+  const recorded = env.journal.toolResult(call, tool.safeToRepeat === true);
   if (recorded) {
     // Its result is in the session's journal (or it was running when the process died): it does not run again,
     // but it counts on the repetition ladder and a result saved to a file is readable again.
@@ -270,7 +270,7 @@ async function runTool(
     addTwins(env, batch, call, replayed, startedAt, toolBatch, outbox);
     return;
   }
-  const stored = env.durable?.();
+  const stored = env.journal.durable();
   if (stored) {
     // Its start is not in the session's journal yet (grouped with other agents' starts into one write): a call
     // that ran and was not journaled would run again after a crash.

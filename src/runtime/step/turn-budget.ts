@@ -41,7 +41,7 @@ export function startTurnBudget(
   inputId: string,
   perPrompt: BudgetLimits | undefined,
 ): void {
-  const restored = env.recording.restoredTurn(turn, inputId);
+  const restored = env.journal.restoredTurn(turn, inputId);
   const limits = perPrompt ?? restored?.budget;
   if (hasBudget(env, limits)) openTurnBudget(env, self, turn, limits, restored?.spent);
 }
@@ -78,7 +78,7 @@ function tellAgent(env: AgentEnv, self: Self, turn: number, over: BudgetExhausti
   const send = () => {
     if (!env.stopped) self.send({ type: 'BUDGET_EXHAUSTED', turn, error: exhaustionError(over) });
   };
-  const replaying = () => env.recording.replaying(env.transcript.length) === true;
+  const replaying = () => env.journal.replaying(env.transcript.length) === true;
   if (!replaying()) {
     send();
     return;
@@ -115,7 +115,7 @@ export function restoreBudgets(
   if (unclaimed.tokens > 0 || unclaimed.cost > 0) env.budgetParent?.add(unclaimed.tokens, unclaimed.cost);
   if (!context?.current) return ledger;
   const inputId = context.current.inputId;
-  const perPrompt = env.recording.restoredTurn(context.turn, inputId)?.budget;
+  const perPrompt = env.journal.restoredTurn(context.turn, inputId)?.budget;
   if (!hasBudget(env, perPrompt)) return ledger;
   const budget = openTurnBudget(env, self, context.turn, perPrompt, ledger.turn(env.agentId, context.turn));
   // Spent already (a deadline passed during the downtime): the turn ends once the caller has had a chance to listen

@@ -24,6 +24,7 @@ import type { AnyTool } from '../../tools/index.js';
 import { checkLimits } from '../budget/budget.js';
 import type { EventBus } from '../env/bus.js';
 import { AgentEnv, type AgentSettings, type RunResult } from '../env/env.js';
+import type { Journaling } from '../env/recording.js';
 import { type AnyActorSystem, registerEnv, unregisterEnv } from '../env/registry.js';
 import { Transcript } from '../env/transcript.js';
 import { batchAccount } from '../step/turn-budget.js';
@@ -83,6 +84,8 @@ export function agentIdle(
  * runs again the tasks it had started before a restart instead of new ones.
  */
 export interface TreeObserver {
+  /** The journal of an agent of the tree about to be built (a task's, each attempt, or a member's). */
+  agentJournal(): Journaling;
   batchOpened(owner: Owner, batch: OpenedBatch): void;
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult, error?: SerializedError): void;
@@ -438,6 +441,8 @@ export class Tree implements SubagentHost {
         this.profiles.childSettings(owner.settings, record.profile),
         new Transcript(messages),
         this.bus,
+        this.observer?.agentJournal(),
+        record.budget,
       );
       node = new TreeNode(env, owner.depth + 1, record.profile, taskActor, undefined);
       if (archived && record.base) {
@@ -449,7 +454,6 @@ export class Tree implements SubagentHost {
       this.addNode(node);
     }
     node.task = record;
-    node.env.budgetParent = record.budget;
     node.lastStop = undefined;
     node.lastOutput = undefined;
     const target = node;
@@ -477,7 +481,8 @@ export class Tree implements SubagentHost {
     const owner = this.nodes.owner(this.rootOwnerId ?? '');
     if (!pending || !owner || !this.system) return;
     this.pendingMembers.delete(agentId);
-    const env = new AgentEnv(agentId, owner.id, pending.settings, new Transcript(pending.messages), this.bus);
+    const transcript = new Transcript(pending.messages);
+    const env = new AgentEnv(agentId, owner.id, pending.settings, transcript, this.bus, this.observer?.agentJournal());
     registerEnv(this.system, env);
     this.addNode(new TreeNode(env, 0, 'member', supervisor, undefined));
   }

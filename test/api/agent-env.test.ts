@@ -1,0 +1,73 @@
+/**
+ * The shape of an agent's runtime (`AgentEnv`), read by the TypeScript compiler from its source: its collaborators
+ * are given at construction, so it has no callback field that another module plugs in later (a journal, a replay
+ * marker, an acknowledgement), and no field that holds state the agent's machine context already holds (the turn,
+ * the step, the current input): the context is the one home of those, read from the snapshot or the event.
+ */
+import { join } from 'node:path';
+import ts from 'typescript';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../..');
+let checker: ts.TypeChecker;
+let program: ts.Program;
+
+beforeAll(() => {
+  program = ts.createProgram([join(root, 'src/runtime/env/env.ts'), join(root, 'machines/agent/types.ts')], {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+  });
+  checker = program.getTypeChecker();
+}, 120_000);
+
+/** The declared type of a class or interface exported by `file`. */
+function declared(file: string, name: string): ts.Type {
+  const source = program.getSourceFile(join(root, file));
+  if (!source) throw new Error(`${file} is not in the program`);
+  const module = checker.getSymbolAtLocation(source);
+  const symbol = module && checker.getExportsOfModule(module).find((s) => s.name === name);
+  if (!symbol) throw new Error(`${file} exports no ${name}`);
+  return checker.getDeclaredTypeOfSymbol(symbol);
+}
+
+interface Field {
+  name: string;
+  optional: boolean;
+  readonly: boolean;
+  /** A property (a field, an accessor), not a method. */
+  field: boolean;
+  callable: boolean;
+}
+
+function fieldsOf(type: ts.Type): Field[] {
+  return checker.getPropertiesOfType(type).map((symbol) => {
+    const declaration = symbol.valueDeclaration ?? symbol.declarations?.[0];
+    const method = declaration !== undefined && ts.isMethodDeclaration(declaration);
+    const modifiers = declaration && ts.canHaveModifiers(declaration) ? ts.getModifiers(declaration) : undefined;
+    const getterOnly =
+      declaration !== undefined &&
+      ts.isGetAccessorDeclaration(declaration) &&
+      !symbol.declarations?.some((d) => ts.isSetAccessorDeclaration(d));
+    const type = checker.getNonNullableType(checker.getTypeOfSymbol(symbol));
+    return {
+      name: symbol.name,
+      optional: (symbol.flags & ts.SymbolFlags.Optional) !== 0,
+      readonly: getterOnly || (modifiers?.some((m) => m.kind === ts.SyntaxKind.ReadonlyKeyword) ?? false),
+      field: !method,
+      callable: type.getCallSignatures().length > 0,
+    };
+  });
+}
+
+describe('AgentEnv', () => {
+  it('has no callback field: its collaborators are given at construction', () => {
+    const env = fieldsOf(declared('src/runtime/env/env.ts', 'AgentEnv'));
+    expect(env.length).toBeGreaterThan(10);
+    expect(env.filter((f) => f.field && f.callable).map((f) => f.name)).toEqual([]);
+    expect(env.some((f) => f.name === 'journal' && f.readonly && !f.optional)).toBe(true);
+  });
+});
