@@ -7,7 +7,7 @@ import type { Message, Usage } from '../index.js';
 import { agentClient, IngressError } from '../restate/client.js';
 import { redactedArgs } from './agent-rows.js';
 import { defaultAdmin, treeApprovals, WALKED, type WaitingCall } from './hosted-approvals.js';
-import { type Hosted, waitForTurn, write } from './hosted-wait.js';
+import { type Hosted, waitForHostedTurn, write } from './hosted-wait.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import type { RunIO } from './run.js';
 
@@ -154,9 +154,9 @@ async function run(hosted: Hosted, command: string, agentId: string, rest: strin
   const [argument = ''] = rest;
   switch (command) {
     case 'prompt':
-      return waitForTurn(hosted, agentId, await client.send(agentId, argument, options));
+      return waitForHostedTurn(hosted, agentId, await client.send(agentId, argument, options));
     case 'attach':
-      return waitForTurn(hosted, agentId, argument);
+      return waitForHostedTurn(hosted, agentId, argument);
     case 'send': {
       const invocationId = await client.send(agentId, argument, options);
       write(hosted, hosted.json ? JSON.stringify({ invocationId }) : invocationId);

@@ -17,11 +17,12 @@ import { Permissions } from '../permissions/index.js';
 import type { ToolTraits } from '../permissions/types.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../tools/builtin/index.js';
 import type { AnyTool } from '../tools/index.js';
-import { Approvals, type Input, type Outcome, questionLine, wantsToRun } from './approvals.js';
+import type { Input } from './approvals.js';
 import { type Inspection, openInspection } from './inspection.js';
 import { UsageError } from './model-choice.js';
 import { parseResume, parseRun, RESUME_USAGE, RUN_USAGE, type RunOptions } from './run-options.js';
 import { type RunSettings, saveSettings, sessionStore } from './session-files.js';
+import { type Target, waitForTurn } from './target.js';
 import { JsonView, LiveView, type Output, PlainView, type View } from './views.js';
 
 export interface RunIO {
@@ -165,60 +166,21 @@ async function runAgent(
     );
   }
   if (session) view.note(`${resuming ? 'resuming' : 'session'} ${session.id}`);
-  let interrupts = 0;
-  const interrupt = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      view.note('Interrupting… (Ctrl-C again to exit at once)');
-      agent.interrupt();
-    } else {
-      view.finish(undefined);
-      // What the journal holds is written before leaving: a later resume starts from it.
-      session?.close();
-      void workspace.close().finally(() => io.exit(130));
-    }
-  };
-  const approvals = new Approvals(io.stdin, interrupt);
-  const removeSigint = io.onSigint(interrupt);
   // The views show the whole tree, and a subagent's approval is answered here too.
   agent.on('*', (event) => view.onEvent(event), { subtree: true });
-  agent.on('approval_requested', (event) => void answer(event), { subtree: true });
   let lastEnd: AgentEventOf<'turn_end'> | undefined;
   agent.on('turn_end', (event) => {
     lastEnd = event;
   });
+  const target = embeddedTarget(agent, traits, () => {
+    view.finish(undefined);
+    // What the journal holds is written before leaving: a later resume starts from it.
+    session?.close();
+    void workspace.close().finally(() => io.exit(130));
+  });
 
-  async function answer(event: AgentEventOf<'approval_requested'>): Promise<void> {
-    const what = wantsToRun(event.agentId, event);
-    const settled = settledElsewhere(agent, event.toolCallId);
-    const reply: Outcome = await approvals.ask(() => {
-      view.pause();
-      io.stdout.write(
-        options.json
-          ? `${JSON.stringify({ type: 'question', toolCallId: event.toolCallId, agentId: event.agentId, text: `${what}? y / n / a` })}\n`
-          : questionLine(what),
-      );
-    }, settled.promise);
-    settled.off();
-    if (!options.json) io.stdout.write(`${reply === 'elsewhere' ? 'answered elsewhere' : reply}\n`);
-    view.resume();
-    if (reply === 'elsewhere') return;
-    if (reply === 'no') {
-      agent.deny(event, 'The user declined this call.');
-      return;
-    }
-    if (reply === 'always') {
-      const rule = permissions.rememberCall(
-        { type: 'tool_call', id: event.toolCallId, name: event.toolName, arguments: event.args as JsonObject },
-        traits.get(event.toolName),
-      );
-      view.note(`allowed from now on: ${rule}`);
-    }
-    agent.approve(event);
-  }
-
-  let result: RunResult | undefined;
-  try {
+  const turn = async (): Promise<RunResult | undefined> => {
+    let result: RunResult | undefined;
     if (resuming && session) {
       // The run in flight when the session stopped goes on first (its journal answers what it already did).
       await session.idle();
@@ -226,39 +188,72 @@ async function runAgent(
     }
     if (options.task) result = await agent.prompt(options.task);
     else if (!resuming) view.note('nothing was in flight; give a task to go on: troupe resume <id> "<task>"');
-    return result ? EXIT[result.stopReason] : 0;
+    return result;
+  };
+  let ended: RunResult | undefined | 'left';
+  try {
+    ended = await waitForTurn(target, turn(), { io, view, json: options.json });
+    return ended === 'left' ? 130 : ended ? EXIT[ended.stopReason] : 0;
   } finally {
-    removeSigint();
-    approvals.close();
-    view.finish(result, agent.subtreeUsage);
+    // Left: the view is finished and the process is on its way out.
+    if (ended !== 'left') view.finish(ended, agent.subtreeUsage);
     await agent.stop();
   }
 }
 
 /**
- * Settles when a call waiting for approval stops waiting without us (the inspector's page answered it, or an
- * interrupt closed it): it starts running, or its result joins the history.
+ * The agents of this process: a call waits from its `approval_requested` event until it starts running or its
+ * result joins the history (answered here, on the inspector's page, or closed by an interrupt). "Always" remembers
+ * a rule in the agent's permissions (`traits` say which argument a tool's rule is about); the second Ctrl-C leaves
+ * the process (`leave`).
  */
-function settledElsewhere(agent: Agent, toolCallId: string): { promise: Promise<void>; off(): void } {
-  const offs: Array<() => void> = [];
-  const off = () => {
-    for (const stop of offs.splice(0)) stop();
+export function embeddedTarget(agent: Agent, traits: Map<string, ToolTraits>, leave: () => void): Target {
+  return {
+    remembers: true,
+    interrupting: 'Interrupting… (Ctrl-C again to exit at once)',
+    interrupt: async () => {
+      agent.interrupt();
+    },
+    leave: () => {
+      leave();
+      return undefined;
+    },
+    answer: async (call, answer) => {
+      if (answer === 'no') {
+        agent.deny(call, 'The user declined this call.');
+        return undefined;
+      }
+      let said: string | undefined;
+      if (answer === 'always') {
+        const rule = agent.permissions.rememberCall(
+          { type: 'tool_call', id: call.toolCallId, name: call.toolName, arguments: call.args as JsonObject },
+          traits.get(call.toolName),
+        );
+        said = `allowed from now on: ${rule}`;
+      }
+      agent.approve(call);
+      return said;
+    },
+    watch: (watcher) => {
+      const subtree = { subtree: true };
+      const offs = [
+        agent.on('approval_requested', (e) => watcher.waiting(e), subtree),
+        agent.on('tool_execution_start', (e) => watcher.settled(e), subtree),
+        agent.on(
+          'message_end',
+          (e) => {
+            if (e.message.role !== 'tool') return;
+            for (const result of e.message.content)
+              watcher.settled({ agentId: e.agentId, toolCallId: result.toolCallId });
+          },
+          subtree,
+        ),
+      ];
+      return async () => {
+        for (const off of offs) off();
+      };
+    },
   };
-  const promise = new Promise<void>((resolve) => {
-    const done = () => {
-      off();
-      resolve();
-    };
-    offs.push(
-      agent.on('tool_execution_start', (e) => e.toolCallId === toolCallId && done(), { subtree: true }),
-      agent.on(
-        'message_end',
-        (e) => e.message.role === 'tool' && e.message.content.some((r) => r.toolCallId === toolCallId) && done(),
-        { subtree: true },
-      ),
-    );
-  });
-  return { promise, off };
 }
 
 /** A resumed turn's outcome, as `prompt()` would have given it. */

@@ -208,7 +208,6 @@ function show(
     last?.type === 'turn_end'
       ? {
           stopReason: last.stopReason,
-          messages: [],
           text: answer?.type === 'message_end' && answer.message.role === 'assistant' ? textOf(answer.message) : '',
           usage: last.usage,
           ...(last.error ? { error: last.error as never } : {}),

@@ -1,10 +1,17 @@
 /**
- * How `troupe run` shows a run: drawn in place on a terminal, one line per event when piped, JSON lines with
- * `--json`. All three read the same event stream (the root's `on('*', …, { subtree: true })` sees the whole tree).
+ * How a turn is shown. `troupe run`'s: drawn in place on a terminal, one line per event when piped, JSON lines with
+ * `--json`, all three from the same event stream (the root's `on('*', …, { subtree: true })` sees the whole tree).
+ * A hosted turn's events stay in its worker: `troupe hosted` shows its outcome only.
  */
 import type { AgentEvent, RunResult, Usage } from '../index.js';
 import { AgentRows, describeCall } from './agent-rows.js';
 import { costOf } from './prices.js';
+
+/** How a turn ended, as a view shows it. */
+export type TurnEnd = Pick<RunResult, 'stopReason' | 'text' | 'usage'> & {
+  agentId?: string;
+  error?: RunResult['error'];
+};
 
 export interface View {
   onEvent(event: AgentEvent): void;
@@ -14,7 +21,7 @@ export interface View {
   pause(): void;
   resume(): void;
   /** The run's end; `total` is the whole tree's usage. */
-  finish(result: RunResult | undefined, total?: Usage): void;
+  finish(result: TurnEnd | undefined, total?: Usage): void;
 }
 
 export interface Output {
@@ -31,11 +38,7 @@ function seconds(ms: number): string {
 }
 
 /** How a turn ended, in one line: its stop reason, tokens, cost where the model's price is known, its error. */
-export function summary(
-  result: Pick<RunResult, 'stopReason' | 'usage' | 'error'> | undefined,
-  model: string | undefined,
-  total?: Usage,
-): string {
+export function summary(result: Omit<TurnEnd, 'text'> | undefined, model: string | undefined, total?: Usage): string {
   if (!result) return 'run ended';
   const u = total ?? result.usage;
   const cost = model === undefined ? undefined : costOf(model, u);
@@ -59,10 +62,42 @@ export class JsonView implements View {
   }
   pause(): void {}
   resume(): void {}
-  finish(result: RunResult | undefined, total?: Usage): void {
+  finish(result: TurnEnd | undefined, total?: Usage): void {
     this.out.write(
       `${JSON.stringify({ type: 'result', stopReason: result?.stopReason ?? 'interrupted', text: result?.text ?? '', usage: total ?? result?.usage, error: result?.error })}\n`,
     );
+  }
+}
+
+/**
+ * `troupe hosted prompt` and `attach`: the answer on stdout, how the turn ended and every notice on stderr; with
+ * `--json`, JSON lines on stdout.
+ */
+export class OutcomeView implements View {
+  constructor(
+    private readonly out: Output,
+    private readonly stderr: (line: string) => void,
+    private readonly json: boolean,
+    /** The hosted turn's handle (`troupe hosted attach` takes it). */
+    private readonly invocationId?: string,
+  ) {}
+  onEvent(): void {}
+  note(line: string): void {
+    if (this.json) this.out.write(`${JSON.stringify({ type: 'note', text: line })}\n`);
+    else this.stderr(line);
+  }
+  pause(): void {}
+  resume(): void {}
+  finish(result: TurnEnd | undefined): void {
+    if (!result) return;
+    if (this.json) {
+      const { agentId, stopReason, text, usage, error } = result;
+      const line = { type: 'result', invocationId: this.invocationId, agentId, stopReason, text, usage, error };
+      this.out.write(`${JSON.stringify(line)}\n`);
+      return;
+    }
+    if (result.text) this.out.write(`${result.text}\n`);
+    this.stderr(`done: ${summary(result, undefined)}`);
   }
 }
 
@@ -129,7 +164,7 @@ export class PlainView implements View {
     this.held = undefined;
     for (const text of held) this.line(text);
   }
-  finish(result: RunResult | undefined, total?: Usage): void {
+  finish(result: TurnEnd | undefined, total?: Usage): void {
     this.resume();
     this.line(`done: ${summary(result, this.model, total)}`);
   }
@@ -201,7 +236,7 @@ export class LiveView implements View {
     this.draw();
   }
 
-  finish(result: RunResult | undefined, total?: Usage): void {
+  finish(result: TurnEnd | undefined, total?: Usage): void {
     clearInterval(this.timer);
     this.paused = false;
     if (this.partial) this.keep(this.partial);
