@@ -118,12 +118,12 @@ export class Supervisor {
     const inspect = config.inspect;
     this.actor = createActor(runtimeSupervisorMachine, {
       id: this.id,
-      input: this.runtime.supervisorInput(this.id, false),
+      input: this.runtime.effects.supervisorInput(this.id, false),
       ...(inspect ? { inspect } : {}),
     }) as SupervisorActorRef;
     this.runtime.attach(this.actor.system);
     this.owner = new RootOwner(this.id, settings, this.actor as AnyActorRef);
-    this.runtime.setRootOwner(this.owner);
+    this.runtime.registry.setRootOwner(this.owner);
     this.actor.subscribe({ error: (error) => console.error(`[troupe] supervisor ${this.id} failed:`, error) });
     this.actor.start();
     if (config.session) {
@@ -145,13 +145,13 @@ export class Supervisor {
       permissions: permissionsUnder(this.owner.settings.permissions, config.permissions),
     };
     const settings = agentSettings(full as AgentConfig<unknown>, this.runtime.tools);
-    this.runtime.addMember(id, settings, config.messages);
+    this.runtime.registry.addMember(id, settings, config.messages);
     const agent: NonNullable<TaskSpec['agent']> = {};
     if (config.maxSteps !== undefined) agent.maxSteps = config.maxSteps;
     if (config.maxOutputAttempts !== undefined) agent.maxOutputAttempts = config.maxOutputAttempts;
     if (config.wakeOnNotification !== undefined) agent.wakeOnNotification = config.wakeOnNotification;
     this.actor.send({ type: 'ADOPT', agentId: id, agent });
-    const node = this.runtime.node(id);
+    const node = this.runtime.registry.node(id);
     const actor = this.actor.getSnapshot().children[childId(id)] as AgentActorRef | undefined;
     if (!node || !actor) throw new Error(`Agent ${id} could not be started`);
     // Journaled on the session; a member the journal knows (the same id after a restart) replays its turns.
@@ -205,7 +205,7 @@ export class Supervisor {
   resume(agentId: string, prompt: string, options?: { background?: false }): Promise<TaskResult>;
   async resume(agentId: string, prompt: string, options: { background?: boolean } = {}): Promise<TaskResult | string> {
     this.assertRunning();
-    const owner = this.runtime.ownerOf(agentId) ?? this.owner;
+    const owner = this.runtime.book.ownerOf(agentId) ?? this.owner;
     const batch = this.runtime.startBatch(owner, [{ prompt, agentId }], { background: options.background === true });
     if (options.background) return batch.taskIds[0] as string;
     const [result] = await this.stored(batch.done);
@@ -214,7 +214,7 @@ export class Supervisor {
 
   /** The result of a task, when it settles (at once if it has), once its settle is stored. */
   result(taskId: string): Promise<TaskResult> {
-    const journaled = this.runtime.task(taskId)?.result ? undefined : this.session?.taskResult(taskId);
+    const journaled = this.runtime.book.tasks.get(taskId)?.result ? undefined : this.session?.taskResult(taskId);
     if (journaled) return Promise.resolve(journaled);
     return this.runtime.result(taskId) ?? Promise.reject(new Error(`No task "${taskId}" is known`));
   }
@@ -226,7 +226,7 @@ export class Supervisor {
 
   /** Where a task stands now (any task of the tree), or `undefined` for an unknown id. */
   status(taskId: string): TaskInfo | undefined {
-    const record = this.runtime.task(taskId);
+    const record = this.runtime.book.tasks.get(taskId);
     if (!record) return undefined;
     return {
       taskId,
@@ -281,17 +281,17 @@ export class Supervisor {
   }
 
   private approvalTarget(call: ApprovalTarget | string): AnyActorRef | undefined {
-    return typeof call === 'string' ? this.runtime.findAwaiting(call) : this.runtime.route(call);
+    return typeof call === 'string' ? this.runtime.registry.findAwaiting(call) : this.runtime.registry.route(call);
   }
 
   /** Tokens used by the whole tree, stopped agents included. */
   get usage(): Usage {
-    return { ...this.runtime.usage };
+    return this.runtime.book.usage;
   }
 
   /** Tokens of one agent, or of its subtree. */
   usageOf(agentId: string, scope: 'agent' | 'subtree' = 'agent'): Usage | undefined {
-    return this.runtime.usageOf(agentId, scope);
+    return this.runtime.book.usageOf(agentId, scope);
   }
 
   /** A handle on a live agent of the tree (a member, or a subagent running or kept alive), or undefined. */
@@ -301,7 +301,7 @@ export class Supervisor {
 
   /** The history of an agent of the tree: alive, or archived after it was stopped. */
   messagesOf(agentId: string): Message[] | undefined {
-    return this.runtime.messagesOf(agentId);
+    return this.runtime.book.messagesOf(agentId);
   }
 
   /**
@@ -309,12 +309,12 @@ export class Supervisor {
    * kept one is rebuilt from the journal when it is resumed), archived (stopped, resumable) or unknown.
    */
   whereIs(agentId: string): 'alive' | 'archived' | 'unknown' {
-    return this.runtime.whereIs(agentId);
+    return this.runtime.book.whereIs(agentId);
   }
 
   /** The live tree of actors: supervisors and agents with their states and usage. */
   tree(): TreeView {
-    return describeTree(this.actor as AnyActorRef, this.id, (id) => this.runtime.usageOf(id));
+    return describeTree(this.actor as AnyActorRef, this.id, (id) => this.runtime.book.usageOf(id));
   }
 
   /** Interrupts every running agent (histories stay valid), settles every task, and stops the tree. */

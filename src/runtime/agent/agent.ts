@@ -159,7 +159,7 @@ export class Agent<Output = unknown> {
       this.bus = attached.env.bus;
       this.actor = attached.actor;
       this.tree = attached.tree;
-      this.node = attached.tree.node(this.id);
+      this.node = attached.tree.registry.node(this.id);
       this.detach = attached.detach;
       this.children = new ChildrenWatch(this.bus, this.id);
       return;
@@ -207,7 +207,7 @@ export class Agent<Output = unknown> {
     if (this.tree) {
       this.children = new ChildrenWatch(this.bus, this.id);
       this.tree.attach(this.actor.system);
-      this.node = this.tree.addRoot(this.env, this.actor as AnyActorRef);
+      this.node = this.tree.registry.addRoot(this.env, this.actor as AnyActorRef);
     }
     this.actor.subscribe({ error: (error) => this.failed(error) });
     this.actor.start();
@@ -287,7 +287,7 @@ export class Agent<Output = unknown> {
     if (!options.subtree) return this.bus.on(type as '*', fn, this.id);
     if (!this.node?.parent) return this.bus.on(type as '*', fn);
     const tree = this.tree;
-    const parentOf = (agentId: string) => tree.node(agentId)?.env.parentId;
+    const parentOf = (agentId: string) => tree.registry.node(agentId)?.env.parentId;
     return this.bus.on(type as '*', (event) => {
       if (withinSubtree(this.id, event, parentOf)) fn(event);
     });
@@ -410,7 +410,7 @@ export class Agent<Output = unknown> {
     const snapshot = (target as AgentActorRef).getSnapshot?.();
     const waiting = snapshot?.context.calls.find((state) => state.call.id === toolCallId)?.call;
     if (!waiting) return;
-    const env = this.tree?.node(snapshot.context.agentId)?.env ?? this.env;
+    const env = this.tree?.registry.node(snapshot.context.agentId)?.env ?? this.env;
     env.settings.permissions.rememberCall(waiting, env.tools.get(waiting.name));
   }
 
@@ -454,8 +454,8 @@ export class Agent<Output = unknown> {
   private routeApproval(call: string | ApprovalTarget): AnyActorRef {
     const own = this.actor as AnyActorRef;
     if (!this.tree) return own;
-    if (typeof call !== 'string') return call.agentId === this.id ? own : (this.tree.route(call) ?? own);
-    return this.tree.findAwaiting(call) ?? own;
+    if (typeof call !== 'string') return call.agentId === this.id ? own : (this.tree.registry.route(call) ?? own);
+    return this.tree.registry.findAwaiting(call) ?? own;
   }
 
   /**
@@ -468,7 +468,7 @@ export class Agent<Output = unknown> {
 
   /** Tokens used by this agent and every subagent under it, stopped ones included. */
   get subtreeUsage(): Usage {
-    return this.tree?.usageOf(this.id, 'subtree') ?? this.usage;
+    return this.tree?.book.usageOf(this.id, 'subtree') ?? this.usage;
   }
 
   /** A deep, JSON-safe copy of the whole history: editing it changes nothing the agent holds. */
@@ -615,7 +615,7 @@ export class Agent<Output = unknown> {
 
 /** An Agent handle on an agent a supervisor spawned. */
 export function attachTo(tree: Tree, agentId: string): Agent | undefined {
-  const node = tree.node(agentId);
+  const node = tree.registry.node(agentId);
   const actor = node?.ref as AgentActorRef | undefined;
   if (!node || !actor || actor.getSnapshot().status !== 'active') return undefined;
   const parent = node.parent;

@@ -27,7 +27,7 @@ import { envOf } from '../env/registry.js';
 import { modelWorker } from '../step/model-worker.js';
 import { toolWorker } from '../step/tool-worker.js';
 import { startTurnBudget } from '../step/turn-budget.js';
-import { agentIdle, treeOf } from '../tree/tree.js';
+import { agentIdle, effectsOf } from '../tree/effects.js';
 
 type Context = import('../../../machines/agent/index.js').AgentContext;
 
@@ -51,7 +51,7 @@ type SpawnSupervisor = (
 /**
  * The one composition of the runtime: the agent machine and the supervision machines (supervisor, batch, pool,
  * task) joined to their effects, each provided once for every actor of its kind (a `provide` per agent would
- * rebuild the machine each time). Each implementation finds its agent's runtime (AgentEnv) or its tree's (Tree)
+ * rebuild the machine each time). Each implementation finds its agent's runtime (AgentEnv) or its tree's effects (TreeEffects)
  * through the actor system.
  *
  * The machines are mutually recursive: an agent spawns its supervisor, whose batches' tasks spawn agents. No
@@ -132,7 +132,7 @@ export const runtimeAgentMachine = agentMachine.provide({
       const spawn = enqueue.spawnChild as unknown as SpawnSupervisor;
       spawn(runtimeSupervisorMachine, {
         id: 'supervisor',
-        input: treeOf(system).supervisorInput(context.agentId, true),
+        input: effectsOf(system).supervisorInput(context.agentId, true),
       });
     }),
     supervisorFailed: ({ context, event }) =>
@@ -145,17 +145,17 @@ export const runtimeAgentMachine = agentMachine.provide({
 
 /**
  * A task joined to its tree's runtime: the task's lifecycle facts (started, restarted, settled) and its agent's
- * release go to the Tree, which records them; its agent is `runtimeAgentMachine`. Each effect is guarded: a bug here
+ * release go to the tree's effects, which record them; its agent is `runtimeAgentMachine`. Each effect is guarded: a bug here
  * must fail one task, never put the task (and its pools, batch and supervisor) in error.
  */
 const runtimeTaskMachine = taskMachine.provide({
   actors: { subagent: runtimeAgentMachine },
   actions: {
     prepareTask: ({ context, system, self }, params) =>
-      guarded(() => treeOf(system).prepareTask(context.ownerId, self, params)),
-    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
-    releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
-    notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
+      guarded(() => effectsOf(system).prepareTask(context.ownerId, self, params)),
+    settleTask: ({ context, system }, params) => guarded(() => effectsOf(system).settleTask(context.ownerId, params)),
+    releaseChild: ({ system, self }, params) => guarded(() => effectsOf(system).releaseChild(params.agentId, self)),
+    notifyOwner: ({ context, system }, params) => guarded(() => effectsOf(system).notifyOwner(context.ownerId, params)),
     announceRestart: () => {},
     // Its batch is alive as long as the task is (it is the task's ancestor), so the look-up always finds it.
     reportSettled: sendTo(
@@ -175,8 +175,8 @@ const runtimePool = (depth: number): typeof poolMachine =>
 const runtimeBatchMachine = batchMachine.provide({
   actors: { pool: runtimePool(POOL_DEPTH) },
   actions: {
-    settleTask: ({ context, system }, params) => guarded(() => treeOf(system).settleTask(context.ownerId, params)),
-    notifyOwner: ({ context, system }, params) => guarded(() => treeOf(system).notifyOwner(context.ownerId, params)),
+    settleTask: ({ context, system }, params) => guarded(() => effectsOf(system).settleTask(context.ownerId, params)),
+    notifyOwner: ({ context, system }, params) => guarded(() => effectsOf(system).notifyOwner(context.ownerId, params)),
     reportSettled: sendParent((_, params: BatchSettled) => params),
   },
 });
@@ -185,9 +185,9 @@ const runtimeBatchMachine = batchMachine.provide({
 export const runtimeSupervisorMachine = supervisorMachine.provide({
   actors: { batch: runtimeBatchMachine, subagent: runtimeAgentMachine },
   actions: {
-    prepareMember: ({ system, self }, params) => guarded(() => treeOf(system).prepareMember(params.agentId, self)),
-    releaseChild: ({ system, self }, params) => guarded(() => treeOf(system).releaseChild(params.agentId, self)),
-    stopTasks: ({ system }, params) => guarded(() => treeOf(system).stopTasks(params.ownerId)),
+    prepareMember: ({ system, self }, params) => guarded(() => effectsOf(system).prepareMember(params.agentId, self)),
+    releaseChild: ({ system, self }, params) => guarded(() => effectsOf(system).releaseChild(params.agentId, self)),
+    stopTasks: ({ system }, params) => guarded(() => effectsOf(system).stopTasks(params.ownerId)),
   },
 });
 

@@ -146,7 +146,7 @@ export class Session {
     journal.ledger = supervisorLedger(this.records, owner.id);
     this.tree = journal;
     this.treeRuntime = tree;
-    tree.observer = journal;
+    tree.effects.observer = journal;
     this.kicked = new Promise((resolve) =>
       setImmediate(() => {
         if (!this.closed) journal.resumeOwner(owner);
@@ -237,7 +237,7 @@ export class Session {
         this.dir,
       );
       this.treeRuntime = tree;
-      tree.observer = this.tree;
+      tree.effects.observer = this.tree;
     }
     // A replay of a tree's agent (a subagent or member: no snapshot of its own) records as the tree recorded it.
     const treeAgent = this.replayOf !== undefined && !journal.snapshot;
@@ -316,7 +316,7 @@ export class Session {
     if (this.tree) this.tree.ledger = ledger;
     recorder.watch(actor);
     // Background results reach the root only once its replay has caught up with the journal (see afterReplay).
-    const release = tree?.holdNotifications(env.agentId);
+    const release = tree?.effects.holdNotifications(env.agentId);
     if (release) this.closers.push(release);
     // What was in flight resumes on the next macrotask, after the caller has attached its listeners (a pending
     // approval is announced again; a model call is asked again or answered from the journal).
@@ -325,7 +325,7 @@ export class Session {
       setImmediate(() => {
         const held = this.link.release();
         if (!this.closed) {
-          const owner = tree?.node(env.agentId);
+          const owner = tree?.registry.node(env.agentId);
           this.resume(actor, snapshot.context);
           this.tree?.resumeRoot(owner);
           this.afterReplay(() => {
@@ -383,7 +383,7 @@ export class Session {
    * owner has it (the NOTIFY that wakes an idle owner comes a macrotask after the settle).
    */
   private treeQuiet(): boolean {
-    return (this.tree?.openTasks ?? 0) === 0 && (this.treeRuntime?.undelivered ?? 0) === 0;
+    return (this.tree?.openTasks ?? 0) === 0 && (this.treeRuntime?.effects.undelivered ?? 0) === 0;
   }
 
   /** Resolves an idle wait once what the session was told is stored (later, while the store waits for its medium). */
@@ -442,7 +442,7 @@ export class Session {
     this.recorder?.stop();
     this.tree?.stop();
     const treeRuntime = this.treeRuntime;
-    if (treeRuntime && treeRuntime.observer === this.tree) treeRuntime.observer = undefined;
+    if (treeRuntime && treeRuntime.effects.observer === this.tree) treeRuntime.effects.observer = undefined;
     for (const close of this.closers.splice(0)) close();
     this.link.close();
     this.sink.close?.();

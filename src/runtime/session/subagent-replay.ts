@@ -36,7 +36,7 @@ export class SubagentReplay {
         for (const taskId of notifiedTaskIds(message)) this.inHistory.add(taskId);
       }
     }
-    this.releaseHeld = tree.holdNotifications(env.agentId);
+    this.releaseHeld = tree.effects.holdNotifications(env.agentId);
   }
 
   /** Its actor runs (its first `agent_start`): the wait for the replay to catch up starts. */
@@ -64,7 +64,7 @@ export class SubagentReplay {
 
   /** A result it had taken in before the crash: open until its notification joins the replayed history. */
   expectAgain(taskId: string): void {
-    const node = this.tree.node(this.env.agentId);
+    const node = this.tree.registry.node(this.env.agentId);
     if (!node || this.rejoining.has(taskId)) return;
     this.rejoining.add(taskId);
     node.openBackground++;
@@ -72,7 +72,7 @@ export class SubagentReplay {
 
   /** A notification joined the replayed history. */
   joined(message: UserMessage): void {
-    const node = this.tree.node(this.env.agentId);
+    const node = this.tree.registry.node(this.env.agentId);
     for (const taskId of notifiedTaskIds(message)) {
       if (!this.rejoining.delete(taskId) || !node) continue;
       node.openBackground--;

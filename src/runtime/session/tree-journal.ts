@@ -16,9 +16,10 @@ import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
 import type { Journaling } from '../env/recording.js';
 import type { Owner } from '../tree/nodes.js';
+import type { OpenedBatch, StartedBatch, TreeObserver } from '../tree/observer.js';
 import type { TaskResult } from '../tree/subagent-tools.js';
 import type { TaskRecord } from '../tree/tasks.js';
-import type { OpenedBatch, StartedBatch, Tree, TreeObserver } from '../tree/tree.js';
+import type { Tree } from '../tree/tree.js';
 import { finishedAgents } from './finished-agents.js';
 import { JournalLink } from './link.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
@@ -77,7 +78,7 @@ export class TreeJournal implements TreeObserver {
       }
     }
     this.grouping();
-    tree.restoreFinished(finishedAgents(records));
+    tree.book.restoreFinished(finishedAgents(records));
     const { bus } = tree;
     this.offs.push(
       bus.on('message_end', (event) => {
@@ -93,7 +94,7 @@ export class TreeJournal implements TreeObserver {
       // A subagent's actor exists once it runs: its recorder then watches it for approval answers.
       bus.on('agent_start', (event) => {
         if (event.agentId === this.rootId) return;
-        const node = this.tree.node(event.agentId);
+        const node = this.tree.registry.node(event.agentId);
         const ref = node?.ref as AnyActorRef | undefined;
         if (!node || !ref) return;
         this.recorders.get(event.agentId)?.watchApprovals(ref);
@@ -110,7 +111,7 @@ export class TreeJournal implements TreeObserver {
         if (!answer) return;
         if (answer.approved) this.approvedAgain(event.toolCallId);
         queueMicrotask(() => {
-          const ref = this.tree.node(event.agentId)?.ref;
+          const ref = this.tree.registry.node(event.agentId)?.ref;
           ref?.send(
             answer.approved
               ? { type: 'APPROVE', toolCallId: event.toolCallId }
@@ -408,7 +409,7 @@ export class TreeJournal implements TreeObserver {
       }
       const result = settledResult(settled);
       const message = notificationMessage(task.taskId, task.agentId, result.status, result.text);
-      this.tree.owe(batch.a, batch.batchId, result, message);
+      this.tree.effects.owe(batch.a, batch.batchId, result, message);
     }
   }
 

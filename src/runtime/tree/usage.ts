@@ -1,12 +1,12 @@
 import { addUsage, emptyUsage, type Usage } from '../../protocol/index.js';
 import type { EventBus } from '../env/bus.js';
-import type { NodeRegistry } from './nodes.js';
+import type { TreeRegistry } from './registry.js';
 
 /** Token accounts of a tree: the whole tree's, and each live agent's subtree (stopped descendants included). */
 export class TreeUsage {
   readonly total: Usage = emptyUsage();
 
-  constructor(bus: EventBus, nodes: NodeRegistry) {
+  constructor(bus: EventBus, nodes: TreeRegistry) {
     bus.on('usage', (event) => {
       addUsage(this.total, event.usage);
       for (const node of nodes.lineage(event.agentId)) addUsage(node.subtreeUsage, event.usage);

@@ -1,0 +1,358 @@
+import type { AnyActorRef } from 'xstate';
+import type { OwnerNotify, PrepareParams, SettleParams, SupervisorInput } from '../../../machines/supervisor/index.js';
+import {
+  addUsage,
+  emptyUsage,
+  INTERRUPTED_TEXT,
+  lastAssistant,
+  type SerializedError,
+  type TurnStopReason,
+  textOf,
+  type UserMessage,
+} from '../../protocol/index.js';
+import type { EventBus } from '../env/bus.js';
+import { AgentEnv, type RunResult } from '../env/env.js';
+import type { AnyActorSystem } from '../env/registry.js';
+import { Transcript } from '../env/transcript.js';
+import type { TreeBook } from './book.js';
+import { type Owner, TreeNode } from './nodes.js';
+import { NotificationOutbox } from './notification-outbox.js';
+import type { TreeObserver } from './observer.js';
+import type { TreeRegistry } from './registry.js';
+import type { SubagentProfiles } from './subagent-profiles.js';
+import type { TaskResult } from './subagent-tools.js';
+import type { Limits } from './supervision-options.js';
+
+const bySystem = new WeakMap<AnyActorSystem, TreeEffects>();
+
+/** The effects of the tree an actor system runs: the supervision machines' implementations find them this way. */
+export function effectsOf(system: AnyActorSystem): TreeEffects {
+  const effects = bySystem.get(system);
+  if (!effects) throw new Error('No supervision tree in this actor system');
+  return effects;
+}
+
+/** An agent went back to idle: its tree (an agent without subagents has none) hears it, with its last turn's end. */
+export function agentIdle(
+  system: AnyActorSystem,
+  agentId: string,
+  stopReason: TurnStopReason | undefined,
+  error: SerializedError | undefined,
+): void {
+  bySystem.get(system)?.idle(agentId, stopReason, error);
+}
+
+/**
+ * What the supervision machines do to the world, for one tree: a task's agent built before its spawn (its
+ * "started" fact), its settle recorded and reported (its "settled" fact), background results delivered through
+ * the outbox, stopped agents released into the archive, and a finished agent's CHILD.DONE. Each reads and writes
+ * the registry and the book it is given; the journal hears each fact through the observer.
+ */
+export class TreeEffects {
+  /** A session journal's recorder, when the tree is durable. */
+  observer?: TreeObserver;
+  private readonly outbox = new NotificationOutbox();
+
+  constructor(
+    private readonly registry: TreeRegistry,
+    private readonly book: TreeBook,
+    private readonly bus: EventBus,
+    private readonly profiles: SubagentProfiles,
+    private readonly limits: Limits,
+  ) {
+    bus.on('agent_start', (event) => {
+      const node = this.registry.registered(event.agentId);
+      if (node?.profile === 'member') this.tellSupervisor(node, 'MEMBER.BUSY');
+    });
+  }
+
+  /** The machines of `system` find these effects from now on. */
+  attach(system: AnyActorSystem): void {
+    bySystem.set(system, this);
+  }
+
+  /** Background results on their way to their owners (see NotificationOutbox): a session is idle only at 0. */
+  get undelivered(): number {
+    return this.outbox.undelivered;
+  }
+
+  supervisorInput(ownerId: string, notifyOwner: boolean): SupervisorInput {
+    return {
+      ownerId,
+      notifyOwner,
+      maxRestarts: this.limits.maxRestarts,
+      restartDelayMs: this.limits.restartDelayMs,
+    };
+  }
+
+  /** A live agent of the tree went back to idle: a member tells its supervisor, a task's agent may be finished. */
+  idle(agentId: string, stopReason: TurnStopReason | undefined, error: SerializedError | undefined): void {
+    const node = this.registry.node(agentId);
+    if (!node) return;
+    node.lastStop = { stopReason, error };
+    if (node.profile === 'member') this.tellSupervisor(node, 'MEMBER.IDLE');
+    else this.checkFinished(node);
+  }
+
+  /**
+   * A task starts (or starts again after a restart): its agent's runtime is built before the task actor spawns
+   * it. A kept agent of an earlier task (a resume) is released from that task first and rebuilt here from its
+   * history. This is where a task's "started" fact happens.
+   */
+  prepareTask(ownerId: string, taskActor: AnyActorRef, params: PrepareParams): void {
+    const record = this.book.tasks.get(params.task.taskId);
+    const owner = this.registry.owner(ownerId);
+    if (!record || !owner || !this.registry.attached) return;
+    record.attempt = params.attempt;
+    this.book.forgetKept(ownerId, params.task.agentId);
+    const previous = this.registry.registered(params.task.agentId);
+    if (previous) {
+      this.finalizeRelease(previous);
+      // The earlier task actor lets go of it (its release finds the agent no longer its own).
+      if (previous.parent !== taskActor) queueMicrotask(() => previous.parent?.send({ type: 'RELEASE' }));
+    }
+    const archived = this.book.archived(params.task.agentId);
+    const messages = record.base ?? (params.attempt === 0 ? archived?.messages : undefined);
+    const env = new AgentEnv(
+      params.task.agentId,
+      owner.id,
+      this.profiles.childSettings(owner.settings, record.profile),
+      new Transcript(messages),
+      this.bus,
+      this.observer?.agentJournal(),
+      record.budget,
+    );
+    const node = new TreeNode(env, owner.depth + 1, record.profile, taskActor, undefined);
+    if (archived && record.base) {
+      addUsage(env.totalUsage, archived.usage);
+      addUsage(node.subtreeUsage, archived.subtreeUsage);
+    }
+    this.book.unarchive(params.task.agentId);
+    this.registry.register(node);
+    node.task = record;
+    this.observer?.taskStarted(node.env, record, params.attempt);
+    node.env.pending.set(params.task.taskId, {
+      startIndex: node.env.transcript.length,
+      resolve: (result: RunResult) => {
+        node.lastOutput = result.output;
+      },
+    });
+    this.bus.publish(owner.origin, {
+      type: 'subagent_start',
+      taskId: record.taskId,
+      childId: record.agentId,
+      batchId: record.batchId,
+      profile: record.profile,
+      background: record.background,
+      ...(params.attempt > 0 ? { attempt: params.attempt } : {}),
+    });
+  }
+
+  /** A member of the root supervisor is about to be spawned: its runtime is built from its config. */
+  prepareMember(agentId: string, supervisor: AnyActorRef): void {
+    const owner = this.registry.rootOwner;
+    if (!owner || !this.registry.attached) return;
+    const pending = this.registry.takeMember(agentId);
+    if (!pending) return;
+    const transcript = new Transcript(pending.messages);
+    const env = new AgentEnv(agentId, owner.id, pending.settings, transcript, this.bus, this.observer?.agentJournal());
+    this.registry.register(new TreeNode(env, 0, 'member', supervisor, undefined));
+  }
+
+  /**
+   * Records a task's end: its result, the events, a background owner's count, the waiting batch; a kept agent
+   * joins its owner's keep-finished window, and the oldest beyond it are released. This is where a task's
+   * "settled" fact happens, once per task.
+   */
+  settleTask(ownerId: string, params: SettleParams): void {
+    const record = this.book.tasks.get(params.taskId);
+    if (record?.status !== 'running') return;
+    const node = this.registry.registered(params.agentId);
+    const result: TaskResult = {
+      taskId: params.taskId,
+      agentId: params.agentId,
+      status: params.status,
+      text: params.text,
+    };
+    if (node?.task === record) {
+      if (params.status === 'completed' && node.lastOutput !== undefined) result.output = node.lastOutput;
+      node.task = undefined;
+      if (params.kept) this.keepFinished(ownerId, node.id);
+    }
+    const batchDone = this.book.tasks.settle(record, result);
+    const error = params.status === 'failed' ? node?.lastStop?.error : undefined;
+    this.observer?.taskSettled(record, result, error);
+    // The settle is stored before anybody hears of it, with one acknowledgement: a listener of `subagent_end` at
+    // once, a swarm's caller before its results reach it, a caller of `result()` once it is stored (the settles of
+    // one tick in one write).
+    const awaited = this.book.takeWaiters(record.taskId);
+    const now = this.bus.wants('subagent_end');
+    if (now || batchDone || awaited) {
+      const then =
+        awaited &&
+        (() => {
+          for (const resolve of awaited) resolve(result);
+        });
+      if (this.observer?.acknowledge) this.observer.acknowledge(now, then);
+      else then?.();
+    }
+    const owner = this.registry.owner(ownerId);
+    if (!owner) return;
+    const usage = node ? { ...node.env.totalUsage } : emptyUsage();
+    this.bus.publish(owner.origin, {
+      type: 'subagent_end',
+      taskId: record.taskId,
+      childId: record.agentId,
+      batchId: record.batchId,
+      status: params.status,
+      usage,
+      ...(error ? { error } : {}),
+    });
+    if (!record.background) return;
+    const delivered = () => this.delivered(owner, record.batchId, result);
+    // An agent has its results when its NOTIFY arrives (see NotificationOutbox); a root supervisor's caller at once.
+    if (owner instanceof TreeNode) this.toOutbox(owner, record.taskId, delivered);
+    else delivered();
+  }
+
+  /**
+   * A background result that settled before a restart and never reached its owner, a subagent rebuilt from the
+   * journal: it is open again until delivered, and goes through the outbox as a settle does (so it waits while
+   * the owner's notifications are held, and joins the other results due to it in one NOTIFY).
+   */
+  owe(ownerId: string, batchId: string, result: TaskResult, message: UserMessage): void {
+    const owner = this.registry.node(ownerId);
+    if (!owner) return;
+    owner.openBackground++;
+    this.toOutbox(owner, result.taskId, () => this.delivered(owner, batchId, result));
+    this.outbox.notify(`notify.${result.taskId}`, message);
+  }
+
+  /**
+   * The supervisor stopped a child (the stop itself runs right after this transition). Its own supervisor is
+   * stopped first, so grandchildren's tasks settle; its runtime is released once the stop has run.
+   */
+  releaseChild(agentId: string, parent?: AnyActorRef): void {
+    const node = this.registry.registered(agentId);
+    // A task actor releasing an agent that a resume has since rebuilt under another task: not its own any more.
+    if (!node || node.released || (parent && node.parent !== parent)) return;
+    this.book.forgetKept(node.env.parentId ?? '', agentId);
+    node.released = true;
+    node.stopSubagents();
+    queueMicrotask(() => this.finalizeRelease(node));
+  }
+
+  /** Keeps the background results of `ownerId` until the returned release is called (see NotificationOutbox.hold). */
+  holdNotifications(ownerId: string): () => void {
+    return this.outbox.hold(ownerId);
+  }
+
+  /** Delivers a background result to its owner, an agent (a root supervisor's tasks notify nobody). */
+  notifyOwner(_ownerId: string, notify: OwnerNotify): void {
+    // It joins the owner's next NOTIFY, with the other results due (NotificationOutbox).
+    this.outbox.notify(notify.inputId, notify.message);
+  }
+
+  /**
+   * A supervisor stops: every open task of its owner settles as interrupted (no notification: the owner is going
+   * too), running agents are interrupted (their histories stay valid), and every agent under the owner is
+   * released with its own subtree. XState stops the actors themselves right after.
+   */
+  stopTasks(ownerId: string): void {
+    for (const record of this.book.tasks.openOf(ownerId)) {
+      const node = this.registry.registered(record.agentId);
+      if (node?.task === record && !node.released) node.ref?.send({ type: 'INTERRUPT' });
+      this.settleTask(ownerId, {
+        taskId: record.taskId,
+        agentId: record.agentId,
+        batchId: record.batchId,
+        background: record.background,
+        status: 'interrupted',
+        text: INTERRUPTED_TEXT,
+        kept: false,
+      });
+    }
+    for (const node of this.registry.all()) {
+      if (node.env.parentId === ownerId && node.profile !== 'member') this.releaseChild(node.id);
+    }
+  }
+
+  /** The tree shuts down: no result is delivered any more. */
+  close(): void {
+    this.outbox.close();
+  }
+
+  /** A member's run starts or ends: its supervisor hears it after the member's transition has settled. */
+  private tellSupervisor(node: TreeNode, type: 'MEMBER.BUSY' | 'MEMBER.IDLE'): void {
+    queueMicrotask(() => {
+      const supervisor = node.parent;
+      if (!node.released && supervisor?.getSnapshot().status === 'active') supervisor.send({ type, agentId: node.id });
+    });
+  }
+
+  private toOutbox(owner: TreeNode, taskId: string, delivered: () => void): void {
+    this.outbox.settled(owner.id, () => (owner.released ? undefined : owner.ref), `notify.${taskId}`, delivered);
+  }
+
+  private delivered(owner: Owner, batchId: string, result: TaskResult): void {
+    const { taskId, agentId: childId, status, text } = result;
+    this.bus.publish(owner.origin, { type: 'notification', taskId, childId, batchId, status, text });
+    owner.openBackground--;
+    if (owner instanceof TreeNode) this.checkFinished(owner);
+  }
+
+  private finalizeRelease(node: TreeNode): void {
+    if (this.registry.registered(node.id) !== node) return;
+    node.released = true;
+    for (const child of node.children ?? []) {
+      const childNode = this.registry.registered(child);
+      if (childNode) this.finalizeRelease(childNode);
+    }
+    this.registry.unregister(node);
+    this.book.archiveNode(node);
+  }
+
+  /** A finished agent stays alive for a quick resume; the oldest beyond `keepFinished` are let go. */
+  private keepFinished(ownerId: string, agentId: string): void {
+    for (const evicted of this.book.keep(ownerId, agentId)) {
+      const node = this.registry.registered(evicted);
+      if (!node || node.released || node.task) continue;
+      // Its task actor takes the release after the transition in progress (its mailbox queues it).
+      node.parent?.send({ type: 'RELEASE' });
+    }
+  }
+
+  /**
+   * A child's task is finished once it is idle with no background children of its own pending: its parent
+   * supervisor then gets CHILD.DONE with the hand-off. Checked after the current transition has settled.
+   */
+  private checkFinished(node: TreeNode): void {
+    if (!node.task || !node.parent) return;
+    queueMicrotask(() => {
+      const task = node.task;
+      if (node.released || !task || task.status !== 'running' || node.openBackground > 0) return;
+      const snapshot = node.ref?.getSnapshot();
+      if (snapshot?.status !== 'active' || !snapshot.matches('idle')) return;
+      const taskActor = node.parent;
+      if (taskActor?.getSnapshot().status !== 'active') return;
+      const { outcome, text } = handOff(node);
+      taskActor.send({ type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text });
+    });
+  }
+}
+
+/** What a finished child hands its parent: its last answer (or validated output), or why it did not finish. */
+function handOff(node: TreeNode): { outcome: 'completed' | 'failed' | 'interrupted'; text: string } {
+  const stop = node.lastStop?.stopReason;
+  const last = textOf(lastAssistant(node.env.transcript.messages));
+  if (stop === 'error') {
+    const why = node.lastStop?.error?.message ?? 'unknown error';
+    return { outcome: 'failed', text: `The subagent failed: ${why}` };
+  }
+  if (stop === 'interrupted') return { outcome: 'interrupted', text: last || 'The subagent was interrupted.' };
+  if (stop === 'budget_exhausted') {
+    return { outcome: 'interrupted', text: `The subagent stopped: ${node.lastStop?.error?.message ?? 'budget spent'}` };
+  }
+  if (node.lastOutput !== undefined) return { outcome: 'completed', text: JSON.stringify(node.lastOutput) };
+  return { outcome: 'completed', text: last };
+}
