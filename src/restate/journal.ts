@@ -18,6 +18,14 @@ export interface JournalScope {
   modelCalls: number;
   /** The tail of the invocation's effect queue (see {@link serially}). */
   tail: Promise<unknown>;
+  /** How many effects have been queued: the last one's place in the queue, the same on every replay. */
+  queued: number;
+  /**
+   * The last model answer: its effect's place in the queue, and whether its run ran in this attempt (`fresh`) rather
+   * than being read back from the journal. Its tool calls start only once it is journaled, so a fresh answer says
+   * that no earlier attempt started any of them (`tool-batch.ts` folds their `started` markers into it).
+   */
+  answered?: { at: number; fresh: boolean };
   /** Counts the effects that really ran in this process (not read back from the journal): for tests and benches. */
   ran: { model: number; tools: number };
   /** Called when Restate cancels the invocation (an effect's await throws `CancelledError`): ends the turn. */
@@ -35,6 +43,7 @@ export function journalScope(ctx: restate.ObjectContext, wait?: JournalScope['wa
     ctx,
     modelCalls: 0,
     tail: Promise.resolve(),
+    queued: 0,
     ran: { model: 0, tools: 0 },
     wait: wait ?? (async (effect) => effect),
   };
@@ -49,6 +58,7 @@ export function journalScope(ctx: restate.ObjectContext, wait?: JournalScope['wa
  * swarm, `swarm.ts`).
  */
 export function serially<T>(scope: JournalScope, effect: () => Promise<T>): Promise<T> {
+  scope.queued++;
   const run = scope.tail.then(effect).catch((error: unknown) => {
     // Restate delivers a cancellation to the await in progress: the turn is interrupted before the error goes on,
     // so the machine closes the open calls and drops what this effect answers.
@@ -99,9 +109,12 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
           wake = undefined;
         };
         let settled = false;
-        const outcomeOf = serially(scope, () =>
-          scope.wait(
+        let fresh = false;
+        const at = scope.queued + 1; // this call's place in the effect queue
+        const outcomeOf = serially(scope, async () => {
+          const outcome = await scope.wait(
             scope.ctx.run<ModelOutcome>(name, async () => {
+              fresh = true;
               scope.ran.model++;
               try {
                 // Interrupted before this call could start (a steer's take, a cancellation): the model is not asked.
@@ -119,8 +132,10 @@ export function journaledModel(scope: JournalScope, model: Model): Model {
                 return journaledError(toModelError(error, model.provider));
               }
             }),
-          ),
-        );
+          );
+          scope.answered = { at, fresh };
+          return outcome;
+        });
         const done = () => {
           settled = true;
           more();

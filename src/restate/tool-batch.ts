@@ -33,11 +33,15 @@ const waiting = new WeakMap<JournalScope, PendingCall[]>();
  * tools run concurrently; one `RestatePromise.all` again, since the SDK takes one await at a time). Journal entries
  * follow call order in each phase, whatever order the tools finish in.
  *
+ * The first group of a batch that is the next effect after the model answer that asked for it has no markers: that
+ * answer's entry is durable before any of its calls begins, so it marks them all, and saves a round-trip and two
+ * entries per call on the common path. A batch after an approval or a timer, and every later group, writes its own.
+ *
  * Exactly once: a journaled result is read back, never produced again. A replay that finds every marker of a group
- * but not a call's result knows the call may have begun in a process that died: it gets an "interrupted by a
- * restart" result (at most once). If a marker of the group was written only now, no tool of the group had started
- * (tools start once all markers are durable), so all of them run. A `safeToRepeat` tool has no marker and runs
- * again when its result is missing (at least once).
+ * (or its answer, read back) but not a call's result knows the call may have begun in a process that died: it gets
+ * an "interrupted by a restart" result (at most once). If a marker of the group (or its answer) was written only
+ * now, no tool of the group had started (tools start once it is durable), so all of them run. A `safeToRepeat` tool
+ * has no marker and runs again when its result is missing (at least once).
  *
  * A tool's `timeoutMs` is a durable timer: `ctx.sleep` raced with the call (taken from the runtime, whose
  * in-process timer a replay would start again from zero); the timer's win aborts the call's signal.
@@ -58,8 +62,14 @@ export function journaledTool(scope: JournalScope, tool: AnyTool, concurrency: n
         queueMicrotask(() => {
           const batch = waiting.get(scope) ?? [];
           waiting.delete(scope);
+          const at = scope.queued + 1; // this batch's place in the effect queue
           serially(scope, async () => {
-            for (let i = 0; i < batch.length; i += concurrency) await runGroup(scope, batch.slice(i, i + concurrency));
+            // Right after the answer that asked for it (no approval, no timer between), the batch's first group
+            // needs no markers of its own: the journaled answer stands for them.
+            const answered = scope.answered?.at === at - 1 ? scope.answered : undefined;
+            for (let i = 0; i < batch.length; i += concurrency) {
+              await runGroup(scope, batch.slice(i, i + concurrency), i === 0 ? answered : undefined);
+            }
           }).catch(() => {}); // each call was told its own outcome
         });
       }).then((outcome) => {
@@ -70,7 +80,11 @@ export function journaledTool(scope: JournalScope, tool: AnyTool, concurrency: n
   };
 }
 
-async function runGroup(scope: JournalScope, group: readonly PendingCall[]): Promise<void> {
+async function runGroup(
+  scope: JournalScope,
+  group: readonly PendingCall[],
+  answered?: JournalScope['answered'],
+): Promise<void> {
   // A call of a group queued behind one that an interrupt caught is closed already: it must not start.
   const calls = group.filter((call) => {
     if (!call.toolCtx.signal.aborted) return true;
@@ -80,7 +94,7 @@ async function runGroup(scope: JournalScope, group: readonly PendingCall[]): Pro
   if (calls.length === 0) return;
   const started = new Set<PendingCall>();
   try {
-    const marked = calls.filter((call) => !call.tool.safeToRepeat);
+    const marked = answered ? [] : calls.filter((call) => !call.tool.safeToRepeat);
     if (marked.length > 0) {
       // Raced with the turn's doorbell (control.ts), like every wait of the turn.
       await scope.wait(
@@ -98,7 +112,7 @@ async function runGroup(scope: JournalScope, group: readonly PendingCall[]): Pro
     for (const call of calls) call.reject(error);
     throw error;
   }
-  const fresh = started.size > 0;
+  const fresh = answered ? answered.fresh : started.size > 0;
   const runs = calls.map((call) => startCall(scope, call, fresh || call.tool.safeToRepeat === true));
   try {
     const outcomes = await scope.wait(restate.RestatePromise.all(runs.map((run) => run.outcome)));
