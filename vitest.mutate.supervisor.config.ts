@@ -6,6 +6,11 @@ export default {
   ...config,
   test: {
     ...config.test,
-    include: ['test/supervisor/machine.test.ts', 'test/supervisor/join.test.ts', 'test/model-based/supervisor.test.ts'],
+    include: [
+      'test/supervisor/machine.test.ts',
+      'test/supervisor/join.test.ts',
+      'test/model-based/supervisor.test.ts',
+      'test/model-based/pool.test.ts',
+    ],
   },
 };
