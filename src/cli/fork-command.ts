@@ -1,17 +1,9 @@
 /** `troupe fork <id> --at <seq>`: a new session from one moment of a recorded tree, edited if asked, then run live. */
-import path from 'node:path';
 import { ForkEditError } from '../runtime/index.js';
 import type { ForkEdit } from '../session/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { type RunIO, resumeCommand } from './run.js';
-import {
-  chooseSession,
-  existingFolder,
-  existingStore,
-  loadSettings,
-  saveSettings,
-  sessionsDir,
-} from './session-files.js';
+import { findRecorded, loadSettings, saveSettings } from './session-files.js';
 
 export const FORK_USAGE = `Usage: troupe fork [options] <id> --at <seq> [--edit-input <text> | --edit-tool-result <call>=<text> |
        --edit-system <text>]
@@ -62,12 +54,14 @@ export async function forkCommand(args: string[], io: RunIO): Promise<number> {
   if (typeof values.at !== 'string' || !Number.isSafeInteger(atSeq) || atSeq < 0) {
     throw new UsageError('--at takes the seq of an event, a whole number from 0');
   }
-  const folder = existingFolder(path.resolve(io.cwd, typeof values.cwd === 'string' ? values.cwd : '.'));
-  const dirFlag = typeof values['sessions-dir'] === 'string' ? values['sessions-dir'] : undefined;
-  const dir = sessionsDir(folder, dirFlag, io.env, io.cwd);
-  const manager = existingStore(dir);
-  const id = chooseSession(manager, dir, wanted);
-  if (!manager) throw new UsageError(`no sessions in ${dir}`);
+  const { dir, manager, id } = findRecorded(
+    io,
+    {
+      ...(typeof values.cwd === 'string' ? { cwd: values.cwd } : {}),
+      ...(typeof values['sessions-dir'] === 'string' ? { sessionsDir: values['sessions-dir'] } : {}),
+    },
+    wanted,
+  );
   const edit = editOf(values['edit-input'], values['edit-tool-result'], values['edit-system']);
   let forkId: string;
   try {

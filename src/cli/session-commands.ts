@@ -4,12 +4,11 @@ import { type AgentEvent, textOf, type Usage } from '../index.js';
 import { addUsage, emptyUsage } from '../protocol/index.js';
 import type { SessionInfo } from '../runtime/index.js';
 import { ownRecords, sortedJson } from '../runtime/session/replay.js';
-import { type JournalRecord, readJournal } from '../session/index.js';
-import { createWorkspaceTools } from '../tools/builtin/index.js';
+import type { JournalRecord } from '../session/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import { costOf } from './prices.js';
 import type { RunIO } from './run.js';
-import { chooseSession, existingFolder, existingStore, loadSettings, sessionsDir } from './session-files.js';
+import { existingFolder, existingStore, findRecorded, loadSettings, rerun, sessionsDir } from './session-files.js';
 import { JsonView, PlainView, type View } from './views.js';
 
 const WHERE = `  -C, --cwd <dir>       the folder the sessions were run in (default: the current one)
@@ -136,34 +135,10 @@ export async function replayCommand(args: string[], io: RunIO): Promise<number> 
   const [wanted, ...extra] = positionals;
   if (!wanted) throw new UsageError('no session: troupe replay <id> (troupe sessions lists them)');
   if (extra.length > 0) throw new UsageError('too many arguments: troupe replay <id>');
-  const { folder: here, dir } = where(values, io);
-  const manager = existingStore(dir);
-  const id = chooseSession(manager, dir, wanted);
-  if (!manager) throw new UsageError(`no sessions in ${dir}`);
-  const journal = readJournal(manager.store, id, () => {});
-  if (!journal) throw new UsageError(`no session "${id}" in ${dir}`);
-  const settings = loadSettings(dir, id);
-  const folder = settings?.folder ?? here;
-  // The tools are the run's own, for their schemas: a replay validates calls as the run did, but runs none.
-  const workspace = await createWorkspaceTools({ roots: folder }).catch(() => undefined);
-  const asked = new Set(journal.records.flatMap((r) => (r.k === 'asked' ? [r.id] : [])));
-  const answered = new Set(journal.records.flatMap((r) => (r.k === 'approval' ? [r.id] : [])));
+  const recorded = findRecorded(io, { cwd: values.cwd, sessionsDir: values['sessions-dir'] }, wanted);
+  const { journal, settings, config, close } = await rerun(recorded);
   try {
-    const replay = await manager.replay(id, {
-      id: journal.header.agentId,
-      tools: workspace?.tools ?? [],
-      maxSteps: settings?.maxSteps ?? 40,
-      permissions: { mode: settings?.mode ?? 'default', cwd: folder },
-      // The run asked a person about exactly these calls, and their recorded answers are given again; a question
-      // the journal holds no answer to is refused rather than left waiting. Every other call the run let through,
-      // some by an "always" this replay does not know of.
-      policy: (call) =>
-        answered.has(call.id)
-          ? 'ask'
-          : asked.has(call.id)
-            ? { decision: 'deny', reason: 'Replay: the journal holds no answer to this question.' }
-            : 'allow',
-    });
+    const replay = await recorded.manager.replay(recorded.id, config);
     return show(
       replay.events,
       journal.records,
@@ -173,7 +148,7 @@ export async function replayCommand(args: string[], io: RunIO): Promise<number> 
       io,
     );
   } finally {
-    await workspace?.close();
+    await close();
   }
 }
 

@@ -1,11 +1,15 @@
 /**
  * Where `troupe` keeps sessions, and what it remembers of each run besides the journal: the folder, the model and
- * the mode it ran with, so that `troupe resume` and `troupe replay` need nothing but the session's id.
+ * the mode it ran with, so that `troupe resume` and `troupe replay` need nothing but the session's id; and how
+ * `replay`, `test` and `fork` find a recorded session and configure its agent again.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type SessionManager, sessions } from '../index.js';
 import type { PermissionMode } from '../permissions/types.js';
+import type { ReplayConfig } from '../runtime/replay-agents.js';
+import { readJournal } from '../session/index.js';
+import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { UsageError } from './model-choice.js';
 
 /** What a session run was started with (`<id>.run.json` beside the journal). */
@@ -86,4 +90,67 @@ export function chooseSession(manager: SessionManager | undefined, dir: string, 
   const [latest] = known.filter((info) => info.status !== 'damaged').sort((a, b) => b.lastActivity - a.lastActivity);
   if (!latest) throw new UsageError(`no sessions in ${dir} (start one with troupe run --session "<task>")`);
   return latest.id;
+}
+
+/** A recorded session, as `troupe replay`, `test` and `fork` find it. */
+export interface Recorded {
+  /** The folder `-C` names (checked). */
+  here: string;
+  /** Where its sessions are kept. */
+  dir: string;
+  manager: SessionManager;
+  id: string;
+}
+
+/** The session `wanted` among those recorded in the folder `-C` names (`cwd`), or in `--sessions-dir`. */
+export function findRecorded(
+  io: { cwd: string; env: NodeJS.ProcessEnv },
+  flags: { cwd?: string; sessionsDir?: string },
+  wanted: string,
+): Recorded {
+  const here = existingFolder(path.resolve(io.cwd, flags.cwd ?? '.'));
+  const dir = sessionsDir(here, flags.sessionsDir, io.env, io.cwd);
+  const manager = existingStore(dir);
+  const id = chooseSession(manager, dir, wanted);
+  if (!manager) throw new UsageError(`no sessions in ${dir}`);
+  return { here, dir, manager, id };
+}
+
+/** What a recorded session is run again with, offline (`troupe replay`, `troupe test`). */
+export interface Rerun {
+  journal: NonNullable<ReturnType<typeof readJournal>>;
+  settings: RunSettings | undefined;
+  config: ReplayConfig;
+  close(): Promise<void>;
+}
+
+/**
+ * The session's root agent as its run configured it: the run's settings, and its workspace tools for their schemas
+ * (a replay validates calls as the run did; without the folder, it runs with none). The run asked a person about
+ * exactly the calls the journal holds a question for: their recorded answers are given again, and a question the
+ * journal holds no answer to is refused rather than left waiting. Every other call the run let
+ * through, some by an "always" a replay does not know of.
+ */
+export async function rerun(recorded: Recorded): Promise<Rerun> {
+  const { manager, dir, id } = recorded;
+  const journal = readJournal(manager.store, id, () => {});
+  if (!journal) throw new UsageError(`no session "${id}" in ${dir}`);
+  const settings = loadSettings(dir, id);
+  const folder = settings?.folder ?? recorded.here;
+  const workspace = await createWorkspaceTools({ roots: folder }).catch(() => undefined);
+  const asked = new Set(journal.records.flatMap((r) => (r.k === 'asked' ? [r.id] : [])));
+  const answered = new Set(journal.records.flatMap((r) => (r.k === 'approval' ? [r.id] : [])));
+  const config: ReplayConfig = {
+    id: journal.header.agentId,
+    tools: workspace?.tools ?? [],
+    maxSteps: settings?.maxSteps ?? 40,
+    permissions: { mode: settings?.mode ?? 'default', cwd: folder },
+    policy: (call) =>
+      answered.has(call.id)
+        ? 'ask'
+        : asked.has(call.id)
+          ? { decision: 'deny', reason: 'The journal holds no answer to this question.' }
+          : 'allow',
+  };
+  return { journal, settings, config, close: async () => workspace?.close() };
 }

@@ -1,11 +1,8 @@
 /** `troupe test <id>`: a recorded session run against the current build; the first divergence printed, exit 1. */
-import path from 'node:path';
-import { readJournal } from '../session/index.js';
 import { replaySessionAsTest, SessionDivergence } from '../testing/index.js';
-import { createWorkspaceTools } from '../tools/builtin/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import type { RunIO } from './run.js';
-import { chooseSession, existingFolder, existingStore, loadSettings, sessionsDir } from './session-files.js';
+import { findRecorded, rerun } from './session-files.js';
 
 export const TEST_USAGE = `Usage: troupe test [options] <id>
 
@@ -35,40 +32,17 @@ export async function testCommand(args: string[], io: RunIO): Promise<number> {
   }
   const [wanted, ...extra] = positionals;
   if (!wanted || extra.length > 0) throw new UsageError('troupe test <id> (troupe sessions lists them)');
-  const here = existingFolder(path.resolve(io.cwd, values.cwd ?? '.'));
-  const dir = sessionsDir(here, values['sessions-dir'], io.env, io.cwd);
-  const manager = existingStore(dir);
-  const id = chooseSession(manager, dir, wanted);
-  if (!manager) throw new UsageError(`no sessions in ${dir}`);
-  const journal = readJournal(manager.store, id, () => {});
-  if (!journal) throw new UsageError(`no session "${id}" in ${dir}`);
-  const settings = loadSettings(dir, id);
-  const folder = settings?.folder ?? here;
-  const workspace = await createWorkspaceTools({ roots: folder });
-  const asked = new Set(journal.records.flatMap((r) => (r.k === 'asked' ? [r.id] : [])));
-  const answered = new Set(journal.records.flatMap((r) => (r.k === 'approval' ? [r.id] : [])));
+  const recorded = findRecorded(io, { cwd: values.cwd, sessionsDir: values['sessions-dir'] }, wanted);
+  const { journal, config, close } = await rerun(recorded);
   try {
-    await replaySessionAsTest(journal.records, {
-      id: journal.header.agentId,
-      tools: workspace.tools,
-      maxSteps: settings?.maxSteps ?? 40,
-      permissions: { mode: settings?.mode ?? 'default', cwd: folder },
-      // As troupe replay: the recorded answers are given again to the questions the run asked, a question the
-      // journal holds no answer to is refused rather than left waiting, and the other calls go through.
-      policy: (call) =>
-        answered.has(call.id)
-          ? 'ask'
-          : asked.has(call.id)
-            ? { decision: 'deny', reason: 'The journal holds no answer to this question.' }
-            : 'allow',
-    });
-    io.stdout.write(`session ${id} did what it recorded\n`);
+    await replaySessionAsTest(journal.records, config);
+    io.stdout.write(`session ${recorded.id} did what it recorded\n`);
     return 0;
   } catch (error) {
     if (!(error instanceof SessionDivergence)) throw error;
     io.stdout.write(`${error.message}\n`);
     return 1;
   } finally {
-    await workspace.close();
+    await close();
   }
 }
