@@ -1,10 +1,9 @@
 /** The `troupe` command: `run` drives an agent on a folder; `inspect` serves the offline inspector. */
-import { isLoopbackHost } from '../inspect/protocol.js';
-import { type InspectorServer, startInspectorServer } from '../inspect/server.js';
+import type { InspectorServer } from '../inspect/server.js';
 import { redactSecrets } from '../protocol/index.js';
-import { runDemo } from './demo.js';
 import { forkCommand } from './fork-command.js';
-import { parseCommandLine, UsageError } from './model-choice.js';
+import { inspectCommand } from './inspect-command.js';
+import { UsageError } from './model-choice.js';
 import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
 import { replayCommand, sessionsCommand } from './session-commands.js';
 import { testCommand } from './test-command.js';
@@ -18,7 +17,7 @@ Commands:
   replay <id>          run a recorded session again offline, from its journal, and print its events
   fork <id> --at <seq> a new session from one moment of a recorded one, edited if asked, run live
   test <id>            run a recorded session against this build; exit 1 with its first divergence
-  inspect              serve the offline inspector (troupe inspect --help)
+  inspect [<id|file>]  serve the offline inspector; given a session, its timeline (troupe inspect --help)
   hosted <command>     drive agents hosted on Restate: prompt, send, attach, steer, interrupt, approvals, approve,
                        deny, history, usage (troupe hosted --help)
   help                 this text
@@ -26,45 +25,6 @@ Commands:
 Each command takes --help.
 
 Try it without a key, in any folder: troupe run --offline "Tell me about this project"`;
-
-const INSPECT_USAGE = `Usage: troupe inspect [--port <n>] [--host 127.0.0.1|localhost] [--demo]
-
-Serves the offline inspector on a loopback address and prints two lines: the page to open in a browser, and the
-TROUPE_INSPECT value a program gives connectInspector() to stream its agents there and take approvals from it.
---demo also runs a small offline swarm whose file writes wait for your approval on the page.`;
-
-async function inspect(args: string[], out: (line: string) => void): Promise<InspectorServer | undefined> {
-  const { values } = parseCommandLine({
-    args,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      demo: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    out(INSPECT_USAGE);
-    return undefined;
-  }
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError(`--port: not a port number: ${values.port}`);
-  }
-  if (values.host !== undefined && !isLoopbackHost(values.host)) {
-    throw new UsageError(
-      `--host: the inspector listens on loopback only (127.0.0.1, localhost), not on ${values.host}`,
-    );
-  }
-  const server = await startInspectorServer({ port, ...(values.host ? { host: values.host } : {}) });
-  out(`Troupe inspector: open ${server.pageUrl}`);
-  out(`Connect a program with: TROUPE_INSPECT='${server.connectUrl}'`);
-  if (values.demo) {
-    out('Demo: a swarm is starting; open the page to watch it and answer its approvals.');
-    void runDemo({ url: server.connectUrl, log: out }).catch((error: unknown) => out(`demo failed: ${String(error)}`));
-  }
-  return server;
-}
 
 /**
  * Runs one `troupe` command. Returns the inspector server for `inspect` (the caller keeps it running), nothing
@@ -82,7 +42,7 @@ export async function main(
       process.exitCode = await guarded(
         'inspect',
         async () => {
-          server = await inspect(rest, out);
+          server = await inspectCommand(rest, out, io);
           return 0;
         },
         io,

@@ -13,6 +13,7 @@ import {
   parseCommand,
   type UiMessage,
 } from './protocol.js';
+import { type RecordedSessions, SessionRoutes } from './server/sessions.js';
 
 export interface InspectorServerOptions {
   /** Only loopback addresses are accepted (default 127.0.0.1). */
@@ -23,6 +24,8 @@ export interface InspectorServerOptions {
   token?: string;
   /** Frames kept for pages that open later (default 50 000; the oldest go first). */
   maxFrames?: number;
+  /** Recorded sessions the page lists, opens as a timeline and forks (`troupe inspect <session>`). */
+  sessions?: RecordedSessions;
 }
 
 export interface InspectorServer {
@@ -44,8 +47,10 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   '/chart.js': { file: 'chart.js', type: SCRIPT },
   '/controls.js': { file: 'controls.js', type: SCRIPT },
   '/dom.js': { file: 'dom.js', type: SCRIPT },
+  '/fork.js': { file: 'fork.js', type: SCRIPT },
   '/panels.js': { file: 'panels.js', type: SCRIPT },
   '/store.js': { file: 'store.js', type: SCRIPT },
+  '/timeline.js': { file: 'timeline.js', type: SCRIPT },
   '/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 
@@ -88,6 +93,7 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
   if (!isLoopbackHost(host)) throw new Error(`troupe inspect listens on loopback only, not on ${host}`);
   const token = options.token ?? randomBytes(24).toString('base64url');
   const maxFrames = options.maxFrames ?? 50_000;
+  const routes = options.sessions ? new SessionRoutes(options.sessions) : undefined;
   const dir = pageDir();
   const files = new Map<string, Buffer>();
   const read = (name: string, path: string) => {
@@ -144,6 +150,16 @@ export async function startInspectorServer(options: InspectorServerOptions = {})
       return;
     }
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
+    if (SessionRoutes.handles(url.pathname)) {
+      // A fork is the one request that changes anything: only our own page may send it, never another site.
+      const foreign = req.method !== 'GET' && !origins().has(req.headers.origin ?? '');
+      if (!sameSecret(url.searchParams.get('token'), token) || foreign || !routes) {
+        res.writeHead(403, { 'Content-Type': 'text/plain' }).end('forbidden\n');
+        return;
+      }
+      void routes.answer(req, res, url);
+      return;
+    }
     if (req.method !== 'GET') {
       res.writeHead(405, { 'Content-Type': 'text/plain' }).end('method not allowed\n');
       return;

@@ -105,8 +105,8 @@ export function timelineOf(records: readonly JournalRecord[]): Timeline {
         return;
       }
       case 'turn_end': {
-        const span = turns.get(record.a);
-        if (span) Object.assign(span, { to: seq, open: false });
+        for (const open of [turns.get(record.a), steps.get(record.a)])
+          if (open) Object.assign(open, { to: seq, open: false });
         turns.delete(record.a);
         steps.delete(record.a);
         return;

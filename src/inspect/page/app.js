@@ -4,8 +4,10 @@
 import { installZoomAndPan, renderChart } from './chart.js';
 import { renderControls } from './controls.js';
 import { $ } from './dom.js';
+import { renderFork, renderMessages } from './fork.js';
 import { renderApprovals, renderBatches, renderLog, renderRuns, renderTree, renderUsage } from './panels.js';
 import { actors, onMessage, sent, view } from './store.js';
+import { recorded, renderTimeline, scrubTo, startRecorded } from './timeline.js';
 
 const token = new URLSearchParams(location.search).get('token') ?? '';
 let socket = null;
@@ -25,11 +27,23 @@ function send(actor, command, fields = {}) {
 
 function select(key) {
   view.selectedKey = key;
+  // A recorded agent's messages and events come with the moment: asked again for the one selected.
+  if (recorded.on) void scrubTo(recorded.seq ?? 0);
   schedule();
 }
 
 function render() {
   const selected = view.selectedKey ? actors.get(view.selectedKey) : null;
+  if (recorded.on) {
+    renderTimeline();
+    renderTree();
+    renderFork();
+    renderMessages();
+    renderUsage(select);
+    renderLog(selected);
+    renderChart(selected);
+    return;
+  }
   renderRuns();
   renderTree();
   renderApprovals(send);
@@ -70,8 +84,12 @@ function connect(since) {
   });
 }
 
-/** Everything so far over plain HTTP first, drawn at once: the first paint already shows the selected chart. */
+/**
+ * Everything so far over plain HTTP first, drawn at once: the first paint already shows the selected chart. An
+ * inspector given recorded sessions opens one as a timeline instead, and still takes live runs (a fork's).
+ */
 async function boot() {
+  if (await startRecorded(token, schedule)) return;
   let since = 0;
   try {
     const response = await fetch(`/frames?token=${encodeURIComponent(token)}`);
