@@ -3,8 +3,8 @@
  * hosted on Restate with 1 and with 3 worker processes, and a latency-bound swarm (1,000 agents at once, two model
  * calls of 1.5 s with a tool call between) on 1 worker, each against the same swarm embedded in the same run; then
  * what a turn and a step cost in invocations, journal entries and round-trips, read back from the server's own
- * journal (the admin API's `sys_journal`), and the targets as ratios of this run. It writes nothing and fails only
- * when a run's results are wrong.
+ * journal (the admin API's `sys_journal`), and the targets as ratios of this run. The report replaces the Restate
+ * part at the end of bench/results.md (`--smoke` writes nothing); the run fails only when a run's results are wrong.
  *
  *   npm run bench:restate                      W3's full size (500 agents, 100 at a time), 3 rounds
  *   npm run bench:restate -- --agents 100      a smaller W3
@@ -30,6 +30,7 @@ import { FINAL_TEXT } from './fixtures.js';
 import type { Measurement } from './measure.js';
 import { median } from './measure.js';
 import { compareHosts } from './restate-hosts.js';
+import { writeRestateSection } from './restate-section.js';
 import { check, pool } from './workload.js';
 
 const args = process.argv.slice(2);
@@ -368,6 +369,10 @@ async function w3(): Promise<void> {
     ),
   );
   process.stdout.write(`${out.join('\n')}\n`);
+  if (!smoke) {
+    writeRestateSection(out.join('\n'));
+    log('wrote its report at the end of bench/results.md');
+  }
 }
 
 /**

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Measurement, median } from './measure.js';
 import { type ReportInput, renderMarkdown } from './report.js';
+import { restateSection } from './restate-section.js';
 import type { WorkloadId } from './workload.js';
 import { implsOf, WORKLOADS } from './workloads.js';
 
@@ -119,7 +120,9 @@ const input: ReportInput = {
 const markdown = renderMarkdown(input);
 process.stdout.write(`${markdown}\n`);
 if (write) {
-  await writeFile(resultsMd, markdown);
+  // bench:restate's report, kept at the end.
+  const kept = restateSection();
+  await writeFile(resultsMd, kept ? `${markdown}\n${kept}` : markdown);
   await writeFile(resultsJson, `${JSON.stringify(input, null, 2)}\n`);
   process.stderr.write('wrote bench/results.md and bench/results.json\n');
 }
