@@ -46,12 +46,13 @@ const childActorId = (context: PoolContext, child: number): string =>
   context.depth === 0 ? taskActorId(child) : poolActorId(child);
 /**
  * The child pools that get no more tasks once the task at `index` has started: the batch starts tasks in order, so
- * every one before its child, and its child too when the task is the last it holds.
+ * no child after its child exists yet, and every one before it is passed; its child too when the task is the last
+ * it holds.
  */
 function passedBy(context: PoolContext, index: number): number[] {
+  if ((index + 1) % spanOf(context.depth) === 0) return context.unsealed;
   const child = childOf(context, index);
-  const last = (index + 1) % spanOf(context.depth) === 0;
-  return context.unsealed.filter((open) => open < child || (last && open === child));
+  return context.unsealed.filter((open) => open !== child);
 }
 
 const SEAL = { type: 'SEAL' } as const;
