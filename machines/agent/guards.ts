@@ -1,3 +1,4 @@
+import { notificationDelivery } from '../../src/protocol/index.js';
 import type { AgentCommand, AgentContext, AgentMachineEvent, TurnInput, WorkerReply } from './types.js';
 
 /** The agent chart's guards (chart.ts names them): pure questions about the context and the event in hand. */
@@ -118,6 +119,11 @@ export const agentGuards = {
   isBudgetOfThisTurn: ({ context, event }) => command<'BUDGET_EXHAUSTED'>(event).turn === context.turn,
   stepLimitReached: ({ context }) => context.step >= context.maxSteps,
   hasQueuedInput: ({ context }) => context.queue.length > 0,
-  wakesOnNotification: ({ context, event }) => context.wakeOnNotification && command<'NOTIFY'>(event).wake !== false,
+  // Checked in `idle`: a running agent takes every notification at its next step boundary.
+  wakesOnNotification: ({ context, event }) =>
+    notificationDelivery({
+      running: false,
+      wakes: context.wakeOnNotification && command<'NOTIFY'>(event).wake !== false,
+    }) === 'wake',
   isSupervising: ({ context }) => context.supervising,
 } satisfies Record<string, (args: GuardArgs) => boolean>;

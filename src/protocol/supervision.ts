@@ -1,3 +1,4 @@
+import type { TurnStopReason } from './events.js';
 import type { UserMessage } from './messages.js';
 
 /**
@@ -115,6 +116,68 @@ export const CANCELLED_TEXT = 'The task was cancelled before it finished.';
 export const JOINED_TEXT = "The task was cancelled: its batch's join policy was decided without it.";
 /** The hand-off text of a task whose turn was interrupted before it finished. */
 export const INTERRUPTED_TEXT = 'The task was interrupted before it finished.';
+
+/**
+ * Why a task is ended from outside: its batch's join policy was decided without it (`joined`), its owner's call was
+ * interrupted (`interrupted`), `task_cancel` (`cancelled`), or its owner was stopped (`stopped`).
+ */
+export type TaskEndCause = 'joined' | 'interrupted' | 'cancelled' | 'stopped';
+
+/** What a task ended from outside reports, queued or running: its status and the hand-off its parent reads. */
+export interface TaskEnd {
+  status: 'cancelled' | 'interrupted';
+  text: string;
+}
+
+const TASK_ENDS: Record<TaskEndCause, TaskEnd> = {
+  joined: { status: 'cancelled', text: JOINED_TEXT },
+  interrupted: { status: 'interrupted', text: INTERRUPTED_TEXT },
+  cancelled: { status: 'cancelled', text: CANCELLED_TEXT },
+  stopped: { status: 'interrupted', text: INTERRUPTED_TEXT },
+};
+
+/** The end a task is given for `cause`: both hosts' supervisors settle the tasks they end with it. */
+export function taskEnd(cause: TaskEndCause): TaskEnd {
+  return TASK_ENDS[cause];
+}
+
+/** How a child's last turn ended: what its parent's hand-off is made from. */
+export interface ChildTurnEnd {
+  stopReason?: TurnStopReason;
+  /** Why it failed or ran out, when it did. */
+  error?: { message: string };
+  /** Its last answer's text. */
+  text: string;
+  /** Its validated output, when its profile has an output schema. */
+  output?: unknown;
+}
+
+/** What a finished child hands its parent: its last answer (or validated output), or why it did not finish. */
+export function handOffOf(end: ChildTurnEnd): { status: 'completed' | 'failed' | 'interrupted'; text: string } {
+  if (end.stopReason === 'error') {
+    return { status: 'failed', text: `The subagent failed: ${end.error?.message ?? 'unknown error'}` };
+  }
+  if (end.stopReason === 'interrupted')
+    return { status: 'interrupted', text: end.text || 'The subagent was interrupted.' };
+  if (end.stopReason === 'budget_exhausted') {
+    return { status: 'interrupted', text: `The subagent stopped: ${end.error?.message ?? 'budget spent'}` };
+  }
+  if (end.output !== undefined) return { status: 'completed', text: JSON.stringify(end.output) };
+  return { status: 'completed', text: end.text };
+}
+
+/**
+ * Where a child's result goes, by the state of the agent it is for: into its running turn at the next step boundary
+ * (`step`), a turn of its own that it opens (`wake`: idle, and it wakes for notifications), or held for its next
+ * turn's first step (`hold`). The agent machine's NOTIFY decides by it, and the Restate host before it runs a turn
+ * for one.
+ */
+export type NotificationDelivery = 'step' | 'wake' | 'hold';
+
+export function notificationDelivery(agent: { running: boolean; wakes: boolean }): NotificationDelivery {
+  if (agent.running) return 'step';
+  return agent.wakes ? 'wake' : 'hold';
+}
 
 /** Escapes text for the notification envelope, so that a child cannot close or forge it. */
 export function escapeEnvelope(text: string): string {

@@ -1,6 +1,6 @@
 // Over 400 lines: the agent's virtual object is every handler Restate calls on one agent, registered together.
 import * as restate from '@restatedev/restate-sdk';
-import { addUsage, emptyUsage, hostedAgent, SubagentConfigs, type TurnStopReason } from '../host/index.js';
+import { addUsage, emptyUsage, handOffOf, hostedAgent, SubagentConfigs, type TurnStopReason } from '../host/index.js';
 import {
   type Agent,
   type AgentConfig,
@@ -38,7 +38,7 @@ import {
   type TaskRecord,
 } from './subagent-tasks.js';
 import { foregroundHandler, type HostedSupervision, hostedSubagentTools, subagentTool } from './subagents.js';
-import { CANCELLED, handOffOf, type RunAnswer, type RunRequest, type Spent } from './swarm.js';
+import { CANCELLED, type RunAnswer, type RunRequest, type Spent } from './swarm.js';
 import { type BookStart, bookedResult, callBook, reopenTasksOf, sendBook, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
@@ -276,13 +276,14 @@ export function agentObject(options: AgentObjectOptions) {
     }
     // A result that comes while the turn runs joins its next step (not once the agent is idle: its
     // `notify` delivers it then).
+    const seams = hostedAgent(agent);
     control.attach(agent, (message) => {
-      if (!agent.actor.getSnapshot().matches('running')) return false;
-      hostedAgent(agent).notify([message]);
+      if (seams.delivery() !== 'step') return false;
+      seams.notify([message]);
       return true;
     });
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
-    if (notes.length > 0) hostedAgent(agent).notify(notes, { wake: false });
+    if (notes.length > 0) seams.notify(notes, { wake: false });
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
     // interrupted, and its task reported `cancelled`.
     let cancelled = false;
@@ -330,7 +331,7 @@ export function agentObject(options: AgentObjectOptions) {
       // Notifications the machine still holds (the turn was interrupted before the step they waited for) stay for
       // the next turn, injected in the idle agent: kept with the taken ids, so their
       // `notify` runs no turn. The rest of the kept ones are in the turn just stored.
-      const left = agent.actor.getSnapshot().context.injections.filter((message) => message.source === 'notification');
+      const left = seams.held();
       await recordTaken(ctx, control.taken, results, left);
       if (left.length > 0) ctx.set(NOTES, left);
       else if (notes.length > 0) ctx.clear(NOTES);

@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationMessage, restartDecision } from '../host/index.js';
+import { notificationDelivery, notificationMessage, restartDecision } from '../host/index.js';
 import type { BudgetLimits, Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
 import type { HostedSupervision } from './subagents.js';
@@ -252,7 +252,8 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
         // No turn took it (or none stored it): delivered here, so no later turn may take it.
         await withdrawResult(ctx, host.name, taskId);
       }
-      if (!(await host.wakes(ctx))) {
+      // No turn of this agent runs while its exclusive `notify` does: the result wakes it, or waits for its next turn.
+      if (notificationDelivery({ running: false, wakes: await host.wakes(ctx) }) === 'hold') {
         ctx.set(NOTES, [...((await ctx.get<UserMessage[]>(NOTES)) ?? []), message]);
         await reportKept();
         return null;

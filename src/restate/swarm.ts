@@ -1,14 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import {
-  CANCELLED_TEXT,
-  INTERRUPTED_TEXT,
-  JOINED_TEXT,
-  type JoinPolicy,
-  joinDecided,
-  type RestartOptions,
-  restartDecision,
-} from '../host/index.js';
-import type { BudgetLimits, RunResult, TaskResult } from '../index.js';
+import { type JoinPolicy, joinDecided, type RestartOptions, restartDecision, taskEnd } from '../host/index.js';
+import type { BudgetLimits, TaskResult } from '../index.js';
 import type { JournalScope } from './journal.js';
 
 /**
@@ -44,7 +36,7 @@ export interface Spent {
 }
 
 /** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator). */
-export const CANCELLED: HandOff = { status: 'cancelled', text: CANCELLED_TEXT };
+export const CANCELLED: HandOff = taskEnd('cancelled');
 
 /**
  * What a child's `run` handler answers: its hand-off, or `waiting` when its turn has ended with background children
@@ -94,21 +86,6 @@ export interface BatchOptions extends RestartOptions {
   /** Tasks running at once; the rest wait for a free place. */
   concurrency: number;
   join?: JoinPolicy;
-}
-
-/** A turn's end as a parent hears it (the embedded tree's `handOff`, from a hosted turn's result). */
-export function handOffOf(result: RunResult): HandOff {
-  if (result.stopReason === 'error') {
-    return { status: 'failed', text: `The subagent failed: ${result.error?.message ?? 'unknown error'}` };
-  }
-  if (result.stopReason === 'interrupted') {
-    return { status: 'interrupted', text: result.text || 'The subagent was interrupted.' };
-  }
-  if (result.stopReason === 'budget_exhausted') {
-    return { status: 'interrupted', text: `The subagent stopped: ${result.error?.message ?? 'budget spent'}` };
-  }
-  if (result.output !== undefined) return { status: 'completed', text: JSON.stringify(result.output) };
-  return { status: 'completed', text: result.text };
 }
 
 /** A batch being run: its tasks, its policy, and how far it is. */
@@ -186,13 +163,7 @@ export async function runBatches(
     releaseRest(batch);
     batch.done(
       batch.tasks.map(
-        (task, index) =>
-          batch.results[index] ?? {
-            taskId: task.taskId,
-            agentId: task.agentId,
-            status: 'cancelled',
-            text: JOINED_TEXT,
-          },
+        (task, index) => batch.results[index] ?? { taskId: task.taskId, agentId: task.agentId, ...taskEnd('joined') },
       ),
     );
   };
@@ -231,7 +202,7 @@ export async function runBatches(
       for (const place of places) await stop(ctx, place);
       for (const batch of open) {
         releaseRest(batch);
-        batch.done(batch.tasks.map((task) => ({ ...ids(task), status: 'interrupted', text: INTERRUPTED_TEXT })));
+        batch.done(batch.tasks.map((task) => ({ ...ids(task), ...taskEnd('interrupted') })));
       }
       return;
     }

@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
-import { CANCELLED_TEXT, INTERRUPTED_TEXT, notificationMessage, type TaskStatus } from '../host/index.js';
+import { notificationMessage, type TaskStatus, taskEnd } from '../host/index.js';
 import type { TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
@@ -183,7 +183,7 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
   /** A task stopped with its cancelled owner: its child cancelled, and the child's own tasks stopped in turn. */
   const stopTask = async (ctx: restate.ObjectContext, taskId: string, record: BookedTask) => {
     if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
-    await conclude(ctx, taskId, { ...record, status: 'interrupted', text: INTERRUPTED_TEXT }, false);
+    await conclude(ctx, taskId, { ...record, ...taskEnd('stopped') }, false);
     stopTasksOf(ctx, agentObjectName, record.agentId);
   };
   return restate.object({
@@ -194,12 +194,7 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
         if (await ctx.get<BookedTask>(recordKey(request.taskId))) return null;
         if (await ctx.get<boolean>(STOPPED)) {
           // Sent by a turn of the owner that its cancellation had not reached yet: nothing starts (its slot back).
-          const never: BookedTask = {
-            agentId: request.agentId,
-            root: request.root,
-            status: 'interrupted',
-            text: INTERRUPTED_TEXT,
-          };
+          const never: BookedTask = { agentId: request.agentId, root: request.root, ...taskEnd('stopped') };
           await conclude(ctx, request.taskId, never, false);
           return null;
         }
@@ -245,7 +240,7 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
         if (!record) return 'unknown';
         if (record.status !== 'running') return 'finished';
         if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
-        await conclude(ctx, input.taskId, { ...record, status: 'cancelled', text: CANCELLED_TEXT });
+        await conclude(ctx, input.taskId, { ...record, ...taskEnd('cancelled') });
         // Its subtree stops with it (the child may have no turn running to hear its cancellation: it may be
         // waiting for its own background tasks).
         stopTasksOf(ctx, agentObjectName, record.agentId);

@@ -1,9 +1,9 @@
-import { INTERRUPTED_TEXT, JOINED_TEXT } from '../../../src/protocol/index.js';
+import { taskEnd } from '../../../src/protocol/index.js';
 import { batchSetup } from './setup.js';
 
 /** Why the tasks left end when the join policy is decided without them, and when the batch is cancelled. */
-const JOINED = { status: 'cancelled', text: JOINED_TEXT } as const;
-const CANCELLED = { status: 'interrupted', text: INTERRUPTED_TEXT } as const;
+const JOINED = taskEnd('joined');
+const CANCELLED = taskEnd('interrupted');
 
 /**
  * A swarm batch: `running → joined | cancelled → settled → released`. It holds the queue, the concurrency cap and

@@ -1,11 +1,12 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import {
   type BatchSpec,
-  CANCELLED_TEXT,
   firstMet,
   quorumMet,
   quorumOutOfReach,
+  type TaskEnd,
   type TaskSpec,
+  taskEnd,
 } from '../../../src/protocol/index.js';
 import {
   type Cancellation,
@@ -80,7 +81,7 @@ function placeOf(context: BatchContext, taskId: string): { index: number; queued
   return { index, queued: index >= context.next };
 }
 
-function dropped(context: BatchContext, task: TaskSpec, status: SettleParams['status'], text: string): SettleParams {
+function dropped(context: BatchContext, task: TaskSpec, { status, text }: TaskEnd): SettleParams {
   return {
     taskId: task.taskId,
     agentId: task.agentId,
@@ -206,7 +207,7 @@ export const batchSetup = setup({
       for (let i = context.next; i < context.size; i++) {
         const task = context.tasks[i] as TaskSpec;
         if (context.cancelled.includes(task.taskId)) continue;
-        enqueue({ type: 'dropTask', params: dropped(context, task, stopping.status, stopping.text) });
+        enqueue({ type: 'dropTask', params: dropped(context, task, stopping) });
         ended++;
       }
       for (const pool of context.unsealed) enqueue({ type: 'tell', params: { to: poolActorId(pool), event: SEAL } });
@@ -221,14 +222,14 @@ export const batchSetup = setup({
       if (!place.queued) {
         const pool = poolOf(index);
         if (context.pools.includes(pool)) {
-          const cancel = { type: 'CANCEL', index, status: 'cancelled', text: CANCELLED_TEXT } as const;
+          const cancel = { type: 'CANCEL', index, ...taskEnd('cancelled') } as const;
           enqueue({ type: 'tell', params: { to: poolActorId(pool), event: cancel } });
         }
         return;
       }
       enqueue({
         type: 'dropTask',
-        params: dropped(context, context.tasks[index] as TaskSpec, 'cancelled', CANCELLED_TEXT),
+        params: dropped(context, context.tasks[index] as TaskSpec, taskEnd('cancelled')),
       });
       enqueue({ type: 'record', params: { cancelled: [...context.cancelled, taskId], ended: context.ended + 1 } });
     }),

@@ -14,7 +14,14 @@ import type {
   UserContent,
   UserMessage,
 } from '../../protocol/index.js';
-import { AgentFailedError, describeThrown, resumableHistory, userMessage } from '../../protocol/index.js';
+import {
+  AgentFailedError,
+  describeThrown,
+  type NotificationDelivery,
+  notificationDelivery,
+  resumableHistory,
+  userMessage,
+} from '../../protocol/index.js';
 import { type OutputSpec, outputSpec } from '../../tools/index.js';
 import { Budget, type BudgetLimits, checkLimits, checkTotalLimits } from '../budget/budget.js';
 import { takeApproval } from '../env/approval-waits.js';
@@ -100,6 +107,10 @@ export interface HostedAgent {
    * (`totalBudget`). An account that runs out ends the agent's turn with `budget_exhausted`, as embedded.
    */
   charge(spent: { tokens: number; costUsd: number }): void;
+  /** What a notification given now would do (`notificationDelivery` of the agent's state): the host's question. */
+  delivery(): NotificationDelivery;
+  /** Notifications the agent holds for its next turn's first step (a turn interrupted before it took them). */
+  held(): UserMessage[];
 }
 
 /** The host's seams into `agent` (see {@link HostedAgent}). */
@@ -108,6 +119,11 @@ export function hostedAgent(agent: Agent<unknown>): HostedAgent {
     notify: (messages, options = {}) => agent.notified(messages, options.wake ?? true),
     steer: (input) => agent.steered(input, true),
     charge: (spent) => agent.charged(spent.tokens, spent.costUsd),
+    delivery: () => {
+      const snapshot = agent.actor.getSnapshot();
+      return notificationDelivery({ running: snapshot.matches('running'), wakes: snapshot.context.wakeOnNotification });
+    },
+    held: () => agent.actor.getSnapshot().context.injections.filter((message) => message.source === 'notification'),
   };
 }
 

@@ -3,10 +3,11 @@ import type { OwnerNotify, PrepareParams, SettleParams, SupervisorInput } from '
 import {
   addUsage,
   emptyUsage,
-  INTERRUPTED_TEXT,
+  handOffOf,
   lastAssistant,
   type SerializedError,
   type TurnStopReason,
+  taskEnd,
   textOf,
   type UserMessage,
 } from '../../protocol/index.js';
@@ -267,8 +268,7 @@ export class TreeEffects {
         agentId: record.agentId,
         batchId: record.batchId,
         background: record.background,
-        status: 'interrupted',
-        text: INTERRUPTED_TEXT,
+        ...taskEnd('stopped'),
         kept: false,
       });
     }
@@ -335,24 +335,12 @@ export class TreeEffects {
       if (snapshot?.status !== 'active' || !snapshot.matches('idle')) return;
       const taskActor = node.parent;
       if (taskActor?.getSnapshot().status !== 'active') return;
-      const { outcome, text } = handOff(node);
+      const { status: outcome, text } = handOffOf({
+        ...node.lastStop,
+        text: textOf(lastAssistant(node.env.transcript.messages)),
+        output: node.lastOutput,
+      });
       taskActor.send({ type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text });
     });
   }
-}
-
-/** What a finished child hands its parent: its last answer (or validated output), or why it did not finish. */
-function handOff(node: TreeNode): { outcome: 'completed' | 'failed' | 'interrupted'; text: string } {
-  const stop = node.lastStop?.stopReason;
-  const last = textOf(lastAssistant(node.env.transcript.messages));
-  if (stop === 'error') {
-    const why = node.lastStop?.error?.message ?? 'unknown error';
-    return { outcome: 'failed', text: `The subagent failed: ${why}` };
-  }
-  if (stop === 'interrupted') return { outcome: 'interrupted', text: last || 'The subagent was interrupted.' };
-  if (stop === 'budget_exhausted') {
-    return { outcome: 'interrupted', text: `The subagent stopped: ${node.lastStop?.error?.message ?? 'budget spent'}` };
-  }
-  if (node.lastOutput !== undefined) return { outcome: 'completed', text: JSON.stringify(node.lastOutput) };
-  return { outcome: 'completed', text: last };
 }
