@@ -1,53 +1,14 @@
-import { type Agent, type AgentEventOf, createAgent, type Message, type Usage } from '../../src/index.js';
-import type { TurnStopReason } from '../../src/protocol/index.js';
+import { type Agent, type AgentEventOf, createAgent } from '../../src/index.js';
 import { startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentClient, agentClient, serveAgents } from '../../src/restate/index.js';
 import { missing } from '../helpers/requires.js';
 import { sql, takesAnswered } from '../restate/fixtures/journal.js';
+import type { Host, Outcome } from './host.js';
+import { brokenCommands, brokenConfig, brokenSupervision, MUTANT } from './mutants.js';
 import { conformanceObjects, objectName } from './objects.js';
 import { configOf, FLAVOURS, flavourOf, log, supervisionOf } from './script.js';
 
-/**
- * The two hosts the conformance suite runs on, behind one interface: `embedded` drives the runtime in this process,
- * `restate` a real restate-server with a worker serving the same agents in this process (so the tools' log and
- * gates are shared with the test). A root's id picks its flavour (script.ts); each scenario uses a root of its own.
- */
-export interface Outcome {
-  stopReason: TurnStopReason;
-  text: string;
-  usage: Usage;
-}
-
-/** A call waiting for approval somewhere in a root's tree. */
-export interface Approval {
-  toolName: string;
-  /** Approves or denies it; false when it was not waiting any more. `remember`: approve the same call tree-wide. */
-  answer(approve: boolean, reason?: string, remember?: boolean): Promise<boolean>;
-}
-
-export interface Host {
-  readonly name: string;
-  prompt(root: string, text: string): Promise<Outcome>;
-  /** Starts a turn and returns at once: its outcome comes later. */
-  send(root: string, text: string): Promise<{ outcome: Promise<Outcome> }>;
-  history(root: string): Promise<Message[]>;
-  /** The root's own usage over all its turns. */
-  usage(root: string): Promise<Usage>;
-  /** A user message for the running turn (or a new one): resolved once the turn holds it. */
-  steer(root: string, text: string): Promise<void>;
-  interrupt(root: string): Promise<void>;
-  /** Runs `cause` during a turn of the root and resolves once that turn holds the notification it causes. */
-  notifiedDuringTurn(root: string, cause: () => void): Promise<void>;
-  /** Resolves once the root has received `count` notifications (taken by a turn or held for the next). */
-  notified(root: string, count: number): Promise<void>;
-  /** Kills the process that runs the agents at this moment and starts another (nothing where none can die). */
-  crash(): Promise<void>;
-  /** What the tools did, in every process that ran them (script.ts's log). */
-  executed(): string[];
-  /** Waits for a call of `toolName` to ask for approval in the root's tree. */
-  approval(root: string, toolName: string): Promise<Approval>;
-  close(): Promise<void>;
-}
+export type { Approval, Host, Outcome } from './host.js';
 
 /** Polls `read` until `done` holds (every 25 ms, 30 s at most); the last reading either way. */
 export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -72,14 +33,18 @@ function embeddedHost(): Host {
   const rootOf = (id: string): Agent => {
     let root = roots.get(id);
     if (!root) {
-      root = createAgent({ id, ...configOf(id), subagents: supervisionOf(flavourOf(id)) });
+      root = createAgent({
+        id,
+        ...brokenConfig('embedded', configOf(id)),
+        subagents: brokenSupervision('embedded', supervisionOf(flavourOf(id))),
+      });
       root.on('approval_requested', (event) => asked.push(event), { subtree: true });
       root.on('notification', () => notified.set(id, (notified.get(id) ?? 0) + 1));
       roots.set(id, root);
     }
     return root;
   };
-  return {
+  return brokenCommands({
     name: 'embedded',
     prompt: async (root, text) => outcomeOf(await rootOf(root).prompt(text)),
     send: async (root, text) => ({ outcome: rootOf(root).prompt(text).then(outcomeOf) }),
@@ -126,7 +91,7 @@ function embeddedHost(): Host {
     close: async () => {
       await Promise.all([...roots.values()].map((root) => root.stop()));
     },
-  };
+  });
 }
 
 /** Where the agents run for Restate: a worker's URL, and how to kill it, read its tools' log and stop it. */
@@ -235,13 +200,17 @@ export async function restateHost(deploy: () => Promise<Deployment> = inProcess)
 
 /**
  * The embedded host (named `embedded`) and, where restate-server can run, one started by `restate` (named
- * `restateName`); Restate's is left out, with a reason, where it cannot run.
+ * `restateName`); Restate's is left out, with a reason, where it cannot run. With a mutant
+ * (`TROUPE_CONFORMANCE_MUTANT`, mutants.ts), the host it breaks alone.
  */
 export function hostsWith(
   restate: () => Promise<Host>,
   restateName = 'restate',
   embeddedName = 'embedded',
 ): [string, () => Promise<Host>][] {
+  if (MUTANT?.host === 'embedded') return [[`${embeddedName}, broken: ${MUTANT.name}`, async () => embeddedHost()]];
+  if (MUTANT)
+    return missing('restate', 'a Restate mutant') ? [] : [[`${restateName}, broken: ${MUTANT.name}`, restate]];
   return [
     [embeddedName, async () => embeddedHost()],
     ...(missing('restate', 'the conformance suite on Restate')
