@@ -41,6 +41,8 @@ function render() {
     renderMessages();
     renderUsage(select);
     renderLog(selected);
+    // The events up to the moment: the latest, where the moment is, in view.
+    $('log').scrollTop = $('log').scrollHeight;
     renderChart(selected);
     return;
   }
