@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import { expectValidHistory, notificationsOf } from '../restate/fixtures/histories.js';
 import { restateWithKills } from './crash-host.js';
-import { type Host, hostsWith, until } from './hosts.js';
+import { type Host, hostsWith } from './hosts.js';
 import { resetLog, toolTexts } from './script.js';
 
 // The scenarios that a host must survive a crash in: on Restate the worker is killed (SIGKILL) at the moment the

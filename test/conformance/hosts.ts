@@ -2,6 +2,7 @@ import { type Agent, type AgentEventOf, createAgent } from '../../src/index.js';
 import { startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentClient, agentClient, serveAgents } from '../../src/restate/index.js';
 import { missing } from '../helpers/requires.js';
+import { until } from '../helpers/until.js';
 import { sql, takesAnswered } from '../restate/fixtures/journal.js';
 import type { Host, Outcome } from './host.js';
 import { brokenCommands, brokenConfig, brokenSupervision, MUTANT } from './mutants.js';
@@ -9,16 +10,6 @@ import { conformanceObjects, objectName } from './objects.js';
 import { configOf, FLAVOURS, flavourOf, log, supervisionOf } from './script.js';
 
 export type { Approval, Host, Outcome } from './host.js';
-
-/** Polls `read` until `done` holds (every 25 ms, 30 s at most); the last reading either way. */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  let value = await read();
-  for (let i = 0; i < 1_200 && !done(value); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    value = await read();
-  }
-  return value;
-}
 
 const outcomeOf = (result: Outcome): Outcome => ({
   stopReason: result.stopReason,

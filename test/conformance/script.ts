@@ -11,7 +11,7 @@ import {
   scriptedModel,
 } from '../../src/index.js';
 import type { ScriptedToolCall } from '../../src/providers/index.js';
-import { toolTexts } from '../restate/fixtures/histories.js';
+import { toolTexts } from '../restate/fixtures/texts.js';
 
 export { toolTexts };
 

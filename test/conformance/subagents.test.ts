@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
+import { until } from '../helpers/until.js';
 import { expectValidHistory, notificationsOf } from '../restate/fixtures/histories.js';
-import { HOSTS, type Host, until } from './hosts.js';
+import { HOSTS, type Host } from './hosts.js';
 import { log, logged, openGate, resetLog, toolTexts, userTexts } from './script.js';
 
 // Subagents in the foreground and the background, notifications, the task book's tools, resumes and the tree's

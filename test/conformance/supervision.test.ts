@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import { expectValidHistory } from '../restate/fixtures/histories.js';
-import { HOSTS, type Host, until } from './hosts.js';
+import { HOSTS, type Host } from './hosts.js';
 import { log, logged, resetLog, toolTexts } from './script.js';
 
 // Join policies, restarts, cancels of queued and running work, interrupts that reach subagents, approvals asked

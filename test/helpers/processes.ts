@@ -1,5 +1,6 @@
 /** What tests that start processes (shell commands, MCP servers) ask of them. */
 import { readFileSync } from 'node:fs';
+import { until } from './until.js';
 
 /** Whether a process is still running (a zombie waiting to be reaped counts as gone). */
 export function running(pid: number): boolean {
@@ -20,10 +21,6 @@ export function running(pid: number): boolean {
  * under the suite's 20 s test timeout): whether it came to hold. What it waits for follows an event the test cannot
  * observe (a process group's kill after a turn ended, a server's log line).
  */
-export async function eventually(check: () => Promise<boolean> | boolean): Promise<boolean> {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return false;
+export function eventually(check: () => Promise<boolean> | boolean): Promise<boolean> {
+  return until(check, (held) => held, { everyMs: 20, tries: 500 });
 }

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { INTERRUPTED_TEXT } from '../../src/protocol/index.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentBalancer, type AgentClient, agentClient, balanceAgents } from '../../src/restate/index.js';
-import { until } from './fixtures/harness.js';
+import { until } from '../helpers/until.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import { sql } from './fixtures/journal.js';
 import { bookRecord, invocationsOf, openSlots } from './fixtures/tree-reads.js';

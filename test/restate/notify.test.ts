@@ -13,9 +13,9 @@ import {
 import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentClient, type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
+import { until } from '../helpers/until.js';
 import { taskOf } from './fixtures/agents.js';
 import { toolResults, userText, withoutIds } from './fixtures/embedded.js';
-import { until } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
 import { sql } from './fixtures/journal.js';
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { AgentEvent, Message } from '../../src/index.js';
 import { INTERRUPTED_TEXT } from '../../src/protocol/index.js';
+import { until } from '../helpers/until.js';
 import { embeddedBoss, toolResults, withoutIds } from './fixtures/embedded.js';
-import { type Harness, startHarness, until } from './fixtures/harness.js';
+import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import { bookRecord, invocationsOf, openSlots, runAnswered } from './fixtures/tree-reads.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import { embeddedBoss, toolResults, withoutIds } from './fixtures/embedded.js';
-import { type Harness, startHarness, until } from './fixtures/harness.js';
+import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import { sql } from './fixtures/journal.js';
 
