@@ -70,4 +70,15 @@ describe('AgentEnv', () => {
     expect(env.filter((f) => f.field && f.callable).map((f) => f.name)).toEqual([]);
     expect(env.some((f) => f.name === 'journal' && f.readonly && !f.optional)).toBe(true);
   });
+
+  it('keeps no copy of its machine context: the turn, the step and the current input are the snapshot’s', () => {
+    const env = fieldsOf(declared('src/runtime/env/env.ts', 'AgentEnv'));
+    const context = fieldsOf(declared('machines/agent/types.ts', 'AgentContext')).map((f) => f.name);
+    expect(context).toEqual(expect.arrayContaining(['turn', 'step', 'current', 'queue']));
+    const mirrored = new Set([...context, 'currentInputId']);
+    // What it shares with the context is read-only: its identity, and what it reads from its actor's snapshot.
+    const shared = env.filter((f) => mirrored.has(f.name));
+    expect(shared.map((f) => f.name)).toEqual(expect.arrayContaining(['agentId', 'turn', 'step']));
+    expect(shared.filter((f) => !f.readonly).map((f) => f.name)).toEqual([]);
+  });
 });

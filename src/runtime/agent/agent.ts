@@ -198,15 +198,6 @@ export class Agent<Output = unknown> {
     // A conversation (`run`) spends from its agent's lifetime account.
     if (config.totalBudget) this.total = new Budget(`total ${this.id}`, checkTotalLimits(config.totalBudget));
     else if (conversationOf?.total) this.total = conversationOf.total;
-    this.env = new AgentEnv(
-      this.id,
-      bound?.parentId,
-      settings,
-      new Transcript(bound?.messages ?? given),
-      this.bus,
-      bound?.journal,
-      this.total,
-    );
     const inspect = config.inspect;
     this.actor = createActor(runtimeAgentMachine, {
       id: this.id,
@@ -219,6 +210,16 @@ export class Agent<Output = unknown> {
       ...(inspect ? { inspect } : {}),
       ...(bound?.snapshot ? { snapshot: bound.snapshot as Snapshot<unknown> } : {}),
     });
+    this.env = new AgentEnv(
+      this.id,
+      bound?.parentId,
+      settings,
+      new Transcript(bound?.messages ?? given),
+      this.bus,
+      { ref: this.actor },
+      bound?.journal,
+      this.total,
+    );
     registerEnv(this.actor.system, this.env);
     if (this.tree) {
       this.children = new ChildrenWatch(this.bus, this.id);

@@ -63,47 +63,46 @@ type SpawnSupervisor = (
 export const runtimeAgentMachine = agentMachine.provide({
   actors: { modelWorker, toolWorker, compactor },
   actions: {
-    startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }),
+    // An action runs before the snapshot it makes is current: what it publishes is placed by its context.
+    startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }, context),
     endRun: ({ context, system }) => {
       const env = envOf(system, context.agentId);
-      env.emit({ type: 'agent_end' });
+      env.emit({ type: 'agent_end' }, context);
       agentIdle(system, context.agentId, context.stopReason, context.error);
     },
     startTurn: ({ context, system, self }) => {
       const env = envOf(system, context.agentId);
       const input = context.current;
       if (!input) return;
-      env.turn = context.turn;
-      env.step = 0;
       env.turnUsage = emptyUsage();
-      env.currentInputId = input.inputId;
       const pending = env.pending.get(input.inputId);
       env.turnStart = env.transcript.length;
       if (pending) pending.startIndex = env.turnStart;
       startTurnBudget(env, self, context.turn, input.inputId, pending?.budget);
-      env.emit({ type: 'turn_start', inputId: input.inputId });
-      for (const message of input.messages) env.append(message);
+      env.emit({ type: 'turn_start', inputId: input.inputId }, context);
+      for (const message of input.messages) env.append(message, context);
       if (pending?.abortRequested) queueMicrotask(() => self.send({ type: 'INTERRUPT' }));
     },
     endTurn: ({ context, system }) => endTurn(envOf(system, context.agentId), context),
     startStep: ({ context, system }, { step }) => {
       const env = envOf(system, context.agentId);
-      env.step = step;
+      // Its step is counted after it (`nextStep`): its events are placed at the step it opens.
+      const at = { turn: context.turn, step };
       // The step boundary: what the live tool set changed since the last step applies from here.
-      if (env.liveTools) env.tools = env.liveTools.forStep(env.info, context.turn, step);
-      env.emit({ type: 'step_start' });
-      for (const message of context.injections) env.append(message);
+      if (env.liveTools) env.tools = env.liveTools.forStep(env.info, at.turn, at.step);
+      env.emit({ type: 'step_start' }, at);
+      for (const message of context.injections) env.append(message, at);
       // A replay (a member or subagent, which have no snapshot) passes the boundary where a steer or a
       // notification joined.
       const joined = env.journal.joinedAt(env.transcript.length);
-      if (joined) for (const message of joined) env.append(message);
+      if (joined) for (const message of joined) env.append(message, at);
     },
-    endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }),
+    endStep: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'step_end' }, context),
     recordAssistant: ({ context, system, event }) => {
       const { message } = event as Extract<typeof event, { type: 'MODEL_DONE' }>;
       const env = envOf(system, context.agentId);
-      env.append(message);
-      env.addUsage(message.usage);
+      env.append(message, context);
+      env.addUsage(message.usage, context);
       // Spending counts against the turn's budget and every ancestor's; one may run out here (BUDGET_EXHAUSTED).
       env.budget?.charge(message.usage, (event as { cost?: number }).cost);
     },
@@ -112,21 +111,22 @@ export const runtimeAgentMachine = agentMachine.provide({
       const env = envOf(system, context.agentId);
       env.closeApprovals();
       env.parsedArgs.clear();
-      env.append({ role: 'tool', content: context.calls.flatMap((state) => (state.result ? [state.result] : [])) });
+      const results = context.calls.flatMap((state) => (state.result ? [state.result] : []));
+      env.append({ role: 'tool', content: results }, context);
     },
     announceApprovals: ({ context, system, self }) => {
       const env = envOf(system, context.agentId);
       for (const state of context.calls) {
         if (state.status !== 'awaiting') continue;
         env.awaitApproval(self, state.call.id);
-        env.emit({ type: 'approval_requested', ...env.describeCall(state.call) });
+        env.emit({ type: 'approval_requested', ...env.describeCall(state.call) }, context);
       }
     },
-    abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(),
+    abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(context),
     announceBudgetExhausted: ({ context, system }) => {
       const env = envOf(system, context.agentId);
       const over = env.budget?.exhaustion();
-      if (over) env.emit({ type: 'budget_exhausted', ...over });
+      if (over) env.emit({ type: 'budget_exhausted', ...over }, context);
     },
     spawnSupervisor: enqueueActions(({ context, system, enqueue }) => {
       const spawn = enqueue.spawnChild as unknown as SpawnSupervisor;
@@ -204,13 +204,16 @@ function endTurn(env: AgentEnv, context: Context): void {
   const input = context.current;
   const stopReason = context.stopReason ?? 'completed';
   const usage = { ...env.turnUsage };
-  env.emit({
-    type: 'turn_end',
-    inputId: input?.inputId ?? '',
-    stopReason,
-    usage,
-    ...(context.error ? { error: context.error } : {}),
-  });
+  env.emit(
+    {
+      type: 'turn_end',
+      inputId: input?.inputId ?? '',
+      stopReason,
+      usage,
+      ...(context.error ? { error: context.error } : {}),
+    },
+    context,
+  );
   if (!input) return;
   const pending = env.pending.get(input.inputId);
   // afterTurn observes every turn that ends, as beforeTurn sees every turn that starts: a turn no caller awaits (one

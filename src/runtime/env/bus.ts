@@ -2,12 +2,16 @@ import type { AgentEvent, AgentEventBody, AgentEventOf, AgentEventType, MessageD
 
 export type Listener<E = AgentEvent> = (event: E) => void;
 
-/** Where an event comes from; the bus adds `seq` and `time`. */
-export interface EventOrigin {
+/** Where in an agent's run an event happens: its turn and step (an agent's machine context is one). */
+export interface Place {
+  readonly turn: number;
+  readonly step: number;
+}
+
+/** Where an event comes from, and where it stands when the publisher gives no place; the bus adds `seq` and `time`. */
+export interface EventOrigin extends Place {
   agentId: string;
   parentId?: string;
-  turn: number;
-  step: number;
   /** Which of its events report what was published before (a resumed agent replaying its journal). */
   replayed?(body: AgentEventBody): boolean;
 }
@@ -78,7 +82,7 @@ export class EventBus {
     return (this.counts.get('*') ?? 0) > 0 || (this.counts.get(type) ?? 0) > 0;
   }
 
-  publish(origin: EventOrigin, body: AgentEventBody): AgentEvent | undefined {
+  publish(origin: EventOrigin, body: AgentEventBody, at?: Place): AgentEvent | undefined {
     const typed = this.global.byType?.get(body.type);
     const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
     const own = this.byAgent?.get(origin.agentId);
@@ -94,7 +98,8 @@ export class EventBus {
     // fields after a spread take a slow path (~1 µs or worse per event, the whole cost of a streamed delta).
     const seq = ++this.seq;
     const time = Date.now();
-    const { agentId, parentId, turn, step } = origin;
+    const { agentId, parentId } = origin;
+    const { turn, step } = at ?? origin;
     const event = (
       parentId === undefined
         ? { seq, time, agentId, turn, step, ...body }
@@ -114,7 +119,7 @@ export class EventBus {
    * order), written out. The spread in `publish` sees every kind of body, so V8 gives up on it and copies through
    * its generic path; this site only ever sees deltas, and skips the body object too.
    */
-  publishDelta(origin: EventOrigin, delta: MessageDelta): void {
+  publishDelta(origin: EventOrigin, delta: MessageDelta, at?: Place): void {
     const typed = this.global.byType?.get('message_update');
     const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
     const own = this.byAgent?.get(origin.agentId);
@@ -124,7 +129,8 @@ export class EventBus {
     if (all === undefined && (typed === undefined || typed.size === 0) && !mine) return;
     const seq = ++this.seq;
     const time = Date.now();
-    const { agentId, parentId, turn, step } = origin;
+    const { agentId, parentId } = origin;
+    const { turn, step } = at ?? origin;
     const event: AgentEvent =
       parentId === undefined
         ? { seq, time, agentId, turn, step, type: 'message_update', delta }

@@ -1,4 +1,5 @@
 import { getEventListeners } from 'node:events';
+import type { AgentContext } from '../../../machines/agent/index.js';
 import {
   ContextEngine,
   type ContextOptions,
@@ -36,7 +37,7 @@ import {
 } from '../../tools/index.js';
 import type { Budget, BudgetLimits } from '../budget/budget.js';
 import { type ApprovalRecipient, ApprovalWaits } from './approval-waits.js';
-import type { EventBus, EventOrigin } from './bus.js';
+import type { EventBus, EventOrigin, Place } from './bus.js';
 import type { HookRunner } from './hooks.js';
 import { type ModelCall, partialMessage, ToolBatch } from './in-flight.js';
 import type { LiveTools } from './live-tools.js';
@@ -45,6 +46,14 @@ import type { RetryPolicy } from './retry.js';
 import type { Transcript } from './transcript.js';
 
 export type { AgentInfo, Policy, PolicyAnswer } from '../../permissions/index.js';
+
+/** How an env reaches its agent's actor: given when the env is built, found once the actor is spawned. */
+export interface AgentHandle {
+  readonly ref: { getSnapshot(): { context: AgentContext } } | undefined;
+}
+
+/** Where an agent whose actor is not running yet stands. */
+const NOWHERE: Place = { turn: 0, step: 0 };
 
 /** Everything about an agent's model calls and tools that stays fixed while it lives. */
 export interface AgentSettings {
@@ -111,12 +120,9 @@ export interface PendingTurn {
  * stay plain data and inspectors never see a model client or an API key.
  */
 export class AgentEnv implements EventOrigin {
-  turn = 0;
-  step = 0;
   turnUsage: Usage = emptyUsage();
   readonly totalUsage: Usage = emptyUsage();
   readonly pending = new Map<string, PendingTurn>();
-  currentInputId = '';
   /** Where the current turn's messages start in the transcript. */
   turnStart = 0;
   modelCall?: ModelCall;
@@ -151,6 +157,8 @@ export class AgentEnv implements EventOrigin {
     public settings: AgentSettings,
     readonly transcript: Transcript,
     readonly bus: EventBus,
+    /** Its actor, whose machine context is the one home of its turn, its step and its queue. */
+    private readonly self: AgentHandle,
     /** Its session's journal, or `unrecorded`: what it stores, and the answers it replays (see recording.ts). */
     readonly journal: Journaling = unrecorded,
     /**
@@ -199,34 +207,56 @@ export class AgentEnv implements EventOrigin {
     return this.parentId === undefined ? { id: this.agentId } : { id: this.agentId, parentId: this.parentId };
   }
 
+  /**
+   * Where its machine stands now: read from its actor's snapshot, never copied here. An action runs before the
+   * snapshot it makes is current, so what an action publishes gives its own context as the place (`at`).
+   */
+  get place(): Place {
+    return this.self.ref?.getSnapshot().context ?? NOWHERE;
+  }
+
+  get turn(): number {
+    return this.place.turn;
+  }
+
+  get step(): number {
+    return this.place.step;
+  }
+
+  /** The input of the turn in progress ('' between turns). */
+  get currentInputId(): string {
+    return this.self.ref?.getSnapshot().context.current?.inputId ?? '';
+  }
+
   /** Whether an event it publishes reports again what its journal holds (see EventOrigin). */
   replayed(body: AgentEventBody): boolean {
     return this.journal.replayed(body);
   }
 
-  emit(body: AgentEventBody): void {
-    this.bus.publish(this, body);
+  /** Publishes an event of this agent, at `at` (an action's context) or where its machine stands now. */
+  emit(body: AgentEventBody, at?: Place): void {
+    this.bus.publish(this, body, at);
   }
 
   /** A streamed delta, as `message_update`: see {@link EventBus.publishDelta}. */
-  emitDelta(delta: MessageDelta): void {
-    this.bus.publishDelta(this, delta);
+  emitDelta(delta: MessageDelta, at?: Place): void {
+    this.bus.publishDelta(this, delta, at);
   }
 
   /** Appends a message to the history and announces it. */
-  append(message: Message): void {
+  append(message: Message, at?: Place): void {
     this.transcript.append(message);
-    if (this.bus.wants('message_end')) this.emit({ type: 'message_end', message });
+    if (this.bus.wants('message_end')) this.emit({ type: 'message_end', message }, at);
   }
 
-  addUsage(usage: Usage): void {
+  addUsage(usage: Usage, at?: Place): void {
     addUsage(this.turnUsage, usage);
     addUsage(this.totalUsage, usage);
     if (this.bus.wants('usage')) {
       const turnUsage = { ...this.turnUsage };
       const totalUsage = { ...this.totalUsage };
       const cost = costOf(usage, this.context.prices);
-      this.emit({ type: 'usage', usage, turnUsage, totalUsage, ...(cost === undefined ? {} : { cost }) });
+      this.emit({ type: 'usage', usage, turnUsage, totalUsage, ...(cost === undefined ? {} : { cost }) }, at);
     }
   }
 
@@ -298,7 +328,7 @@ export class AgentEnv implements EventOrigin {
    * Closes everything in flight at once: the model call (its partial answer is announced as discarded) and the
    * tools of the current batch. Whatever they produce later is dropped.
    */
-  abortInFlight(): void {
+  abortInFlight(at?: Place): void {
     const call = this.modelCall;
     if (call && !call.closed) {
       call.closed = true;
@@ -306,11 +336,14 @@ export class AgentEnv implements EventOrigin {
       // An aborted controller serves no later call; one whose call had ended (a run's end) still does.
       if (call.controller === this.modelController) this.modelController = undefined;
       if (call.streaming && this.bus.wants('message_end')) {
-        this.emit({
-          type: 'message_end',
-          message: partialMessage(call, this.settings.model),
-          discarded: 'interrupted',
-        });
+        this.emit(
+          {
+            type: 'message_end',
+            message: partialMessage(call, this.settings.model),
+            discarded: 'interrupted',
+          },
+          at,
+        );
       }
     }
     this.modelCall = undefined;

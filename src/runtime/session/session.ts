@@ -453,9 +453,6 @@ export class Session {
   private restoreEnv(env: AgentEnv, context: AgentContext): void {
     const journal = this.journal;
     const count = journal.snapshot?.n ?? 0;
-    env.turn = context.turn;
-    env.step = context.step;
-    env.currentInputId = context.current?.inputId ?? '';
     addUsage(env.totalUsage, journal.usageOf(count));
     env.turnUsage = journal.usageOf(count, context.turn);
     env.bus.continueAt(journal.lastSeq);

@@ -16,7 +16,7 @@ import { AgentEnv, type RunResult } from '../env/env.js';
 import type { AnyActorSystem } from '../env/registry.js';
 import { Transcript } from '../env/transcript.js';
 import type { TreeBook } from './book.js';
-import { type Owner, TreeNode } from './nodes.js';
+import { type Owner, SpawnedAgent, TreeNode } from './nodes.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import type { TreeObserver } from './observer.js';
 import type { TreeRegistry } from './registry.js';
@@ -120,6 +120,7 @@ export class TreeEffects {
       this.profiles.childSettings(owner.settings, record.profile),
       new Transcript(messages),
       this.bus,
+      new SpawnedAgent(taskActor, params.task.agentId),
       this.observer?.agentJournal(),
       record.budget,
     );
@@ -156,7 +157,9 @@ export class TreeEffects {
     const pending = this.registry.takeMember(agentId);
     if (!pending) return;
     const transcript = new Transcript(pending.messages);
-    const env = new AgentEnv(agentId, owner.id, pending.settings, transcript, this.bus, this.observer?.agentJournal());
+    const spawned = new SpawnedAgent(supervisor, agentId);
+    const journal = this.observer?.agentJournal();
+    const env = new AgentEnv(agentId, owner.id, pending.settings, transcript, this.bus, spawned, journal);
     this.registry.register(new TreeNode(env, 0, 'member', supervisor, undefined));
   }
 

@@ -1,4 +1,5 @@
 import type { AnyActorRef } from 'xstate';
+import type { AgentActorRef } from '../../../machines/agent/index.js';
 import { childId } from '../../../machines/supervisor/index.js';
 import {
   emptyUsage,
@@ -8,7 +9,7 @@ import {
   type Usage,
 } from '../../protocol/index.js';
 import type { EventOrigin } from '../env/bus.js';
-import type { AgentEnv, AgentSettings } from '../env/env.js';
+import type { AgentEnv, AgentHandle, AgentSettings } from '../env/env.js';
 import type { TaskRecord } from './tasks.js';
 
 /** Whoever starts subagents: an agent, or a root supervisor. */
@@ -80,6 +81,21 @@ export class TreeNode implements Owner {
     this.supervising = false;
     const ref = this.ref;
     if (ref?.getSnapshot().status === 'active') ref.send({ type: 'DELEGATE', command: { type: 'STOP' } });
+  }
+}
+
+/** The actor of an agent spawned under `parent` (its task actor, or the root supervisor for a member), once it runs. */
+export class SpawnedAgent implements AgentHandle {
+  private found?: AgentActorRef;
+
+  constructor(
+    private readonly parent: AnyActorRef,
+    private readonly agentId: string,
+  ) {}
+
+  get ref(): AgentActorRef | undefined {
+    this.found ??= this.parent.getSnapshot().children[childId(this.agentId)] as AgentActorRef | undefined;
+    return this.found;
   }
 }
 
