@@ -103,15 +103,35 @@ export type { ApprovalAnswer, PendingApproval } from './approvals.js';
 /** The state keys of one agent object. The history is stored a turn per key, so a turn writes only what it added. */
 const TURNS = 'turns';
 const turnKey = (n: number) => `turn:${n}`;
+/** Where an earlier layout kept the usage, beside a bare count under `turns`. */
 const USAGE = 'usage';
+
+/** How many turns are stored, and what all of the agent's turns used: one key, read and written once a turn. */
+interface Ledger {
+  turns: number;
+  usage: Usage;
+}
+
+/** The ledger as stored; `legacy` when it was in the earlier layout, whose `usage` key the next write clears. */
+async function ledgerOf(ctx: restate.ObjectSharedContext): Promise<Ledger & { legacy?: true }> {
+  const stored = await ctx.get<Ledger | number>(TURNS);
+  if (typeof stored !== 'number') return stored ?? { turns: 0, usage: emptyUsage() };
+  return { turns: stored, usage: (await ctx.get<Usage>(USAGE)) ?? emptyUsage(), legacy: true };
+}
+
+function storeLedger(ctx: restate.ObjectContext, { turns, usage }: Ledger, legacy: boolean | undefined): void {
+  ctx.set(TURNS, { turns, usage });
+  if (legacy) ctx.clear(USAGE);
+}
+
 /**
  * Drops an agent's stored turns, and the notifications kept for its next turn: a restarted task begins again from
- * its prompt alone.
+ * its prompt alone. Its usage stays: it was spent.
  */
 async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
-  const turns = (await ctx.get<number>(TURNS)) ?? 0;
-  for (let n = 0; n < turns; n++) ctx.clear(turnKey(n));
-  ctx.clear(TURNS);
+  const ledger = await ledgerOf(ctx);
+  for (let n = 0; n < ledger.turns; n++) ctx.clear(turnKey(n));
+  storeLedger(ctx, { turns: 0, usage: ledger.usage }, ledger.legacy);
   ctx.clear(NOTES);
   ctx.clear(TAKEN);
 }
@@ -178,7 +198,8 @@ export function agentObject(options: AgentObjectOptions) {
     budget?: BudgetLimits,
   ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null> {
     const agentId = ctx.key;
-    const turns = (await ctx.get<number>(TURNS)) ?? 0;
+    const ledger = await ledgerOf(ctx);
+    const { turns } = ledger;
     const history: Message[] = [];
     for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
     // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect;
@@ -321,13 +342,12 @@ export function agentObject(options: AgentObjectOptions) {
         await scope.tail;
       }
       control.end();
-      let usage = (await ctx.get<Usage>(USAGE)) ?? emptyUsage();
+      let { usage } = ledger;
       results.forEach((turn, i) => {
         ctx.set(turnKey(turns + i), turn.messages);
         usage = addUsage(usage, turn.usage);
       });
-      ctx.set(TURNS, turns + results.length);
-      ctx.set(USAGE, usage);
+      storeLedger(ctx, { turns: turns + results.length, usage }, ledger.legacy);
       // Notifications the machine still holds (the turn was interrupted before the step they waited for) stay for
       // the next turn, injected in the idle agent: kept with the taken ids, so their
       // `notify` runs no turn. The rest of the kept ones are in the turn just stored.
@@ -386,7 +406,7 @@ export function agentObject(options: AgentObjectOptions) {
 
       /** The agent's history, turn by turn as stored. */
       history: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<Message[]> => {
-        const turns = (await ctx.get<number>(TURNS)) ?? 0;
+        const { turns } = await ledgerOf(ctx);
         const history: Message[] = [];
         for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
         return history;
@@ -394,7 +414,7 @@ export function agentObject(options: AgentObjectOptions) {
 
       /** Everything this agent's model calls used, over all its turns. */
       usage: restate.handlers.object.shared(
-        async (ctx: restate.ObjectSharedContext): Promise<Usage> => (await ctx.get<Usage>(USAGE)) ?? emptyUsage(),
+        async (ctx: restate.ObjectSharedContext): Promise<Usage> => (await ledgerOf(ctx)).usage,
       ),
 
       ...approvalHandlers,

@@ -82,3 +82,18 @@ it(`a turn of ${CALLS} model calls journals each call's news, not the conversati
   // (the calls' entries, then the turn's state write).
   expect(total).toBeLessThan(3 * conversationBytes);
 }, 120_000);
+
+it("a turn's bookkeeping: its turn count and usage are one state key, read once and written once", async () => {
+  const invocation = await client.send('bookkeeper', 'read everything');
+  const outcome = await client.result(invocation);
+  const journal = await journalOf(invocation);
+  const of = (type: string) => journal.filter((row) => row.entry_type === type).length;
+  // Reads: the ledger (turn count and usage) and the notifications kept for the turn.
+  expect(of('Command: GetEagerState')).toBe(2);
+  // Writes: the doorbell (set, then cleared at the end), the turn's messages, the ledger.
+  expect(of('Command: SetState')).toBe(3);
+  expect(of('Command: ClearState')).toBe(1);
+  // What the one key holds is what the agent reports.
+  expect(await client.usage('bookkeeper')).toEqual(outcome.usage);
+  expect((await client.history('bookkeeper')).length).toBeGreaterThan(1);
+}, 120_000);
