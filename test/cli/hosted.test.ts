@@ -11,6 +11,7 @@ import type { ScriptedAnswer } from '../../src/providers/index.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
 import { missing } from '../helpers/requires.js';
+import { waitUntil } from '../helpers/until.js';
 import { takesAnswered } from '../restate/fixtures/journal.js';
 import { FakeTerminalInput, type Harness, harness, runIn } from './harness.js';
 import { keylessEnv, runPiped, TerminalRun } from './helpers.js';
@@ -139,14 +140,6 @@ async function hosted(args: string[], h: Harness = user()) {
   return { code, out: h.out(), err: h.err.join('\n') };
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 /** A loopback port nothing listens on (it was free a moment ago, and nothing here takes it). */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -219,7 +212,7 @@ describe('approvals', () => {
   it('lists a waiting call with its password redacted, approves it, and the tool runs once', async () => {
     const invocationId = (await hosted(['send', 'approver-1', 'prod'])).out.trim();
     let listed = '';
-    await until(async () => {
+    await waitUntil(async () => {
       listed = (await hosted(['approvals', 'approver-1'])).out;
       return listed.includes('deploy');
     }, 'the call to wait for approval');
@@ -235,7 +228,10 @@ describe('approvals', () => {
     expect(executions).not.toContain('ran approver-1 d0');
     expect(await hosted(['approve', 'approver-1', 'd0'])).toMatchObject({ code: 0, out: 'approved d0\n' });
     // The turn takes the answer and clears the call: the list is empty.
-    await until(async () => (await hosted(['approvals', 'approver-1'])).out.includes('no calls'), 'the list to clear');
+    await waitUntil(
+      async () => (await hosted(['approvals', 'approver-1'])).out.includes('no calls'),
+      'the list to clear',
+    );
     expect((await hosted(['attach', 'approver-1', invocationId])).out).toBe('deploy said: deployed prod\n');
     expect(ran('ran approver-1 d0')).toBe(1);
     // Nothing waits any more: a second answer is refused, and the list is empty.
@@ -247,7 +243,7 @@ describe('approvals', () => {
 
   it('deny refuses the call with the reason the model is told; the tool never runs', async () => {
     const invocationId = (await hosted(['send', 'approver-2', 'prod'])).out.trim();
-    await until(async () => (await hosted(['approvals', 'approver-2'])).out.includes('d0'), 'the call to wait');
+    await waitUntil(async () => (await hosted(['approvals', 'approver-2'])).out.includes('d0'), 'the call to wait');
     expect(await hosted(['deny', 'approver-2', 'd0', '--reason', 'not on a Friday'])).toMatchObject({
       code: 0,
       out: 'denied d0\n',
@@ -261,7 +257,7 @@ describe('approvals', () => {
   it('piped, a waiting prompt prints the question and the command that answers it, which works', async () => {
     const h = user();
     const waiting = hosted(['prompt', 'approver-3', 'staging'], h);
-    await until(() => h.out().includes('? approver-3 wants to run'), 'the question');
+    await waitUntil(() => h.out().includes('? approver-3 wants to run'), 'the question');
     const question = h.out().split('\n').slice(0, 3);
     expect(question).toEqual([
       '? approver-3 wants to run deploy {"target":"staging","password":"[redacted]"} (call d0)',
@@ -308,7 +304,7 @@ describe('questions answered elsewhere, and --json', () => {
     const keys = new FakeTerminalInput();
     const h = user({ tty: true, stdin: keys });
     const waiting = hosted(['prompt', 'approver-5', 'prod'], h);
-    await until(() => keys.raw, 'the question to wait for a key');
+    await waitUntil(() => keys.raw, 'the question to wait for a key');
     expect(await hosted(['approve', 'approver-5', 'd0'])).toMatchObject({ code: 0 });
     const done = await waiting;
     expect(done.code).toBe(0);
@@ -323,7 +319,7 @@ describe('questions answered elsewhere, and --json', () => {
   it('--json: the question and the outcome as JSON lines', async () => {
     const h = user();
     const waiting = hosted(['prompt', 'approver-6', 'prod', '--json'], h);
-    await until(() => h.out().includes('"question"'), 'the question');
+    await waitUntil(() => h.out().includes('"question"'), 'the question');
     expect(JSON.parse(h.out().split('\n')[0] ?? '')).toEqual({
       type: 'question',
       agentId: 'approver-6',
@@ -348,7 +344,7 @@ describe('subagents', () => {
   it("a waiting prompt asks a subagent's question too, and its printed command answers it", async () => {
     const h = user();
     const waiting = hosted(['prompt', 'boss-1', 'prod'], h);
-    await until(() => h.out().includes('? boss-1/'), "the subagent's question");
+    await waitUntil(() => h.out().includes('? boss-1/'), "the subagent's question");
     const [question = '', approve = ''] = h.out().split('\n');
     const child = question.match(/^\? (boss-1\/\S+) wants to run deploy /)?.[1] ?? '';
     expect(question).toBe(`? ${child} wants to run deploy {"target":"prod","password":"[redacted]"} (call d0)`);
@@ -367,7 +363,7 @@ describe('subagents', () => {
   it("without the admin API, a waiting prompt still asks a subagent's question: the tree is walked through the ingress", async () => {
     const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
     const waiting = hosted(['prompt', 'boss-2', 'prod'], h);
-    await until(() => h.out().includes('? boss-2/'), "the subagent's question");
+    await waitUntil(() => h.out().includes('? boss-2/'), "the subagent's question");
     const child = h.out().match(/^\? (boss-2\/\S+) wants to run deploy /)?.[1] ?? '';
     expect(child).toBe('boss-2/t0.a0');
     const walked = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
@@ -398,9 +394,9 @@ describe('subagents', () => {
       err: '',
     });
     expect(await hosted(['approve', child, 'd0'])).toMatchObject({ code: 0, out: 'approved d0\n' });
-    await until(() => ran(`ran ${child} d0`) === 1, 'the approved call to run');
+    await waitUntil(() => ran(`ran ${child} d0`) === 1, 'the approved call to run');
     // Settled: the book runs it no more, so nothing of it is listed.
-    await until(
+    await waitUntil(
       async () => (await hosted(['approvals', 'bossbg-1'], walked())).out.startsWith('bossbg-1 has no calls'),
       'the task to settle',
     );
@@ -413,9 +409,9 @@ describe('subagents', () => {
     const listed = () => hosted(['approvals', 'bossbg-2'], walked());
     // Its task: asks to deploy prod, approved, then settled: its parent has heard its result.
     expect((await hosted(['prompt', 'bossbg-2', 'prod'])).code).toBe(0);
-    await until(async () => (await client.pendingApprovals(child)).length > 0, "the child's question");
+    await waitUntil(async () => (await client.pendingApprovals(child)).length > 0, "the child's question");
     expect(await client.approve(child, { toolCallId: 'd0', approve: true })).toBe(true);
-    await until(
+    await waitUntil(
       async () => (await client.history('bossbg-2')).some((m) => m.role === 'user' && m.source === 'notification'),
       'the task to settle',
     );
@@ -434,9 +430,9 @@ describe('subagents', () => {
       err: '',
     });
     expect(await hosted(['approve', child, 'd4'])).toMatchObject({ code: 0, out: 'approved d4\n' });
-    await until(() => ran(`ran ${child} d4`) === 1, 'the approved call to run');
+    await waitUntil(() => ran(`ran ${child} d4`) === 1, 'the approved call to run');
     // Its turn over, it is idle again: no subagent of the boss is at work.
-    await until(async () => (await client.subagents('bossbg-2')).length === 0, 'the turn to end');
+    await waitUntil(async () => (await client.subagents('bossbg-2')).length === 0, 'the turn to end');
     expect((await listed()).out).toBe('bossbg-2 has no calls waiting for approval\n');
   }, 60_000);
 
@@ -457,13 +453,13 @@ describe('steering', () => {
     const invocationId = (await hosted(['send', 'steer-1', 'work'])).out.trim();
     const attached = user();
     const waiting = hosted(['attach', 'steer-1', invocationId], attached);
-    await until(() => executions.includes('start steer-1 g1'), 'the gated tool to start');
+    await waitUntil(() => executions.includes('start steer-1 g1'), 'the gated tool to start');
     const taken = await takesAnswered(server.adminUrl, invocationId);
     const steered = await hosted(['steer', 'steer-1', 'also tea']);
     expect(steered.code).toBe(0);
     expect(steered.out).toMatch(/^steer accepted/);
     // The turn takes it (a call in its journal) while its tool still runs.
-    await until(async () => (await takesAnswered(server.adminUrl, invocationId)) > taken, 'the turn to take it');
+    await waitUntil(async () => (await takesAnswered(server.adminUrl, invocationId)) > taken, 'the turn to take it');
     open('steer-1');
     expect(await waiting).toMatchObject({ code: 0, out: 'heard: work | also tea\n' });
     const users = (await hosted(['history', 'steer-1'])).out.split('\n').filter((line) => line.startsWith('user'));
@@ -474,7 +470,7 @@ describe('steering', () => {
   it('interrupt stops the running turn: the waiting command exits 130', async () => {
     const invocationId = (await hosted(['send', 'steer-2', 'work'])).out.trim();
     const waiting = hosted(['attach', 'steer-2', invocationId]);
-    await until(() => executions.includes('start steer-2 g1'), 'the gated tool to start');
+    await waitUntil(() => executions.includes('start steer-2 g1'), 'the gated tool to start');
     const interrupted = await hosted(['interrupt', 'steer-2']);
     expect(interrupted.code).toBe(0);
     expect(interrupted.out).toMatch(/^interrupt accepted/);
@@ -489,7 +485,7 @@ describe('steering', () => {
   it('Ctrl-C while a prompt waits interrupts the turn; a second Ctrl-C leaves it and says how to attach', async () => {
     const h = user();
     const waiting = hosted(['prompt', 'steer-3', 'work'], h);
-    await until(() => executions.includes('start steer-3 g1'), 'the gated tool to start');
+    await waitUntil(() => executions.includes('start steer-3 g1'), 'the gated tool to start');
     h.sigint();
     const done = await waiting;
     expect(done.code).toBe(130);
@@ -499,7 +495,7 @@ describe('steering', () => {
 
     const twice = user();
     const leaving = hosted(['prompt', 'steer-4', 'work'], twice);
-    await until(() => executions.includes('start steer-4 g1'), 'the gated tool to start');
+    await waitUntil(() => executions.includes('start steer-4 g1'), 'the gated tool to start');
     twice.sigint();
     twice.sigint();
     const left = await leaving;
@@ -580,7 +576,7 @@ describe('errors', () => {
         expect(answered).toMatch(/\[n\]o: yes\ndeploy said: deployed prod\ndone: completed/);
         expect(answered).toContain('EXIT=0');
         expect(ran('ran approver-tty d0')).toBe(1);
-        await until(() => executions.includes('start steer-tty g1'), 'the gated tool to start');
+        await waitUntil(() => executions.includes('start steer-tty g1'), 'the gated tool to start');
         stopped.keys('C-c');
         const interrupted = await stopped.waitFor(/EXIT=\d+/);
         expect(interrupted).toMatch(/interrupting steer-tty's turn/);

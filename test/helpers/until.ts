@@ -15,3 +15,8 @@ export async function until<T>(
   }
   return value;
 }
+
+/** Polls `condition` as {@link until} does, and throws, naming `what`, when it never held. */
+export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  if (!(await until(condition, (held) => held))) throw new Error(`gave up waiting for ${what}`);
+}

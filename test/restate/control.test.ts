@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Agent, createAgent, defineTool, type Message, scriptedModel } from '../../src/index.js';
 import { notificationMessage } from '../../src/protocol/index.js';
+import { waitUntil } from '../helpers/until.js';
 import { answerFor } from './fixtures/agents.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
@@ -36,14 +37,6 @@ afterAll(() => harness?.close());
 
 const executions = () => harness.executions();
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 const userTexts = (history: Message[]) =>
   history.flatMap((m) => (m.role === 'user' ? [m.content.map((p) => ('text' in p ? p.text : '')).join('')] : []));
 /** A history's user messages as stored: where each came from, and its text. */
@@ -54,11 +47,11 @@ const userMessages = (history: readonly Message[]) =>
 
 it('a steer joins the running turn at its next step boundary, once', async () => {
   const turn = await harness.client.send('steer-1', 'work');
-  await until(() => executions().includes('start steer-1 g1'), 'the gated tool to start');
+  await waitUntil(() => executions().includes('start steer-1 g1'), 'the gated tool to start');
   const taken = await takesAnswered(harness.server.adminUrl, turn);
   const steer = await harness.client.steer('steer-1', 'also tea');
   // The turn has taken it (the take is a call in the turn's journal) while its tool still runs.
-  await until(async () => (await takesAnswered(harness.server.adminUrl, turn)) > taken, 'the take');
+  await waitUntil(async () => (await takesAnswered(harness.server.adminUrl, turn)) > taken, 'the take');
   open('steer-1');
   const outcome = await harness.client.result(turn);
   // The model was asked again after the tool's result with the steer in the history: it heard both.
@@ -78,7 +71,7 @@ it('a steer joins the running turn at its next step boundary, once', async () =>
 it('an interrupt ends the running turn with a valid history, and the agent takes its next prompt', async () => {
   // The gate is never opened and the tool ignores its signal: only the interrupt ends the call.
   const turn = await harness.client.send('steer-stop-1', 'work');
-  await until(() => executions().includes('start steer-stop-1 g1'), 'the gated tool to start');
+  await waitUntil(() => executions().includes('start steer-stop-1 g1'), 'the gated tool to start');
   await harness.client.interrupt('steer-stop-1');
   const outcome = await harness.client.result(turn);
   expect(outcome).toMatchObject({ agentId: 'steer-stop-1', stopReason: 'interrupted' });
@@ -95,7 +88,7 @@ it('an interrupt ends the running turn with a valid history, and the agent takes
 it('a steer with no turn running starts one; an interrupt with none running changes nothing', async () => {
   await harness.client.result(await harness.client.interrupt('steer-idle-1'));
   await harness.client.steer('steer-idle-1', 'hello');
-  await until(async () => (await harness.client.history('steer-idle-1')).length >= 2, 'the steer to be answered');
+  await waitUntil(async () => (await harness.client.history('steer-idle-1')).length >= 2, 'the steer to be answered');
   const history = await harness.client.history('steer-idle-1');
   expect(userTexts(history)).toEqual(['hello']);
   expect(history.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'heard: hello' }] });
@@ -106,7 +99,7 @@ it('a steer that rings a turn as it ends joins the turn queued next, as embedded
   // The first turn's final answer is held in review (a hook, outside every journaled wait): the turn is ending and
   // will not take anything more. A prompt is already waiting for the key when the steer rings.
   const first = await harness.client.send('steer-late-1', 'first');
-  await until(() => gates.has('steer-late-1:review'), 'the final answer in review');
+  await waitUntil(() => gates.has('steer-late-1:review'), 'the final answer in review');
   const second = await harness.client.send('steer-late-1', 'second');
   await harness.client.result(await harness.client.steer('steer-late-1', 'also tea'));
   open('steer-late-1:review');
@@ -119,7 +112,7 @@ it('a steer that rings a turn as it ends joins the turn queued next, as embedded
 
 it('an interrupt that rings a turn as it ends stops the turn queued next, once', async () => {
   const first = await harness.client.send('steer-late-2', 'first');
-  await until(() => gates.has('steer-late-2:review'), 'the final answer in review');
+  await waitUntil(() => gates.has('steer-late-2:review'), 'the final answer in review');
   const second = await harness.client.send('steer-late-2', 'second');
   await harness.client.result(await harness.client.interrupt('steer-late-2'));
   open('steer-late-2:review');
@@ -136,7 +129,7 @@ it('an interrupt that rings a turn as it ends stops the turn queued next, once',
 it('a steer taken with an interrupt before it starts a turn of its own after the interrupted one', async () => {
   // The call waits in gating (a hook, no journaled wait) while both are sent: its first wait takes them together.
   const turn = await harness.client.send('steer-follow-1', 'work');
-  await until(() => gates.has('steer-follow-1:gating'), 'the call in gating');
+  await waitUntil(() => gates.has('steer-follow-1:gating'), 'the call in gating');
   await harness.client.result(await harness.client.interrupt('steer-follow-1'));
   await harness.client.result(await harness.client.steer('steer-follow-1', 'also tea'));
   open('steer-follow-1:gating');
@@ -166,11 +159,11 @@ it('an interrupt sent while no turn runs is dropped: it does not stop the next t
     return (await response.json()) as string | null;
   };
   // Its first turn has asked the model and ended (its doorbell is gone): the backoff runs.
-  await until(() => executions().includes(`model ${child}`), 'the first attempt');
-  await until(async () => (await doorbell()) === null, 'the first turn to end');
+  await waitUntil(() => executions().includes(`model ${child}`), 'the first attempt');
+  await waitUntil(async () => (await doorbell()) === null, 'the first turn to end');
   await harness.client.interrupt(child);
   let notifications: string[] = [];
-  await until(async () => {
+  await waitUntil(async () => {
     notifications = userTexts(await harness.client.history(root)).filter((text) => text.startsWith('<notification'));
     return notifications.length > 0;
   }, 'the child to report');
@@ -186,11 +179,11 @@ it('a steer that opens a turn is stored as a steer, as embedded: to an idle agen
   // interrupt and a steer are sent (the steer opens a turn of its own once the interrupted one has ended).
   const idle = 'steer-opens-1';
   await harness.client.steer(idle, 'hello');
-  await until(async () => (await harness.client.history(idle)).length >= 2, 'the steer to be answered');
+  await waitUntil(async () => (await harness.client.history(idle)).length >= 2, 'the steer to be answered');
   await harness.client.prompt(idle, 'next');
   const follow = 'steer-follow-2';
   const turn = await harness.client.send(follow, 'work');
-  await until(() => gates.has(`${follow}:gating`), 'the call in gating');
+  await waitUntil(() => gates.has(`${follow}:gating`), 'the call in gating');
   await harness.client.result(await harness.client.interrupt(follow));
   await harness.client.result(await harness.client.steer(follow, 'also tea'));
   open(`${follow}:gating`);
@@ -263,7 +256,7 @@ it("a stopped agent's book withdraws a result still waiting in its control objec
     return response.json();
   };
   const first = await harness.client.send(agent, 'first');
-  await until(() => gates.has(`${agent}:review`), 'the final answer in review');
+  await waitUntil(() => gates.has(`${agent}:review`), 'the final answer in review');
   const message = notificationMessage('t9.a0', `${agent}/t9.a0`, 'completed', 'late news');
   // Kept for a turn (the doorbell is set) that will take nothing more.
   expect(await post(`troupe-agent-control/${agent}/notify`, { taskId: 't9.a0', message })).toBe(true);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Message } from '../../src/index.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentClient, agentClient, balanceAgents } from '../../src/restate/index.js';
+import { waitUntil } from '../helpers/until.js';
 import { expectValidHistory, notificationsOf } from './fixtures/histories.js';
 import {
   journalRows as journalRowsOf,
@@ -52,14 +53,6 @@ const untilJournaled = (invocationId: string, where: string, what: string) =>
 const executions = () => readFileSync(sideFile, 'utf8').split('\n').filter(Boolean);
 const countOf = (line: string) => executions().filter((l) => l === line).length;
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 function resultText(history: Message[], toolCallId: string): string {
   for (const message of history) {
     if (message.role !== 'tool') continue;
@@ -76,7 +69,7 @@ it('a worker killed mid-turn: the turn finishes on a new worker and no journaled
   await server.register(first.url);
 
   const invocation = await client.send('crashy-1', 'go');
-  await until(() => countOf('start crashy-1 c3') === 1, 'the at-most-once tool to start');
+  await waitUntil(() => countOf('start crashy-1 c3') === 1, 'the at-most-once tool to start');
   first.process.kill('SIGKILL');
   await new Promise((resolve) => first.process.once('exit', resolve));
 
@@ -115,7 +108,7 @@ it("a tool's timeout is a durable timer: the turn run again after a kill keeps t
   const first = await startWorker(port, 0);
   await server.register(first.url);
   const invocation = await client.send('timer-1', 'hang');
-  await until(() => countOf('start timer-1 t1') === 1, 'the hanging tool to start');
+  await waitUntil(() => countOf('start timer-1 t1') === 1, 'the hanging tool to start');
   await untilJournaled(invocation, "entry_type = 'Command: Sleep'", 'the timer');
   first.process.kill('SIGKILL');
   await new Promise((resolve) => first.process.once('exit', resolve));
@@ -159,7 +152,7 @@ it('a steer accepted while the worker is down reaches the turn once, after the r
   const first = await startWorker(port, 60_000);
   await server.register(first.url);
   const invocation = await client.send('steer-crash-1', 'work');
-  await until(() => countOf('start steer-crash-1 w1') === 1, 'the slow tool to start');
+  await waitUntil(() => countOf('start steer-crash-1 w1') === 1, 'the slow tool to start');
   first.process.kill('SIGKILL');
   await new Promise((resolve) => first.process.once('exit', resolve));
 
@@ -193,13 +186,13 @@ it('a worker killed after its turn took a steer: the replay applies the journale
   const first = await startWorker(port, 60_000);
   await server.register(first.url);
   const invocation = await client.send('steer-crash-2', 'work');
-  await until(() => countOf('start steer-crash-2 w1') === 1, 'the slow tool to start');
+  await waitUntil(() => countOf('start steer-crash-2 w1') === 1, 'the slow tool to start');
   const taken = () => takesAnswered(server.adminUrl, invocation);
   const takenAtStart = await taken();
   const steer = await client.steer('steer-crash-2', 'also tea');
   // The turn takes the steer (a call to the control object, answered while w1 still runs for a minute): the message
   // has left the control object, and would join the history only at the step boundary after w1's result.
-  await until(async () => (await taken()) > takenAtStart, 'the turn to take the steer');
+  await waitUntil(async () => (await taken()) > takenAtStart, 'the turn to take the steer');
   const takenBefore = await taken();
   expect(await client.history('steer-crash-2')).toEqual([]);
   first.process.kill('SIGKILL');
@@ -231,10 +224,10 @@ it("a worker killed after its turn took a child's result: the replay applies it 
   await server.register(first.url);
   const root = 'joincrash-1';
   const invocation = await client.send(root, 'work');
-  await until(() => countOf(`start ${root} w1`) === 1, 'the slow tool to start');
+  await waitUntil(() => countOf(`start ${root} w1`) === 1, 'the slow tool to start');
   // The child answers at once; its result rings the turn, which takes it while w1 runs for a minute: kill then.
   const taken = () => takesAnswered(server.adminUrl, invocation);
-  await until(async () => (await taken()) >= 2, "the turn to take the child's result");
+  await waitUntil(async () => (await taken()) >= 2, "the turn to take the child's result");
   const takenBefore = await taken();
   first.process.kill('SIGKILL');
   await new Promise((resolve) => first.process.once('exit', resolve));
@@ -245,7 +238,7 @@ it("a worker killed after its turn took a child's result: the replay applies it 
   // after w1's result answers it, in this turn.
   expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'noted' });
   expect(await taken()).toBe(takenBefore);
-  await until(async () => {
+  await waitUntil(async () => {
     const rows = await sql<{ id: string }>(
       "SELECT id FROM sys_invocation WHERE target_service_name = 'troupe-agent' " +
         `AND target_service_key = '${root}' AND target_handler_name = 'notify' AND status = 'completed'`,
@@ -274,7 +267,7 @@ it('a swarm of subagents on 3 workers survives a kill -9 of one of them: every r
   const balancer = await balanceAgents(running.map((worker) => worker.url));
   await server.register(balancer.url);
   expect((await client.prompt('swarm-1', `start ${SWARM}`)).text).toBe('swarm started');
-  await until(
+  await waitUntil(
     () => executions().filter((line) => line.startsWith('ran swarm-1/')).length >= SWARM / 2,
     'half the swarm',
   );
@@ -328,7 +321,7 @@ it('a worker killed mid-batch: each task of a foreground swarm settles exactly o
   await server.register(first.url);
   const tasks = Array.from({ length: 8 }, (_, i) => ({ prompt: `work ${i}` }));
   const invocation = await client.send('boss-crash-1', `swarm ${JSON.stringify({ tasks })}`);
-  await until(
+  await waitUntil(
     () => executions().filter((line) => /^ran boss-crash-1\/t0\.sw\.\d w$/.test(line)).length >= 2,
     'the first tasks to finish',
   );
@@ -393,7 +386,7 @@ it("a failed background subagent's restart waits on a durable timer: killed duri
   expect((await client.prompt(root, 'background ["flaky b"]')).text).toBe('joined');
   // The child's task failed; its invocation waits 3 s before the restart, and its worker dies meanwhile.
   let task = '';
-  await until(async () => {
+  await waitUntil(async () => {
     const rows = await sql<{ id: string }>(
       `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'task'`,
     );
@@ -406,7 +399,7 @@ it("a failed background subagent's restart waits on a durable timer: killed duri
   const second = await startWorker(port, 0);
   await server.register(second.url);
 
-  await until(async () => notificationsOf(await client.history(root)).length > 0, "the child's report");
+  await waitUntil(async () => notificationsOf(await client.history(root)).length > 0, "the child's report");
   await new Promise((resolve) => setTimeout(resolve, 500)); // room for a second report, which must not come
   expect(notificationsOf(await client.history(root))).toEqual([
     expect.stringMatching(/status="completed">recovered b</),
@@ -427,7 +420,7 @@ it("a batch's calls run together; killed after the second result is journaled, n
   await server.register(first.url);
   const invocation = await client.send('batchy-1', 'go');
   // The slow call started first and is still running when the quick ones have run: they overlap.
-  await until(() => countOf('ran batchy-1 k1') === 1 && countOf('ran batchy-1 k2') === 1, 'the quick calls');
+  await waitUntil(() => countOf('ran batchy-1 k1') === 1 && countOf('ran batchy-1 k2') === 1, 'the quick calls');
   expect(countOf('start batchy-1 w')).toBe(1);
   // Journaled so far: the model's answer, which marks the batch's calls, then the two quick results (three run
   // completions).
@@ -464,7 +457,7 @@ it('a worker killed while a parent waits for a foreground child that waits for i
   const grandchild = `${child}/t0.n`;
   const invocation = await client.send(root, 'agents ["helped work g"]');
   // The child's `run` has answered (it waits for its own child) and the grandchild's slow tool runs: kill.
-  await until(async () => {
+  await waitUntil(async () => {
     const rows = await sql<{ id: string }>(
       `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'run' ` +
         "AND status = 'completed'",

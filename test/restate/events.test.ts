@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { type AgentEvent, defineTool, scriptedModel } from '../../src/index.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentClient, type AgentWorker, agentClient, agentObject, serveAgents } from '../../src/restate/index.js';
+import { waitUntil } from '../helpers/until.js';
 import { sql } from './fixtures/journal.js';
 
 // What a hosted agent's listener hears: model deltas live, and a replayed turn's events marked `replayed`. The
@@ -60,14 +61,6 @@ afterAll(async () => {
   await server?.stop();
 });
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 const of = (agentId: string) => events.filter((event) => event.agentId === agentId);
 
 it("a hosted model call's deltas reach the listener live, before its message ends", async () => {
@@ -84,8 +77,8 @@ it("a hosted model call's deltas reach the listener live, before its message end
 
 it('a turn replayed after a suspension publishes its journaled events again, marked replayed, and the rest live', async () => {
   const invocation = await suspended.send('deployer-1', 'ship it');
-  await until(() => of('deployer-1').some((event) => event.type === 'approval_requested'), 'the approval');
-  await until(async () => {
+  await waitUntil(() => of('deployer-1').some((event) => event.type === 'approval_requested'), 'the approval');
+  await waitUntil(async () => {
     const rows = await sql<{ status: string }>(
       server.adminUrl,
       `SELECT status FROM sys_invocation WHERE id = '${invocation}'`,

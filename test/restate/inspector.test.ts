@@ -4,6 +4,7 @@ import { connectInspector, type Message, startInspectorServer } from '../../src/
 import type { InspectorConnection } from '../../src/inspect/connect.js';
 import type { InspectorServer } from '../../src/inspect/server.js';
 import { hostedInspectorRoot } from '../../src/restate/index.js';
+import { waitUntil } from '../helpers/until.js';
 import { type Harness, startHarness } from './fixtures/harness.js';
 import { expectValidHistory } from './fixtures/histories.js';
 import { sql, takesAnswered } from './fixtures/journal.js';
@@ -71,14 +72,6 @@ afterAll(async () => {
   await inspector?.close();
 });
 
-async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 1200; i++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 /** The page's view of an agent's running turn: its actor's session id, from the last snapshot that names it. */
 function turnActor(agentId: string, ready: (frame: Frame) => boolean = () => true): string | undefined {
   return frames.findLast(
@@ -95,7 +88,7 @@ let sent = 0;
 async function click(sessionId: string, command: string, fields: Record<string, string> = {}): Promise<Ack> {
   const id = `click-${++sent}`;
   page.send(JSON.stringify({ type: 'command', id, run: 'hosted', sessionId, command, ...fields }));
-  await until(() => acks.some((ack) => ack.id === id && ack.mine), `the answer to ${command}`);
+  await waitUntil(() => acks.some((ack) => ack.id === id && ack.mine), `the answer to ${command}`);
   return acks.find((ack) => ack.id === id) as Ack;
 }
 
@@ -105,12 +98,12 @@ const userTexts = (history: Message[]) =>
 
 it("the page's steer joins a hosted turn, once", async () => {
   const turn = await harness.client.send('steer-page-1', 'work');
-  await until(() => executions().includes('start steer-page-1 g1'), 'the gated tool to start');
+  await waitUntil(() => executions().includes('start steer-page-1 g1'), 'the gated tool to start');
   const actor = turnActor('steer-page-1') as string;
   const taken = await takesAnswered(harness.server.adminUrl, turn);
   expect(await click(actor, 'STEER', { text: 'also tea' })).toMatchObject({ ok: true });
   // The turn takes it from the agent's control object while its tool still runs.
-  await until(async () => (await takesAnswered(harness.server.adminUrl, turn)) > taken, 'the turn to take it');
+  await waitUntil(async () => (await takesAnswered(harness.server.adminUrl, turn)) > taken, 'the turn to take it');
   open('steer-page-1');
   expect(await harness.client.result(turn)).toMatchObject({ stopReason: 'completed', text: 'heard: work | also tea' });
   // Once: the next prompt sees it once (no turn of its own from the fallback either).
@@ -124,7 +117,7 @@ it("the page's steer joins a hosted turn, once", async () => {
 it("the page's interrupt ends a hosted turn, once, with a valid history", async () => {
   // The gate is never opened and the tool ignores its signal: only the interrupt ends the call.
   const turn = await harness.client.send('steer-page-2', 'work');
-  await until(() => executions().includes('start steer-page-2 g1'), 'the gated tool to start');
+  await waitUntil(() => executions().includes('start steer-page-2 g1'), 'the gated tool to start');
   expect(await click(turnActor('steer-page-2') as string, 'INTERRUPT')).toMatchObject({ ok: true });
   expect(await harness.client.result(turn)).toMatchObject({ stopReason: 'interrupted' });
   // The next turn runs to its end: the interrupt stopped one turn only.
@@ -140,9 +133,9 @@ it("the page's interrupt ends a hosted turn, once, with a valid history", async 
 it("the page's approval resolves a hosted turn's awakeable, once", async () => {
   const turn = await harness.client.send('approver-page-1', 'prod');
   const awaiting = (frame: Frame) => frame.snapshot?.context?.calls?.some((c) => c.status === 'awaiting') === true;
-  await until(() => turnActor('approver-page-1', awaiting) !== undefined, 'the page to show the call waiting');
+  await waitUntil(() => turnActor('approver-page-1', awaiting) !== undefined, 'the page to show the call waiting');
   // The awakeable's id is in the agent's state, where the `approve` handler finds it (the turn stores it as it asks).
-  await until(
+  await waitUntil(
     async () =>
       (
         await sql(
