@@ -20,8 +20,9 @@ export const poolMachine = poolSetup.createMachine({
       on: {
         START: [
           { guard: 'parentsTasks', actions: ['spawnTask', 'openChild'] },
-          { guard: 'isNewChild', actions: ['spawnPool', 'passDown', 'openChild', 'sealPassed', 'forgetPassed'] },
-          { actions: ['passDown', 'sealPassed', 'forgetPassed'] },
+          { guard: 'isNewChild', actions: ['spawnPool', 'passDown', 'sealPassed', 'openChild'] },
+          { guard: 'isLastOfChild', actions: ['passDown', 'sealPassed', 'clearUnsealed'] },
+          { actions: 'passDown' },
         ],
         CANCEL: { guard: 'childAlive', actions: 'passDown' },
         CANCEL_ALL: [{ guard: 'parentsTasks', actions: 'cancelTasks' }, { actions: 'passDownAll' }],

@@ -44,15 +44,17 @@ const spanOf = (depth: number): number => POOL_SIZE ** depth;
 const childOf = (context: PoolContext, index: number): number => Math.floor(index / spanOf(context.depth)) % POOL_SIZE;
 const childActorId = (context: PoolContext, child: number): string =>
   context.depth === 0 ? taskActorId(child) : poolActorId(child);
+/** The task at `index` is the last its child holds: that child gets no more tasks. */
+const isLast = (context: PoolContext, index: number): boolean => (index + 1) % spanOf(context.depth) === 0;
 /**
  * The child pools that get no more tasks once the task at `index` has started: the batch starts tasks in order, so
- * no child after its child exists yet, and every one before it is passed; its child too when the task is the last
- * it holds.
+ * no child after its child exists yet, and every other unsealed one is passed; its child too when the task is the
+ * last it holds.
  */
 function passedBy(context: PoolContext, index: number): number[] {
-  if ((index + 1) % spanOf(context.depth) === 0) return context.unsealed;
   const child = childOf(context, index);
-  return context.unsealed.filter((open) => open !== child);
+  const passed = context.unsealed.filter((open) => open !== child);
+  return isLast(context, index) ? [...passed, child] : passed;
 }
 
 const SEAL = { type: 'SEAL' } as const;
@@ -80,17 +82,17 @@ export const poolSetup = setup({
       ({ context, event }) => childActorId(context, childOf(context, (event as Ev<'START'>).index)),
       ({ event }) => event,
     ),
+    /**
+     * A new child is alive; only it may still be given tasks, unless this task is its last (a task actor's one
+     * task always is: it is never unsealed).
+     */
     openChild: assign(({ context, event }) => {
-      const child = childOf(context, (event as Ev<'START'>).index);
-      const open = [...context.open, child];
-      return context.depth === 0 ? { open } : { open, unsealed: [...context.unsealed, child] };
+      const { index } = event as Ev<'START'>;
+      const child = childOf(context, index);
+      return { open: [...context.open, child], unsealed: isLast(context, index) ? [] : [child] };
     }),
-    forgetPassed: assign({
-      unsealed: ({ context, event }) => {
-        const passed = passedBy(context, (event as Ev<'START'>).index);
-        return context.unsealed.filter((open) => !passed.includes(open));
-      },
-    }),
+    /** The child given its last task is sealed, and it was the only one unsealed. */
+    clearUnsealed: assign({ unsealed: [] }),
     forgetChild: assign({
       open: ({ context, event }) => {
         const child = indexOfChildEvent(event);
@@ -106,6 +108,8 @@ export const poolSetup = setup({
     parentsTasks: ({ context }) => context.depth === 0,
     /** The child that holds this task is not alive yet: the task is its first. */
     isNewChild: ({ context, event }) => !context.open.includes(childOf(context, (event as Ev<'START'>).index)),
+    /** The task is the last its child holds (its last slot, or the last task of a child pool's span). */
+    isLastOfChild: ({ context, event }) => isLast(context, (event as Ev<'START'>).index),
     /** The child that holds this task is still alive (a cancel for a child that ended has nothing to reach). */
     childAlive: ({ context, event }) => context.open.includes(childOf(context, (event as Ev<'CANCEL'>).index)),
     isDrained: ({ context }) => context.sealed && context.open.length === 0,
