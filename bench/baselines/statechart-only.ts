@@ -1,5 +1,5 @@
 import { createActor, fromCallback } from 'xstate';
-import { agentMachine, type ModelWorkerRequest, type ToolWorkerRequest } from '../../machines/agent/index.js';
+import { agentMachine, type WorkerRequest } from '../../machines/agent/index.js';
 import { type AssistantMessage, emptyUsage, type ToolResultPart } from '../../src/protocol/index.js';
 
 /** The run in progress: the fake workers are provided once, as the runtime's are, and read it from here. */
@@ -32,15 +32,15 @@ function okResult(id: string, name: string): ToolResultPart {
 // Replies go out on a microtask, as the runtime's do when a promise settles: each is its own macrostep.
 const machine = agentMachine.provide({
   actors: {
-    modelWorker: fromCallback<ModelWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
-      receive(({ turn, step }) => {
-        const message = answer(run.modelCalls++);
-        queueMicrotask(() => sendBack({ type: 'MODEL_DONE', turn, step, message }));
-      });
-    }),
-    toolWorker: fromCallback<ToolWorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
-      // As the runtime's worker for an agent without permissions: every call allowed, run once validated.
+    // As the runtime's worker for an agent without permissions: every call allowed, run once validated.
+    worker: fromCallback<WorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
       receive((request) => {
+        if (request.type === 'MODEL_REQUEST') {
+          const { turn, step } = request;
+          const message = answer(run.modelCalls++);
+          queueMicrotask(() => sendBack({ type: 'MODEL_DONE', turn, step, message }));
+          return;
+        }
         if (request.type !== 'VALIDATE') return;
         const outcomes = request.calls.map((c) => ({ toolCallId: c.id }));
         const results = request.calls.map((c) => ({

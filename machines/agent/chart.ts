@@ -92,13 +92,11 @@ export const agentMachine = agentSetup.createMachine({
       },
     },
     running: {
-      // The workers live as long as a run and take requests as events: invoking an actor per request costs several
-      // times more than sending one an event, while starting them per run costs ~50 µs once and halves what an
-      // idle agent (a finished subagent kept for resume) holds in memory.
-      invoke: [
-        { id: 'worker.model', src: 'modelWorker', input: ({ context }) => ({ agentId: context.agentId }) },
-        { id: 'worker.tools', src: 'toolWorker', input: ({ context }) => ({ agentId: context.agentId }) },
-      ],
+      // The worker lives as long as a run and takes requests as events: invoking an actor per request costs several
+      // times more than sending one an event, while starting it per run costs once and keeps an idle agent (a
+      // finished subagent kept for resume) small. One worker serves the model and the tools: a step waits on one
+      // at a time, and each actor is a start, a stop and two copies of the agent's children.
+      invoke: { id: 'worker', src: 'worker', input: ({ context }) => ({ agentId: context.agentId }) },
       initial: 'nextTurn',
       on: {
         PROMPT: { actions: 'enqueue' },

@@ -10,9 +10,10 @@ import type {
   ModelWorkerRequest,
   ToolCallState,
   ToolWorkerRequest,
+  WorkerRequest,
 } from './types.js';
 
-/** Input every worker gets: which agent it serves. The runtime resolves the rest. */
+/** Input the worker gets: which agent it serves. The runtime resolves the rest. */
 export interface WorkerInput {
   agentId: string;
 }
@@ -34,7 +35,7 @@ function callsWith(calls: ToolCallState[], status: ToolCallState['status']) {
 }
 
 /**
- * The agent chart's implementations (chart.ts is the chart): its workers, its actions (effects the runtime gives
+ * The agent chart's implementations (chart.ts is the chart): its worker, its actions (effects the runtime gives
  * with machine.provide(), and the assigns that are the context's only writers) and its guards (guards.ts).
  */
 export const agentSetup = setup({
@@ -44,10 +45,11 @@ export const agentSetup = setup({
     input: {} as AgentMachineInput,
   },
   actors: {
-    /** Streams model answers: takes MODEL_REQUEST, replies MODEL_DONE / MODEL_ERROR. */
-    modelWorker: fromCallback<ModelWorkerRequest, WorkerInput>(() => {}),
-    /** Validates, authorizes and runs tool calls: takes VALIDATE / AUTHORIZE / EXECUTE / CHECK_OUTPUT. */
-    toolWorker: fromCallback<ToolWorkerRequest, WorkerInput>(() => {}),
+    /**
+     * Streams model answers (MODEL_REQUEST → MODEL_DONE / MODEL_ERROR) and validates, authorizes and runs tool
+     * calls (VALIDATE / AUTHORIZE / EXECUTE / CHECK_OUTPUT): one actor, since a step asks for one or the other.
+     */
+    worker: fromCallback<WorkerRequest, WorkerInput>(() => {}),
     /** Replaces older messages of what is sent by a continuation note (src/context); resolves when done. */
     compactor: fromPromise<void, CompactorInput>(async () => {}),
     /**
@@ -90,7 +92,7 @@ export const agentSetup = setup({
     delegate: sendTo('supervisor', ({ event }) => command<'DELEGATE'>(event).command),
 
     requestModel: sendTo(
-      'worker.model',
+      'worker',
       ({ context }): ModelWorkerRequest => ({
         type: 'MODEL_REQUEST',
         turn: context.turn,
@@ -100,7 +102,7 @@ export const agentSetup = setup({
       }),
     ),
     requestValidation: sendTo(
-      'worker.tools',
+      'worker',
       ({ context }): ToolWorkerRequest => ({
         type: 'VALIDATE',
         batch: context.batch,
@@ -108,7 +110,7 @@ export const agentSetup = setup({
       }),
     ),
     requestAuthorization: sendTo(
-      'worker.tools',
+      'worker',
       ({ context }): ToolWorkerRequest => ({
         type: 'AUTHORIZE',
         batch: context.batch,
@@ -116,7 +118,7 @@ export const agentSetup = setup({
       }),
     ),
     requestExecution: sendTo(
-      'worker.tools',
+      'worker',
       ({ context }): ToolWorkerRequest => ({
         type: 'EXECUTE',
         batch: context.batch,
@@ -124,7 +126,7 @@ export const agentSetup = setup({
       }),
     ),
     requestOutputCheck: sendTo(
-      'worker.tools',
+      'worker',
       ({ context }): ToolWorkerRequest => ({
         type: 'CHECK_OUTPUT',
         turn: context.turn,

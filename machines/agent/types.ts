@@ -187,3 +187,6 @@ export type ToolWorkerRequest =
   | { type: 'AUTHORIZE'; batch: number; calls: ToolCallPart[] }
   | { type: 'EXECUTE'; batch: number; calls: ToolCallPart[] }
   | { type: 'CHECK_OUTPUT'; turn: number; inputId: string };
+
+/** Every request the agent sends its worker: one actor runs the model and the tools, in turn. */
+export type WorkerRequest = ModelWorkerRequest | ToolWorkerRequest;

@@ -38,17 +38,17 @@ describe('idle', () => {
     expect(Object.keys(snapshot.children)).toEqual([]);
   });
 
-  it('starts the two workers for a run and stops them when the run ends', () => {
-    expect(workerActions(start()[0], prompt())).toEqual(['start worker.model', 'start worker.tools']);
+  it('starts the worker for a run and stops it when the run ends', () => {
+    expect(workerActions(start()[0], prompt())).toEqual(['start worker']);
     const [running] = drive(start()[0], prompt());
-    expect(Object.keys(running.children).sort()).toEqual(['worker.model', 'worker.tools']);
+    expect(Object.keys(running.children)).toEqual(['worker']);
     const done: AgentMachineEvent = {
       type: 'MODEL_DONE',
       turn: 1,
       step: 1,
       message: answer([{ type: 'text', text: 'x' }]),
     };
-    expect(workerActions(running, done).sort()).toEqual(['stop worker.model', 'stop worker.tools']);
+    expect(workerActions(running, done)).toEqual(['stop worker']);
     expect(Object.keys(drive(running, done)[0].children)).toEqual([]);
   });
 

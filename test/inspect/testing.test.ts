@@ -92,11 +92,11 @@ describe('pure transitions', () => {
       'idle',
     ]);
     expect(run.steps[4]?.actions.map((a) => a.type)).toContain('announceApprovals');
-    // The approval sends EXECUTE to the tool worker, and only for the approved call.
+    // The approval sends EXECUTE to the worker, and only for the approved call.
     const sent = run.steps[5]?.actions.flatMap((a) => (a.sent ? [a.sent] : []));
     expect(sent).toEqual([
       {
-        to: 'worker.tools',
+        to: 'worker',
         event: expect.objectContaining({ type: 'EXECUTE', calls: [expect.objectContaining({ id: 'c1' })] }),
       },
     ]);

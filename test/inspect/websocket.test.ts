@@ -114,11 +114,9 @@ describe('a run seen through createWebSocketInspector', () => {
     expect(agentFrame?.definition).toContain('awaitingApproval');
     const localActors = local.filter((e) => e.type === '@xstate.actor');
     expect(actors.map((f) => f.sessionId).sort()).toEqual(localActors.map((e) => e.actorRef.sessionId).sort());
-    for (const worker of ['worker.model', 'worker.tools']) {
-      const frame = actors.find((f) => f.name === worker);
-      expect(frame?.parentId, worker).toBe(agentFrame?.sessionId);
-      expect(typeof frame?.definition).toBe('string');
-    }
+    const worker = actors.find((f) => f.name === 'worker');
+    expect(worker?.parentId).toBe(agentFrame?.sessionId);
+    expect(typeof worker?.definition).toBe('string');
 
     // Every transition's snapshot, in order, for every actor.
     for (const { sessionId } of actors) {
@@ -205,10 +203,10 @@ describe('a run seen through createWebSocketInspector', () => {
       expect(up).toEqual(['task', 'pool', 'pool', 'batch']);
       expect(sub.name).toMatch(/^subagent\./);
     }
-    // Each agent's workers under it.
+    // Each agent's worker under it.
     for (const agent of agents) {
-      const workers = actors.filter((f) => f.parentId === agent.sessionId && f.name?.startsWith('worker.'));
-      expect(workers.map((w) => w.name).sort(), agent.name).toEqual(['worker.model', 'worker.tools']);
+      const workers = actors.filter((f) => f.parentId === agent.sessionId && f.name === 'worker');
+      expect(workers, agent.name).toHaveLength(1);
     }
     // Every parent is an announced actor: the tree is whole.
     for (const f of actors) if (f.parentId !== undefined) expect(bySession.has(f.parentId), f.name).toBe(true);

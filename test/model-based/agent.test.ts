@@ -31,8 +31,8 @@ import {
   type CompactorInput,
   type ModelWorkerRequest,
   type ToolCallState,
-  type ToolWorkerRequest,
   type WorkerInput,
+  type WorkerRequest,
 } from '../../machines/agent/index.js';
 import type { AssistantMessage } from '../../src/index.js';
 import { stateIds, transitionKeys, transitionList } from '../../src/inspect/export.js';
@@ -84,7 +84,6 @@ const WORKER_REPLIES = new Set([
   'GATING',
   'GATED',
 ]);
-const MODEL_REPLIES = new Set(['MODEL_DONE', 'MODEL_ERROR', 'PREPARING', 'PREPARED', 'REVIEWING']);
 const trip = { name: 'GuardrailTripped', code: 'guardrail_tripped', message: 'no' };
 const spent = { name: 'BudgetExhausted', code: 'budget_exhausted', message: 'spent' };
 
@@ -302,7 +301,7 @@ const machineInput = (wakeOnNotification: boolean) => ({
 
 /** What one replay has seen; the provided machine below records into the current one. */
 class Recorder {
-  workers: { model?: (e: AgentMachineEvent) => void; tools?: (e: AgentMachineEvent) => void } = {};
+  worker?: (e: AgentMachineEvent) => void;
   modelRequests: ModelWorkerRequest[] = [];
   inRun = false;
   turnsStarted = new Map<number, number>();
@@ -331,15 +330,14 @@ const violate = (why: string): never => {
 const testMachine = agentMachine.provide({
   actors: {
     compactor: fromPromise<void, CompactorInput>(() => new Promise<void>(() => {})),
-    modelWorker: fromCallback<ModelWorkerRequest, WorkerInput>(({ receive, sendBack }) => {
+    worker: fromCallback<WorkerRequest, WorkerInput>(({ receive, sendBack }) => {
       const rec = current;
-      rec.workers.model = sendBack as (e: AgentMachineEvent) => void;
-      receive((request) => rec.modelRequests.push(request));
-    }),
-    toolWorker: fromCallback<ToolWorkerRequest, WorkerInput>(({ receive, sendBack }) => {
-      const rec = current;
-      rec.workers.tools = sendBack as (e: AgentMachineEvent) => void;
+      rec.worker = sendBack as (e: AgentMachineEvent) => void;
       receive((request) => {
+        if (request.type === 'MODEL_REQUEST') {
+          rec.modelRequests.push(request);
+          return;
+        }
         if (request.type === 'AUTHORIZE' && rec.allowedBatches.has(request.batch)) {
           rec.check(() => violate(`batch ${request.batch} was validated as allowed and still sent to authorization`));
         }
@@ -387,17 +385,7 @@ const keys = transitionKeys(testMachine);
 function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
   const rec = new Recorder();
   current = rec;
-  const {
-    workers,
-    modelRequests,
-    turnsStarted,
-    turnsEnded,
-    authorised,
-    allowedBatches,
-    executed,
-    results,
-    violations,
-  } = rec;
+  const { modelRequests, turnsStarted, turnsEnded, authorised, allowedBatches, executed, results, violations } = rec;
   const taken = new Set<string>();
   const entered = new Set<string>();
   const actor = createActor(machine, {
@@ -447,7 +435,7 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
             violations.push(`a model reply for turn ${event.turn} step ${event.step} that was never requested`);
           }
         }
-        const worker = MODEL_REPLIES.has(event.type) ? workers.model : workers.tools;
+        const worker = rec.worker;
         if (!worker) throw new Error('no worker');
         worker(event);
       } else {

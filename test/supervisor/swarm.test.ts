@@ -144,7 +144,7 @@ describe('swarm batches', () => {
         let actor = root.actor.getSnapshot().children.supervisor as AnyActorRef | undefined;
         while (actor) {
           const [key, next] = Object.entries(actor.getSnapshot().children ?? {})[0] ?? [];
-          if (!key || key.startsWith('worker.')) break;
+          if (!key || key === 'worker') break;
           chainDuring.push(key);
           child = next as AnyActorRef;
           actor = child;
@@ -157,10 +157,10 @@ describe('swarm batches', () => {
     await root.prompt('ROOT');
     expect(chainDuring.map((key) => key.split('.')[0])).toEqual(['batch', 'pool', 'pool', 'task', 'subagent']);
     expect(chainDuring.slice(1, 4)).toEqual(['pool.0', 'pool.0', 'task.0']);
-    // The child ran with its own workers under it; idle again, it holds none.
-    expect(childWorkersDuring).toEqual(['worker.model', 'worker.tools']);
+    // The child ran with its own worker under it; idle again, it holds none.
+    expect(childWorkersDuring).toEqual(['worker']);
     expect(child?.getSnapshot().value).toBe('idle');
-    expect(child?.getSnapshot().children['worker.model']).toBeUndefined();
+    expect(child?.getSnapshot().children.worker).toBeUndefined();
     await root.stop();
   });
 });

@@ -24,9 +24,8 @@ import {
 } from '../../protocol/index.js';
 import type { AgentEnv, RunResult } from '../env/env.js';
 import { envOf } from '../env/registry.js';
-import { modelWorker } from '../step/model-worker.js';
-import { toolWorker } from '../step/tool-worker.js';
 import { startTurnBudget } from '../step/turn-budget.js';
+import { agentWorker } from '../step/worker.js';
 import { agentIdle, effectsOf } from '../tree/effects.js';
 
 type Context = import('../../../machines/agent/index.js').AgentContext;
@@ -61,7 +60,7 @@ type SpawnSupervisor = (
  * `provide`, and importing any public entry point gives every machine, whole.
  */
 export const runtimeAgentMachine = agentMachine.provide({
-  actors: { modelWorker, toolWorker, compactor },
+  actors: { worker: agentWorker, compactor },
   actions: {
     // An action runs before the snapshot it makes is current: what it publishes is placed by its context.
     startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }, context),

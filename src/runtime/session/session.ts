@@ -466,7 +466,7 @@ export class Session {
   private resume(actor: AgentActorRef, context: AgentContext): void {
     const snapshot = actor.getSnapshot();
     if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
-      snapshot.children['worker.model']?.send({
+      snapshot.children.worker?.send({
         type: 'MODEL_REQUEST',
         turn: context.turn,
         step: context.step,

@@ -1,5 +1,4 @@
-import { fromCallback } from 'xstate';
-import type { AgentCommand, ModelWorkerRequest, WorkerInput, WorkerReply } from '../../../machines/agent/index.js';
+import type { AgentCommand, ModelWorkerRequest, WorkerReply } from '../../../machines/agent/index.js';
 import { costOf } from '../../context/index.js';
 import {
   type AssistantMessage,
@@ -15,20 +14,19 @@ import { exhaustionError, viewAfter } from '../budget/budget.js';
 import { type AgentEnv, reportInternalError } from '../env/env.js';
 import type { HookRunner } from '../env/hooks.js';
 import { type ModelCall, partialMessage } from '../env/in-flight.js';
-import { envOf } from '../env/registry.js';
 import { retryDelay } from '../env/retry.js';
 
 /**
- * The agent's model worker: lives as long as a run, takes MODEL_REQUEST, streams the answer (deltas go to the
- * event bus, never through the machine) and replies MODEL_DONE or MODEL_ERROR once, after retries.
+ * The model half of the agent's worker (worker.ts): takes MODEL_REQUEST, streams the answer (deltas go to the event
+ * bus, never through the machine) and replies MODEL_DONE or MODEL_ERROR once, after retries.
  */
-export const modelWorker = fromCallback<ModelWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
-  const env = envOf(system, input.agentId);
-  receive((request) => {
-    callModel(env, request, sendBack).catch((error: unknown) => lastResort(env, request, sendBack, error));
-  });
-  return () => env.abortInFlight();
-});
+export function requestModel(
+  env: AgentEnv,
+  request: ModelWorkerRequest,
+  sendBack: (reply: WorkerReply | AgentCommand) => void,
+): void {
+  callModel(env, request, sendBack).catch((error: unknown) => lastResort(env, request, sendBack, error));
+}
 
 /** What a replay injects after a final answer is no wake-up (the agent is running): its input id is never used. */
 const REPLAYED = 'notify.replayed';

@@ -1,6 +1,5 @@
 import pLimit from 'p-limit';
-import { fromCallback } from 'xstate';
-import type { ToolWorkerRequest, WorkerInput, WorkerReply } from '../../../machines/agent/index.js';
+import type { ToolWorkerRequest, WorkerReply } from '../../../machines/agent/index.js';
 import type { Decision } from '../../permissions/index.js';
 import {
   describeThrown,
@@ -22,56 +21,49 @@ import type { AgentEnv } from '../env/env.js';
 import { reportInternalError } from '../env/env.js';
 import type { HookRunner } from '../env/hooks.js';
 import type { ToolBatch } from '../env/in-flight.js';
-import { envOf } from '../env/registry.js';
 import { CallContext, isToolTimeout, withTimeout } from './call-context.js';
 import { checkOutput } from './output-check.js';
-import { ToolResultOutbox } from './tool-result-outbox.js';
+import type { ToolResultOutbox } from './tool-result-outbox.js';
 
 /**
- * The agent's tool worker: lives as long as a run and answers the tool phases' requests (validate,
- * authorize, execute) and the structured-output check. A batch nothing can refuse runs as soon as it is valid. Tool errors become results; nothing here throws at
- * the machine.
+ * The tool half of the agent's worker (worker.ts): answers the tool phases' requests (validate, authorize, execute)
+ * and the structured-output check. A batch nothing can refuse runs as soon as it is valid. Tool errors become
+ * results; nothing here throws at the machine.
  */
-export const toolWorker = fromCallback<ToolWorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
-  const env = envOf(system, input.agentId);
-  // Replies go through the outbox's methods, not a closure made per agent: V8 drops the optimised code of a
-  // function whose every function object died, and a worker's closures die with its agent.
-  const outbox = new ToolResultOutbox(env, sendBack);
-  receive((request) => {
-    switch (request.type) {
-      case 'VALIDATE': {
-        const validated = validate(env, request.batch, request.calls);
-        outbox.reply(validated);
-        // Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than
-        // the phase it would announce). They start once the machine has taken the answer, a microtask later: an
-        // interrupt it takes first closes the batch, and nothing starts.
-        if (validated.allowed) {
-          const valid = request.calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
-          const toolBatch = env.toolBatch;
-          queueMicrotask(() => {
-            if (!toolBatch.aborted) run(env, request.batch, valid, outbox);
-          });
-        }
-        break;
+export function requestTools(env: AgentEnv, request: ToolWorkerRequest, outbox: ToolResultOutbox): void {
+  switch (request.type) {
+    case 'VALIDATE': {
+      const validated = validate(env, request.batch, request.calls);
+      outbox.reply(validated);
+      // Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than the
+      // phase it would announce). They start once the machine has taken the answer, a microtask later: an interrupt
+      // it takes first closes the batch, and nothing starts.
+      if (validated.allowed) {
+        const valid = request.calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
+        const toolBatch = env.toolBatch;
+        queueMicrotask(() => {
+          if (!toolBatch.aborted) run(env, request.batch, valid, outbox);
+        });
       }
-      case 'AUTHORIZE':
-        authorize(env, request.batch, request.calls).then(
-          (decided) => outbox.reply(decided),
-          (error: unknown) => {
-            reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
-            outbox.reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
-          },
-        );
-        break;
-      case 'EXECUTE':
-        run(env, request.batch, request.calls, outbox);
-        break;
-      case 'CHECK_OUTPUT':
-        outbox.reply(checkOutput(env, request.turn, request.inputId));
-        break;
+      break;
     }
-  });
-});
+    case 'AUTHORIZE':
+      authorize(env, request.batch, request.calls).then(
+        (decided) => outbox.reply(decided),
+        (error: unknown) => {
+          reportInternalError(`authorizing the tool calls of agent ${env.agentId} failed`, error);
+          outbox.reply(denyAll(request.batch, request.calls, `authorization failed: ${describeThrown(error)}`));
+        },
+      );
+      break;
+    case 'EXECUTE':
+      run(env, request.batch, request.calls, outbox);
+      break;
+    case 'CHECK_OUTPUT':
+      outbox.reply(checkOutput(env, request.turn, request.inputId));
+      break;
+  }
+}
 
 /** Runs the allowed calls of a batch: through the beforeToolCall hooks first where there are some. */
 function run(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: ToolResultOutbox): void {
