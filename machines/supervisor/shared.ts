@@ -1,5 +1,6 @@
 import type { EventObject } from 'xstate';
 import {
+  type FailureClass,
   notificationMessage,
   type RestartOptions,
   type TaskSpec,
@@ -84,6 +85,10 @@ export interface PrepareParams {
   batchId: string;
   background: boolean;
   attempt: number;
+  /** A resume: the agent goes on from the history it has (a restart starts from the task's prompt afresh). */
+  resume?: boolean;
+  /** The sibling (task id) whose failure restarted it, under a strategy that restarts siblings. */
+  cause?: string;
 }
 
 /** Events the supervision machines send a child agent (a subset of the agent machine's commands). */
@@ -132,3 +137,23 @@ export interface Tell {
  * custom action (a runtime effect that sends to this actor synchronously, e.g. a release) XState's development build
  * warns "Custom actions should not call assign() directly", rightly: it cannot tell the two apart.
  */
+
+/**
+ * A batch's verdict on a task, sent by the runtime (`tellTask`): start again after `delayMs` from its prompt
+ * (`RESTART`, `cause` naming the sibling whose failure restarts it) or with the history it has (`RESUME`), or settle
+ * with its failure (`GIVE_UP`).
+ */
+export type TaskVerdict =
+  | { type: 'RESTART'; delayMs: number; cause?: string }
+  | { type: 'RESUME'; delayMs: number }
+  | { type: 'GIVE_UP' };
+
+/** A failed run of a task, as its batch hears it (the runtime stamps `at`, when, on the way). */
+export interface TaskFailed {
+  type: 'TASK.FAILED';
+  taskId: string;
+  attempt: number;
+  failure: FailureClass;
+  text: string;
+  at: number;
+}

@@ -113,6 +113,8 @@ export type AgentEventBody =
       background: boolean;
       /** Set when a failed task is restarted: 1 for the first restart. */
       attempt?: number;
+      /** Set when its batch's strategy restarted it because a sibling failed: that sibling's task id. */
+      restartedBy?: string;
     }
   | {
       type: 'subagent_end';

@@ -6,5 +6,6 @@ export * from './json.js';
 export * from './messages.js';
 export * from './model.js';
 export * from './secrets.js';
+export * from './strategy.js';
 export * from './supervision.js';
 export * from './validate.js';

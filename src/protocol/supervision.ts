@@ -1,5 +1,6 @@
 import type { TurnStopReason } from './events.js';
 import type { UserMessage } from './messages.js';
+import type { StrategyOptions } from './strategy.js';
 
 /**
  * What an agent and its supervisor say to each other, and how a child's result is wrapped for its parent's model.
@@ -37,6 +38,8 @@ export interface BatchSpec {
   tasks: TaskSpec[];
   /** Default: `all`. */
   join?: JoinPolicy;
+  /** How the batch answers a failed task (default: `oneForOne`, no intensity, {@link FAILURE_DEFAULTS}). */
+  supervision?: StrategyOptions;
 }
 
 /** `first(k)` is met: k tasks completed (the tasks left are not waited for). */
@@ -67,34 +70,6 @@ export function joinMet(join: JoinPolicy | undefined, size: number, completed: n
   if (join?.kind === 'allSettled') return true;
   if (join?.kind === 'first' || join?.kind === 'quorum') return completed >= join.k;
   return completed === size;
-}
-
-/** How often a failed task starts again, and the backoff before the first restart; both hosts read these. */
-export interface RestartOptions {
-  /** Restarts of a failed task, each from its original prompt with a fresh history (default 2). */
-  maxRestarts?: number;
-  /** Backoff before the first restart, doubled for each further one (default 1000 ms). */
-  restartDelayMs?: number;
-}
-
-export const RESTART_DEFAULTS: Required<RestartOptions> = { maxRestarts: 2, restartDelayMs: 1000 };
-
-/** Start the failed task again after `delayMs`, or let it settle failed. */
-export type RestartDecision = { restart: true; delayMs: number } | { restart: false };
-
-/**
- * What a task whose run number `attempt` (0 for the first run) failed does next: it starts again after
- * `restartDelayMs · 2^attempt` while restarts are left, else it settles failed. A crash counts as a failure.
- */
-export function restartDecision(attempt: number, options: RestartOptions = {}): RestartDecision {
-  const maxRestarts = options.maxRestarts ?? RESTART_DEFAULTS.maxRestarts;
-  if (attempt >= maxRestarts) return { restart: false };
-  return { restart: true, delayMs: restartBackoffMs(attempt, options) };
-}
-
-/** The backoff before restarting a task whose run number `attempt` failed: `restartDelayMs · 2^attempt`. */
-export function restartBackoffMs(attempt: number, options: RestartOptions = {}): number {
-  return (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt;
 }
 
 /** Commands a supervisor takes from its owner (an agent forwards them as DELEGATE; a root takes them directly). */
@@ -161,6 +136,9 @@ export function handOffOf(end: ChildTurnEnd): { status: 'completed' | 'failed' |
     return { status: 'interrupted', text: end.text || 'The subagent was interrupted.' };
   if (end.stopReason === 'budget_exhausted') {
     return { status: 'interrupted', text: `The subagent stopped: ${end.error?.message ?? 'budget spent'}` };
+  }
+  if (end.stopReason === 'guardrail_tripped') {
+    return { status: 'failed', text: `A guardrail stopped the subagent: ${end.error?.message ?? ''}` };
   }
   if (end.output !== undefined) return { status: 'completed', text: JSON.stringify(end.output) };
   return { status: 'completed', text: end.text };

@@ -9,6 +9,7 @@ import type {
   JoinPolicy,
   Message,
   Model,
+  StrategyOptions,
   TaskSpec,
   TaskStatus,
   Usage,
@@ -66,7 +67,7 @@ export interface SwarmTask {
  * How `supervisor.swarm` runs a batch: in the background or not, how many at once, when the batch is done (its join
  * policy) and what it may spend.
  */
-export interface SwarmOptions {
+export interface SwarmOptions extends StrategyOptions {
   /** Resolve at once with the task ids; results arrive as `notification` events and through `result(id)`. */
   background?: boolean;
   /** Running children for this batch (default: the supervisor's `concurrency`). */
@@ -178,6 +179,7 @@ export class Supervisor {
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...(options.join === undefined ? {} : { join: joinOption(options.join) }),
       ...(options.budget === undefined ? {} : { budget: checkLimits(options.budget, 'swarm budget') }),
+      ...supervisionOf(options),
     });
     if (options.background) return batch.taskIds;
     return this.stored(batch.done);
@@ -331,6 +333,18 @@ export class Supervisor {
   private assertRunning(): void {
     if (this.stopped) throw new Error(`Supervisor ${this.id} is stopped`);
   }
+}
+
+/** The batch's own supervision, where the swarm names any (else the tree's applies). */
+function supervisionOf({ strategy, intensity, onFailure }: StrategyOptions): { supervision?: StrategyOptions } {
+  if (!strategy && !intensity && !onFailure) return {};
+  return {
+    supervision: {
+      ...(strategy ? { strategy } : {}),
+      ...(intensity ? { intensity } : {}),
+      ...(onFailure ? { onFailure } : {}),
+    },
+  };
 }
 
 function joinOption(join: NonNullable<SwarmOptions['join']>): JoinPolicy {

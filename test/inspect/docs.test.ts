@@ -30,11 +30,15 @@ describe('what docs/statecharts.md tells a reader of supervision', () => {
     expect(markdown).toContain('batch_running --> batch_cancelled: CANCEL_BATCH');
   });
 
-  it('draws the restart decision as a state of the task chart, its backoff as a delayed transition', () => {
-    expect(markdown).toContain('task_running --> task_failed: CHILD.DONE [isCurrentFailure]');
-    expect(markdown).toContain('task_failed --> task_restarting: always [canRestart] / stopAgent');
-    expect(markdown).toContain('task_failed --> task_settled: always / recordFailure');
+  it('draws the failure verdict: the task waits in `failed`, the batch decides with a guard per outcome', () => {
+    expect(markdown).toContain('task_running --> task_failed: CHILD.DONE [isCurrentFailure] / recordFailure');
+    expect(markdown).toContain('task_failed --> task_restarting: RESTART / recordRestart, stopAgent');
+    expect(markdown).toContain('task_running --> task_restarting: RESTART / recordRestart, stopAgent');
     expect(markdown).toMatch(/task_restarting --> task_running: xstate\.after\.backoff\./);
+    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED [restartsAll] / restartTasks');
+    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED [restartsRest] / restartTasks');
+    expect(markdown).toContain('batch_running --> batch_escalated: TASK.FAILED [exceedsIntensity] / recordEscalation');
+    expect(line('- `batch.escalated`:')).toMatch(/On entry: `cancelRunning`, `dropQueued`, `reportEscalation`\.$/);
   });
 
   it("says what happens to a decided batch's queued and running tasks, in the state it enters", () => {

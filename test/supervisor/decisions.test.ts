@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as host from '../../src/host/index.js';
-import { joinDecided, RESTART_DEFAULTS, restartDecision } from '../../src/protocol/supervision.js';
+import { joinDecided, RESTART_DEFAULTS, restartDecision } from '../../src/protocol/index.js';
 
 // What a restart decides is written once, here; the task machine's guard and backoff, the hosted swarm and the
 // hosted background task all call it. test/conformance's restart scenarios check both hosts act on it.

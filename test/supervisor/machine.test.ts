@@ -87,10 +87,13 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     expect(notificationText('t0', 'a0', 'completed', forged).match(/<\/notification>/g)).toHaveLength(1);
   });
 
-  it('a failed turn restarts after a backoff that doubles; the failure after the last restart is the result', () => {
+  it('a failed turn asks its batch; RESTART stops its agent and starts a fresh one after the given backoff', () => {
     let [snapshot] = start({ maxRestarts: 2 });
     let actions: string[];
-    [snapshot, actions] = tasks.step(snapshot, done(0, 'failed'));
+    [snapshot, actions] = tasks.step(snapshot, { ...done(0, 'failed'), failure: 'model' });
+    expect(snapshot.value).toBe('failed');
+    expect(actions).toEqual(['report TASK.FAILED t0 model#0']);
+    [snapshot, actions] = tasks.step(snapshot, { type: 'RESTART', delayMs: 100 });
     expect(snapshot.value).toBe('restarting');
     expect(actions).toEqual([
       'stop subagent.a0',
@@ -103,9 +106,8 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     [snapshot, actions] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
     expect(actions).toEqual(['prepare a0#1', 'spawn subagent.a0', 'send subagent.a0 PROMPT']);
     [snapshot, actions] = tasks.step(snapshot, done(0, 'failed'));
-    expect(actions).toContain('raise xstate.after.backoff.task.restarting after 200');
-    [snapshot] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
-    [snapshot, actions] = tasks.step(snapshot, done(0, 'failed'));
+    expect(actions).toEqual(['report TASK.FAILED t0 tool#1']);
+    [snapshot, actions] = tasks.step(snapshot, { type: 'GIVE_UP' });
     expect(actions).toEqual(['settle t0 failed kept', 'report TASK.SETTLED t0 failed']);
     expect(snapshot.value).toBe('settled');
   });
@@ -118,16 +120,19 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
     ]);
   });
 
-  it('a crash is a failed run: restarted while restarts are left, then settled; the crashed agent is stopped and released once', () => {
+  it('a crash is a failed run (a tool failure): its agent is stopped and released once, whatever the verdict', () => {
     let [snapshot] = start();
     let actions: string[];
     const crash = { type: 'xstate.error.actor.subagent.a0', error: new Error('boom') };
     [snapshot, actions] = tasks.step(snapshot, crash);
-    expect(snapshot.value).toBe('restarting');
-    expect(actions.slice(0, 2)).toEqual(['stop subagent.a0', 'release a0']);
+    expect(snapshot.value).toBe('failed');
+    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'report TASK.FAILED t0 tool#0']);
+    [snapshot, actions] = tasks.step(snapshot, { type: 'RESTART', delayMs: 0 });
+    expect(actions).toEqual(['restart a0#1', 'raise xstate.after.backoff.task.restarting after 0']);
     [snapshot] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
-    [snapshot, actions] = tasks.step(snapshot, { ...crash, error: new Error('boom again') });
-    expect(actions).toEqual(['stop subagent.a0', 'release a0', 'settle t0 failed', 'report TASK.SETTLED t0 failed']);
+    [snapshot] = tasks.step(snapshot, { ...crash, error: new Error('boom again') });
+    [snapshot, actions] = tasks.step(snapshot, { type: 'GIVE_UP' });
+    expect(actions).toEqual(['settle t0 failed', 'report TASK.SETTLED t0 failed']);
     expect(snapshot.status).toBe('done');
     expect(snapshot.context.result?.text).toBe('The subagent crashed: boom again');
   });
@@ -135,6 +140,7 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
   it('a crash without an error value is reported as an unknown error', () => {
     const [snapshot] = tasks.step(start({ maxRestarts: 0 })[0], { type: 'xstate.error.actor.subagent.a0' });
     expect(snapshot.context.result).toEqual({ status: 'failed', text: 'The subagent crashed: unknown error' });
+    expect(snapshot.context.failure).toBe('tool');
     const [other] = tasks.step(start({ maxRestarts: 0 })[0], { type: 'xstate.error.actor.subagent.a0', error: 42 });
     expect(other.context.result?.text).toBe('The subagent crashed: 42');
   });
@@ -157,6 +163,7 @@ describe('task machine: running ⇄ restarting → settled → released', () => 
   it('CANCEL while it waits to restart settles it without another stop; a settled task ignores CANCEL', () => {
     let [snapshot] = start();
     [snapshot] = tasks.step(snapshot, done(0, 'failed'));
+    [snapshot] = tasks.step(snapshot, { type: 'RESTART', delayMs: 100 });
     const [cancelled, actions] = tasks.step(snapshot, {
       type: 'CANCEL',
       status: 'interrupted',

@@ -57,7 +57,16 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
           return `raise ${event.type} after ${p.delay as number}`;
         }
         case 'announceRestart':
-          return `restart ${p.agentId as string}#${p.attempt as number}`;
+          return `restart ${p.agentId as string}#${p.attempt as number}${p.cause ? ` (cause ${p.cause as string})` : ''}`;
+        case 'reportFailed':
+          return `report TASK.FAILED ${p.taskId as string} ${p.failure as string}#${p.attempt as number}`;
+        case 'tellTask': {
+          const event = p.event as { type: string; delayMs?: number; cause?: string };
+          const after = event.delayMs === undefined ? '' : ` after ${event.delayMs}`;
+          return `tell ${p.taskId as string} ${event.type}${event.cause ? ` (cause ${event.cause})` : ''}${after}`;
+        }
+        case 'reportEscalation':
+          return `escalate ${p.taskId as string} ${p.because as string}`;
         case 'prepareMember':
           return `member ${p.agentId as string}`;
         case 'stopTasks':

@@ -1,15 +1,20 @@
-import { taskEnd } from '../../../src/protocol/index.js';
-import { batchSetup } from './setup.js';
+import { escalatedText, taskEnd } from '../../../src/protocol/index.js';
+import { type BatchContext, batchSetup, type Escalation } from './setup.js';
 
 /** Why the tasks left end when the join policy is decided without them, and when the batch is cancelled. */
 const JOINED = taskEnd('joined');
 const CANCELLED = taskEnd('interrupted');
+/** Why the tasks left end when a failure escalated: the failed task and the cause. */
+const escalationCancel = (context: BatchContext) => {
+  const { taskId, because } = context.escalation as Escalation;
+  return { status: 'cancelled', text: escalatedText(taskId, because) } as const;
+};
 
 /**
- * A swarm batch: `running → joined | cancelled → settled → released`. It holds the queue, the concurrency cap and
+ * A swarm batch: `running → joined | cancelled | escalated → settled → released`. It holds the queue, the concurrency cap and
  * the join counts; its tasks run in pools (bounded fan-out: POOL_SIZE children per pool).
  * `running` starts tasks up to the cap as slots free up. The settle that meets (or puts out of reach) the join
- * policy moves it to `joined`, CANCEL_BATCH to `cancelled`: both end the tasks left, running ones through their
+ * policy moves it to `joined`, CANCEL_BATCH to `cancelled`, a failure it escalates to `escalated`: each ends the tasks left, running ones through their
  * pools and queued ones here, without starting them. `settled` tells the supervisor once every task has settled;
  * `released` is reached when its pools are gone (a settled task may keep its idle agent alive for a while).
  */
@@ -29,6 +34,9 @@ export const batchMachine = batchSetup.createMachine({
     cancelled: [],
     pools: [],
     unsealed: [],
+    restarts: [],
+    attempts: {},
+    done: [],
   }),
   initial: 'running',
   on: {
@@ -54,6 +62,17 @@ export const batchMachine = batchSetup.createMachine({
           { actions: ['cancelTask', 'fill'] },
         ],
         CANCEL_BATCH: 'cancelled',
+        // A failed run waits in its task for this verdict (failureVerdict): each outcome is its own guard.
+        'TASK.FAILED': [
+          { guard: 'isStaleFailure' },
+          { guard: 'escalatesClass', target: 'escalated', actions: 'recordEscalation' },
+          { guard: 'stopsTask', actions: 'giveUp' },
+          { guard: 'exceedsIntensity', target: 'escalated', actions: 'recordEscalation' },
+          { guard: 'resumesTask', actions: 'resumeTask' },
+          { guard: 'restartsAll', actions: 'restartTasks' },
+          { guard: 'restartsRest', actions: 'restartTasks' },
+          { actions: 'restartTasks' },
+        ],
       },
     },
     joined: {
@@ -75,6 +94,22 @@ export const batchMachine = batchSetup.createMachine({
       entry: [
         { type: 'cancelRunning', params: CANCELLED },
         { type: 'dropQueued', params: CANCELLED },
+      ],
+      always: { guard: 'allEnded', target: 'settled' },
+      on: { 'TASK.SETTLED': { actions: 'count' } },
+    },
+    escalated: {
+      description:
+        'A failure escalated: its class says so (escalatesClass), or one restart more would exceed the intensity ' +
+        '(exceedsIntensity). Like `cancelled`, every task left ends (the failed one with its failure, the others ' +
+        '`cancelled` naming it), and the owner hears the cause (reportEscalation).',
+      entry: [
+        {
+          type: 'cancelRunning',
+          params: ({ context }) => escalationCancel(context),
+        },
+        { type: 'dropQueued', params: ({ context }) => escalationCancel(context) },
+        { type: 'reportEscalation', params: ({ context }) => context.escalation as Escalation },
       ],
       always: { guard: 'allEnded', target: 'settled' },
       on: { 'TASK.SETTLED': { actions: 'count' } },

@@ -1,9 +1,13 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import {
   type BatchSpec,
+  type FailureClass,
+  type FailureVerdict,
+  failureVerdict,
   firstMet,
   quorumMet,
   quorumOutOfReach,
+  restartsWithin,
   type TaskEnd,
   type TaskSpec,
   taskEnd,
@@ -19,7 +23,9 @@ import {
   poolActorId,
   poolOf,
   type SettleParams,
+  type TaskFailed,
   type TaskSettings,
+  type TaskVerdict,
   type Tell,
 } from '../shared.js';
 import type { TaskSettled } from '../task/setup.js';
@@ -48,6 +54,24 @@ export interface BatchContext extends TaskSettings, BatchSpec {
   /** Pools alive, and those that may still be given a task. */
   pools: number[];
   unsealed: number[];
+  /** When the batch restarted for a failure, within its intensity window (all of them without an intensity). */
+  restarts: number[];
+  /** Restarts and resumes the batch ordered, by task index: a failure of an earlier run is stale. */
+  attempts: Record<number, number>;
+  /** Tasks settled, by id: kept only under a strategy that restarts siblings (it must know who still runs). */
+  done: string[];
+  /** The failure that made the batch escalate, once it has. */
+  escalation?: Escalation;
+}
+
+/** A failure a batch escalated: its task, why, and what its owner's turn ends with. */
+export interface Escalation {
+  batchId: string;
+  taskId: string;
+  agentId: string;
+  failure: FailureClass;
+  because: 'intensity' | FailureClass;
+  text: string;
 }
 
 export type BatchEvent =
@@ -56,6 +80,7 @@ export type BatchEvent =
   | { type: 'CANCEL'; taskId: string }
   | { type: 'CANCEL_BATCH' }
   | TaskSettled
+  | TaskFailed
   | { type: `xstate.done.actor.pool.${string}` };
 
 /** What the supervisor hears when every task of a batch has settled. */
@@ -95,6 +120,36 @@ function dropped(context: BatchContext, task: TaskSpec, { status, text }: TaskEn
 
 const SEAL = { type: 'SEAL' } as const;
 
+/** Whether the batch restarts siblings, so it must know which tasks still run. */
+const restartsSiblings = (context: BatchContext) => {
+  const strategy = context.supervision?.strategy;
+  return strategy === 'oneForAll' || strategy === 'restForOne';
+};
+
+/** Tasks started and not settled, by index, in start order. */
+function activeOf(context: BatchContext): number[] {
+  const active: number[] = [];
+  for (let i = 0; i < context.next; i++) {
+    const { taskId } = context.tasks[i] as TaskSpec;
+    if (!context.done.includes(taskId) && !context.cancelled.includes(taskId)) active.push(i);
+  }
+  return active;
+}
+
+/** The failure in hand, with its task's place: undefined for a task the batch does not know. */
+function failureOf(context: BatchContext, event: BatchEvent) {
+  const failed = event as TaskFailed;
+  const index = context.tasks.findIndex((task) => task.taskId === failed.taskId);
+  return index < 0 ? undefined : { ...failed, index };
+}
+
+/** The batch's verdict on the failure in hand (written once: `failureVerdict`). */
+function verdictOf(context: BatchContext, event: BatchEvent): FailureVerdict {
+  const failed = failureOf(context, event) as TaskFailed & { index: number };
+  const book = { active: activeOf(context), restarts: context.restarts };
+  return failureVerdict(failed, book, { ...context, ...context.supervision });
+}
+
 /** The batch chart's implementations: chart.ts is the chart a reader opens first. */
 export const batchSetup = setup({
   types: {
@@ -112,6 +167,10 @@ export const batchSetup = setup({
     notifyOwner: (_, _params: OwnerNotify) => {},
     /** Tells the supervisor (its parent) that every task settled; the runtime provides `sendParent`. */
     reportSettled: (_, _params: BatchSettled) => {},
+    /** Sends a started task its verdict (the runtime knows its actor): the batch does not parent its tasks. */
+    tellTask: (_, _params: { taskId: string; event: TaskVerdict }) => {},
+    /** The batch escalated a failure: its owner's turn (or its caller) hears it once the batch has settled. */
+    reportEscalation: (_, _params: Escalation) => {},
     tell: sendTo(
       (_, params: Tell) => params.to,
       (_, params: Tell) => params.event,
@@ -140,10 +199,35 @@ export const batchSetup = setup({
       return quorumOutOfReach(context.join, context.size, context.completed, context.ended + 1);
     },
     noPools: ({ context }) => context.pools.length === 0,
+    /** A failure of a run the batch has already restarted (a sibling's restart overtook it), or of no task of it. */
+    isStaleFailure: ({ context, event }) => {
+      const failed = failureOf(context, event);
+      return !failed || failed.attempt < (context.attempts[failed.index] ?? 0);
+    },
+    /** The failure's class says `escalate`. */
+    escalatesClass: ({ context, event }) => {
+      const verdict = verdictOf(context, event);
+      return verdict.kind === 'escalate' && verdict.because !== 'intensity';
+    },
+    /** One restart more would exceed `maxRestarts` within `withinMs`, counted across the batch. */
+    exceedsIntensity: ({ context, event }) => {
+      const verdict = verdictOf(context, event);
+      return verdict.kind === 'escalate' && verdict.because === 'intensity';
+    },
+    /** The failure's class says `stop`, or the task has used its own `maxRestarts`. */
+    stopsTask: ({ context, event }) => verdictOf(context, event).kind === 'stop',
+    /** The failure's class says `resume`: the task is asked again with its history. */
+    resumesTask: ({ context, event }) => verdictOf(context, event).kind === 'resume',
+    /** `oneForAll`: every task still running restarts with the failed one. */
+    restartsAll: ({ context, event }) =>
+      verdictOf(context, event).kind === 'restart' && context.supervision?.strategy === 'oneForAll',
+    /** `restForOne`: the tasks started after the failed one restart with it. */
+    restartsRest: ({ context, event }) =>
+      verdictOf(context, event).kind === 'restart' && context.supervision?.strategy === 'restForOne',
   },
 }).extend<
   { dropTask: SettleParams; cancelRunning: Cancellation; dropQueued: Cancellation } & Composite<
-    'fill' | 'count' | 'cancelTask' | 'stopPool'
+    'fill' | 'count' | 'cancelTask' | 'stopPool' | 'restartTasks' | 'resumeTask' | 'giveUp' | 'recordEscalation'
   >
 >({
   actions: {
@@ -192,7 +276,58 @@ export const batchSetup = setup({
         enqueue({ type: 'record', params: { next, running, pools, unsealed } });
     }),
     /** A task settled: its slot is free, and the join counts move. */
-    count: assign(({ context, event }) => ({ running: context.running - 1, ...withSettle(context, event) })),
+    count: assign(({ context, event }) => ({
+      running: context.running - 1,
+      ...withSettle(context, event),
+      ...(restartsSiblings(context) ? { done: [...context.done, (event as TaskSettled).taskId] } : {}),
+    })),
+    /**
+     * The failed task and the siblings its strategy names start again after the failed run's backoff, each told
+     * whose failure restarts it; the restart counts against the intensity once, however many tasks it restarts.
+     */
+    restartTasks: enqueueActions(({ context, event, enqueue }) => {
+      const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'restart' }>;
+      const { taskId, at } = event as TaskFailed;
+      const attempts = { ...context.attempts };
+      for (const index of verdict.indexes) {
+        const sibling = (context.tasks[index] as TaskSpec).taskId;
+        attempts[index] = (attempts[index] ?? 0) + 1;
+        const restart: TaskVerdict = { type: 'RESTART', delayMs: verdict.delayMs };
+        if (sibling !== taskId) restart.cause = taskId;
+        enqueue({ type: 'tellTask', params: { taskId: sibling, event: restart } });
+      }
+      const restarts = [...restartsWithin(context.restarts, at, context.supervision?.intensity), at];
+      enqueue({ type: 'record', params: { attempts, restarts } });
+    }),
+    /** The failed task is asked again, with its history; it counts against the intensity as a restart does. */
+    resumeTask: enqueueActions(({ context, event, enqueue }) => {
+      const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'resume' }>;
+      const { taskId, at } = event as TaskFailed;
+      const { index } = failureOf(context, event) as { index: number };
+      enqueue({ type: 'tellTask', params: { taskId, event: { type: 'RESUME', delayMs: verdict.delayMs } } });
+      const restarts = [...restartsWithin(context.restarts, at, context.supervision?.intensity), at];
+      enqueue({
+        type: 'record',
+        params: { attempts: { ...context.attempts, [index]: (context.attempts[index] ?? 0) + 1 }, restarts },
+      });
+    }),
+    /** The failed task settles with its failure. */
+    giveUp: enqueueActions(({ event, enqueue }) => {
+      enqueue({ type: 'tellTask', params: { taskId: (event as TaskFailed).taskId, event: { type: 'GIVE_UP' } } });
+    }),
+    recordEscalation: enqueueActions(({ context, event, enqueue }) => {
+      const failed = event as TaskFailed;
+      const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'escalate' }>;
+      const escalation: Escalation = {
+        batchId: context.batchId,
+        taskId: failed.taskId,
+        agentId: (context.tasks[(failureOf(context, event) as { index: number }).index] as TaskSpec).agentId,
+        failure: failed.failure,
+        because: verdict.because,
+        text: failed.text,
+      };
+      enqueue({ type: 'record', params: { escalation } });
+    }),
     /** Tells every pool to end its tasks still running, with why (they settle and report as they end). */
     cancelRunning: enqueueActions(({ context, enqueue }, stopping: Cancellation) => {
       const cancelAll = { type: 'CANCEL_ALL', ...stopping };

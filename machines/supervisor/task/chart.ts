@@ -3,14 +3,14 @@ import { taskSetup } from './setup.js';
 /**
  * One task's life: `running → failed → restarting → running`, or `running → settled → released`. The task actor is
  * its agent's parent: it spawns the agent (`subagent.<agentId>`), prompts it, hears how its turn ended (CHILD.DONE,
- * from the runtime), decides in `failed` whether a failed run is restarted (after a backoff) or settles, and
- * settles exactly once. A settled task keeps its idle agent alive for a quick resume until it is released (by the
+ * from the runtime), waits in `failed` for its batch's verdict on a failed run (restart, resume or settle), may be
+ * restarted by a sibling's failure (its batch's strategy), and settles exactly once. A settled task keeps its idle agent alive for a quick resume until it is released (by the
  * runtime's keep-finished window, or a resume elsewhere); a cancelled or crashed one has no agent left and is
  * released at once.
  */
 export const taskMachine = taskSetup.createMachine({
   id: 'task',
-  context: ({ input }) => ({ ...input, attempt: 0, alive: true }),
+  context: ({ input }) => ({ ...input, attempt: 0, alive: true, delayMs: 0 }),
   initial: 'running',
   states: {
     running: {
@@ -18,32 +18,42 @@ export const taskMachine = taskSetup.createMachine({
       entry: 'startAgent',
       on: {
         'CHILD.DONE': [
-          { guard: 'isCurrentFailure', target: 'failed' },
+          { guard: 'isCurrentFailure', target: 'failed', actions: 'recordFailure' },
           { guard: 'isCurrent', target: 'settled', actions: 'recordOutcome' },
         ],
         // A crash of the agent is a failed run of the task, never the task actor's own error.
-        'xstate.error.actor.subagent.*': { target: 'failed', actions: 'stopAgent' },
+        'xstate.error.actor.subagent.*': { target: 'failed', actions: ['recordFailure', 'stopAgent'] },
         CANCEL: { target: 'settled', actions: ['recordCancel', 'interruptAgent', 'stopAgent'] },
+        // A sibling failed and the batch's strategy (oneForAll, restForOne) restarts this task with it.
+        RESTART: { target: 'restarting', actions: ['recordRestart', 'stopAgent'] },
       },
     },
-    // The restart decision, in one place: a supervision strategy (which siblings restart with it, how many
-    // restarts in how long) adds its guards here.
     failed: {
       description:
-        'A run failed (its turn failed, or its agent crashed). While restarts are left (canRestart) its agent is ' +
-        'stopped and it restarts after the backoff; otherwise it settles failed, a failed turn keeping its agent.',
-      always: [
-        { guard: 'canRestart', target: 'restarting', actions: 'stopAgent' },
-        { target: 'settled', actions: 'recordFailure' },
-      ],
+        'A run failed (its turn failed, or its agent crashed): its batch hears why (TASK.FAILED) and decides. ' +
+        'RESTART stops its agent and restarts it; RESUME asks it again with its history; GIVE_UP settles it ' +
+        'with its failure, a failed turn keeping its agent. A cancel now settles it with its failure too.',
+      entry: 'reportFailure',
+      on: {
+        RESTART: { target: 'restarting', actions: ['recordRestart', 'stopAgent'] },
+        RESUME: { target: 'restarting', actions: ['recordResume', 'stopAgent'] },
+        GIVE_UP: 'settled',
+        CANCEL: 'settled',
+        // Its idle agent (a failed turn keeps it) crashed while the batch decides: the failure stands.
+        'xstate.error.actor.subagent.*': { actions: 'stopAgent' },
+      },
     },
     restarting: {
       description:
-        'Its failed agent is stopped; after the backoff (restartDelayMs doubled with each attempt) a fresh one ' +
-        'starts from the original prompt. A cancel settles it at once.',
+        'Its agent is stopped; after the backoff the batch gave, a fresh one starts from the original prompt (or, ' +
+        'resumed, from its history). `cause` names the sibling whose failure restarted it. Another RESTART (a ' +
+        'second sibling failed) counts one more attempt and waits again; a cancel settles it at once.',
       entry: 'nextAttempt',
       after: { backoff: 'running' },
-      on: { CANCEL: { target: 'settled', actions: 'recordCancel' } },
+      on: {
+        CANCEL: { target: 'settled', actions: 'recordCancel' },
+        RESTART: { target: 'restarting', reenter: true, actions: 'recordRestart' },
+      },
     },
     /** Its result is recorded and reported; its idle agent stays alive for a resume until released. */
     settled: {

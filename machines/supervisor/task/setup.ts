@@ -1,5 +1,5 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
-import { restartBackoffMs, restartDecision, type TaskSpec } from '../../../src/protocol/index.js';
+import type { FailureClass, TaskSpec } from '../../../src/protocol/index.js';
 import {
   type Cancellation,
   type ChildOutcome,
@@ -10,7 +10,9 @@ import {
   type PrepareParams,
   promptOf,
   type SettleParams,
+  type TaskFailed,
   type TaskSettings,
+  type TaskVerdict,
   type Tell,
 } from '../shared.js';
 
@@ -25,14 +27,23 @@ export interface TaskContext extends TaskInput {
   attempt: number;
   /** Its agent actor exists (it is stopped on a restart, a cancel, a crash, and on release). */
   alive: boolean;
-  /** How it ended, once settled. */
+  /** How it ended, once settled; how its last run failed, while its batch decides. */
   result?: { status: SettleParams['status']; text: string };
+  failure?: FailureClass;
+  /** The backoff its batch gave for the restart under way. */
+  delayMs: number;
+  /** The restart under way was ordered by this sibling's failure (its task id). */
+  cause?: string;
+  /** The restart under way keeps the agent's history (a resume). */
+  resume?: boolean;
 }
 
 export type TaskEvent =
-  | { type: 'CHILD.DONE'; agentId: string; taskId: string; outcome: ChildOutcome; text: string }
+  /** `failure`: the class of a turn that failed (a spent budget or a guardrail ends it without `failed`). */
+  | { type: 'CHILD.DONE'; agentId: string; taskId: string; outcome: ChildOutcome; text: string; failure?: FailureClass }
   | ({ type: 'CANCEL' } & Cancellation)
-  | { type: 'RELEASE' };
+  | { type: 'RELEASE' }
+  | TaskVerdict;
 
 /** What its batch hears when the task settles (straight from the task: its pools have nothing to add). */
 export type TaskSettled = { type: 'TASK.SETTLED'; taskId: string; status: SettleParams['status'] };
@@ -78,8 +89,10 @@ export const taskSetup = setup({
     settleTask: (_, _params: SettleParams) => {},
     /** The agent was stopped: its history is archived for a later resume and its runtime released. */
     releaseChild: (_, _params: { agentId: string }) => {},
-    /** A restart is due after the backoff: the task's "restarted" fact. */
-    announceRestart: (_, _params: { agentId: string; attempt: number }) => {},
+    /** A restart is due after the backoff: the task's "restarted" fact, with the sibling that caused it. */
+    announceRestart: (_, _params: { agentId: string; attempt: number; cause?: string }) => {},
+    /** Tells its batch that a run failed and why; the runtime stamps when, and the batch answers with a verdict. */
+    reportFailed: (_, _params: Omit<TaskFailed, 'at'>) => {},
     /** Delivers a background result to the task's owner (the agent that started it). */
     notifyOwner: (_, _params: OwnerNotify) => {},
     /**
@@ -97,18 +110,16 @@ export const taskSetup = setup({
   guards: {
     /** A turn end of this task's current agent (a late one from a stopped attempt is stale). */
     isCurrent: ({ context, event }) => (event as { taskId?: string }).taskId === context.task.taskId,
-    /** Restarts are left: `maxRestarts` bounds the runs after the first. */
-    canRestart: ({ context }) => restartDecision(context.attempt, context).restart,
-    /** This task's current agent failed its turn. */
+    /** This task's current agent failed its turn (or ran out of budget, or tripped a guardrail). */
     isCurrentFailure: ({ context, event }) => {
       const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
-      return done.taskId === context.task.taskId && done.outcome === 'failed';
+      return done.taskId === context.task.taskId && (done.outcome === 'failed' || done.failure !== undefined);
     },
     agentGone: ({ context }) => !context.alive,
   },
   delays: {
-    /** The backoff after the failed run (`attempt` already counts the restart). */
-    backoff: ({ context }) => restartBackoffMs(context.attempt - 1, context),
+    /** The backoff its batch gave (failureVerdict: the failed run's `restartDelayMs · 2^attempt`). */
+    backoff: ({ context }) => context.delayMs,
   },
 }).extend<
   Composite<
@@ -120,6 +131,9 @@ export const taskSetup = setup({
     | 'recordOutcome'
     | 'recordFailure'
     | 'recordCancel'
+    | 'recordRestart'
+    | 'recordResume'
+    | 'reportFailure'
     | 'settle'
   >
 >({
@@ -128,7 +142,14 @@ export const taskSetup = setup({
       const { task } = context;
       enqueue({
         type: 'prepareTask',
-        params: { task, batchId: context.batchId, background: context.background, attempt: context.attempt },
+        params: {
+          task,
+          batchId: context.batchId,
+          background: context.background,
+          attempt: context.attempt,
+          ...(context.resume ? { resume: true } : {}),
+          ...(context.cause === undefined ? {} : { cause: context.cause }),
+        },
       });
       enqueue.spawnChild('subagent', {
         id: childId(task.agentId),
@@ -158,20 +179,51 @@ export const taskSetup = setup({
     nextAttempt: enqueueActions(({ context, enqueue }) => {
       const attempt = context.attempt + 1;
       enqueue({ type: 'record', params: { attempt } });
-      enqueue({ type: 'announceRestart', params: { agentId: context.task.agentId, attempt } });
+      const { cause } = context;
+      enqueue({
+        type: 'announceRestart',
+        params: { agentId: context.task.agentId, attempt, ...(cause === undefined ? {} : { cause }) },
+      });
     }),
+    /** Why the restart under way happens: its own failure, or a sibling's (`cause`), and after what backoff. */
+    recordRestart: assign(({ event }) => {
+      const restart = event as Extract<TaskVerdict, { type: 'RESTART' }>;
+      return { delayMs: restart.delayMs, cause: restart.cause, resume: false, failure: undefined, result: undefined };
+    }),
+    recordResume: assign(({ event }) => ({
+      delayMs: (event as Extract<TaskVerdict, { type: 'RESUME' }>).delayMs,
+      cause: undefined,
+      resume: true,
+      failure: undefined,
+      result: undefined,
+    })),
     recordOutcome: assign({
       result: ({ event }) => {
         const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
         return { status: done.outcome, text: done.text };
       },
     }),
-    /** The run failed for good: its turn's text, or what crashed its agent (a crash is always a failure). */
-    recordFailure: assign({
-      result: ({ event }) => {
-        const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
-        return { status: 'failed' as const, text: done.type === 'CHILD.DONE' ? done.text : crashText(event) };
-      },
+    /**
+     * How the run failed, what the task settles with if its batch gives up: its turn's outcome and text (a spent
+     * budget ends `interrupted`), or what crashed its agent (a crash is a `tool` failure).
+     */
+    recordFailure: assign(({ event }) => {
+      const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
+      if (done.type !== 'CHILD.DONE') return { result: { status: 'failed', text: crashText(event) }, failure: 'tool' };
+      const status = done.outcome === 'interrupted' ? 'interrupted' : 'failed';
+      return { result: { status, text: done.text }, failure: done.failure ?? 'tool' };
+    }),
+    reportFailure: enqueueActions(({ context, enqueue }) => {
+      enqueue({
+        type: 'reportFailed',
+        params: {
+          type: 'TASK.FAILED',
+          taskId: context.task.taskId,
+          attempt: context.attempt,
+          failure: context.failure ?? 'tool',
+          text: context.result?.text ?? '',
+        },
+      });
     }),
     recordCancel: assign({
       result: ({ event }) => {

@@ -8,6 +8,7 @@ import {
   poolMachine,
   type SupervisorInput,
   supervisorMachine,
+  type TaskFailed,
   type TaskSettled,
   taskMachine,
 } from '../../../machines/supervisor/index.js';
@@ -161,6 +162,11 @@ const runtimeTaskMachine = taskMachine.provide({
       ({ context, system }) => system.get(batchSystemId(context.batchId)),
       (_, params: TaskSettled) => params,
     ),
+    // The batch's intensity window is measured on when failures happen: the runtime's clock stamps it here.
+    reportFailed: sendTo(
+      ({ context, system }) => system.get(batchSystemId(context.batchId)),
+      (_, params: Omit<TaskFailed, 'at'>) => ({ ...params, at: Date.now() }),
+    ),
   },
 });
 
@@ -177,6 +183,9 @@ const runtimeBatchMachine = batchMachine.provide({
     settleTask: ({ context, system }, params) => guarded(() => effectsOf(system).settleTask(context.ownerId, params)),
     notifyOwner: ({ context, system }, params) => guarded(() => effectsOf(system).notifyOwner(context.ownerId, params)),
     reportSettled: sendParent((_, params: BatchSettled) => params),
+    tellTask: ({ system }, params) => guarded(() => effectsOf(system).tellTask(params.taskId, params.event)),
+    reportEscalation: ({ context, system }, params) =>
+      guarded(() => effectsOf(system).escalate(context.ownerId, params)),
   },
 });
 

@@ -20,6 +20,7 @@ import {
   type ModelError,
   type ModelRequest,
   type ReasoningEffort,
+  type SerializedError,
   type ToolCallFacts,
   type ToolCallPart,
   type TurnError,
@@ -145,6 +146,8 @@ export class AgentEnv implements EventOrigin {
   liveTools?: LiveTools;
   /** The budget account of the current turn (or the last one), when any budget covers it (src/runtime/budget/budget.ts). */
   budget?: Budget;
+  /** A batch of its subagents escalated a failure: its next step fails with this instead of asking the model. */
+  escalation?: SerializedError;
   /** The budget, dedupe and repetition ladder every tool result passes (see src/tools/tool-results.ts). */
   readonly toolResults: ToolResults;
   /** The system prompt, made from its parts at the start of each turn (see src/context/system-prompt.ts). */

@@ -75,6 +75,13 @@ async function callModel(
     if (!env.stopped) sendBack({ type: 'BUDGET_EXHAUSTED', turn, error: exhaustionError(over) });
     return;
   }
+  // Its subagents escalated a failure (see Tree.escalate): the turn ends failed with the cause, once.
+  const escalation = env.escalation;
+  if (escalation) {
+    env.escalation = undefined;
+    if (!env.stopped) sendBack({ type: 'MODEL_ERROR', turn, step, error: escalation });
+    return;
+  }
   // A turn's first request evaluates the system prompt's function parts (synchronously when none is async).
   if (env.systemPrompt.isStale(turn)) {
     const refreshed = env.systemPrompt.refresh(env.agentId, turn);

@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid';
-import type { BudgetLimits, JoinPolicy, Message, TaskSpec } from '../../protocol/index.js';
+import type { BudgetLimits, JoinPolicy, Message, StrategyOptions, TaskSpec } from '../../protocol/index.js';
 import type { Budget } from '../budget/budget.js';
 import type { RestoredSpend } from '../budget/ledger.js';
 import type { Owner } from './nodes.js';
@@ -24,6 +24,8 @@ export interface BatchOptions {
   budget?: BudgetLimits;
   /** What a batch started again after a restart had spent (its settled tasks): see SpendLedger. */
   spent?: RestoredSpend;
+  /** How the batch answers a failed task; the tree's own (`SupervisionOptions`) where it names none. */
+  supervision?: StrategyOptions;
 }
 
 let nextId = 0;

@@ -1,8 +1,18 @@
 import type { AnyActorRef } from 'xstate';
-import type { OwnerNotify, PrepareParams, SettleParams, SupervisorInput } from '../../../machines/supervisor/index.js';
+import type {
+  Escalation,
+  OwnerNotify,
+  PrepareParams,
+  SettleParams,
+  SupervisorInput,
+  TaskVerdict,
+} from '../../../machines/supervisor/index.js';
 import {
   addUsage,
+  ESCALATED,
   emptyUsage,
+  escalationCause,
+  failureClassOf,
   handOffOf,
   lastAssistant,
   type SerializedError,
@@ -105,6 +115,7 @@ export class TreeEffects {
     const owner = this.registry.owner(ownerId);
     if (!record || !owner || !this.registry.attached) return;
     record.attempt = params.attempt;
+    record.actor = taskActor;
     this.book.forgetKept(ownerId, params.task.agentId);
     const previous = this.registry.registered(params.task.agentId);
     if (previous) {
@@ -113,7 +124,9 @@ export class TreeEffects {
       if (previous.parent !== taskActor) queueMicrotask(() => previous.parent?.send({ type: 'RELEASE' }));
     }
     const archived = this.book.archived(params.task.agentId);
-    const messages = record.base ?? (params.attempt === 0 ? archived?.messages : undefined);
+    // A restart starts afresh from the task's base; a resume goes on from the history it has.
+    const fresh = record.base ?? (params.attempt === 0 ? archived?.messages : undefined);
+    const messages = params.resume ? archived?.messages : fresh;
     const env = new AgentEnv(
       params.task.agentId,
       owner.id,
@@ -147,7 +160,31 @@ export class TreeEffects {
       profile: record.profile,
       background: record.background,
       ...(params.attempt > 0 ? { attempt: params.attempt } : {}),
+      ...(params.cause === undefined ? {} : { restartedBy: params.cause }),
     });
+  }
+
+  /** A batch's verdict on one of its started tasks, to its task actor (its mailbox takes it after this transition). */
+  tellTask(taskId: string, event: TaskVerdict): void {
+    const record = this.book.tasks.get(taskId);
+    if (record?.status === 'running') record.actor?.send(event);
+  }
+
+  /**
+   * A batch escalated a failure: its owner's turn ends with it at its next step (its foreground call has its
+   * results by then), as a failed turn whose error names the cause. A root supervisor's caller reads it in the
+   * batch's results.
+   */
+  escalate(ownerId: string, escalation: Escalation): void {
+    const owner = this.registry.node(ownerId);
+    if (!owner) return;
+    owner.env.escalation = {
+      name: 'SupervisionEscalated',
+      code: ESCALATED,
+      message:
+        `Subagent task ${escalation.taskId} (agent ${escalation.agentId}) failed and its batch escalated ` +
+        `(${escalationCause(escalation.because)}): ${escalation.text}`,
+    };
   }
 
   /** A member of the root supervisor is about to be spawned: its runtime is built from its config. */
@@ -343,7 +380,15 @@ export class TreeEffects {
         text: textOf(lastAssistant(node.env.transcript.messages)),
         output: node.lastOutput,
       });
-      taskActor.send({ type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text });
+      const failure = failureClassOf(node.lastStop?.stopReason, node.lastStop?.error);
+      taskActor.send({
+        type: 'CHILD.DONE',
+        agentId: node.id,
+        taskId: task.taskId,
+        outcome,
+        text,
+        ...(failure === undefined ? {} : { failure }),
+      });
     });
   }
 }

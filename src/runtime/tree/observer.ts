@@ -1,4 +1,4 @@
-import type { BudgetLimits, JoinPolicy, SerializedError } from '../../protocol/index.js';
+import type { BudgetLimits, JoinPolicy, SerializedError, StrategyOptions } from '../../protocol/index.js';
 import type { AgentEnv } from '../env/env.js';
 import type { Journaling } from '../env/recording.js';
 import type { Owner } from './nodes.js';
@@ -31,6 +31,8 @@ export interface OpenedBatch {
   background: boolean;
   join?: JoinPolicy;
   budget?: BudgetLimits;
+  /** Its supervision, where it is not the default (oneForOne, no intensity, the default failure actions). */
+  supervision?: StrategyOptions;
   tasks: Array<{ taskId: string; agentId: string; profile: string; prompt: string }>;
 }
 

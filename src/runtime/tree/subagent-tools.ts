@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { escapeEnvelope, type JoinPolicy, joinMet, type TaskStatus } from '../../protocol/index.js';
+import {
+  escapeEnvelope,
+  type JoinPolicy,
+  joinMet,
+  type StrategyOptions,
+  type TaskStatus,
+} from '../../protocol/index.js';
 import { type AnyTool, defineTool, type ToolOutput } from '../../tools/index.js';
 
 /** A request for one subagent: a fresh one from a profile, or a finished one resumed by id. */
@@ -42,6 +48,8 @@ export interface SubagentHost {
     join?: JoinPolicy,
     /** The tool call that starts them: a restored session's call gets its journaled tasks back. */
     callId?: string,
+    /** How the batch answers a failed task, where the call names it (else the tree's own). */
+    supervision?: StrategyOptions,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }>;
   /** A task of the caller's (a host that keeps its book elsewhere, as on Restate, answers later). */
   status(callerId: string, taskId: string): TaskLookup | Promise<TaskLookup>;
@@ -83,11 +91,20 @@ async function spawn(
   ctx: { agentId: string; signal: AbortSignal; toolCallId: string },
   single: boolean,
   join?: JoinPolicy,
+  supervision?: StrategyOptions,
 ): Promise<ToolOutput> {
   // Out of the caller's transition before any actor is touched.
   await null;
   try {
-    const { taskIds, results } = await host.run(ctx.agentId, tasks, background, ctx.signal, join, ctx.toolCallId);
+    const { taskIds, results } = await host.run(
+      ctx.agentId,
+      tasks,
+      background,
+      ctx.signal,
+      join,
+      ctx.toolCallId,
+      supervision,
+    );
     if (background) {
       return {
         content:
@@ -185,8 +202,15 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
             'completed, or failed as soon as k cannot be reached; the rest are cancelled)',
         ),
       k: z.number().int().min(1).optional().describe('For first and quorum: how many tasks must complete'),
+      strategy: z
+        .enum(['oneForOne', 'oneForAll', 'restForOne'])
+        .optional()
+        .describe(
+          'When a task fails and is restarted: oneForOne (default: only it), oneForAll (every task still running ' +
+            'restarts with it: they depend on each other), restForOne (it and the tasks listed after it)',
+        ),
     }),
-    execute: ({ tasks, background, join, k }, ctx) =>
+    execute: ({ tasks, background, join, k, strategy }, ctx) =>
       spawn(
         host,
         tasks.map((t) => ({ prompt: t.prompt, ...(t.profile === undefined ? {} : { profile: t.profile }) })),
@@ -194,6 +218,7 @@ export function subagentTools(host: SubagentHost): AnyTool[] {
         ctx,
         false,
         joinPolicyOf(join, k ?? 1),
+        strategy === undefined ? undefined : { strategy },
       ),
   });
   const taskStatus = defineTool({

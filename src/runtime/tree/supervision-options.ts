@@ -1,7 +1,13 @@
 import type { z } from 'zod';
 import type { SystemPrompt } from '../../context/index.js';
 import type { PermissionsConfig } from '../../permissions/index.js';
-import { type BudgetLimits, type Model, RESTART_DEFAULTS, type RestartOptions } from '../../protocol/index.js';
+import {
+  type BudgetLimits,
+  type Model,
+  RESTART_DEFAULTS,
+  type RestartOptions,
+  type StrategyOptions,
+} from '../../protocol/index.js';
 import type { AnyTool } from '../../tools/index.js';
 import type { Policy } from '../env/env.js';
 
@@ -37,10 +43,10 @@ export interface SubagentProfile<Output = unknown> {
 
 /**
  * The shape and limits of a tree of agents: how many children run at once, how deep they nest, how many exist, how many
- * finished ones are kept, how failed tasks restart, the named profiles children are made from, and what each batch may
- * spend.
+ * finished ones are kept, how failed tasks restart (and the supervision strategy each batch has unless it names its
+ * own), the named profiles children are made from, and what each batch may spend.
  */
-export interface SupervisionOptions extends RestartOptions {
+export interface SupervisionOptions extends RestartOptions, StrategyOptions {
   /** Running children per swarm batch; the rest of the batch waits (default 4). */
   concurrency?: number;
   /** How deep subagents may nest: an agent at this depth cannot start more (default 3). */
@@ -59,7 +65,7 @@ export interface SupervisionOptions extends RestartOptions {
   budget?: BudgetLimits;
 }
 
-export type Limits = Required<Omit<SupervisionOptions, 'profiles' | 'budget'>>;
+export type Limits = Required<Omit<SupervisionOptions, 'profiles' | 'budget' | keyof StrategyOptions>>;
 
 /** The limits of a tree, with defaults; a nonsense value is refused with a RangeError naming it. */
 export function limitsOf(options: SupervisionOptions): Limits {

@@ -1,3 +1,4 @@
+import type { AnyActorRef } from 'xstate';
 import type { Message, TaskStatus } from '../../protocol/index.js';
 import type { Budget } from '../budget/budget.js';
 import type { TaskResult } from './subagent-tools.js';
@@ -19,6 +20,8 @@ export interface TaskRecord {
   /** The budget account its agent's turns open under: the starting turn's, or its swarm's. */
   budget?: Budget;
   result?: TaskResult;
+  /** Its task actor, once started: where its batch's verdicts go (the batch does not parent its tasks). */
+  actor?: AnyActorRef;
 }
 
 interface OpenBatch {

@@ -1,5 +1,5 @@
-import type { BatchSpec, BudgetLimits, JoinPolicy, Message, Model } from '../../protocol/index.js';
-import { ModelError } from '../../protocol/index.js';
+import type { BatchSpec, BudgetLimits, JoinPolicy, Message, Model, StrategyOptions } from '../../protocol/index.js';
+import { checkStrategy, ModelError } from '../../protocol/index.js';
 import type { AnyTool } from '../../tools/index.js';
 import { checkLimits } from '../budget/budget.js';
 import type { EventBus } from '../env/bus.js';
@@ -51,6 +51,8 @@ export class Tree implements SubagentHost {
   private readonly profiles: SubagentProfiles;
   /** What each batch the subagent tools start may spend (`subagents.budget`). */
   private readonly batchBudget?: BudgetLimits;
+  /** The supervision of batches that name none (strategy, intensity, failure actions). */
+  private readonly supervision?: StrategyOptions;
 
   constructor(
     readonly bus: EventBus,
@@ -63,6 +65,14 @@ export class Tree implements SubagentHost {
     this.book = new TreeBook(this.registry, bus, this.limits);
     this.effects = new TreeEffects(this.registry, this.book, bus, this.profiles, this.limits);
     if (options.budget) this.batchBudget = checkLimits(options.budget, 'subagents.budget');
+    const { strategy, intensity, onFailure } = checkStrategy(options, 'subagents');
+    if (strategy || intensity || onFailure) {
+      this.supervision = {
+        ...(strategy ? { strategy } : {}),
+        ...(intensity ? { intensity } : {}),
+        ...(onFailure ? { onFailure } : {}),
+      };
+    }
   }
 
   get profileNames(): string[] {
@@ -87,6 +97,7 @@ export class Tree implements SubagentHost {
     signal: AbortSignal,
     join?: JoinPolicy,
     callId?: string,
+    supervision?: StrategyOptions,
   ): Promise<{ taskIds: string[]; results?: TaskResult[] }> {
     const owner = this.registry.owner(callerId);
     if (!owner) throw new SpawnRefused(`Agent ${callerId} cannot start subagents here`);
@@ -97,6 +108,7 @@ export class Tree implements SubagentHost {
         ...(join ? { join } : {}),
         ...(callId === undefined ? {} : { callId }),
         ...(this.batchBudget ? { budget: this.batchBudget } : {}),
+        ...(supervision ? { supervision } : {}),
       });
     if (background) return { taskIds: batch.taskIds };
     // The caller was interrupted (its tool call aborted): its foreground children are stopped.
@@ -163,6 +175,10 @@ export class Tree implements SubagentHost {
   startBatch(owner: Owner, requests: SubagentRequest[], options: BatchOptions): StartedBatch {
     const concurrency = refusalsOf(owner, requests, options, this.limits, this.book.tasks.open);
     const join = options.join;
+    // A batch's own supervision overrides the tree's field by field.
+    const supervision = options.supervision
+      ? checkStrategy({ ...this.supervision, ...options.supervision }, 'swarm')
+      : this.supervision;
     const batchId = options.ids?.batchId ?? newId('batch');
     const budget = batchAccount(
       owner instanceof TreeNode ? owner.env : undefined,
@@ -187,6 +203,7 @@ export class Tree implements SubagentHost {
       ...(options.callId === undefined ? {} : { callId: options.callId }),
       ...(join && join.kind !== 'all' ? { join } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
+      ...(supervision ? { supervision } : {}),
       tasks: specs.map((spec, i) => ({
         taskId: spec.taskId,
         agentId: spec.agentId,
@@ -196,6 +213,7 @@ export class Tree implements SubagentHost {
     });
     const batch: BatchSpec = { batchId, background: options.background, concurrency, tasks: specs };
     if (join && join.kind !== 'all') batch.join = join;
+    if (supervision) batch.supervision = supervision;
     owner.delegate({ type: 'SPAWN', batch });
     return { batchId, taskIds: records.map((r) => r.taskId), done };
   }
