@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   type JoinPolicy,
   SpawnRefused,
+  type StrategyOptions,
   type SubagentConfigs,
   type SubagentHost,
   type SubagentRequest,
@@ -165,7 +166,8 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const host: SubagentHost = {
     profileNames: tree.profiles.names,
     profileDescription: (name) => tree.profiles.description(name),
-    async run(callerId, requests, background, _signal, join, callId) {
+    async run(callerId, requests, background, _signal, join, callId, supervision) {
+      refuseUnhostedStrategy(supervision);
       const tasks = tasksOf(callerId, requests, tree, callId ?? 'call', maxDepth, join);
       const resumed = requests.flatMap((request) => (request.agentId === undefined ? [] : [request.agentId]));
       if (background) {
@@ -201,6 +203,25 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     cancel: (_callerId, taskId) => serially(tree.scope, () => tree.scope.wait(tree.cancel(taskId))),
   };
   return subagentTools(host);
+}
+
+/**
+ * Restate restarts a failed task alone (one-for-one) with the tree's `maxRestarts`; a batch that asks for another
+ * strategy, an intensity or per-class decisions is refused with a reason, never run with a rule it did not ask for.
+ */
+function refuseUnhostedStrategy(supervision: StrategyOptions | undefined): void {
+  if (!supervision) return;
+  const asked = [
+    ...(supervision.strategy && supervision.strategy !== 'oneForOne' ? [`strategy ${supervision.strategy}`] : []),
+    ...(supervision.intensity ? ['intensity'] : []),
+    ...(supervision.onFailure ? ['onFailure'] : []),
+  ];
+  if (asked.length > 0) {
+    throw new SpawnRefused(
+      `Refused: ${asked.join(', ')} is not supported by agents hosted on Restate yet, which restart a failed task ` +
+        'alone (oneForOne). Start the tasks without it.',
+    );
+  }
 }
 
 /**
