@@ -9,7 +9,7 @@ import { brokenCommands, brokenConfig, brokenSupervision, MUTANT } from './mutan
 import { conformanceObjects, objectName } from './objects.js';
 import { configOf, FLAVOURS, flavourOf, log, supervisionOf } from './script.js';
 
-export type { Approval, Host, Outcome } from './host.js';
+export type { Host } from './host.js';
 
 const outcomeOf = (result: Outcome): Outcome => ({
   stopReason: result.stopReason,
