@@ -3,15 +3,7 @@
  * printed as events, recorded in a session when asked (the session journals the whole tree).
  */
 import { homedir } from 'node:os';
-import {
-  type Agent,
-  type AgentEventOf,
-  createAgent,
-  type JsonObject,
-  projectInstructions,
-  type RunResult,
-  type Session,
-} from '../index.js';
+import { type Agent, type AgentEventOf, createAgent, type JsonObject, type RunResult, type Session } from '../index.js';
 import { connectMcpServers, loadMcpConfig, type McpConnection } from '../mcp/index.js';
 import { Permissions } from '../permissions/index.js';
 import type { ToolTraits } from '../permissions/types.js';
@@ -21,7 +13,7 @@ import type { Input } from './approvals.js';
 import { type Inspection, openInspection } from './inspection.js';
 import { UsageError } from './model-choice.js';
 import { parseResume, parseRun, RESUME_USAGE, RUN_USAGE, type RunOptions } from './run-options.js';
-import { type RunSettings, saveSettings, sessionStore } from './session-files.js';
+import { RUN_SUBAGENTS, type RunSettings, runSystem, saveSettings, sessionStore } from './session-files.js';
 import { type Target, waitForTurn } from './target.js';
 import { JsonView, LiveView, type Output, PlainView, type View } from './views.js';
 
@@ -50,17 +42,6 @@ export const EXIT: Record<RunResult['stopReason'], number> = {
 };
 
 const ROOT_ID = 'main';
-
-function system(folder: string): string {
-  return [
-    `You work in the folder ${folder}; every path is relative to it.`,
-    'Look before you change: list, tree, glob, grep and read_file are cheap. Change files with edit (exact text) or',
-    'write_file (whole files); read a file before you change it. Run commands with bash; long-running ones go in the',
-    'background.',
-    'Hand independent pieces of work to subagents with swarm.',
-    'Answer briefly when you are done.',
-  ].join(' ');
-}
 
 /** `troupe run`; resolves with the exit code. Usage errors throw `UsageError` (one line, exit 2). */
 export async function runCommand(args: string[], io: RunIO): Promise<number> {
@@ -142,13 +123,11 @@ async function runAgent(
     model: options.model,
     tools,
     // As other coding agents do, the project's AGENTS.md files are its standing instructions (home → folder).
-    system: options.agentsMd
-      ? [system(options.folder), projectInstructions({ cwd: options.folder, home: io.env.HOME || homedir() })]
-      : system(options.folder),
+    system: runSystem(options.folder, options.agentsMd, io.env.HOME || homedir()),
     maxSteps: options.maxSteps,
     permissions,
     ...(inspection ? { inspect: inspection.connection.inspect } : {}),
-    subagents: { concurrency: 4, maxDepth: 2 },
+    subagents: RUN_SUBAGENTS,
     ...(session ? { session } : {}),
   });
   const view: View = options.json

@@ -120,9 +120,14 @@ function row(info: SessionInfo, dir: string): string[] {
   ];
 }
 
-/** Each agent's own records, agent by agent, as JSON to compare (see {@link ownRecords}). */
+/**
+ * Each agent's own records, agent by agent, as JSON to compare (see {@link ownRecords}), without the prompt digests
+ * (`troupe test` names a prompt part that differs; a replay shows what the agents did).
+ */
 function comparable(records: readonly JournalRecord[]): string[] {
-  return [...ownRecords(records).values()].flat().map(sortedJson);
+  return [...ownRecords(records).values()]
+    .flat()
+    .map((record) => sortedJson(record.k === 'turn_start' ? { ...record, p: undefined } : record));
 }
 
 /** `troupe replay <id>`: the session's agent again, answered only from its journal; its events printed. */

@@ -4,8 +4,9 @@
  * `replay`, `test` and `fork` find a recorded session and configure its agent again.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
-import { type SessionManager, sessions } from '../index.js';
+import { projectInstructions, type SessionManager, sessions } from '../index.js';
 import type { PermissionMode } from '../permissions/types.js';
 import type { ReplayConfig } from '../runtime/replay-agents.js';
 import { readJournal } from '../session/index.js';
@@ -131,7 +132,26 @@ export interface Rerun {
  * journal holds no answer to is refused rather than left waiting. Every other call the run let
  * through, some by an "always" a replay does not know of.
  */
-export async function rerun(recorded: Recorded): Promise<Rerun> {
+/** `troupe run`'s subagents: a rerun's agents have the same tools. */
+export const RUN_SUBAGENTS = { concurrency: 4, maxDepth: 2 } as const;
+
+/**
+ * The system prompt of `troupe run`'s agent working in `folder`, with the project's AGENTS.md files (home → folder)
+ * as its standing instructions when asked, as other coding agents do. A rerun gives its replay the same one.
+ */
+export function runSystem(folder: string, agentsMd: boolean | undefined, home: string): ReplayConfig['system'] {
+  const text = [
+    `You work in the folder ${folder}; every path is relative to it.`,
+    'Look before you change: list, tree, glob, grep and read_file are cheap. Change files with edit (exact text) or',
+    'write_file (whole files); read a file before you change it. Run commands with bash; long-running ones go in the',
+    'background.',
+    'Hand independent pieces of work to subagents with swarm.',
+    'Answer briefly when you are done.',
+  ].join(' ');
+  return agentsMd ? [text, projectInstructions({ cwd: folder, home })] : text;
+}
+
+export async function rerun(recorded: Recorded, home = homedir()): Promise<Rerun> {
   const { manager, dir, id } = recorded;
   const journal = readJournal(manager.store, id, () => {});
   if (!journal) throw new UsageError(`no session "${id}" in ${dir}`);
@@ -143,6 +163,8 @@ export async function rerun(recorded: Recorded): Promise<Rerun> {
   const config: ReplayConfig = {
     id: journal.header.agentId,
     tools: workspace?.tools ?? [],
+    system: runSystem(folder, settings?.agentsMd !== false, home),
+    subagents: RUN_SUBAGENTS,
     maxSteps: settings?.maxSteps ?? 40,
     permissions: { mode: settings?.mode ?? 'default', cwd: folder },
     policy: (call) =>

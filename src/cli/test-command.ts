@@ -1,4 +1,5 @@
 /** `troupe test <id>`: a recorded session run against the current build; the first divergence printed, exit 1. */
+import { homedir } from 'node:os';
 import { replaySessionAsTest, SessionDivergence } from '../testing/index.js';
 import { parseCommandLine, UsageError } from './model-choice.js';
 import type { RunIO } from './run.js';
@@ -33,7 +34,7 @@ export async function testCommand(args: string[], io: RunIO): Promise<number> {
   const [wanted, ...extra] = positionals;
   if (!wanted || extra.length > 0) throw new UsageError('troupe test <id> (troupe sessions lists them)');
   const recorded = findRecorded(io, { cwd: values.cwd, sessionsDir: values['sessions-dir'] }, wanted);
-  const { journal, config, close } = await rerun(recorded);
+  const { journal, config, close } = await rerun(recorded, io.env.HOME || homedir());
   try {
     await replaySessionAsTest(journal.records, config);
     io.stdout.write(`session ${recorded.id} did what it recorded\n`);

@@ -44,12 +44,19 @@ export class SystemPromptParts {
     this.values = this.parts.map((part) => (typeof part === 'string' ? part : undefined));
     this.dynamic = this.parts.some((part) => typeof part === 'function');
     this.text = join(this.values);
+    this.fixed = join(this.parts.map((part) => (typeof part === 'string' ? part : '(function)')));
   }
 
   /** The prompt's text for the turn being prepared (the last one made). */
   get current(): string | undefined {
     return this.text;
   }
+
+  /**
+   * The parts the code sets, with each function part as a placeholder (its text is the agent's state, not code):
+   * what a replay compares with its recording.
+   */
+  readonly fixed: string | undefined;
 
   /** True when `refresh` must run before the first request of `turn`. */
   isStale(turn: number): boolean {

@@ -147,7 +147,18 @@ const kinds = {
   tool_end: z.looseObject({ ...seq, id: z.string(), result: toolResult }),
   asked: z.looseObject({ ...seq, id: z.string() }),
   approval: z.looseObject({ ...base, id: z.string(), approved: z.boolean(), reason: z.string().optional() }),
-  turn_start: z.looseObject({ ...seq, turn: count, inputId: z.string(), t: time }),
+  turn_start: z.looseObject({
+    ...seq,
+    turn: count,
+    inputId: z.string(),
+    t: time,
+    p: z
+      .object({
+        system: z.string().optional(),
+        tools: z.record(z.string(), z.object({ d: z.string(), s: z.string() })),
+      })
+      .optional(),
+  }),
   turn_end: z.looseObject({
     ...seq,
     turn: count,

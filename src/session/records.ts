@@ -152,6 +152,17 @@ export interface TurnStartRecord {
   turn: number;
   inputId: string;
   t: number;
+  /** The digest of the prompt parts the code sets, when they differ from the agent's previous turn's (or it has none). */
+  p?: PromptDigest;
+}
+
+/**
+ * Digests (never the text) of the prompt parts an agent's code sets: the system prompt's static parts, and each
+ * tool's description and JSON schema by its name. A replay of the current build compares them with the recording's.
+ */
+export interface PromptDigest {
+  system?: string;
+  tools: Record<string, { d: string; s: string }>;
 }
 
 export interface TurnEndRecord {

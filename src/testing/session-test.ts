@@ -8,10 +8,22 @@ import { type AgentReplay, type ReplayConfig, replayAgents } from '../runtime/re
 import { sortedJson as json, ownRecords } from '../runtime/session/replay.js';
 import { offlineModel } from '../runtime/sessions.js';
 import { SUBAGENT_TOOL_NAMES } from '../runtime/tree/subagent-tools.js';
-import { decodeRecord, type HeaderRecord, type JournalRecord } from '../session/index.js';
+import { decodeRecord, type HeaderRecord, type JournalRecord, type PromptDigest } from '../session/index.js';
 
-/** What differed first: a tool called, its arguments, a tool's result, a state entered, a stop reason, or else a record. */
-export type DivergenceKind = 'tool' | 'arguments' | 'result' | 'state' | 'stop' | 'missing' | 'extra' | 'record';
+/**
+ * What differed first: a tool called, its arguments, a tool's result, a state entered, a stop reason, a prompt part
+ * the code sets (its digest), or else a record.
+ */
+export type DivergenceKind =
+  | 'tool'
+  | 'arguments'
+  | 'result'
+  | 'state'
+  | 'stop'
+  | 'prompt'
+  | 'missing'
+  | 'extra'
+  | 'record';
 
 /** A recorded session's replay went another way than its recording did. */
 export class SessionDivergence extends Error {
@@ -37,6 +49,7 @@ const WHAT: Record<DivergenceKind, string> = {
   result: 'a tool returned a different result',
   state: 'a different state was entered',
   stop: 'the turn stopped for a different reason',
+  prompt: 'a prompt part differs',
   missing: 'the replay stopped short of the recording',
   extra: 'the replay went on past the recording',
   record: 'a different fact was recorded',
@@ -62,7 +75,11 @@ export async function replaySessionAsTest(
   for (const replay of replays)
     replayed.set(replay.agentId, [...(replayed.get(replay.agentId) ?? []), ...replay.records]);
   for (const [agentId, recorded] of ownRecords(records)) {
-    const divergence = firstDivergence(agentId, recorded, ownRecords(replayed.get(agentId) ?? []).get(agentId) ?? []);
+    // Only the root's prompt is the config's: a subagent's comes from its tree's profiles, which a replay does not
+    // rebuild.
+    const prompts = agentId === header.agentId;
+    const own = ownRecords(replayed.get(agentId) ?? []).get(agentId) ?? [];
+    const divergence = firstDivergence(agentId, recorded, own, prompts);
     if (divergence) throw divergence;
   }
   return replays;
@@ -111,6 +128,7 @@ function firstDivergence(
   agentId: string,
   recorded: readonly JournalRecord[],
   replayed: readonly JournalRecord[],
+  prompts: boolean,
 ): SessionDivergence | undefined {
   let turn = 0;
   let step = 0;
@@ -119,6 +137,13 @@ function firstDivergence(
     const got = replayed[i];
     if (want?.k === 'msg') [turn, step] = [want.turn, want.step];
     if (want?.k === 'turn_start') [turn, step] = [want.turn, 0];
+    if (want?.k === 'turn_start' && got?.k === 'turn_start') {
+      // A journal written before prompts were digested, or a turn digested on one side only (an agent resumed
+      // mid-session digests its first turn again): absence is no divergence.
+      const part = prompts && want.p && got.p ? promptPart(want.p, got.p) : undefined;
+      if (part) return new SessionDivergence(agentId, turn, step, 'prompt', part[0], part[1]);
+      if (json({ ...want, p: undefined }) === json({ ...got, p: undefined })) continue;
+    }
     if (json(want) === json(got)) continue;
     const kind = !got ? 'missing' : !want ? 'extra' : kindOf(want, got);
     return new SessionDivergence(agentId, turn, step, kind, shown(want), shown(got));
@@ -147,6 +172,22 @@ function kindOf(want: JournalRecord, got: JournalRecord): DivergenceKind {
     if (json(a) !== json(b)) return 'arguments';
   }
   return 'record';
+}
+
+/**
+ * The first prompt part whose digest differs, as the recording's and the replay's: `system`, or a tool's description
+ * or schema. Tools on one side only, and those a tree adds (their wording follows the tree's settings), are not
+ * compared: a replay gives an agent the tools its calls need (a called tool the build lacks is a `tool` divergence).
+ */
+function promptPart(want: PromptDigest, got: PromptDigest): [string, string] | undefined {
+  if (want.system !== got.system) return [`system ${want.system ?? '(none)'}`, `system ${got.system ?? '(none)'}`];
+  for (const name of Object.keys(want.tools).sort()) {
+    const [w, g] = [want.tools[name], got.tools[name]];
+    if (!w || !g || SUBAGENT_TOOL_NAMES.includes(name)) continue;
+    if (w.d !== g.d) return [`tool:${name} description ${w.d}`, `tool:${name} description ${g.d}`];
+    if (w.s !== g.s) return [`tool:${name} schema ${w.s}`, `tool:${name} schema ${g.s}`];
+  }
+  return undefined;
 }
 
 /** The tool call a record is about: a call's start or end, or a tool message's result. */

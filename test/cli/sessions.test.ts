@@ -253,7 +253,7 @@ describe('troupe test', () => {
   it('passes a recorded session on this build, and names the divergence of a tool the build no longer has', async () => {
     expect(await troupe(harness({ input: 'y\n' }), ['run', '--offline', '--session=r', TASK])).toBe(0);
     const same = harness();
-    expect(await troupe(same, ['test', 'r'])).toBe(0);
+    expect(await troupe(same, ['test', 'r']), same.out()).toBe(0);
     expect(same.out()).toContain('session r did what it recorded');
     // The recording called a tool by a name this build does not have.
     const journal = path.join(sessionsDir(), 'r.jsonl');
@@ -262,5 +262,21 @@ describe('troupe test', () => {
     expect(await troupe(renamed, ['test', 'r'])).toBe(1);
     expect(renamed.out()).toMatch(/^agent "main", turn \d+, step \d+: a different tool was called$/m);
     expect(renamed.out()).toContain('no tool "save_file" now');
+  });
+
+  it("names the divergence of a prompt part: a tool's description this build words otherwise", async () => {
+    expect(await troupe(harness({ input: 'y\n' }), ['run', '--offline', '--session=p', TASK])).toBe(0);
+    // The recording's digest of write_file's description, as an older build would have written it.
+    const journal = path.join(sessionsDir(), 'p.jsonl');
+    const lines = (await fs.readFile(journal, 'utf8')).split('\n');
+    const at = lines.findIndex((line) => line.includes('"turn_start"'));
+    const start = JSON.parse(lines[at] ?? '{}');
+    start.p.tools.write_file.d = 'an older wording';
+    lines[at] = JSON.stringify(start);
+    await fs.writeFile(journal, lines.join('\n'));
+    const changed = harness();
+    expect(await troupe(changed, ['test', 'p'])).toBe(1);
+    expect(changed.out()).toMatch(/^agent "main", turn 1, step 0: a prompt part differs$/m);
+    expect(changed.out()).toContain('recorded: tool:write_file description an older wording');
   });
 });

@@ -3,6 +3,7 @@ import type { AgentActorRef, AgentContext } from '../../../machines/agent/index.
 import type { AgentEvent, AgentEventOf, Message, ToolResultPart, UserMessage } from '../../protocol/index.js';
 import { type ResultRef, SNAPSHOT_VERSION, type StoredMessage, type Urgency } from '../../session/index.js';
 import type { AgentEnv } from '../env/env.js';
+import { PromptDigests } from './prompt-digest.js';
 import type { Journaled, RecordSink } from './record-sink.js';
 
 const DENIED = 'The user denied this tool call';
@@ -24,6 +25,7 @@ export class SessionRecorder {
   private lastInjections?: AgentContext['injections'];
   /** Steers already journaled (or restored): a steer is journaled once, when it starts waiting for a boundary. */
   private readonly steers = new WeakSet<Message>();
+  private readonly prompts = new PromptDigests();
 
   /**
    * How soon an input, a turn's end and a run's end are stored: at once for an agent a program prompts (it may
@@ -206,6 +208,9 @@ export class SessionRecorder {
   private turnStart(event: AgentEventOf<'turn_start'>): void {
     if (this.journaled.turnStarts.has(event.inputId)) return;
     this.journaled.turnStarts.add(event.inputId);
+    const { env } = this;
+    const specs = env.settings.toolIntent ? env.tools.specsWithIntent : env.tools.specs;
+    const p = this.prompts.next(env.systemPrompt.fixed, specs);
     this.sink.add({
       k: 'turn_start',
       s: event.seq,
@@ -213,6 +218,7 @@ export class SessionRecorder {
       turn: event.turn,
       inputId: event.inputId,
       t: event.time,
+      ...(p && { p }),
     });
   }
 
