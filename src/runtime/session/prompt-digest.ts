@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ToolSpec } from '../../protocol/index.js';
 import type { PromptDigest } from '../../session/index.js';
-import { sortedJson } from './replay.js';
 
 /**
  * The digest an agent's turn journals of the prompt parts its code sets (see {@link PromptDigest}), made once per
@@ -18,11 +17,11 @@ export class PromptDigests {
     if (this.last && system === this.system && specs === this.specs) return undefined;
     const digest: PromptDigest = {
       tools: Object.fromEntries(
-        specs.map((spec) => [spec.name, { d: hash(spec.description), s: hash(sortedJson(spec.inputSchema)) }]),
+        specs.map((spec) => [spec.name, { d: hash(spec.description), s: hash(JSON.stringify(spec.inputSchema)) }]),
       ),
     };
     if (system !== undefined) digest.system = hash(system);
-    const same = this.last !== undefined && sortedJson(digest) === sortedJson(this.last);
+    const same = this.last !== undefined && JSON.stringify(digest) === JSON.stringify(this.last);
     [this.system, this.specs, this.last] = [system, specs, digest];
     return same ? undefined : digest;
   }
