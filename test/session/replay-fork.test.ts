@@ -142,8 +142,13 @@ function byAgent<T>(items: readonly T[], agentOf: (item: T) => string | undefine
 
 /** Records that are the tree's or the timers' (batches, tasks, notices, schedules): a replay does not write them. */
 const TREE = new Set(['session', 'batch', 'task', 'notice', 'schedule']);
+// Prompt digests are left out: a replay gives a subagent the tools its calls need, not those its tree added
+// (replaySessionAsTest compares the root's).
 const agentRecords = (records: readonly JournalRecord[]) =>
-  byAgent(normalized(records.filter((r) => !TREE.has(r.k))), (r) => (r as { a?: string }).a);
+  byAgent(
+    normalized(records.filter((r) => !TREE.has(r.k)).map((r) => (r.k === 'turn_start' ? { ...r, p: undefined } : r))),
+    (r) => (r as { a?: string }).a,
+  );
 const agentEvents = (events: AgentEvent[]) => byAgent(comparable(events), (e) => e.agentId);
 
 /** The root starts a background swarm of three and answers; each result that reaches it opens a turn. */
