@@ -29,5 +29,6 @@ describe('bench smoke run', () => {
     const steps = W1.sizes.smoke.steps;
     expect(m.verified?.['running.turn.step.tools.finalizing']).toBe(steps);
     expect(m.verified?.['running.turn.step.model']).toBe(steps + 1);
+    expect(m.verified?.['running.turn.step.tools.authorizing']).toBe(0);
   });
 });
