@@ -30,7 +30,7 @@ export function restartDecision(attempt: number, options: RestartOptions = {}): 
 }
 
 /** The backoff before restarting a task whose run number `attempt` failed: `restartDelayMs · 2^attempt`. */
-export function restartBackoffMs(attempt: number, options: RestartOptions = {}): number {
+function restartBackoffMs(attempt: number, options: RestartOptions = {}): number {
   return (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt;
 }
 
@@ -129,7 +129,7 @@ export type FailureVerdict =
   | { kind: 'escalate'; because: 'intensity' | FailureClass };
 
 /** The action for a class of failure under a batch's options. */
-export function failureAction(failure: FailureClass, options: StrategyOptions = {}): FailureAction {
+function failureAction(failure: FailureClass, options: StrategyOptions = {}): FailureAction {
   return options.onFailure?.[failure] ?? FAILURE_DEFAULTS[failure];
 }
 
