@@ -152,6 +152,7 @@ export function handOffOf(end: ChildTurnEnd): { status: 'completed' | 'failed' |
  */
 export type NotificationDelivery = 'step' | 'wake' | 'hold';
 
+/** Where a child's result goes for an agent that is `running` or not, and `wakes` for notifications or not. */
 export function notificationDelivery(agent: { running: boolean; wakes: boolean }): NotificationDelivery {
   if (agent.running) return 'step';
   return agent.wakes ? 'wake' : 'hold';
