@@ -11,6 +11,8 @@ export default {
       'test/supervisor/join.test.ts',
       'test/model-based/supervisor.test.ts',
       'test/model-based/pool.test.ts',
+      'test/supervisor/strategies.test.ts',
+      'test/model-based/strategies.test.ts',
     ],
   },
 };
