@@ -26,12 +26,7 @@ export type RestartDecision = { restart: true; delayMs: number } | { restart: fa
 export function restartDecision(attempt: number, options: RestartOptions = {}): RestartDecision {
   const maxRestarts = options.maxRestarts ?? RESTART_DEFAULTS.maxRestarts;
   if (attempt >= maxRestarts) return { restart: false };
-  return { restart: true, delayMs: restartBackoffMs(attempt, options) };
-}
-
-/** The backoff before restarting a task whose run number `attempt` failed: `restartDelayMs · 2^attempt`. */
-function restartBackoffMs(attempt: number, options: RestartOptions = {}): number {
-  return (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt;
+  return { restart: true, delayMs: (options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs) * 2 ** attempt };
 }
 
 /**
@@ -156,11 +151,11 @@ export function failureVerdict(
   const action = failureAction(failed.failure, options);
   if (action === 'stop') return { kind: 'stop' };
   if (action === 'escalate') return { kind: 'escalate', because: failed.failure };
-  if (!restartDecision(failed.attempt, options).restart) return { kind: 'stop' };
+  const own = restartDecision(failed.attempt, options);
+  if (!own.restart) return { kind: 'stop' };
   if (intensityExceeded(book.restarts, failed.at, options.intensity)) return { kind: 'escalate', because: 'intensity' };
-  const delayMs = restartBackoffMs(failed.attempt, options);
-  if (action === 'resume') return { kind: 'resume', delayMs };
-  return { kind: 'restart', indexes: restartedWith(failed.index, book.active, options.strategy), delayMs };
+  if (action === 'resume') return { kind: 'resume', delayMs: own.delayMs };
+  return { kind: 'restart', indexes: restartedWith(failed.index, book.active, options.strategy), delayMs: own.delayMs };
 }
 
 /** The tasks a strategy restarts with the failed one at `index`: itself first, then siblings in start order. */
