@@ -276,6 +276,10 @@ export function agentObject(options: AgentObjectOptions) {
           charge: (spent) => {
             if (agent) hostedAgent(agent).charge(spent);
           },
+          relearn: async () => {
+            if (config.permissions === undefined || !agent) return;
+            applyRemembered(agent, await scope.wait(rememberedInTree(ctx, name, root)), config.tools ?? []);
+          },
         }).filter((tool) => keeps(tool.name)),
       );
     }

@@ -72,6 +72,8 @@ export interface HostedTree {
   budgetLeft(): BudgetLimits | undefined;
   /** Charges what a foreground child spent to the turn's account (`HostedAgent.charge`). */
   charge(spent: Spent): void;
+  /** Takes up the approvals remembered in the tree meanwhile (a foreground child's, answered "always"). */
+  relearn(): Promise<void>;
 }
 
 /**
@@ -158,6 +160,8 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
             ctx.clear(FOREGROUND);
           }
           if (finished.length > 0) tree.record(finished);
+          // The tree's permissions are one: what a child was allowed "always" holds in this turn's next steps.
+          await tree.relearn();
         }).catch((error) => {
           for (const one of entries) one.fail(error);
         });

@@ -28,8 +28,8 @@ export interface Mutant {
   supervision?(options: SupervisionOptions): SupervisionOptions;
   /** The host's commands, as a scenario gives them. */
   commands?(host: Host): Host;
-  /** Restate: handlers of the agent object, its control object and its task book, wrapped. */
-  handlers?: Partial<Record<'agent' | 'control' | 'tasks', Record<string, Wrap>>>;
+  /** Restate: handlers of the agent object, its control object, its task book and its tree's object, wrapped. */
+  handlers?: Partial<Record<'agent' | 'control' | 'tasks' | 'slots', Record<string, Wrap>>>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a handler of any object, called with what Restate gives it.
@@ -272,6 +272,11 @@ export const MUTANTS: Record<string, Mutant> = {
       },
     },
   },
+  'remember-dropped': {
+    breaks: 'an approval answered "always" is not kept for the tree',
+    host: 'restate',
+    handlers: { slots: { remember: () => async () => null } },
+  },
   'history-forgotten': {
     breaks: 'a prompt starts from an empty history',
     host: 'restate',
@@ -336,7 +341,7 @@ export function mutated(objects: AgentObject[]): AgentObject[] {
       Object.assign(rewrap(object as never, wraps.agent), {
         control: rewrap(object.control as never, wraps.control),
         tasks: rewrap(object.tasks as never, wraps.tasks),
-        slots: object.slots,
+        slots: rewrap(object.slots as never, wraps.slots),
       }) as unknown as AgentObject,
   );
 }

@@ -191,6 +191,12 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
       const step = steps[n];
       return step ? calls(step) : say(results.join(' | '));
     }
+    // A child that deploys, then the root deploys the same (a call asked below the root, answered there).
+    case 'deployup': {
+      const steps = [call('agent', { prompt: `deploy ${arg}` }, 'a0'), call('deploy', { target: arg }, 'd1')];
+      const step = steps[n];
+      return step ? calls(step) : say(results.join(' | '));
+    }
     // A child whose own child is the tree's deepest possible.
     case 'deep':
       return n === 0 ? calls(call('agent', { prompt: 'deep 1' }, 'd')) : say(`deep: ${results[0]}`);

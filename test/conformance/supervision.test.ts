@@ -181,6 +181,14 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(log).toEqual(['ran deploy r1', 'ran deploy r1']);
   });
 
+  it("an approval remembered for a subagent's call lets the same call run unasked at the root", async () => {
+    const turn = await host.send('asks-2', '#deployup r2');
+    expect(await (await host.approval('asks-2', 'deploy')).answer(true, undefined, true)).toBe(true);
+    const outcome = await turn.outcome;
+    expect(outcome).toMatchObject({ stopReason: 'completed', text: 'child: deployed r2 | deployed r2' });
+    expect(log).toEqual(['ran deploy r2', 'ran deploy r2']);
+  });
+
   it("keepHistory counts a parent's own finished tasks: other agents' tasks do not push them out", async () => {
     // The root's first task, then a child's task in which the child finished two of its own: four in the tree.
     await host.prompt('keep2-2', '#keeptree');
