@@ -1,5 +1,5 @@
 export * from './batch/chart.js';
-export type * from './batch/setup.js';
+export type * from './batch/types.js';
 export * from './chart.js';
 export * from './pool/chart.js';
 export type * from './pool/setup.js';

@@ -1,6 +1,6 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type { RestartOptions, SupervisorCommand } from '../../src/protocol/index.js';
-import type { BatchSettled } from './batch/setup.js';
+import type { BatchSettled } from './batch/types.js';
 import { batchActorId, batchSystemId, type Composite, childId, type Tell } from './shared.js';
 
 /** What a supervisor starts from: the agent (or root) it works for, and how its tasks restart. */

@@ -35,8 +35,9 @@ describe('what docs/statecharts.md tells a reader of supervision', () => {
     expect(markdown).toContain('task_failed --> task_restarting: RESTART / recordRestart, stopAgent');
     expect(markdown).toContain('task_running --> task_restarting: RESTART / recordRestart, stopAgent');
     expect(markdown).toMatch(/task_restarting --> task_running: xstate\.after\.backoff\./);
-    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED [restartsAll] / restartTasks');
-    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED [restartsRest] / restartTasks');
+    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED [restartsAll] / restartAll');
+    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED [restartsRest] / restartRest');
+    expect(markdown).toContain('batch_running --> batch_running: TASK.FAILED / restartOne');
     expect(markdown).toContain('batch_running --> batch_escalated: TASK.FAILED [exceedsIntensity] / recordEscalation');
     expect(line('- `batch.escalated`:')).toMatch(/On entry: `cancelRunning`, `dropQueued`, `reportEscalation`\.$/);
   });

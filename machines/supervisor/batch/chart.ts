@@ -1,5 +1,6 @@
 import { escalatedText, taskEnd } from '../../../src/protocol/index.js';
-import { type BatchContext, batchSetup, type Escalation } from './setup.js';
+import { batchSetup } from './setup.js';
+import type { BatchContext, Escalation } from './types.js';
 
 /** Why the tasks left end when the join policy is decided without them, and when the batch is cancelled. */
 const JOINED = taskEnd('joined');
@@ -69,9 +70,9 @@ export const batchMachine = batchSetup.createMachine({
           { guard: 'stopsTask', actions: 'giveUp' },
           { guard: 'exceedsIntensity', target: 'escalated', actions: 'recordEscalation' },
           { guard: 'resumesTask', actions: 'resumeTask' },
-          { guard: 'restartsAll', actions: 'restartTasks' },
-          { guard: 'restartsRest', actions: 'restartTasks' },
-          { actions: 'restartTasks' },
+          { guard: 'restartsAll', actions: 'restartAll' },
+          { guard: 'restartsRest', actions: 'restartRest' },
+          { actions: 'restartOne' },
         ],
       },
     },

@@ -1,13 +1,13 @@
 import { type AnyActorLogic, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import {
-  type BatchSpec,
-  type FailureClass,
   type FailureVerdict,
   failureVerdict,
   firstMet,
   quorumMet,
   quorumOutOfReach,
+  restartedWith,
   restartsWithin,
+  type SupervisionStrategy,
   type TaskEnd,
   type TaskSpec,
   taskEnd,
@@ -24,67 +24,11 @@ import {
   poolOf,
   type SettleParams,
   type TaskFailed,
-  type TaskSettings,
   type TaskVerdict,
   type Tell,
 } from '../shared.js';
 import type { TaskSettled } from '../task/setup.js';
-
-/**
- * A batch is spawned with its shape and size; its tasks come right after in a `QUEUE` message. XState keeps an
- * actor's input for the actor's whole life, and a settled batch lives on while its kept agents do: a queue passed
- * as input would pin every task spec of a 10,000-task swarm for as long as its last idle agent stays resumable.
- */
-export interface BatchInput extends TaskSettings {
-  batch: Omit<BatchSpec, 'tasks'> & { size: number };
-}
-
-export interface BatchContext extends TaskSettings, BatchSpec {
-  /** How many tasks the batch has: its queue is emptied once every task has settled. */
-  size: number;
-  /** Index of the next task to start; tasks before it are started or were cancelled while queued. */
-  next: number;
-  /** Started and not yet settled (a task waiting out a restart keeps its slot). */
-  running: number;
-  /** Tasks settled so far, and how many of them completed: what the join policy is decided on. */
-  ended: number;
-  completed: number;
-  /** Queued tasks cancelled before they started: skipped when their turn comes. */
-  cancelled: string[];
-  /** Pools alive, and those that may still be given a task. */
-  pools: number[];
-  unsealed: number[];
-  /** When the batch restarted for a failure, within its intensity window (all of them without an intensity). */
-  restarts: number[];
-  /** Restarts and resumes the batch ordered, by task index: a failure of an earlier run is stale. */
-  attempts: Record<number, number>;
-  /** Tasks settled, by id: kept only under a strategy that restarts siblings (it must know who still runs). */
-  done: string[];
-  /** The failure that made the batch escalate, once it has. */
-  escalation?: Escalation;
-}
-
-/** A failure a batch escalated: its task, why, and what its owner's turn ends with. */
-export interface Escalation {
-  batchId: string;
-  taskId: string;
-  agentId: string;
-  failure: FailureClass;
-  because: 'intensity' | FailureClass;
-  text: string;
-}
-
-export type BatchEvent =
-  /** The batch's tasks, sent by the supervisor right after it spawned the batch (before anything else). */
-  | { type: 'QUEUE'; tasks: TaskSpec[] }
-  | { type: 'CANCEL'; taskId: string }
-  | { type: 'CANCEL_BATCH' }
-  | TaskSettled
-  | TaskFailed
-  | { type: `xstate.done.actor.pool.${string}` };
-
-/** What the supervisor hears when every task of a batch has settled. */
-export type BatchSettled = { type: 'BATCH.SETTLED'; batchId: string };
+import type { BatchContext, BatchEvent, BatchInput, BatchSettled, Escalation } from './types.js';
 
 /** The join counts with the settle in hand counted: what the join guards decide on. */
 function withSettle(context: BatchContext, event: BatchEvent): { completed: number; ended: number } {
@@ -148,6 +92,26 @@ function verdictOf(context: BatchContext, event: BatchEvent): FailureVerdict {
   const failed = failureOf(context, event) as TaskFailed & { index: number };
   const book = { active: activeOf(context), restarts: context.restarts };
   return failureVerdict(failed, book, { ...context, ...context.supervision });
+}
+
+/**
+ * What a restart under `strategy` tells and records: the failed task and the siblings the strategy names
+ * (restartedWith) start again after the failed run's backoff, each told whose failure restarts it; the restart
+ * counts against the intensity once, however many tasks it restarts.
+ */
+function restartOf(context: BatchContext, event: BatchEvent, strategy: SupervisionStrategy) {
+  const { delayMs } = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'restart' }>;
+  const { taskId, at, index } = failureOf(context, event) as TaskFailed & { index: number };
+  const attempts = { ...context.attempts };
+  const tells = restartedWith(index, activeOf(context), strategy).map((i) => {
+    const sibling = (context.tasks[i] as TaskSpec).taskId;
+    attempts[i] = (attempts[i] ?? 0) + 1;
+    const verdict: TaskVerdict = { type: 'RESTART', delayMs };
+    if (sibling !== taskId) verdict.cause = taskId;
+    return { taskId: sibling, event: verdict };
+  });
+  const restarts = [...restartsWithin(context.restarts, at, context.supervision?.intensity), at];
+  return { tells, changes: { attempts, restarts } };
 }
 
 /** The batch chart's implementations: chart.ts is the chart a reader opens first. */
@@ -218,16 +182,24 @@ export const batchSetup = setup({
     stopsTask: ({ context, event }) => verdictOf(context, event).kind === 'stop',
     /** The failure's class says `resume`: the task is asked again with its history. */
     resumesTask: ({ context, event }) => verdictOf(context, event).kind === 'resume',
+    // The verdict is a restart once every outcome above is ruled out: the strategy alone says who restarts.
     /** `oneForAll`: every task still running restarts with the failed one. */
-    restartsAll: ({ context, event }) =>
-      verdictOf(context, event).kind === 'restart' && context.supervision?.strategy === 'oneForAll',
+    restartsAll: ({ context }) => context.supervision?.strategy === 'oneForAll',
     /** `restForOne`: the tasks started after the failed one restart with it. */
-    restartsRest: ({ context, event }) =>
-      verdictOf(context, event).kind === 'restart' && context.supervision?.strategy === 'restForOne',
+    restartsRest: ({ context }) => context.supervision?.strategy === 'restForOne',
   },
 }).extend<
   { dropTask: SettleParams; cancelRunning: Cancellation; dropQueued: Cancellation } & Composite<
-    'fill' | 'count' | 'cancelTask' | 'stopPool' | 'restartTasks' | 'resumeTask' | 'giveUp' | 'recordEscalation'
+    | 'fill'
+    | 'count'
+    | 'cancelTask'
+    | 'stopPool'
+    | 'restartAll'
+    | 'restartRest'
+    | 'restartOne'
+    | 'resumeTask'
+    | 'giveUp'
+    | 'recordEscalation'
   >
 >({
   actions: {
@@ -281,23 +253,23 @@ export const batchSetup = setup({
       ...withSettle(context, event),
       ...(restartsSiblings(context) ? { done: [...context.done, (event as TaskSettled).taskId] } : {}),
     })),
-    /**
-     * The failed task and the siblings its strategy names start again after the failed run's backoff, each told
-     * whose failure restarts it; the restart counts against the intensity once, however many tasks it restarts.
-     */
-    restartTasks: enqueueActions(({ context, event, enqueue }) => {
-      const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'restart' }>;
-      const { taskId, at } = event as TaskFailed;
-      const attempts = { ...context.attempts };
-      for (const index of verdict.indexes) {
-        const sibling = (context.tasks[index] as TaskSpec).taskId;
-        attempts[index] = (attempts[index] ?? 0) + 1;
-        const restart: TaskVerdict = { type: 'RESTART', delayMs: verdict.delayMs };
-        if (sibling !== taskId) restart.cause = taskId;
-        enqueue({ type: 'tellTask', params: { taskId: sibling, event: restart } });
-      }
-      const restarts = [...restartsWithin(context.restarts, at, context.supervision?.intensity), at];
-      enqueue({ type: 'record', params: { attempts, restarts } });
+    /** The failed task and every sibling still running restart (`oneForAll`). */
+    restartAll: enqueueActions(({ context, event, enqueue }) => {
+      const { tells, changes } = restartOf(context, event, 'oneForAll');
+      for (const params of tells) enqueue({ type: 'tellTask', params });
+      enqueue({ type: 'record', params: changes });
+    }),
+    /** The failed task and the siblings started after it restart (`restForOne`). */
+    restartRest: enqueueActions(({ context, event, enqueue }) => {
+      const { tells, changes } = restartOf(context, event, 'restForOne');
+      for (const params of tells) enqueue({ type: 'tellTask', params });
+      enqueue({ type: 'record', params: changes });
+    }),
+    /** The failed task alone restarts (`oneForOne`). */
+    restartOne: enqueueActions(({ context, event, enqueue }) => {
+      const { tells, changes } = restartOf(context, event, 'oneForOne');
+      for (const params of tells) enqueue({ type: 'tellTask', params });
+      enqueue({ type: 'record', params: changes });
     }),
     /** The failed task is asked again, with its history; it counts against the intensity as a restart does. */
     resumeTask: enqueueActions(({ context, event, enqueue }) => {
