@@ -1,5 +1,4 @@
 import type { ActorRefFrom } from 'xstate';
-import { RESTART_DEFAULTS } from '../../src/protocol/index.js';
 import { supervisorSetup } from './setup.js';
 
 /**
@@ -15,8 +14,8 @@ export const supervisorMachine = supervisorSetup.createMachine({
   context: ({ input }) => ({
     ownerId: input.ownerId,
     notifyOwner: input.notifyOwner ?? true,
-    maxRestarts: input.maxRestarts ?? RESTART_DEFAULTS.maxRestarts,
-    restartDelayMs: input.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs,
+    maxRestarts: input.maxRestarts,
+    restartDelayMs: input.restartDelayMs,
     open: [],
     batches: [],
     members: [],

@@ -12,7 +12,7 @@ export interface SupervisorInput extends RestartOptions {
 }
 
 /** A supervisor's working set: the batches it runs and the long-lived members it keeps. */
-export interface SupervisorContext extends Required<RestartOptions> {
+export interface SupervisorContext extends RestartOptions {
   ownerId: string;
   notifyOwner: boolean;
   /** Batches with tasks still to settle. */

@@ -117,8 +117,11 @@ export function notifyOf(params: SettleParams): OwnerNotify {
   };
 }
 
-/** The settings every task of a tree shares, passed down from the supervisor through batch and pools. */
-export interface TaskSettings extends Required<RestartOptions> {
+/**
+ * The settings every task of a tree shares, passed down from the supervisor through batch and pools; its restart
+ * options as the tree was given them (`restartDecision` fills in the defaults).
+ */
+export interface TaskSettings extends RestartOptions {
   ownerId: string;
   /** Background results go to the owner as NOTIFY (false under a root supervisor). */
   notifyOwner: boolean;

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import * as host from '../../src/host/index.js';
 import { joinDecided, RESTART_DEFAULTS, restartDecision } from '../../src/protocol/index.js';
@@ -25,6 +27,14 @@ describe('restartDecision', () => {
     ]);
     expect(restartDecision(1, { restartDelayMs: 10 })).toEqual({ restart: true, delayMs: 20 });
     expect(restartDecision(0, { maxRestarts: 1 })).toEqual({ restart: true, delayMs: 1000 });
+  });
+
+  it('is the one place the defaults apply: no other module of src/ or machines/ names them', () => {
+    const root = join(import.meta.dirname, '../..');
+    const naming = ['src', 'machines']
+      .flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)))
+      .filter((file) => file.endsWith('.ts') && readFileSync(join(root, file), 'utf8').includes('RESTART_DEFAULTS'));
+    expect(naming).toEqual(['src/protocol/strategy.ts']);
   });
 
   it('never restarts when maxRestarts is 0, and restarts at once when the delay is 0', () => {

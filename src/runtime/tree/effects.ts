@@ -88,11 +88,12 @@ export class TreeEffects {
   }
 
   supervisorInput(ownerId: string, notifyOwner: boolean): SupervisorInput {
+    const { maxRestarts, restartDelayMs } = this.limits;
     return {
       ownerId,
       notifyOwner,
-      maxRestarts: this.limits.maxRestarts,
-      restartDelayMs: this.limits.restartDelayMs,
+      ...(maxRestarts === undefined ? {} : { maxRestarts }),
+      ...(restartDelayMs === undefined ? {} : { restartDelayMs }),
     };
   }
 

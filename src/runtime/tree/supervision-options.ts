@@ -1,13 +1,7 @@
 import type { z } from 'zod';
 import type { SystemPrompt } from '../../context/index.js';
 import type { PermissionsConfig } from '../../permissions/index.js';
-import {
-  type BudgetLimits,
-  type Model,
-  RESTART_DEFAULTS,
-  type RestartOptions,
-  type StrategyOptions,
-} from '../../protocol/index.js';
+import type { BudgetLimits, Model, RestartOptions, StrategyOptions } from '../../protocol/index.js';
 import type { AnyTool } from '../../tools/index.js';
 import type { Policy } from '../env/env.js';
 
@@ -65,18 +59,26 @@ export interface SupervisionOptions extends RestartOptions, StrategyOptions {
   budget?: BudgetLimits;
 }
 
-export type Limits = Required<Omit<SupervisionOptions, 'profiles' | 'budget' | keyof StrategyOptions>>;
+/**
+ * A tree's limits, with defaults, and its restart options as given: `restartDecision` (src/protocol/strategy.ts)
+ * is the one place their defaults apply.
+ */
+export type Limits = Required<
+  Omit<SupervisionOptions, 'profiles' | 'budget' | keyof StrategyOptions | keyof RestartOptions>
+> &
+  RestartOptions;
 
 /** The limits of a tree, with defaults; a nonsense value is refused with a RangeError naming it. */
 export function limitsOf(options: SupervisionOptions): Limits {
+  const { maxRestarts, restartDelayMs } = options;
   return {
     concurrency: positive(options.concurrency ?? 4, 'concurrency'),
     maxDepth: nonNegative(options.maxDepth ?? 3, 'maxDepth'),
     maxAgents: positive(options.maxAgents ?? 10_000, 'maxAgents'),
     keepFinished: nonNegative(options.keepFinished ?? 8, 'keepFinished'),
     keepHistory: nonNegative(options.keepHistory ?? 64, 'keepHistory'),
-    maxRestarts: nonNegative(options.maxRestarts ?? RESTART_DEFAULTS.maxRestarts, 'maxRestarts'),
-    restartDelayMs: nonNegative(options.restartDelayMs ?? RESTART_DEFAULTS.restartDelayMs, 'restartDelayMs'),
+    ...(maxRestarts === undefined ? {} : { maxRestarts: nonNegative(maxRestarts, 'maxRestarts') }),
+    ...(restartDelayMs === undefined ? {} : { restartDelayMs: nonNegative(restartDelayMs, 'restartDelayMs') }),
   };
 }
 
