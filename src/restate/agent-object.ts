@@ -22,7 +22,7 @@ import {
   slotsObject,
 } from './agent-slots.js';
 import { applyRemembered, approvalHandlers, awaitApprovals } from './approvals.js';
-import { controlName, controlObject, DOORBELL, openingOf, TurnControl, takeMessages } from './control.js';
+import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
@@ -106,10 +106,16 @@ const turnKey = (n: number) => `turn:${n}`;
 /** Where an earlier layout kept the usage, beside a bare count under `turns`. */
 const USAGE = 'usage';
 
-/** How many turns are stored, and what all of the agent's turns used: one key, read and written once a turn. */
+/**
+ * The agent's bookkeeping, one key read and written once a turn: how many turns are stored, what all of its turns
+ * used, the running turn's doorbell (control.ts), and `waiting`: the last turn heard a ring as it ended, so the next
+ * one takes from the control object at its start.
+ */
 interface Ledger {
   turns: number;
   usage: Usage;
+  doorbell?: Doorbell;
+  waiting?: true;
 }
 
 /** The ledger as stored; `legacy` when it was in the earlier layout, whose `usage` key the next write clears. */
@@ -119,8 +125,8 @@ async function ledgerOf(ctx: restate.ObjectSharedContext): Promise<Ledger & { le
   return { turns: stored, usage: (await ctx.get<Usage>(USAGE)) ?? emptyUsage(), legacy: true };
 }
 
-function storeLedger(ctx: restate.ObjectContext, { turns, usage }: Ledger, legacy: boolean | undefined): void {
-  ctx.set(TURNS, { turns, usage });
+function storeLedger(ctx: restate.ObjectContext, { legacy, ...ledger }: Ledger & { legacy?: true }): void {
+  ctx.set(TURNS, ledger);
   if (legacy) ctx.clear(USAGE);
 }
 
@@ -131,7 +137,7 @@ function storeLedger(ctx: restate.ObjectContext, { turns, usage }: Ledger, legac
 async function clearHistory(ctx: restate.ObjectContext): Promise<void> {
   const ledger = await ledgerOf(ctx);
   for (let n = 0; n < ledger.turns; n++) ctx.clear(turnKey(n));
-  storeLedger(ctx, { turns: 0, usage: ledger.usage }, ledger.legacy);
+  storeLedger(ctx, { ...ledger, turns: 0 });
   ctx.clear(NOTES);
   ctx.clear(TAKEN);
 }
@@ -203,15 +209,26 @@ export function agentObject(options: AgentObjectOptions) {
     const history: Message[] = [];
     for (let n = 0; n < turns; n++) history.push(...((await ctx.get<Message[]>(turnKey(n))) ?? []));
     // Steers and interrupts reach the running turn through its doorbell (control.ts), raced with every effect;
-    // those that no turn took yet are this one's first. So does a join's cancel of the foreground task whose
-    // hand-off this subagent still owes.
+    // those that rang the turn before as it ended (or that the `steered` fallback runs) are this one's first. So
+    // does a join's cancel of the foreground task whose hand-off this subagent still owes.
     const subagent = isSubagent(agentId);
     const task = subagent ? await ctx.get<TaskRecord>(TASK) : null;
-    const control = new TurnControl(ctx, name, task && !task.reported ? task.handOffTo : undefined);
-    const waiting = await takeMessages(ctx, name);
+    const { waiting: rang, doorbell: _ended, ...book } = ledger;
+    const control = new TurnControl(
+      ctx,
+      name,
+      (doorbell) => storeLedger(ctx, { ...book, doorbell }),
+      task && !task.reported ? task.handOffTo : undefined,
+    );
+    /** Clears the doorbell with the turn's bookkeeping, then marks a ring heard as it ended for the next turn. */
+    const end = async (stored: Ledger) => {
+      storeLedger(ctx, stored);
+      if (await control.heardAtEnd()) storeLedger(ctx, { ...stored, waiting: true });
+    };
+    const waiting = rang || input === undefined ? await takeMessages(ctx, name) : [];
     const opening = openingOf(input, waiting);
     if (!opening) {
-      control.end();
+      await end(book);
       for (const message of waiting) control.apply(message);
       return control.cancelled ? 'cancelled' : null;
     }
@@ -345,13 +362,11 @@ export function agentObject(options: AgentObjectOptions) {
         results.push(await following);
         await scope.tail;
       }
-      control.end();
       let { usage } = ledger;
       results.forEach((turn, i) => {
         ctx.set(turnKey(turns + i), turn.messages);
         usage = addUsage(usage, turn.usage);
       });
-      storeLedger(ctx, { turns: turns + results.length, usage }, ledger.legacy);
       // Notifications the machine still holds (the turn was interrupted before the step they waited for) stay for
       // the next turn, injected in the idle agent: kept with the taken ids, so their
       // `notify` runs no turn. The rest of the kept ones are in the turn just stored.
@@ -359,6 +374,7 @@ export function agentObject(options: AgentObjectOptions) {
       await recordTaken(ctx, control.taken, results, left);
       if (left.length > 0) ctx.set(NOTES, left);
       else if (notes.length > 0) ctx.clear(NOTES);
+      await end({ ...book, turns: turns + results.length, usage });
       const [result] = results as [RunResult];
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
@@ -400,9 +416,9 @@ export function agentObject(options: AgentObjectOptions) {
         return turn.outcome;
       },
 
-      /** The running turn's doorbell (an awakeable id), for the control object to ring; null between turns. */
+      /** The running turn's doorbell, for the control object to ring; null between turns. */
       doorbell: restate.handlers.object.shared(
-        async (ctx: restate.ObjectSharedContext): Promise<string | null> => (await ctx.get<string>(DOORBELL)) ?? null,
+        async (ctx: restate.ObjectSharedContext): Promise<Doorbell | null> => (await ledgerOf(ctx)).doorbell ?? null,
       ),
 
       /** The children its turn's foreground batches run now (with its book's `running`: its live subagents). */

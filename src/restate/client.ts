@@ -140,7 +140,7 @@ export function agentClient(ingressUrl: string, name = 'troupe-agent'): AgentCli
       const woken = await Promise.all(
         settled
           .filter((subagent) => !working.has(subagent))
-          .map(async (subagent) => ((await call<string | null>(subagent, 'doorbell', null)) ? subagent : undefined)),
+          .map(async (subagent) => ((await call<unknown>(subagent, 'doorbell', null)) ? subagent : undefined)),
       );
       return [...working, ...woken.filter((subagent) => subagent !== undefined)];
     },

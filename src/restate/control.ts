@@ -7,8 +7,8 @@ import type { UserMessage } from '../index.js';
  * (`<name>-control`, keyed by the same agent id) whose exclusive handlers keep the messages in order, and the turn
  * is woken by an awakeable, its doorbell:
  *
- * 1. A turn creates its doorbell at its start and stores the id in its object's state (`doorbell`), where the
- *    control object reads it (through the agent object's shared `doorbell` handler).
+ * 1. A turn creates its doorbell at its start and stores it (with the turn's invocation id) in its object's state,
+ *    where the control object reads it through the agent object's shared `doorbell` handler.
  * 2. `steer` / `interrupt` on the control object append the message to its state, ring the doorbell, and send the
  *    agent object a `steered` message, which runs whatever no turn took (below). An interrupt while no turn runs
  *    (no doorbell) has nothing to stop and is dropped at once.
@@ -17,18 +17,23 @@ import type { UserMessage } from '../index.js';
  *    taking is in the turn's journal), and hands them to the agent: `steer()` joins the next step boundary;
  *    `interrupt()` ends the turn with stop reason `interrupted` and an "interrupted" result for every open
  *    tool call. Then it goes back to waiting for the effect.
+ * 4. A turn ends by clearing its doorbell, then waits for one journaled no-op raced with the doorbell: a ring
+ *    that reached the turn before the clear comes first, and the turn leaves a mark (`waiting`) for the next one.
+ *    The control object reads the doorbell again after ringing it: the same turn's means the ring is heard (at a
+ *    wait, at the end, or by a take that runs after the ringing accept), none means the turn ended (the `steered`
+ *    fallback runs), a later turn's is rung too.
  *
  * Exactly once: a message is in the control object's state from the moment the user's call is accepted (an ingress
  * `send` is durable before it returns), and leaves it only in a `take` whose answer is journaled by the turn that
  * took it; a replay (a worker killed after the take) reads the same answer back and applies the same messages at
  * the same place, since the ring is a journaled notification and Restate's combinators see notifications in journal
- * order. Arming before taking means a message appended after the take rings the new doorbell. A message no turn
- * took (it came between turns, or rang a turn that was already ending) is taken by the next turn of the key at its
- * start, whichever invocation runs it, as it would reach the next turn embedded (`openingOf`): a prompt queued
- * behind the ending turn is steered or interrupted by it; with none, the `steered` invocation runs the steers as a
- * turn of their own, as a steer of an idle embedded agent does. Steers taken after an interrupt start a turn of
- * their own once the interrupted one has ended (embedded, the interrupt leaves the agent idle, and a steer then
- * starts a turn).
+ * order. Arming before taking means a message appended after the take rings the new doorbell. A turn takes at its
+ * start only when the one before it heard a ring at its end (so a turn without steers is one invocation): then a
+ * message that rang a turn as it ended reaches the next turn of the key, whichever invocation runs it, as it would
+ * reach the next turn embedded (`openingOf`): a prompt queued behind the ending turn is steered or interrupted by
+ * it; with none, the `steered` invocation runs the steers as a turn of their own, as a steer of an idle embedded
+ * agent does. Steers taken after an interrupt start a turn of their own once the interrupted one has ended
+ * (embedded, the interrupt leaves the agent idle, and a steer then starts a turn).
  */
 export type ControlMessage =
   | { kind: 'steer'; text: string }
@@ -46,8 +51,13 @@ export type ControlMessage =
    */
   | { kind: 'notify'; taskId: string; message: UserMessage };
 
-/** The agent object's state key that holds the running turn's doorbell (an awakeable id); cleared when it ends. */
-export const DOORBELL = 'doorbell';
+/** The running turn's doorbell: an awakeable's id, and the invocation id of the turn that waits for it. */
+export interface Doorbell {
+  /** The awakeable's id: resolving it rings the turn. */
+  id: string;
+  /** The turn's invocation id: a doorbell read again after a ring tells the same turn from a later one. */
+  turn: string;
+}
 /** The control object's state key: messages accepted and not taken yet, in order. */
 const PENDING = 'pending';
 
@@ -105,12 +115,8 @@ export function withdrawResult(ctx: restate.ObjectContext, agentObjectName: stri
 
 /** The control object of the agents hosted by the object named `agentObjectName` (served beside it). */
 export function controlObject(agentObjectName: string) {
-  async function accept(ctx: restate.ObjectContext, message: ControlMessage): Promise<boolean> {
-    // A shared handler of the agent's object reads its state as of now. No take can run before this invocation
-    // ends (both are exclusive handlers of this object), and a turn always arms its next doorbell before it takes,
-    // so a message appended here is taken by the turn that rang, or by a later take. Ringing a doorbell twice, or
-    // the doorbell of a turn that has ended, wakes nothing: the messages stay here until taken.
-    const doorbell = await ctx.genericCall<null, string | null>({
+  const doorbellOf = (ctx: restate.ObjectContext) =>
+    ctx.genericCall<null, Doorbell | null>({
       service: agentObjectName,
       method: 'doorbell',
       key: ctx.key,
@@ -118,11 +124,23 @@ export function controlObject(agentObjectName: string) {
       inputSerde: json,
       outputSerde: json,
     });
+  async function accept(ctx: restate.ObjectContext, message: ControlMessage): Promise<boolean> {
+    // A shared handler of the agent's object reads its state as of now. No take can run before this invocation
+    // ends (both are exclusive handlers of this object), and a turn always arms its next doorbell before it takes,
+    // so a message appended here is taken by the turn that rang, or by a later take. Ringing a doorbell twice, or
+    // the doorbell of a turn that has ended, wakes nothing: the messages stay here until taken.
+    let doorbell = await doorbellOf(ctx);
     // No turn runs: an interrupt has nothing to stop (an idle embedded agent ignores one too), and a result is
     // delivered by its own `notify`, as today.
     if (!doorbell && (message.kind === 'interrupt' || message.kind === 'notify')) return false;
     ctx.set(PENDING, [...((await ctx.get<ControlMessage[]>(PENDING)) ?? []), message]);
-    if (doorbell) ctx.resolveAwakeable(doorbell, null);
+    // Read again after the ring (step 4 above): the same turn hears it; a turn that began meanwhile is rung too.
+    while (doorbell) {
+      ctx.resolveAwakeable(doorbell.id, null);
+      const now = await doorbellOf(ctx);
+      if (now?.turn === doorbell.turn) break;
+      doorbell = now;
+    }
     // A result that no turn takes has its `notify` already on the way: no `steered` for it.
     if (message.kind === 'notify') return true;
     ctx.genericSend({ service: agentObjectName, method: 'steered', key: ctx.key, parameter: null, inputSerde: json });
@@ -227,10 +245,14 @@ export class TurnControl {
   readonly taken: { taskId: string; message: UserMessage }[] = [];
   private notifyTarget: Notifiable | undefined;
 
-  /** `task`: the awakeable of the foreground task whose hand-off this agent owes, if any (a `cancel` names it). */
+  /**
+   * `store`: keeps the armed doorbell in the agent object's state, where the control object reads it. `task`: the
+   * awakeable of the foreground task whose hand-off this agent owes, if any (a `cancel` names it).
+   */
   constructor(
     private readonly ctx: restate.ObjectContext,
     private readonly agentObjectName: string,
+    private readonly store: (doorbell: Doorbell) => void,
     private readonly task?: string,
   ) {
     this.bell = this.arm();
@@ -286,14 +308,24 @@ export class TurnControl {
     }
   }
 
-  /** The turn is over: later messages go to the `steered` fallback. */
-  end(): void {
-    this.ctx.clear(DOORBELL);
+  /**
+   * The turn is over, its doorbell cleared from the state already: whether a ring reached it before the clear (step
+   * 4 above), so that the next turn takes what it brought. Later messages go to the `steered` fallback.
+   */
+  async heardAtEnd(): Promise<boolean> {
+    try {
+      return await restate.RestatePromise.race([this.bell.map(() => true), this.ctx.run('turn end', () => false)]);
+    } catch (error) {
+      // Restate cancelled the invocation after the turn's last effect: the turn is done all the same (it would have
+      // heard no cancel without this wait), and whether a ring came is unknown, so the next turn takes.
+      if (error instanceof restate.CancelledError) return true;
+      throw error;
+    }
   }
 
   private arm(): restate.RestatePromise<unknown> {
     const doorbell = this.ctx.awakeable<unknown>();
-    this.ctx.set(DOORBELL, doorbell.id);
+    this.store({ id: doorbell.id, turn: this.ctx.request().id });
     return doorbell.promise;
   }
 }

@@ -44,17 +44,20 @@ interface JournalRow {
   raw_length: number;
 }
 
-async function journalOf(invocationId: string): Promise<JournalRow[]> {
+async function sql<Row>(query: string): Promise<Row[]> {
   const response = await fetch(`${server.adminUrl}/query`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({
-      query: `SELECT index, entry_type, name, raw_length FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`,
-    }),
+    body: JSON.stringify({ query }),
   });
   expect(response.ok).toBe(true);
-  return ((await response.json()) as { rows: JournalRow[] }).rows;
+  return ((await response.json()) as { rows: Row[] }).rows;
 }
+
+const journalOf = (invocationId: string) =>
+  sql<JournalRow>(
+    `SELECT index, entry_type, name, raw_length FROM sys_journal WHERE id = '${invocationId}' ORDER BY index`,
+  );
 
 it(`a turn of ${CALLS} model calls journals each call's news, not the conversation`, async () => {
   const invocation = await client.send('reader', 'read everything');
@@ -83,16 +86,22 @@ it(`a turn of ${CALLS} model calls journals each call's news, not the conversati
   expect(total).toBeLessThan(3 * conversationBytes);
 }, 120_000);
 
-it("a turn's bookkeeping: its turn count and usage are one state key, read once and written once", async () => {
+it("a turn's bookkeeping: one invocation, its ledger read once and written twice", async () => {
   const invocation = await client.send('bookkeeper', 'read everything');
   const outcome = await client.result(invocation);
   const journal = await journalOf(invocation);
   const of = (type: string) => journal.filter((row) => row.entry_type === type).length;
-  // Reads: the ledger (turn count and usage) and the notifications kept for the turn.
+  // Reads: the ledger (turn count, usage, the doorbell) and the notifications kept for the turn.
   expect(of('Command: GetEagerState')).toBe(2);
-  // Writes: the doorbell (set, then cleared at the end), the turn's messages, the ledger.
+  // Writes: the ledger with the turn's doorbell, the turn's messages, the ledger without it at the end.
   expect(of('Command: SetState')).toBe(3);
-  expect(of('Command: ClearState')).toBe(1);
+  expect(of('Command: ClearState')).toBe(0);
+  // No steer came: the turn calls no other invocation (its control object is asked only after a ring).
+  expect(of('Command: Call')).toBe(0);
+  const [called] = await sql<{ n: number }>(
+    `SELECT count(*) AS n FROM sys_invocation WHERE invoked_by_id = '${invocation}'`,
+  );
+  expect(Number(called?.n)).toBe(0);
   // What the one key holds is what the agent reports.
   expect(await client.usage('bookkeeper')).toEqual(outcome.usage);
   expect((await client.history('bookkeeper')).length).toBeGreaterThan(1);
