@@ -2,6 +2,7 @@ export * from './budget.js';
 export * from './context.js';
 export * from './errors.js';
 export * from './events.js';
+export * from './finished.js';
 export * from './json.js';
 export * from './messages.js';
 export * from './model.js';

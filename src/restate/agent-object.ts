@@ -24,6 +24,7 @@ import {
 import { applyRemembered, approvalHandlers, awaitApprovals } from './approvals.js';
 import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
+import { forgetHandler } from './finished-agents.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
   type HostedTurn,
@@ -39,7 +40,15 @@ import {
 } from './subagent-tasks.js';
 import { foregroundHandler, type HostedSupervision, hostedSubagentTools, subagentTool } from './subagents.js';
 import { CANCELLED, type RunAnswer, type RunRequest, type Spent } from './swarm.js';
-import { type BookStart, bookedResult, callBook, reopenTasksOf, sendBook, taskBookObject } from './task-book.js';
+import {
+  type BookStart,
+  bookedResult,
+  callBook,
+  reopenTasksOf,
+  sendBook,
+  taskBookName,
+  taskBookObject,
+} from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
 /**
@@ -73,7 +82,9 @@ export interface AgentObjectOptions {
   /**
    * Subagents: running children per batch (4), nesting depth (3), restarts of a failed child (2, backoff 1 s
    * doubled), `maxAgents`, open tasks of a tree at once (10,000; counted per root, `Infinity` counts
-   * nothing), and `keepHistory`, finished tasks whose records each parent's task book keeps (64).
+   * nothing), and `keepHistory` and `keepFinished`, finished tasks whose records each parent's task book keeps
+   * (64) and which finished children it may resume (the last `keepFinished` + `keepHistory`, 8 + 64; older ones are
+   * forgotten, their state cleared).
    */
   supervision?: HostedSupervision;
   /**
@@ -282,6 +293,7 @@ export function agentObject(options: AgentObjectOptions) {
           record: (results) => sendBook(ctx, name, agentId, 'record', { tasks: results.map(bookedResult) }),
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
           cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
+          resume: (agentIds) => callBook(ctx, name, 'resume', { agentIds }),
           root,
           acquire: (n, max) => acquireSlots(ctx, name, root, n, max),
           release: (n) => releaseSlots(ctx, name, root, n),
@@ -438,6 +450,9 @@ export function agentObject(options: AgentObjectOptions) {
       ),
 
       ...approvalHandlers,
+
+      /** Beyond its parent's `keepHistory`: the agent's state is cleared (finished-agents.ts). */
+      forget: forgetHandler(taskBookName(name)),
     },
   });
   // Served beside it (serveAgents does): where steers and interrupts wait for a turn to take them, where a
@@ -447,6 +462,7 @@ export function agentObject(options: AgentObjectOptions) {
     tasks: taskBookObject(name, {
       counted: countedLimit(options.supervision?.maxAgents) !== undefined,
       keepHistory: options.supervision?.keepHistory ?? 64,
+      keepFinished: options.supervision?.keepFinished ?? 8,
     }),
     slots: slotsObject(name),
   });

@@ -2,6 +2,8 @@ import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import {
   type JoinPolicy,
+  type ResumeRefusal,
+  resumeRefused,
   SpawnRefused,
   type StrategyOptions,
   type SubagentConfigs,
@@ -36,7 +38,14 @@ export const foregroundHandler = restate.handlers.object.shared(
 /** What of the embedded supervision options applies to agents hosted on Restate. */
 export type HostedSupervision = Pick<
   SupervisionOptions,
-  'concurrency' | 'maxDepth' | 'maxAgents' | 'maxRestarts' | 'restartDelayMs' | 'profiles' | 'keepHistory'
+  | 'concurrency'
+  | 'maxDepth'
+  | 'maxAgents'
+  | 'maxRestarts'
+  | 'restartDelayMs'
+  | 'profiles'
+  | 'keepHistory'
+  | 'keepFinished'
 >;
 
 /** What the subagent tools of one hosted turn need from its object. */
@@ -59,6 +68,8 @@ export interface HostedTree {
   /** The parent's task book: a task's record, and its cancel (journaled calls). */
   status(taskId: string): restate.RestatePromise<BookedTask | null>;
   cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
+  /** Takes finished children for a resume, each refused where the book no longer keeps it (a journaled call). */
+  resume(agentIds: string[]): restate.RestatePromise<(ResumeRefusal | null)[]>;
   /** The tree's slot counter (`agent-slots.ts`), unless `maxAgents` is `Infinity`. */
   acquire(n: number, max: number): restate.RestatePromise<SlotGrant>;
   release(n: number): void;
@@ -174,6 +185,12 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       refuseUnhostedStrategy(supervision);
       const tasks = tasksOf(callerId, requests, tree, callId ?? 'call', maxDepth, join);
       const resumed = requests.flatMap((request) => (request.agentId === undefined ? [] : [request.agentId]));
+      if (resumed.length > 0) {
+        const refusals = await serially(tree.scope, () => tree.scope.wait(tree.resume(resumed)));
+        refusals.forEach((why, i) => {
+          if (why) throw new SpawnRefused(resumeRefused(resumed[i] as string, why));
+        });
+      }
       if (background) {
         await serially(tree.scope, async () => {
           const [refused] = await acquire([tasks.length]);
@@ -268,7 +285,7 @@ function tasksOf(
     }
     // A resume continues the child object's history: only a child of this agent.
     const own = request.agentId.startsWith(`${callerId}/`) && !request.agentId.slice(callerId.length + 1).includes('/');
-    if (!own) throw new SpawnRefused(`Agent ${request.agentId} is not one of your subagents`);
+    if (!own) throw new SpawnRefused(resumeRefused(request.agentId, 'not-own'));
     return { taskId, agentId: request.agentId, prompt: request.prompt };
   });
 }

@@ -3,6 +3,7 @@ import { notificationMessage, type TaskStatus, taskEnd } from '../host/index.js'
 import type { TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
+import { agentsFinished, claimResumes, forgetBook } from './finished-agents.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -89,7 +90,7 @@ const FINISHED = 'finished';
 export function callBook<I, O>(
   ctx: restate.ObjectContext,
   agentObjectName: string,
-  method: 'status' | 'cancel',
+  method: 'status' | 'cancel' | 'resume',
   parameter: I,
 ): restate.InvocationPromise<O> {
   return ctx.genericCall<I, O>({
@@ -141,10 +142,13 @@ export function reopenTasksOf(ctx: restate.ObjectContext, agentObjectName: strin
 /**
  * The task book object of the agents hosted by the object named `agentObjectName` (served beside it). `counted`:
  * the tree counts its open tasks (`maxAgents`), and a settled task's slot is given back before the parent hears it.
- * `keepHistory`: how many finished tasks keep their records (the embedded tree keeps as many per tree; a book is
- * one parent's).
+ * `keepHistory`: how many finished tasks of the parent's keep their records; with `keepFinished`, which finished
+ * children it may resume (finished-agents.ts).
  */
-export function taskBookObject(agentObjectName: string, options: { counted: boolean; keepHistory: number }) {
+export function taskBookObject(
+  agentObjectName: string,
+  options: { counted: boolean; keepHistory: number; keepFinished: number },
+) {
   const { counted, keepHistory } = options;
   /** Finished tasks join the kept ones; the oldest beyond `keepHistory` are forgotten. */
   const retire = async (ctx: restate.ObjectContext, taskIds: string[]) => {
@@ -160,6 +164,9 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
    */
   const conclude = async (ctx: restate.ObjectContext, taskId: string, settled: BookedTask, tell = true) => {
     if (counted) await releaseSlots(ctx, agentObjectName, settled.root ?? ctx.key, 1, true);
+    // A cancelled child stops with its task (so does one whose owner was cancelled); any other stays resumable.
+    const alive = tell && settled.status !== 'cancelled';
+    await agentsFinished(ctx, agentObjectName, options, [{ agentId: settled.agentId, alive }]);
     if (!tell) {
       ctx.set(recordKey(taskId), settled);
       await retire(ctx, [taskId]);
@@ -270,6 +277,8 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
       /** Foreground tasks that settled (sent by the parent's turn once its batches are over). */
       record: async (ctx: restate.ObjectContext, input: BookRecord): Promise<null> => {
         for (const { taskId, ...result } of input.tasks) ctx.set(recordKey(taskId), result satisfies BookedTask);
+        const finished = input.tasks.map(({ agentId, status }) => ({ agentId, alive: status !== 'cancelled' }));
+        await agentsFinished(ctx, agentObjectName, options, finished);
         await retire(
           ctx,
           input.tasks.map((task) => task.taskId),
@@ -293,6 +302,13 @@ export function taskBookObject(agentObjectName: string, options: { counted: bool
         async (ctx: restate.ObjectSharedContext): Promise<string[]> =>
           agentsOf(ctx, (task) => task.status !== 'running'),
       ),
+      /** A resume of finished children by id, refused for one the book no longer keeps (finished-agents.ts). */
+      resume: (ctx: restate.ObjectContext, input: { agentIds: string[] }) => claimResumes(ctx, input.agentIds),
+      /** The owner is forgotten (beyond its parent's `keepHistory`): the book and its finished children go too. */
+      forget: async (ctx: restate.ObjectContext): Promise<null> => {
+        await forgetBook(ctx, agentObjectName);
+        return null;
+      },
       /** `task_status`: exclusive, so it answers after a `start` the same turn sent before it. */
       status: async (ctx: restate.ObjectContext, input: { taskId: string }): Promise<BookedTask | null> =>
         (await ctx.get<BookedTask>(recordKey(input.taskId))) ?? null,

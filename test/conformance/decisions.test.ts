@@ -3,9 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   CANCELLED_TEXT,
+  type FinishedAgents,
+  finishAgent,
   INTERRUPTED_TEXT,
   JOINED_TEXT,
   notificationDelivery,
+  resumeRefused,
   taskEnd,
 } from '../../src/protocol/index.js';
 
@@ -71,5 +74,41 @@ describe('a notification', () => {
       expect(source(`src/restate/${path}`), path).not.toMatch(/\.actor\b|getSnapshot\(/);
     }
     expect(source('src/restate/agent-object.ts')).toMatch(/\.delivery\(\) !== 'step'/);
+  });
+});
+
+describe('what a parent keeps of its finished subagents', () => {
+  const limits = { keepFinished: 1, keepHistory: 2 };
+  const none: FinishedAgents = { kept: [], archived: [] };
+  const finish = (ids: string[]) => ids.reduce((agents, id) => finishAgent(agents, id, true, limits).after, none);
+
+  it('keeps the last keepFinished alive and the last keepHistory let go; the rest is forgotten', () => {
+    const agents = finish(['a', 'b', 'c']);
+    expect(agents).toEqual({ kept: ['c'], archived: ['a', 'b'] });
+    expect(finishAgent(agents, 'd', true, limits)).toEqual({
+      after: { kept: ['d'], archived: ['b', 'c'] },
+      released: ['c'],
+      forgotten: ['a'],
+    });
+    // A cancelled child is stopped with its task: archived at once.
+    expect(finishAgent(agents, 'x', false, limits).after).toEqual({ kept: ['c'], archived: ['b', 'x'] });
+    expect(finishAgent(agents, 'x', false, limits).forgotten).toEqual(['a']);
+  });
+
+  it.each([
+    ['src/runtime/tree/kept.ts', PROTOCOL, 'keepWindow'],
+    ['src/runtime/tree/history-archive.ts', PROTOCOL, 'keepWindow'],
+    ['src/runtime/tree/tree.ts', PROTOCOL, 'resumeRefused'],
+    ['src/restate/finished-agents.ts', HOST, 'finishAgent'],
+    ['src/restate/subagents.ts', HOST, 'resumeRefused'],
+  ])('%s decides it with %s', (path, from, name) => {
+    expect(imported(path, from)).toContain(name);
+  });
+
+  it('refuses a resume with the same texts on every host', () => {
+    expect(resumeRefused('a/b', 'unknown')).toBe('No finished subagent "a/b" is known (it may be too old to resume)');
+    for (const path of ['src/runtime/tree/tree.ts', 'src/restate/subagents.ts']) {
+      expect(source(path), path).not.toMatch(/too old to resume|is not one of your subagents/);
+    }
   });
 });

@@ -277,6 +277,13 @@ export const MUTANTS: Record<string, Mutant> = {
     host: 'restate',
     handlers: { slots: { remember: () => async () => null } },
   },
+  'resume-unchecked': {
+    breaks: 'a resume is accepted for a child beyond `keepFinished` and `keepHistory`',
+    host: 'restate',
+    handlers: {
+      tasks: { resume: () => async (_ctx, input: { agentIds: string[] }) => input.agentIds.map(() => null) },
+    },
+  },
   'history-forgotten': {
     breaks: 'a prompt starts from an empty history',
     host: 'restate',

@@ -173,6 +173,16 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
           : call('task_status', { task_id: ids[n - 3] ?? '' }, `s${n}`);
       return n < 6 ? calls(step) : say('kept');
     }
+    // Four foreground tasks one after the other, then a resume of the first and of the second: a parent keeping one
+    // alive and two archived has forgotten the first.
+    case 'keepresume': {
+      const ids = results.slice(0, 4).map((result) => result.match(/agent_id="([^"]+)"/)?.[1] ?? '');
+      const step =
+        n < 4
+          ? call('swarm', { tasks: [{ prompt: `quick k${n}` }] }, `k${n}`)
+          : call('agent', { agent_id: ids[n - 4] ?? '', prompt: `remember again ${n - 4}` }, `r${n}`);
+      return n < 6 ? calls(step) : say('kept');
+    }
     // A task of the root's, then one of a child's that runs two of its own, then the status of the root's first:
     // the tree has finished four tasks, the root two.
     case 'keeptree': {
@@ -354,7 +364,7 @@ export const flavourOf = (agentId: string): Flavour => {
 
 export function supervisionOf(flavour: Flavour): SupervisionOptions {
   const base: SupervisionOptions = { restartDelayMs: 20, maxRestarts: 2 };
-  if (flavour === 'keep2') return { ...base, keepHistory: 2 };
+  if (flavour === 'keep2') return { ...base, keepHistory: 2, keepFinished: 1 };
   if (flavour === 'max2') return { ...base, maxAgents: 2 };
   if (flavour === 'depth1') return { ...base, maxDepth: 1 };
   if (flavour === 'conc1') return { ...base, concurrency: 1 };

@@ -158,6 +158,13 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(log).toEqual([]);
   });
 
+  it('keepFinished + keepHistory: a finished child beyond both cannot be resumed, a later one can', async () => {
+    await host.prompt('keep2-3', '#keepresume');
+    const [refused, resumed] = (await results('keep2-3')).slice(4);
+    expect(refused?.replace(/"[^"]*"/, '"…"')).toBe('No finished subagent "…" is known (it may be too old to resume)');
+    expect(resumed).toBe('did k1');
+  });
+
   it('keepHistory counts finished tasks per parent: the oldest beyond it is forgotten', async () => {
     await host.prompt('keep2-1', '#keep');
     const texts = await results('keep2-1');

@@ -1,36 +1,30 @@
+import { keepWindow } from '../../protocol/index.js';
+
 /**
  * Which finished subagents each owner keeps alive (idle, resumable without a rebuild): the most recent
- * `keepFinished` of them. Older ones are released by their task actor (stopped, their history archived).
+ * `keepFinished` of them (`keepWindow`, the rule both hosts keep by). Older ones are released by their task actor
+ * (stopped, their history archived).
  */
 export class KeptAgents {
-  /** By owner id: agent ids, oldest first (a Set keeps insertion order). */
-  private readonly byOwner = new Map<string, Set<string>>();
+  /** By owner id: agent ids, oldest first. */
+  private readonly byOwner = new Map<string, string[]>();
 
   constructor(private readonly keepFinished: number) {}
 
   /** Keeps an agent; returns the ones that fall out of its owner's window, oldest first. */
   keep(ownerId: string, agentId: string): string[] {
-    let kept = this.byOwner.get(ownerId);
-    if (!kept) {
-      kept = new Set();
-      this.byOwner.set(ownerId, kept);
-    }
-    kept.delete(agentId);
-    kept.add(agentId);
-    const evicted: string[] = [];
-    for (const oldest of kept) {
-      if (kept.size <= this.keepFinished) break;
-      kept.delete(oldest);
-      evicted.push(oldest);
-    }
-    if (kept.size === 0) this.byOwner.delete(ownerId);
-    return evicted;
+    const { ids, out } = keepWindow(this.byOwner.get(ownerId) ?? [], agentId, this.keepFinished);
+    if (ids.length > 0) this.byOwner.set(ownerId, ids);
+    else this.byOwner.delete(ownerId);
+    return out;
   }
 
   /** The agent is no longer kept idle (it was released, resumed or stopped). */
   forget(ownerId: string, agentId: string): void {
     const kept = this.byOwner.get(ownerId);
-    if (!kept?.delete(agentId)) return;
-    if (kept.size === 0) this.byOwner.delete(ownerId);
+    if (!kept?.includes(agentId)) return;
+    const rest = kept.filter((id) => id !== agentId);
+    if (rest.length > 0) this.byOwner.set(ownerId, rest);
+    else this.byOwner.delete(ownerId);
   }
 }

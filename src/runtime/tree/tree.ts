@@ -1,5 +1,5 @@
 import type { BatchSpec, BudgetLimits, JoinPolicy, Message, Model, StrategyOptions } from '../../protocol/index.js';
-import { checkStrategy, ModelError } from '../../protocol/index.js';
+import { checkStrategy, ModelError, resumeRefused } from '../../protocol/index.js';
 import type { AnyTool } from '../../tools/index.js';
 import { checkLimits } from '../budget/budget.js';
 import type { EventBus } from '../env/bus.js';
@@ -229,13 +229,13 @@ export class Tree implements SubagentHost {
   private resumable(owner: Owner, agentId: string): { profile: string; messages?: readonly Message[] } {
     const node = this.registry.node(agentId);
     if (node) {
-      if (node.env.parentId !== owner.id) throw new SpawnRefused(`Agent ${agentId} is not one of your subagents`);
+      if (node.env.parentId !== owner.id) throw new SpawnRefused(resumeRefused(agentId, 'not-own'));
       this.assertNoOpenTask(agentId, node.task !== undefined);
       return { profile: node.profile, messages: [...node.env.transcript.messages] };
     }
     const archived = this.book.archived(agentId);
-    if (!archived) throw new SpawnRefused(`No finished subagent "${agentId}" is known (it may be too old to resume)`);
-    if (archived.ownerId !== owner.id) throw new SpawnRefused(`Agent ${agentId} is not one of your subagents`);
+    if (!archived) throw new SpawnRefused(resumeRefused(agentId, 'unknown'));
+    if (archived.ownerId !== owner.id) throw new SpawnRefused(resumeRefused(agentId, 'not-own'));
     this.assertNoOpenTask(agentId, false);
     return { profile: archived.profile, messages: archived.messages };
   }
@@ -247,7 +247,7 @@ export class Tree implements SubagentHost {
    */
   private assertNoOpenTask(agentId: string, running: boolean): void {
     if (running || this.book.tasks.openTaskOf(agentId) !== undefined) {
-      throw new SpawnRefused(`Agent ${agentId} is still running a task; wait for its result`);
+      throw new SpawnRefused(resumeRefused(agentId, 'running'));
     }
   }
 }
