@@ -7,6 +7,7 @@ const guides: DefaultTheme.SidebarItem[] = [
   { text: 'Getting started', link: '/guide/getting-started' },
   { text: 'Agents and tools', link: '/guide/agents' },
   { text: 'Subagents and swarms', link: '/guide/subagents' },
+  { text: 'Supervision strategies', link: '/guide/supervision-strategies' },
   { text: 'Sessions', link: '/guide/sessions' },
   { text: 'Time travel', link: '/guide/time-travel' },
   { text: 'Context', link: '/guide/context' },
