@@ -17,6 +17,10 @@ export interface TaskSpec {
   expectsOutput: boolean;
   /** Agent machine settings of the child, when its profile changes the defaults. */
   agent?: { maxSteps?: number; maxOutputAttempts?: number; wakeOnNotification?: boolean };
+  /** Its run number when started again from a journal (default 0): restarts before a crash still count. */
+  attempt?: number;
+  /** The sibling (task id) whose failure restarted it last, when started again from a journal. */
+  cause?: string;
 }
 
 /**
@@ -40,6 +44,10 @@ export interface BatchSpec {
   join?: JoinPolicy;
   /** How the batch answers a failed task (default: `oneForOne`, no intensity, {@link FAILURE_DEFAULTS}). */
   supervision?: StrategyOptions;
+  /** Started again from a journal: when it restarted before (its intensity window goes on from them). */
+  restarts?: number[];
+  /** Started again from a journal: each task's run number (by index), where not 0. */
+  attempts?: Record<number, number>;
 }
 
 /** `first(k)` is met: k tasks completed (the tasks left are not waited for). */

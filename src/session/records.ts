@@ -2,6 +2,7 @@ import type {
   BudgetLimits,
   Message,
   SerializedError,
+  StrategyOptions,
   ToolResultPart,
   TurnStopReason,
   Usage,
@@ -39,6 +40,7 @@ export type JournalRecord =
   | SteerRecord
   | BatchRecord
   | TaskRecord
+  | VerdictRecord
   | NoticeRecord
   | CompactionRecord
   | ScheduleRecord
@@ -231,6 +233,8 @@ export interface BatchRecord {
   join?: { kind: string; k?: number };
   /** What the batch may spend, all its tasks together: a batch started again after a restart keeps it. */
   budget?: BudgetLimits;
+  /** Its supervision, where it is not the tree's default: a batch started again after a restart keeps it. */
+  supervision?: StrategyOptions;
   tasks: BatchTask[];
 }
 
@@ -250,6 +254,28 @@ export interface TaskRecord {
   output?: unknown;
   /** Why a failed task's last attempt failed, as its `subagent_end` said. */
   error?: SerializedError;
+}
+
+/**
+ * What batch `batchId` of owner `a` decided about run `attempt` of its task `taskId`, which failed at `t` (ms since
+ * the epoch, the time its intensity window counts) with a `failure` of that class: `restart` it after `delayMs` with
+ * the siblings its strategy names (`restarted`, in start order), `resume` it, `stop` it, or `escalate` (`because`:
+ * `intensity` or the class; `text`: the failure). A restore rebuilds from these the batch's restart window, each
+ * task's attempt and the sibling that restarted it, and an escalation not yet delivered.
+ */
+export interface VerdictRecord {
+  k: 'verdict';
+  a: string;
+  batchId: string;
+  taskId: string;
+  attempt: number;
+  failure: string;
+  v: 'restart' | 'resume' | 'stop' | 'escalate';
+  restarted?: string[];
+  delayMs?: number;
+  because?: string;
+  text?: string;
+  t: number;
 }
 
 /** A background task's notification joined its owner `a`'s history: delivered, never to be sent again. */

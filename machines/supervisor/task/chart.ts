@@ -10,7 +10,13 @@ import { taskSetup } from './setup.js';
  */
 export const taskMachine = taskSetup.createMachine({
   id: 'task',
-  context: ({ input }) => ({ ...input, attempt: 0, alive: true, delayMs: 0 }),
+  context: ({ input }) => ({
+    ...input,
+    attempt: input.task.attempt ?? 0,
+    alive: true,
+    delayMs: 0,
+    ...(input.task.cause === undefined ? {} : { cause: input.task.cause }),
+  }),
   initial: 'running',
   states: {
     running: {

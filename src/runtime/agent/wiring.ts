@@ -28,6 +28,7 @@ import { envOf } from '../env/registry.js';
 import { startTurnBudget } from '../step/turn-budget.js';
 import { agentWorker } from '../step/worker.js';
 import { agentIdle, effectsOf } from '../tree/effects.js';
+import type { FailureInHand } from '../tree/verdicts.js';
 
 type Context = import('../../../machines/agent/index.js').AgentContext;
 
@@ -183,9 +184,11 @@ const runtimeBatchMachine = batchMachine.provide({
     settleTask: ({ context, system }, params) => guarded(() => effectsOf(system).settleTask(context.ownerId, params)),
     notifyOwner: ({ context, system }, params) => guarded(() => effectsOf(system).notifyOwner(context.ownerId, params)),
     reportSettled: sendParent((_, params: BatchSettled) => params),
-    tellTask: ({ system }, params) => guarded(() => effectsOf(system).tellTask(params.taskId, params.event)),
-    reportEscalation: ({ context, system }, params) =>
-      guarded(() => effectsOf(system).escalate(context.ownerId, params)),
+    // Verdicts answer the failure in hand (the event): the tree's journal keeps each as a fact.
+    tellTask: ({ context, event, system }, params) =>
+      guarded(() => effectsOf(system).tellTask(params.taskId, params.event, failedIn(context, event))),
+    reportEscalation: ({ context, event, system }, params) =>
+      guarded(() => effectsOf(system).escalate(context.ownerId, params, failedIn(context, event))),
   },
 });
 
@@ -198,6 +201,12 @@ export const runtimeSupervisorMachine = supervisorMachine.provide({
     stopTasks: ({ system }, params) => guarded(() => effectsOf(system).stopTasks(params.ownerId)),
   },
 });
+
+/** The failure a batch's verdict answers, with the batch it is of. */
+function failedIn(context: { ownerId: string; batchId: string }, event: { type: string }): FailureInHand | undefined {
+  if (event.type !== 'TASK.FAILED') return undefined;
+  return { ownerId: context.ownerId, batchId: context.batchId, failed: event as TaskFailed };
+}
 
 function guarded(effect: () => void): void {
   try {

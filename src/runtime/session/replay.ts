@@ -12,7 +12,7 @@ import type { AgentJournal } from './restore.js';
  */
 
 /** Records that are not one agent's own facts: a replay does not make them again. */
-const NOT_AGENTS = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'notice']);
+const NOT_AGENTS = new Set<JournalRecord['k']>(['session', 'schedule', 'batch', 'task', 'verdict', 'notice']);
 
 /** The agent a record is one of the own facts of, or undefined for a record of the tree's (`NOT_AGENTS`). */
 export function agentOf(record: JournalRecord): string | undefined {
@@ -21,7 +21,7 @@ export function agentOf(record: JournalRecord): string | undefined {
 
 /**
  * Each agent's own records, agent by agent, without their sequence numbers and times, which a replay gives anew.
- * Batches, tasks and notices are the tree's and schedule facts the timers' (a replay runs none): each agent replays
+ * Batches, tasks, verdicts and notices are the tree's and schedule facts the timers' (a replay runs none): each agent replays
  * alone, so those are not reproduced.
  */
 export function ownRecords(records: readonly JournalRecord[]): Map<string, JournalRecord[]> {

@@ -2,7 +2,10 @@
 // what had not settled; both read the same batches and tasks.
 import type { AnyActorRef } from 'xstate';
 import type { AgentContext } from '../../../machines/agent/index.js';
+import type { Escalation } from '../../../machines/supervisor/index.js';
 import {
+  escalatedText,
+  type FailureClass,
   JOINED_TEXT,
   type JoinPolicy,
   joinDecided,
@@ -11,7 +14,13 @@ import {
   type SerializedError,
   type UserMessage,
 } from '../../protocol/index.js';
-import type { BatchRecord, BatchTask, JournalRecord, TaskRecord as TaskFact } from '../../session/index.js';
+import type {
+  BatchRecord,
+  BatchTask,
+  JournalRecord,
+  TaskRecord as TaskFact,
+  VerdictRecord,
+} from '../../session/index.js';
 import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
 import type { Journaling } from '../env/recording.js';
@@ -20,6 +29,8 @@ import type { OpenedBatch, StartedBatch, TreeObserver } from '../tree/observer.j
 import type { TaskResult } from '../tree/subagent-tools.js';
 import type { TaskRecord } from '../tree/tasks.js';
 import type { Tree } from '../tree/tree.js';
+import type { VerdictFact } from '../tree/verdicts.js';
+import { BatchStanding } from './batch-standing.js';
 import { finishedAgents } from './finished-agents.js';
 import { JournalLink } from './link.js';
 import { knowsMember, recordMember, replayInputs, replayMember } from './member-replay.js';
@@ -48,6 +59,10 @@ export class TreeJournal implements TreeObserver {
   /** Those replaying now, as owners of background subagents of their own. */
   private readonly replays = new Map<string, SubagentReplay>();
   private readonly offs: Array<() => void> = [];
+  /** Where the journaled batches' supervision stood: restarts, attempts, escalations. */
+  private readonly standing: BatchStanding;
+  /** A restart's verdict, written once the siblings it restarts (told in the same transition) have joined it. */
+  private verdictDue?: VerdictRecord;
   /** What the tree's restored accounts had spent before the restart (set by the session on resume). */
   ledger?: SpendLedger;
 
@@ -61,6 +76,7 @@ export class TreeJournal implements TreeObserver {
     /** The session's folder: each subagent's oversized tool results are saved under it. */
     private readonly dir?: string,
   ) {
+    this.standing = new BatchStanding(records);
     for (const record of records) {
       if (record.k === 'batch') {
         this.batches.set(record.batchId, record);
@@ -270,6 +286,7 @@ export class TreeJournal implements TreeObserver {
       ...(batch.callId === undefined ? {} : { call: batch.callId }),
       ...(batch.join ? { join: batch.join } : {}),
       ...(batch.budget ? { budget: batch.budget } : {}),
+      ...(batch.supervision ? { supervision: batch.supervision } : {}),
     };
     this.batches.set(batch.batchId, record);
     if (batch.callId !== undefined) this.byCall.set(`${owner.id}/${batch.callId}`, batch.batchId);
@@ -279,13 +296,15 @@ export class TreeJournal implements TreeObserver {
   }
 
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void {
+    this.writeVerdict();
     const key = `${task.taskId}/${attempt}`;
     if (!this.started.has(key)) {
       this.started.add(key);
       this.sink.add({ k: 'task', a: task.ownerId, taskId: task.taskId, agentId: task.agentId, ev: 'started', attempt });
     }
     this.recorders.get(env.agentId)?.stop();
-    const replay = attempt === 0 ? this.toReplay.get(env.agentId) : undefined;
+    // The run under way at the crash replays its journal; a restart ordered before it starts afresh.
+    const replay = this.standing.startedRun(task.taskId, attempt) ? this.toReplay.get(env.agentId) : undefined;
     this.toReplay.delete(env.agentId);
     this.replays.get(env.agentId)?.stop();
     this.replays.delete(env.agentId);
@@ -306,7 +325,26 @@ export class TreeJournal implements TreeObserver {
     if (replay?.compaction) env.context.restoreView(replay.compaction, env.transcript.messages);
   }
 
+  verdict(verdict: VerdictFact): void {
+    const due = this.verdictDue;
+    if (due && verdict.restarted && due.batchId === verdict.batchId && due.taskId === verdict.taskId) {
+      due.restarted = [...(due.restarted ?? []), ...verdict.restarted];
+      return;
+    }
+    this.writeVerdict();
+    this.verdictDue = { k: 'verdict', ...verdict };
+    if (verdict.v === 'restart') queueMicrotask(() => this.writeVerdict());
+    else this.writeVerdict();
+  }
+
+  private writeVerdict(): void {
+    const due = this.verdictDue;
+    this.verdictDue = undefined;
+    if (due) this.sink.add(due);
+  }
+
   acknowledge(now?: boolean, then?: () => void): void {
+    this.writeVerdict();
     if (this.sink.acknowledge) this.sink.acknowledge(now, then);
     else then?.();
   }
@@ -324,6 +362,7 @@ export class TreeJournal implements TreeObserver {
     error?: SerializedError,
   ): void {
     if (this.settled.has(task.taskId)) return;
+    this.writeVerdict();
     const record: TaskFact = {
       k: 'task',
       a: ownerId,
@@ -368,9 +407,15 @@ export class TreeJournal implements TreeObserver {
     const replay = batch.background ? this.replays.get(owner.id) : undefined;
     if (replay) this.owedTo(replay, batch);
     const join = this.joinLeft(batch, open.length);
+    const escalation = this.standing.escalationOf(batch.batchId);
     let done: Promise<TaskResult[]>;
     if (open.length === 0) done = Promise.resolve(results());
-    else if (join === 'decided') {
+    else if (escalation) {
+      // The batch had escalated (its verdict is journaled, its tasks' ends and its owner's hearing of it may not
+      // be): its tasks left end as the live batch was ending them, and its owner's turn hears the cause again.
+      for (const task of open) this.settle(batch.a, task, this.escalatedResult(task, escalation));
+      done = Promise.resolve(results());
+    } else if (join === 'decided') {
       // The join was decided before the crash (its deciding settle is journaled, the cancellations were not):
       // the tasks left are cancelled as the live batch was cancelling them, and none runs again.
       for (const task of open) this.settle(batch.a, task, this.joinedResult(task));
@@ -385,10 +430,31 @@ export class TreeJournal implements TreeObserver {
           ...(batch.call === undefined ? {} : { callId: batch.call }),
           // Its own budget again, charged with what its settled tasks spent.
           ...(batch.budget ? { budget: batch.budget, spent: this.ledger?.batch(batch.batchId) } : {}),
-          ids: { batchId: batch.batchId, tasks: open },
+          ...(batch.supervision ? { supervision: batch.supervision } : {}),
+          // Where its supervision stood: its restart window, each task's run and the sibling that restarted it.
+          ids: {
+            batchId: batch.batchId,
+            tasks: open.map((task) => {
+              const cause = this.standing.causeOf(task.taskId);
+              return { ...task, attempt: this.standing.attemptOf(task.taskId), ...(cause ? { cause } : {}) };
+            }),
+            restarts: this.standing.restartsOf(batch.batchId),
+          },
         },
       );
       done = started.done.then(results);
+    }
+    if (escalation && open.length > 0) {
+      const { taskId, failure, because = 'intensity', text = '' } = escalation;
+      const agentId = batch.tasks.find((task) => task.taskId === taskId)?.agentId ?? '';
+      this.tree.effects.escalate(owner.id, {
+        batchId: batch.batchId,
+        taskId,
+        agentId,
+        failure: failure as FailureClass,
+        because: because as Escalation['because'],
+        text,
+      });
     }
     const handle = { batchId: batch.batchId, taskIds: batch.tasks.map((task) => task.taskId), done };
     this.reattached.set(batch.batchId, handle);
@@ -428,6 +494,18 @@ export class TreeJournal implements TreeObserver {
     for (const task of batch.tasks) if (this.settled.get(task.taskId)?.status === 'completed') completed++;
     if (joinDecided(join, size, completed, size - open)) return 'decided';
     return { kind: join.kind, k: Math.min(join.k - completed, open) };
+  }
+
+  /** How a task of an escalated batch ended: the failed one with its failure, the others cancelled naming it. */
+  private escalatedResult(task: BatchTask, escalation: VerdictRecord): TaskResult {
+    const { taskId, because = 'intensity', text = '' } = escalation;
+    const failed = task.taskId === taskId;
+    return {
+      taskId: task.taskId,
+      agentId: task.agentId,
+      status: failed ? 'failed' : 'cancelled',
+      text: failed ? text : escalatedText(taskId, because as Escalation['because']),
+    };
   }
 
   private joinedResult(task: BatchTask): TaskResult {

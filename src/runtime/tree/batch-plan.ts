@@ -18,8 +18,15 @@ export interface BatchOptions {
   concurrency?: number;
   join?: JoinPolicy;
   callId?: string;
-  /** The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's. */
-  ids?: { batchId: string; tasks: ReadonlyArray<{ taskId: string; agentId: string }> };
+  /**
+   * The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's; with the run
+   * each goes on with and the sibling that restarted it, and the batch's earlier restarts (see BatchStanding).
+   */
+  ids?: {
+    batchId: string;
+    tasks: ReadonlyArray<{ taskId: string; agentId: string; attempt?: number; cause?: string }>;
+    restarts?: number[];
+  };
   /** What the batch may spend, all its tasks together (within what the starting turn has left). */
   budget?: BudgetLimits;
   /** What a batch started again after a restart had spent (its settled tasks): see SpendLedger. */
@@ -111,6 +118,8 @@ export function planTasks(
     const spec: TaskSpec = { taskId, agentId, prompt: request.prompt, expectsOutput: Boolean(settings.output) };
     const agent = profiles.machineSettings(profile, plan.parentMaxSteps);
     if (agent) spec.agent = agent;
+    if (given?.attempt) spec.attempt = given.attempt;
+    if (given?.cause !== undefined) spec.cause = given.cause;
     specs.push(spec);
     const record: TaskRecord = {
       taskId,
@@ -121,7 +130,7 @@ export function planTasks(
       background: options.background,
       profile,
       status: 'running',
-      attempt: 0,
+      attempt: given?.attempt ?? 0,
     };
     if (base) record.base = base;
     if (budget) record.budget = budget;

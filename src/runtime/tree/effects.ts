@@ -33,6 +33,7 @@ import type { TreeRegistry } from './registry.js';
 import type { SubagentProfiles } from './subagent-profiles.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { Limits } from './supervision-options.js';
+import { escalationVerdict, type FailureInHand, toldVerdict } from './verdicts.js';
 
 const bySystem = new WeakMap<AnyActorSystem, TreeEffects>();
 
@@ -165,10 +166,12 @@ export class TreeEffects {
     });
   }
 
-  /** A batch's verdict on one of its started tasks, to its task actor (its mailbox takes it after this transition). */
-  tellTask(taskId: string, event: TaskVerdict): void {
+  /** A batch's verdict on one of its started tasks, journaled, then to its task actor (its mailbox takes it next). */
+  tellTask(taskId: string, event: TaskVerdict, decided?: FailureInHand): void {
     const record = this.book.tasks.get(taskId);
-    if (record?.status === 'running') record.actor?.send(event);
+    if (record?.status !== 'running') return;
+    if (decided) this.observer?.verdict?.(toldVerdict(decided, taskId, event));
+    record.actor?.send(event);
   }
 
   /**
@@ -176,7 +179,8 @@ export class TreeEffects {
    * results by then), as a failed turn whose error names the cause. A root supervisor's caller reads it in the
    * batch's results.
    */
-  escalate(ownerId: string, escalation: Escalation): void {
+  escalate(ownerId: string, escalation: Escalation, decided?: FailureInHand): void {
+    if (decided) this.observer?.verdict?.(escalationVerdict(decided, escalation));
     const owner = this.registry.node(ownerId);
     if (!owner) return;
     owner.env.escalation = {

@@ -4,6 +4,7 @@ import type { Journaling } from '../env/recording.js';
 import type { Owner } from './nodes.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { TaskRecord } from './tasks.js';
+import type { VerdictFact } from './verdicts.js';
 
 /**
  * Where task lifecycle facts happen, for whoever must keep them (a session journal): a batch opened, a task's
@@ -16,6 +17,11 @@ export interface TreeObserver {
   batchOpened(owner: Owner, batch: OpenedBatch): void;
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult, error?: SerializedError): void;
+  /**
+   * A batch's verdict on a failed run, before its task hears it: one call per task it tells (a restart's siblings
+   * each name the failed task and themselves in `restarted`), then the escalation, if it escalated.
+   */
+  verdict?(verdict: VerdictFact): void;
   /**
    * Stores what it was told, and runs `then` (which resolves a promise about a fact) once it is stored; `now`: at
    * once (see JournalWriter.acknowledge).

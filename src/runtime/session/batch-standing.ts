@@ -1,0 +1,63 @@
+import type { JournalRecord, VerdictRecord } from '../../session/index.js';
+
+/**
+ * Where the supervision of a journal's batches stood when it ends, read from their verdicts and their tasks' starts:
+ * what a batch started again after a restart goes on from, so that a crash in the middle of restarts neither resets
+ * the intensity window nor the attempts, nor forgets an escalation.
+ */
+export class BatchStanding {
+  /** When each batch restarted or resumed a task: its intensity window is counted on these. */
+  private readonly restarts = new Map<string, number[]>();
+  /** Each task's restarts and resumes its batch ordered. */
+  private readonly ordered = new Map<string, number>();
+  /** The last run of each task the journal started. */
+  private readonly started = new Map<string, number>();
+  /** The sibling whose failure restarted a task last (none after its own failure restarted it). */
+  private readonly causes = new Map<string, string>();
+  /** The batches that escalated, with the verdict. */
+  private readonly escalations = new Map<string, VerdictRecord>();
+
+  constructor(records: readonly JournalRecord[]) {
+    for (const record of records) {
+      if (record.k === 'task' && record.ev === 'started') {
+        this.started.set(record.taskId, Math.max(record.attempt ?? 0, this.started.get(record.taskId) ?? 0));
+      } else if (record.k === 'verdict') this.verdict(record);
+    }
+  }
+
+  private verdict(record: VerdictRecord): void {
+    if (record.v === 'escalate') {
+      this.escalations.set(record.batchId, record);
+      return;
+    }
+    if (record.v === 'stop') return;
+    this.restarts.set(record.batchId, [...(this.restarts.get(record.batchId) ?? []), record.t]);
+    for (const taskId of [record.taskId, ...(record.restarted ?? [])]) {
+      this.ordered.set(taskId, (this.ordered.get(taskId) ?? 0) + 1);
+      if (taskId === record.taskId) this.causes.delete(taskId);
+      else this.causes.set(taskId, record.taskId);
+    }
+  }
+
+  restartsOf(batchId: string): number[] {
+    return this.restarts.get(batchId) ?? [];
+  }
+
+  /** The run a task goes on with: the one its batch last ordered, or the last one started (a journal without verdicts). */
+  attemptOf(taskId: string): number {
+    return Math.max(this.ordered.get(taskId) ?? 0, this.started.get(taskId) ?? 0);
+  }
+
+  /** Whether the journal holds the start of the task's run `attempt` (it was under way: its agent replays it). */
+  startedRun(taskId: string, attempt: number): boolean {
+    return (this.started.get(taskId) ?? 0) === attempt;
+  }
+
+  causeOf(taskId: string): string | undefined {
+    return this.causes.get(taskId);
+  }
+
+  escalationOf(batchId: string): VerdictRecord | undefined {
+    return this.escalations.get(batchId);
+  }
+}
