@@ -2,8 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
- * bench/results.md holds `npm run bench`'s tables and, at its end, the last report of `npm run bench:restate`: each
- * command rewrites its own part and keeps the other's.
+ * bench/results.md holds `npm run bench`'s tables and, at its end, the reports of `npm run bench:restate`, oldest
+ * first: `npm run bench` rewrites its own part and keeps the Restate part; each Restate run appends its report.
  */
 const RESULTS_MD = fileURLToPath(new URL('./results.md', import.meta.url));
 const HEADING = '\n## W3 on Restate';
@@ -15,10 +15,8 @@ export function restateSection(): string {
   return at >= 0 ? markdown.slice(at) : '';
 }
 
-/** Writes `section` (a `## W3 on Restate` report) as results.md's Restate part, keeping the rest. */
+/** Appends `section` (a `## W3 on Restate` report) to results.md's Restate part, keeping everything before it. */
 export function writeRestateSection(section: string): void {
   const markdown = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, 'utf8') : '';
-  const at = markdown.indexOf(HEADING);
-  const rest = (at >= 0 ? markdown.slice(0, at) : markdown).trimEnd();
-  writeFileSync(RESULTS_MD, `${rest}\n\n${section.trim()}\n`);
+  writeFileSync(RESULTS_MD, `${markdown.trimEnd()}\n\n${section.trim()}\n`);
 }

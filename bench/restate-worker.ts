@@ -4,8 +4,15 @@
  * the bench can check that every call ran exactly once across its workers.
  *
  *   node --import tsx bench/restate-worker.ts <port> <toolSteps> <latencyMs> <object name> [counted|free <concurrency>]
+ *   node --import tsx bench/restate-worker.ts <port> 0 0 <object name> empty
+ *
+ * `empty` serves an object whose `prompt` answers at once, journaling nothing: what an invocation alone costs.
  */
+import { createServer } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
+import * as restate from '@restatedev/restate-sdk';
+import { emptyUsage } from '../src/host/index.js';
 import { type ScriptedAnswer, scriptedModel } from '../src/index.js';
 import { agentObject, serveAgents } from '../src/restate/index.js';
 import { echoTool, FINAL_TEXT, swarmModel, ToolCounter } from './fixtures.js';
@@ -27,6 +34,17 @@ const root = scriptedModel(
   },
   { record: false },
 );
+const empty = restate.object({
+  name,
+  handlers: {
+    prompt: async (ctx: restate.ObjectContext) => ({
+      agentId: ctx.key,
+      stopReason: 'completed',
+      text: FINAL_TEXT,
+      usage: emptyUsage(),
+    }),
+  },
+});
 const hosted = tree
   ? agentObject({
       name,
@@ -38,6 +56,11 @@ const hosted = tree
       agent: (agentId) => (agentId.includes('/') ? { model, tools } : { model: root, tools: [] }),
     })
   : agentObject({ name, agent: () => ({ model, tools }) });
-const worker = await serveAgents([hosted], { port: port ?? 0 });
-process.stdout.write(`${worker.url}\n`);
+async function serveEmpty(): Promise<string> {
+  const server = createServer(restate.createEndpointHandler({ services: [empty] }));
+  await new Promise<void>((resolve) => server.listen(port ?? 0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+const url = tree === 'empty' ? await serveEmpty() : (await serveAgents([hosted], { port: port ?? 0 })).url;
+process.stdout.write(`${url}\n`);
 createInterface({ input: process.stdin }).on('line', () => process.stdout.write(`${counter.calls}\n`));

@@ -3,8 +3,9 @@
  * hosted on Restate with 1 and with 3 worker processes, and a latency-bound swarm (1,000 agents at once, two model
  * calls of 1.5 s with a tool call between) on 1 worker, each against the same swarm embedded in the same run; then
  * what a turn and a step cost in invocations, journal entries and round-trips, read back from the server's own
- * journal (the admin API's `sys_journal`), and the targets as ratios of this run. The report replaces the Restate
- * part at the end of bench/results.md (`--smoke` writes nothing); the run fails only when a run's results are wrong.
+ * journal (the admin API's `sys_journal`), CPU per turn by process beside an empty handler's, and the targets as ratios
+ * of this run. The report is appended to bench/results.md (`--smoke` writes nothing); the run fails only when a
+ * run's results are wrong.
  *
  *   npm run bench:restate                      W3's full size (500 agents, 100 at a time), 3 rounds
  *   npm run bench:restate -- --agents 100      a smaller W3
@@ -21,6 +22,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -197,6 +199,7 @@ async function journalOf(
   const rows = await query<JournalCount>(
     `SELECT i.target_handler_name AS handler, j.entry_type, CASE WHEN j.name LIKE 'model %' THEN 'model' ` +
       `WHEN j.name LIKE 'tool % started' THEN 'tool marker' WHEN j.name LIKE 'tool %' THEN 'tool result' ` +
+      `WHEN j.name = 'turn end' THEN 'turn end' ` +
       `ELSE '' END AS kind, count(*) AS n FROM sys_journal j JOIN sys_invocation i ON j.id = i.id ` +
       `WHERE i.target_service_name IN (${family}) AND i.status = 'completed' GROUP BY 1, 2, 3 ORDER BY 4 DESC`,
   );
@@ -222,10 +225,23 @@ function journalTable(journal: Awaited<ReturnType<typeof journalOf>>, swarm: Swa
     ['model calls (a `Run` and its completion each)', runs('model') * 2, runs('model')],
     ['tool `started` markers', runs('tool marker') * 2, runs('tool marker')],
     ['tool results', runs('tool result') * 2, runs('tool result')],
-    ['state reads', types('Command: GetEagerState', 'Command: GetLazyState', 'Command: GetEagerStateKeys'), 0],
-    ['state writes', types('Command: SetState', 'Command: ClearState', 'Command: ClearAllState'), 0],
     [
-      "calls to other objects (the control object's `take`)",
+      'state reads: the ledger (turns, usage, doorbell), kept notifications',
+      types('Command: GetEagerState', 'Command: GetLazyState', 'Command: GetEagerStateKeys'),
+      0,
+    ],
+    [
+      "state writes: the ledger with the doorbell, the turn's messages, the ledger without it",
+      types('Command: SetState', 'Command: ClearState', 'Command: ClearAllState'),
+      0,
+    ],
+    [
+      "the turn's end: a no-op `Run` raced with the doorbell (a steer that rang as it ended)",
+      runs('turn end') * 2,
+      runs('turn end'),
+    ],
+    [
+      "calls to other objects (the control object's `take`, after a ring)",
       types('Command: Call', 'Notification: CallInvocationId', 'Notification: Call'),
       calls,
     ],
@@ -276,49 +292,58 @@ async function w3(): Promise<void> {
   hostings.push(await host(server, 'w3one', 1), await host(server, 'w3three', 3));
   const latency = latencySize.agents > 0 ? await host(server, 'swarm', 1, latencySize) : undefined;
   if (latency) hostings.push(latency);
+  // An object whose `prompt` answers at once: what the server, a worker and the client spend on an invocation alone.
+  const empty = await host(server, 'empty', 1, { ...size, toolSteps: 0, latencyMs: 0 }, ['empty']);
+  hostings.push(empty);
   // Warm each hosting (JIT, connections, the server's partitions) with a small swarm before measuring.
   for (const hosting of hostings) await swarmOn(server, hosting, 'warm', Math.min(size.agents, size.concurrency));
-  type Row = { ms: number[]; cpu: number[]; serverCpu: number[] };
+  type Row = { ms: number[]; cpu: number[]; server: number[]; workers: number[]; bench: number[] };
   const rows = new Map<string, Row>();
-  const add = (label: string, ms: number, cpu: number, serverCpu = 0) => {
-    const row = rows.get(label) ?? { ms: [], cpu: [], serverCpu: [] };
+  const add = (label: string, ms: number, cpu: number, by?: Awaited<ReturnType<typeof swarmOn>>) => {
+    const row = rows.get(label) ?? { ms: [], cpu: [], server: [], workers: [], bench: [] };
     row.ms.push(ms);
     row.cpu.push(cpu);
-    row.serverCpu.push(serverCpu);
+    row.server.push(by?.serverCpu ?? 0);
+    row.workers.push(by?.workersCpu ?? 0);
+    row.bench.push(by?.benchCpu ?? 0);
     rows.set(label, row);
   };
+  const hosted = (label: string, measured: Awaited<ReturnType<typeof swarmOn>>) =>
+    add(label, measured.ms, measured.serverCpu + measured.workersCpu + measured.benchCpu, measured);
   const EMBEDDED = 'Troupe embedded';
   const LATENCY_EMBEDDED = 'latency-bound swarm, embedded';
   const LATENCY_HOSTED = 'latency-bound swarm, on Restate, 1 worker';
+  const EMPTY = 'an empty handler on Restate, 1 worker';
   for (let round = 1; round <= rounds; round++) {
     const own = await embedded();
     log(`round ${round}/${rounds} embedded: ${fmt(own.ms)} ms`);
     add(EMBEDDED, own.ms, own.cpuMs);
     for (const hosting of hostings) {
-      if (hosting === latency) continue;
+      if (hosting === latency || hosting === empty) continue;
       const measured = await swarmOn(server, hosting, `r${round}`);
       log(`round ${round}/${rounds} ${hosting.label}: ${fmt(measured.ms)} ms`);
-      add(hosting.label, measured.ms, measured.serverCpu + measured.workersCpu + measured.benchCpu, measured.serverCpu);
+      hosted(hosting.label, measured);
     }
+    const nothing = await swarmOn(server, empty, `r${round}`);
+    log(`round ${round}/${rounds} ${EMPTY}: ${fmt(nothing.ms)} ms`);
+    hosted(EMPTY, nothing);
     if (latency) {
       const ownSwarm = await embedded(latencySize);
       log(`round ${round}/${rounds} ${LATENCY_EMBEDDED}: ${fmt(ownSwarm.ms)} ms`);
       add(LATENCY_EMBEDDED, ownSwarm.ms, ownSwarm.cpuMs);
       const measured = await swarmOn(server, latency, `r${round}`);
       log(`round ${round}/${rounds} ${LATENCY_HOSTED}: ${fmt(measured.ms)} ms`);
-      add(
-        LATENCY_HOSTED,
-        measured.ms,
-        measured.serverCpu + measured.workersCpu + measured.benchCpu,
-        measured.serverCpu,
-      );
+      hosted(LATENCY_HOSTED, measured);
     }
   }
 
   const ideal = (swarm: Swarm) => Math.ceil(swarm.agents / swarm.concurrency) * (swarm.toolSteps + 1) * swarm.latencyMs;
   const medianOf = (label: string, of: keyof Row) => median(rows.get(label)?.[of] ?? []);
   const out: string[] = [
-    `## W3 on Restate (${new Date().toISOString()}, ${rounds} round${rounds > 1 ? 's' : ''})`,
+    `## W3 on Restate (${new Date().toISOString()}, ${rounds} round${rounds > 1 ? 's' : ''}, load average ` +
+      `${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(' / ')} at the end, ${availableParallelism()} cores)`,
     '',
     `W3: ${size.agents} agents, ${size.toolSteps} tool steps + a final answer each, model latency ${size.latencyMs} ` +
       `ms, ${size.concurrency} at a time; ideal ${ideal(size)} ms.` +
@@ -332,12 +357,13 @@ async function w3(): Promise<void> {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const [label, row] of rows) {
+    if (label === EMPTY) continue;
     const latencyRow = label === LATENCY_EMBEDDED || label === LATENCY_HOSTED;
     const base = latencyRow ? LATENCY_EMBEDDED : EMBEDDED;
     const swarm = latencyRow ? latencySize : size;
     const ms = median(row.ms);
     const cpu = median(row.cpu);
-    const serverCpu = label === base ? '' : fmt(median(row.serverCpu));
+    const serverCpu = label === base ? '' : fmt(median(row.server));
     out.push(
       `| ${label} | ${fmt(ms)} | ${(ms / medianOf(base, 'ms')).toFixed(2)}× | ` +
         `${fmt((ms * 1000) / (swarm.agents * (swarm.toolSteps + 1)))} | ${fmt(cpu)} | ` +
@@ -345,10 +371,49 @@ async function w3(): Promise<void> {
     );
   }
 
-  out.push('', ...journalTable(await journalOf(server, 'w3one'), size));
-
+  // CPU per turn by process: where a hosted turn's CPU goes, and what an invocation that does nothing costs.
   const one = hostings[0]?.label ?? '';
   const three = hostings[1]?.label ?? '';
+  const perTurn = (label: string, agents: number) => {
+    const of = (key: keyof Row) => medianOf(label, key) / agents;
+    return { server: of('server'), workers: of('workers'), bench: of('bench'), all: of('cpu') };
+  };
+  const embeddedTurn = medianOf(EMBEDDED, 'cpu') / size.agents;
+  const byProcess: [string, ReturnType<typeof perTurn>][] = [
+    [`W3 turn (${size.toolSteps + 1} steps), ${one}`, perTurn(one, size.agents)],
+    [`W3 turn, ${three}`, perTurn(three, size.agents)],
+    ['an empty invocation (answers at once)', perTurn(EMPTY, size.agents)],
+  ];
+  if (latency) byProcess.push([`latency-bound turn (2 steps), 1 worker`, perTurn(LATENCY_HOSTED, latencySize.agents)]);
+  out.push(
+    '',
+    `CPU per turn by process, ms (embedded W3: ${fmt(embeddedTurn)} ms a turn, one process):`,
+    '',
+    '| turn | server | workers | client + balancer | all | × embedded W3 turn |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...byProcess.map(
+      ([what, cpu]) =>
+        `| ${what} | ${fmt(cpu.server)} | ${fmt(cpu.workers)} | ${fmt(cpu.bench)} | ${fmt(cpu.all)} | ` +
+        `${(cpu.all / embeddedTurn).toFixed(2)}× |`,
+    ),
+  );
+  // Embedded W3 runs in one process on one core; hosted, the server, the workers and the client run in parallel. On
+  // n cores a hosted W3 takes at least its CPU ÷ n (and its ideal): what that predicts against embedded's wall time.
+  const hostedCpu = medianOf(one, 'cpu');
+  const predicted = [2, 4, 8, 16].map((cores) => {
+    const ms = Math.max(hostedCpu / cores, ideal(size));
+    return `${cores} cores ${(ms / medianOf(EMBEDDED, 'ms')).toFixed(2)}×`;
+  });
+  out.push(
+    '',
+    `Hosted W3's CPU (${fmt(hostedCpu)} ms) spread over n cores, as a floor of its wall time ÷ embedded's: ` +
+      `${predicted.join(', ')}. An invocation alone costs ${fmt(perTurn(EMPTY, size.agents).all)} ms of CPU ` +
+      `(${fmt(perTurn(EMPTY, size.agents).server)} ms of it the server's): ` +
+      `${(perTurn(EMPTY, size.agents).all / embeddedTurn).toFixed(2)}× a whole embedded W3 turn.`,
+  );
+
+  out.push('', ...journalTable(await journalOf(server, 'w3one'), size));
+
   const targets: [string, number, number][] = [
     ['W3 on 1 worker ÷ embedded, wall', medianOf(one, 'ms') / medianOf(EMBEDDED, 'ms'), 3],
     ['W3 on 1 worker ÷ embedded, CPU', medianOf(one, 'cpu') / medianOf(EMBEDDED, 'cpu'), 3],
