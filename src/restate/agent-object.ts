@@ -261,8 +261,10 @@ export function agentObject(options: AgentObjectOptions) {
     let agent: Agent | undefined;
     if (options.subagents) {
       let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
-      const start = (request: Omit<BookStart, 'root'>) => {
-        sendBook(ctx, name, agentId, 'start', { ...request, root });
+      // A background child may spend what the turn has left when it starts it, as a foreground one may.
+      const start = (request: Omit<BookStart, 'root' | 'budget'>) => {
+        const budget = spendable(agent);
+        sendBook(ctx, name, agentId, 'start', { ...request, root, ...(budget ? { budget } : {}) });
         ctx.set(OPEN_CHILDREN, ++open);
       };
       if (keeps('agent')) tools.push(subagentTool(scope, turns, start));

@@ -38,6 +38,8 @@ export interface TaskRequest {
   profiles?: string[];
   /** The tree's root (see `RunRequest.root`). */
   root?: string;
+  /** What the parent's turn had left when it started the task (see `RunRequest.budget`). */
+  budget?: BudgetLimits;
 }
 
 /** Background children started and not yet reported. */
@@ -176,14 +178,14 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
       let turn: HostedTurn<Outcome>;
       try {
-        turn = await host.turn(ctx, request.prompt);
+        turn = await host.turn(ctx, request.prompt, request.budget);
         // A failed task starts again from its prompt with a fresh history, after a durable backoff.
         for (let attempt = 0; turn.handOff.status === 'failed'; attempt++) {
           const restart = restartDecision(attempt, host.supervision);
           if (!restart.restart) break;
           await ctx.sleep(restart.delayMs);
           await host.clearHistory(ctx);
-          turn = await host.turn(ctx, request.prompt);
+          turn = await host.turn(ctx, request.prompt, request.budget);
         }
       } catch (error) {
         // Cancelled outside a turn's effects (a restart's backoff, the turn's own state reads): reported so.

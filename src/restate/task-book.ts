@@ -1,6 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { notificationMessage, type TaskStatus, taskEnd } from '../host/index.js';
-import type { TaskResult } from '../index.js';
+import type { BudgetLimits, TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
 import { agentsFinished, claimResumes, forgetBook } from './finished-agents.js';
@@ -42,6 +42,8 @@ export interface BookStart {
   profiles?: string[];
   /** The tree's root (see `RunRequest.root`). */
   root: string;
+  /** What the parent's turn had left (see `RunRequest.budget`). */
+  budget?: BudgetLimits;
 }
 
 /** A child's end, as it tells the book (its hand-off). */
@@ -215,6 +217,7 @@ export function taskBookObject(
             prompt: request.prompt,
             root: request.root,
             ...(request.profiles ? { profiles: request.profiles } : {}),
+            ...(request.budget ? { budget: request.budget } : {}),
           },
           inputSerde: json,
         });

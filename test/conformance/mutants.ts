@@ -284,6 +284,18 @@ export const MUTANTS: Record<string, Mutant> = {
       tasks: { resume: () => async (_ctx, input: { agentIds: string[] }) => input.agentIds.map(() => null) },
     },
   },
+  'background-unbudgeted': {
+    breaks: "a background child is started without what its parent's turn has left",
+    host: 'restate',
+    handlers: {
+      tasks: {
+        start:
+          (original) =>
+          (ctx, { budget: _budget, ...request }) =>
+            original(ctx, request),
+      },
+    },
+  },
   'history-forgotten': {
     breaks: 'a prompt starts from an empty history',
     host: 'restate',

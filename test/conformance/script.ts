@@ -132,6 +132,11 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
       const background = scenario === 'background';
       return calls(...prompts.map((prompt, i) => call('agent', { prompt, background }, `a${i}`)));
     }
+    // A count, then a background child, then an answer: the child starts with 10 of a 40-token turn left.
+    case 'bgafter':
+      if (noted) return say('noted');
+      if (n === 0) return calls(call('count', { n }, 'c0'));
+      return n === 1 ? calls(call('agent', { prompt: arg, background: true }, 'a1')) : say('started');
     case 'swarm':
       return n === 0 ? calls(call('swarm', JSON.parse(arg), 'sw')) : say('joined');
     // A background task, then its book's tools: status, a wait for its block to start, cancel, status, cancel.

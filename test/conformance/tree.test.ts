@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectValidHistory } from '../restate/fixtures/histories.js';
+import { until } from '../helpers/until.js';
+import { expectValidHistory, notificationsOf } from '../restate/fixtures/histories.js';
 import { HOSTS, type Host } from './hosts.js';
 import { log, resetLog, toolTexts } from './script.js';
 
@@ -32,6 +33,22 @@ describe.each(HOSTS)('%s', (_name, start) => {
     const outcome = await host.prompt('budget-3', '#agents ["loop z"]');
     expect(outcome).toMatchObject({ stopReason: 'budget_exhausted', usage: { input: 10, output: 5 } });
     expect(log).toEqual(['ran count z0']);
+  });
+
+  it("a background subagent may spend no more than its parent's turn has left", async () => {
+    // 30 of the root's 40 spent when it starts the child: the child's first answer (15) is over, and its call never
+    // runs. The root's last answer, over too, still ends its turn: it has nothing more to do.
+    const outcome = await host.prompt('budget-5', '#bgafter loop y');
+    expect(outcome).toMatchObject({ stopReason: 'completed', text: 'started' });
+    const history = await until(
+      () => host.history('budget-5'),
+      (messages) => notificationsOf(messages).length > 0,
+    );
+    expect(notificationsOf(history).map((text) => text.replace(/"[^"]*"/g, '"…"'))).toEqual([
+      expect.stringMatching(/^<notification .*status="…">The subagent stopped: The token budget of .* is spent/),
+    ]);
+    expect(notificationsOf(history)[0]).toContain('status="interrupted"');
+    expect(log).toEqual(['ran count 0']);
   });
 
   it("a subagent within its parent's budget leaves the parent's turn to go on", async () => {
