@@ -33,7 +33,12 @@ it("a finished child beyond its parent's windows is forgotten: its object keeps 
   // keep2: one kept alive, two archived; four finish, then the first is asked for and the second resumed.
   const client = agentClient(server.ingressUrl, NAME);
   expect((await client.prompt('keep2-forget', '#keepresume')).text).toBe('kept');
-  expect(await until(() => stateKeys('keep2-forget/t0.k0'), (keys) => keys.length === 0)).toEqual([]);
+  expect(
+    await until(
+      () => stateKeys('keep2-forget/t0.k0'),
+      (keys) => keys.length === 0,
+    ),
+  ).toEqual([]);
   // The ones still kept keep their histories.
   for (const child of ['keep2-forget/t0.k1', 'keep2-forget/t0.k2', 'keep2-forget/t0.k3']) {
     expect(await client.history(child), child).not.toEqual([]);
