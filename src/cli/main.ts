@@ -1,4 +1,7 @@
-/** The `troupe` command: `run` drives an agent on a folder; `inspect` serves the offline inspector. */
+/**
+ * The `troupe` command: `run` drives an agent on a folder; the verbs (`prompt`, `history`, …) drive a session of
+ * the folder or, with `--restate`, an agent hosted on Restate; `inspect` serves the offline inspector.
+ */
 import type { InspectorServer } from '../inspect/server.js';
 import { redactSecrets } from '../protocol/index.js';
 import { forkCommand } from './fork-command.js';
@@ -7,6 +10,7 @@ import { UsageError } from './model-choice.js';
 import { RUN_USAGE, type RunIO, resumeCommand, runCommand } from './run.js';
 import { replayCommand, sessionsCommand } from './session-commands.js';
 import { testCommand } from './test-command.js';
+import { isVerb, verbCommand } from './verbs.js';
 
 const USAGE = `Usage: troupe <command> [options]
 
@@ -18,9 +22,12 @@ Commands:
   fork <id> --at <seq> a new session from one moment of a recorded one, edited if asked, run live
   test <id>            run a recorded session against this build; exit 1 with its first divergence
   inspect [<id|file>]  serve the offline inspector; given a session, its timeline (troupe inspect --help)
-  hosted <command>     drive agents hosted on Restate: prompt, send, attach, steer, interrupt, approvals, approve,
-                       deny, history, usage (troupe hosted --help)
   help                 this text
+
+Verbs, against a session of the folder or, with --restate <ingress>, an agent hosted on Restate (troupe prompt --help):
+  prompt <id> "<text>" run a turn and wait for it      history <id>    the conversation
+  usage <id>           tokens over its turns            approvals <id>  the calls waiting for approval
+  send, attach, steer, interrupt, approve, deny         hosted agents only
 
 Each command takes --help.
 
@@ -67,10 +74,6 @@ export async function main(
     case 'fork':
       process.exitCode = await guarded('fork', () => forkCommand(rest, io), io);
       return undefined;
-    case 'hosted':
-      // Loaded on demand: the Restate SDK is for this command only.
-      process.exitCode = await guarded('hosted', async () => (await import('./hosted.js')).hostedCommand(rest, io), io);
-      return undefined;
     case undefined:
     case 'help':
     case '--help':
@@ -78,6 +81,10 @@ export async function main(
       out(USAGE);
       return undefined;
     default:
+      if (isVerb(command)) {
+        process.exitCode = await guarded(command, () => verbCommand(command, rest, io), io);
+        return undefined;
+      }
       out(`troupe: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
       process.exitCode = 2;
       return undefined;

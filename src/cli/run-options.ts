@@ -91,7 +91,8 @@ interface Env {
   cwd: string;
 }
 
-const OPTIONS = {
+/** The options of an agent run in this process (`run`, `resume`, and `prompt` on a session). */
+export const RUN_OPTIONS = {
   cwd: { type: 'string', short: 'C' },
   offline: { type: 'boolean' },
   provider: { type: 'string' },
@@ -103,10 +104,11 @@ const OPTIONS = {
   'no-agents-md': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  inspect: { type: 'boolean' },
 } as const;
 
 /** `--<name>=<value>` taken out of the arguments, for a flag that is also used alone (its value is never the next word). */
-function takeValue(args: string[], name: string): { rest: string[]; value?: string } {
+export function takeValue(args: string[], name: string): { rest: string[]; value?: string } {
   let value: string | undefined;
   const rest = args.filter((arg) => {
     if (!arg.startsWith(`--${name}=`)) return true;
@@ -122,11 +124,13 @@ function parseRunLine(args: string[], extra: { session?: { type: 'boolean' } } =
   return parseCommandLine({
     args,
     allowPositionals: true,
-    options: { ...OPTIONS, ...extra, inspect: { type: 'boolean' } },
+    options: { ...RUN_OPTIONS, ...extra },
   });
 }
 
-type Values = ReturnType<typeof parseRunLine>['values'];
+/** The run options as parsed (any command line that includes {@link RUN_OPTIONS}). */
+export type RunValues = ReturnType<typeof parseRunLine>['values'];
+type Values = RunValues;
 
 function modeOf(value: string | undefined): PermissionMode {
   const mode = (value ?? 'default') as PermissionMode;
@@ -170,21 +174,44 @@ export function parseRun(args: string[], io: Env): RunOptions | 'help' {
   if (values.help) return 'help';
   const task = positionals.join(' ').trim();
   if (!task) throw new UsageError('no task: troupe run "<what to do>" (see troupe run --help)');
+  const recorded = (values as { session?: boolean }).session === true || sessionId !== undefined;
+  return newRun(task, recorded ? { ...(sessionId ? { id: sessionId } : {}) } : undefined, values, inspectUrl, io);
+}
+
+/** A run from its flags alone: a new session (or none), or the session `id` started. */
+function newRun(
+  task: string,
+  session: { id?: string } | undefined,
+  values: Values,
+  inspectUrl: string | undefined,
+  io: Env,
+): RunOptions {
   const mode = modeOf(values.mode);
   const maxSteps = maxStepsOf(values['max-steps'], 40);
   const { model, settings } = modelOf(values, io);
   const folder = existingFolder(path.resolve(io.cwd, values.cwd ?? '.'));
   const mcpConfig = values['mcp-config'] ? path.resolve(io.cwd, values['mcp-config']) : undefined;
-  const recorded = (values as { session?: boolean }).session === true || sessionId !== undefined;
-  const session = recorded
-    ? { dir: sessionsDir(folder, values['sessions-dir'], io.env, io.cwd), ...(sessionId ? { id: sessionId } : {}) }
-    : undefined;
+  const where = session && { dir: sessionsDir(folder, values['sessions-dir'], io.env, io.cwd), ...session };
   const agentsMd = values['no-agents-md'] !== true;
   return runOptions(
-    { task, folder, model, settings, mode, maxSteps, agentsMd, mcpConfig, session },
+    { task, folder, model, settings, mode, maxSteps, agentsMd, mcpConfig, session: where },
     values,
     inspectUrl,
   );
+}
+
+/**
+ * `troupe prompt <id> "<text>"` on a session: continues session `id` as `resume <id> "<text>"` does when it exists,
+ * else starts it as `run --session=<id> "<text>"` does.
+ */
+export function promptOptions(id: string, text: string, values: Values, inspectUrl: string | undefined, io: Env) {
+  const folderFlag = values.cwd === undefined ? undefined : existingFolder(path.resolve(io.cwd, values.cwd));
+  const dir = sessionsDir(folderFlag ?? io.cwd, values['sessions-dir'], io.env, io.cwd);
+  const exists =
+    existingStore(dir)
+      ?.list()
+      .some((info) => info.id === id) === true;
+  return exists ? resumed(id, text, values, inspectUrl, io) : newRun(text, { id }, values, inspectUrl, io);
 }
 
 /** What `run` and `resume` both build once their own flags (and, for resume, the saved settings) are read. */
@@ -229,6 +256,16 @@ export function parseResume(args: string[], io: Env): RunOptions | 'help' {
   if (values.help) return 'help';
   if (positionals.length > 2) throw new UsageError('too many arguments: troupe resume [<id>] ["<task>"]');
   const [id, task] = positionals;
+  return resumed(id, task, values, inspectUrl, io);
+}
+
+function resumed(
+  id: string | undefined,
+  task: string | undefined,
+  values: Values,
+  inspectUrl: string | undefined,
+  io: Env,
+): RunOptions {
   const folderFlag = values.cwd === undefined ? undefined : existingFolder(path.resolve(io.cwd, values.cwd));
   const dir = sessionsDir(folderFlag ?? io.cwd, values['sessions-dir'], io.env, io.cwd);
   const chosen = chooseSession(existingStore(dir), dir, id);

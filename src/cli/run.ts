@@ -1,6 +1,7 @@
 /**
  * `troupe run "<task>"` and `troupe resume`: one agent, the built-in tools on a folder, subagents on, drawn live or
- * printed as events, recorded in a session when asked (the session journals the whole tree).
+ * printed as events, recorded in a session when asked (the session journals the whole tree). `troupe prompt` on a
+ * session starts the same agent (`startRun`) and shows only its outcome.
  */
 import { homedir } from 'node:os';
 import { type Agent, type AgentEventOf, createAgent, type JsonObject, type RunResult, type Session } from '../index.js';
@@ -14,8 +15,8 @@ import { type Inspection, openInspection } from './inspection.js';
 import { UsageError } from './model-choice.js';
 import { parseResume, parseRun, RESUME_USAGE, RUN_USAGE, type RunOptions } from './run-options.js';
 import { RUN_SUBAGENTS, type RunSettings, runSystem, saveSettings, sessionStore } from './session-files.js';
-import { type Target, waitForTurn } from './target.js';
-import { JsonView, LiveView, type Output, PlainView, type View } from './views.js';
+import { awaitTurn, type StartedTurn, type Target } from './target.js';
+import { JsonView, LiveView, type Output, PlainView, type TurnEnd, type View } from './views.js';
 
 export interface RunIO {
   stdout: Output & { isTTY?: boolean };
@@ -30,17 +31,6 @@ export interface RunIO {
   exit(code: number): void;
 }
 
-/** A turn's exit code, by its stop reason (`troupe run`, `resume` and `hosted prompt` alike). */
-export const EXIT: Record<RunResult['stopReason'], number> = {
-  completed: 0,
-  error: 1,
-  guardrail_tripped: 1,
-  max_steps: 3,
-  budget_exhausted: 3,
-  repetition: 3,
-  interrupted: 130,
-};
-
 const ROOT_ID = 'main';
 
 /** `troupe run`; resolves with the exit code. Usage errors throw `UsageError` (one line, exit 2). */
@@ -50,7 +40,7 @@ export async function runCommand(args: string[], io: RunIO): Promise<number> {
     io.stdout.write(`${RUN_USAGE}\n`);
     return 0;
   }
-  return execute(options, io);
+  return drawn(options, io);
 }
 
 /** `troupe resume`: continues a session (the latest by default), then its new task if one is given. */
@@ -60,25 +50,46 @@ export async function resumeCommand(args: string[], io: RunIO): Promise<number> 
     io.stdout.write(`${RESUME_USAGE}\n`);
     return 0;
   }
-  return execute(options, io);
+  return drawn(options, io);
 }
 
-async function execute(options: RunOptions, io: RunIO): Promise<number> {
-  const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
-  for (const warning of mcp?.warnings ?? []) io.stderr(`troupe: ${warning}`);
-  const workspace = await createWorkspaceTools({ roots: options.folder });
-  let session: Session | undefined;
-  let inspection: Inspection | undefined;
+/** A run drawn as `run` and `resume` draw it: the tree live on a terminal, a line per event piped, or JSON. */
+async function drawn(options: RunOptions, io: RunIO): Promise<number> {
+  const view: View = options.json
+    ? new JsonView(io.stdout)
+    : io.stdout.isTTY
+      ? new LiveView(io.stdout, ROOT_ID, options.model.id)
+      : new PlainView(io.stdout, ROOT_ID, options.model.id);
+  return awaitTurn(await startRun(options, io, view), { io, view, json: options.json });
+}
+
+/**
+ * Starts `troupe run`'s agent on its folder with `options`, shown through `view`: its session opened (and said
+ * when `announce`), its inspector joined. Everything it opened is let go by the turn's `close`, or here if it
+ * cannot start.
+ */
+export async function startRun(options: RunOptions, io: RunIO, view: View, announce = true): Promise<StartedTurn> {
+  const opened: Array<() => unknown> = [];
+  const close = async () => {
+    for (const release of opened.reverse()) await release();
+  };
   try {
-    inspection = options.inspect ? await openInspection(options.inspect, io.env) : undefined;
-    session = options.session ? openSession(options.session, options.settings) : undefined;
+    const mcp = options.mcpConfig ? await connectMcp(options.mcpConfig, io.env) : undefined;
+    if (mcp) opened.push(() => mcp.close());
+    for (const warning of mcp?.warnings ?? []) io.stderr(`troupe: ${warning}`);
+    const workspace = await createWorkspaceTools({ roots: options.folder });
+    opened.push(() => workspace.close());
+    const inspection = options.inspect ? await openInspection(options.inspect, io.env) : undefined;
+    if (inspection) opened.push(() => inspection.close());
+    const session = options.session ? openSession(options.session, options.settings) : undefined;
+    if (session) opened.push(() => session.close());
     const tools = [...workspace.tools, ...(mcp?.tools ?? [])];
-    return await runAgent(options, tools, workspace, io, session, inspection);
-  } finally {
-    session?.close();
-    await inspection?.close();
-    await workspace.close();
-    await mcp?.close();
+    const run = startAgent(options, tools, io, view, { workspace, session, inspection, announce });
+    opened.push(() => run.agent.stop());
+    return { ...run, close };
+  } catch (error) {
+    await close();
+    throw error;
   }
 }
 
@@ -107,14 +118,20 @@ async function connectMcp(file: string, env: NodeJS.ProcessEnv): Promise<McpConn
   }
 }
 
-async function runAgent(
+interface Opened {
+  workspace: WorkspaceTools;
+  session: Session | undefined;
+  inspection: Inspection | undefined;
+  announce: boolean;
+}
+
+function startAgent(
   options: RunOptions,
   tools: AnyTool[],
-  workspace: WorkspaceTools,
   io: RunIO,
-  session: Session | undefined,
-  inspection: Inspection | undefined,
-): Promise<number> {
+  view: View,
+  { workspace, session, inspection, announce }: Opened,
+): Omit<StartedTurn, 'close'> & { agent: Agent } {
   const traits = new Map<string, ToolTraits>(tools.map((tool) => [tool.name, tool]));
   const permissions = new Permissions({ mode: options.mode, cwd: options.folder });
   const resuming = session?.status === 'interrupted';
@@ -130,11 +147,6 @@ async function runAgent(
     subagents: RUN_SUBAGENTS,
     ...(session ? { session } : {}),
   });
-  const view: View = options.json
-    ? new JsonView(io.stdout)
-    : io.stdout.isTTY
-      ? new LiveView(io.stdout, agent.id, options.model.id)
-      : new PlainView(io.stdout, agent.id, options.model.id);
   if (inspection) {
     // The page's commands (approve, deny, steer, interrupt) go through the agent's public methods.
     inspection.connection.attach(agent);
@@ -144,7 +156,7 @@ async function runAgent(
         : `inspector: streaming to ${inspection.joined ?? 'the inspector'}`,
     );
   }
-  if (session) view.note(`${resuming ? 'resuming' : 'session'} ${session.id}`);
+  if (session && (announce || resuming)) view.note(`${resuming ? 'resuming' : 'session'} ${session.id}`);
   // The views show the whole tree, and a subagent's approval is answered here too.
   agent.on('*', (event) => view.onEvent(event), { subtree: true });
   let lastEnd: AgentEventOf<'turn_end'> | undefined;
@@ -158,7 +170,7 @@ async function runAgent(
     void workspace.close().finally(() => io.exit(130));
   });
 
-  const turn = async (): Promise<RunResult | undefined> => {
+  const turn = async (): Promise<TurnEnd | undefined> => {
     let result: RunResult | undefined;
     if (resuming && session) {
       // The run in flight when the session stopped goes on first (its journal answers what it already did).
@@ -167,17 +179,9 @@ async function runAgent(
     }
     if (options.task) result = await agent.prompt(options.task);
     else if (!resuming) view.note('nothing was in flight; give a task to go on: troupe resume <id> "<task>"');
-    return result;
+    return result && { ...result, agentId: agent.id };
   };
-  let ended: RunResult | undefined | 'left';
-  try {
-    ended = await waitForTurn(target, turn(), { io, view, json: options.json });
-    return ended === 'left' ? 130 : ended ? EXIT[ended.stopReason] : 0;
-  } finally {
-    // Left: the view is finished and the process is on its way out.
-    if (ended !== 'left') view.finish(ended, agent.subtreeUsage);
-    await agent.stop();
-  }
+  return { agent, target, turn: turn(), total: () => agent.subtreeUsage };
 }
 
 /**

@@ -1,13 +1,49 @@
 /**
- * Waiting for a turn, whichever runtime runs it: `troupe run` and `resume` drive agents in this process, `troupe
- * hosted prompt` and `attach` agents hosted behind Restate's ingress. A {@link Target} says how the calls waiting
- * for approval are learned of (events here, polling there), how one is answered and how the turn is stopped; the
- * wait, Ctrl-C and the questions are this module's, the same for both, and what is shown goes through a `View`.
+ * Waiting for a turn, whichever runtime runs it: `troupe run`, `resume` and `prompt` on a session drive agents in
+ * this process, `troupe prompt` and `attach` with `--restate` agents hosted behind Restate's ingress. A
+ * {@link Target} says how the calls waiting for approval are learned of (events here, polling there), how one is
+ * answered and how the turn is stopped; the wait, Ctrl-C, the questions and the exit code are this module's, the
+ * same for both, and what is shown goes through a `View`.
  */
+import type { RunResult, Usage } from '../index.js';
 import type { JsonValue } from '../protocol/index.js';
 import { redactedArgs } from './agent-rows.js';
 import { type Answer, Approvals, type Input, questionLine, wantsToRun } from './approvals.js';
-import type { Output, View } from './views.js';
+import type { Output, TurnEnd, View } from './views.js';
+
+/** A turn's exit code, by its stop reason (every command that waits for a turn). */
+export const EXIT: Record<RunResult['stopReason'], number> = {
+  completed: 0,
+  error: 1,
+  guardrail_tripped: 1,
+  max_steps: 3,
+  budget_exhausted: 3,
+  repetition: 3,
+  interrupted: 130,
+};
+
+/** A turn under way on a target: what waits for it, and what is let go once it has ended. */
+export interface StartedTurn {
+  target: Target;
+  /** Its end; undefined when there was nothing to run (a resume with nothing in flight). */
+  turn: Promise<TurnEnd | undefined>;
+  /** The whole tree's usage, where the target knows it (the view's total). */
+  total?(): Usage;
+  close(): Promise<void>;
+}
+
+/** Waits for a started turn (questions asked, Ctrl-C handled), shows its end and resolves with the exit code. */
+export async function awaitTurn(started: StartedTurn, ui: WaitUi): Promise<number> {
+  let ended: TurnEnd | undefined | 'left';
+  try {
+    ended = await waitForTurn(started.target, started.turn, ui);
+    return ended === 'left' ? 130 : ended ? EXIT[ended.stopReason] : 0;
+  } finally {
+    // Left: the target has said so and is on its way out.
+    if (ended !== 'left') ui.view.finish(ended, started.total?.());
+    await started.close();
+  }
+}
 
 /** A call of the turn's tree that waits for approval, with the agent it belongs to. */
 export interface PendingCall {

@@ -1,7 +1,7 @@
 /**
  * How a turn is shown. `troupe run`'s: drawn in place on a terminal, one line per event when piped, JSON lines with
  * `--json`, all three from the same event stream (the root's `on('*', …, { subtree: true })` sees the whole tree).
- * A hosted turn's events stay in its worker: `troupe hosted` shows its outcome only.
+ * `troupe prompt` shows a turn's outcome only, the same on both targets (`OutcomeView`).
  */
 import type { AgentEvent, RunResult, Usage } from '../index.js';
 import { AgentRows, describeCall } from './agent-rows.js';
@@ -10,6 +10,8 @@ import { costOf } from './prices.js';
 /** How a turn ended, as a view shows it. */
 export type TurnEnd = Pick<RunResult, 'stopReason' | 'text' | 'usage'> & {
   agentId?: string;
+  /** A hosted turn's handle (`troupe attach` takes it). */
+  invocationId?: string;
   error?: RunResult['error'];
 };
 
@@ -70,16 +72,14 @@ export class JsonView implements View {
 }
 
 /**
- * `troupe hosted prompt` and `attach`: the answer on stdout, how the turn ended and every notice on stderr; with
- * `--json`, JSON lines on stdout.
+ * `troupe prompt` and `attach`, on either target: the answer on stdout, how the turn ended and every notice on
+ * stderr; with `--json`, JSON lines on stdout. A hosted turn's events stay in its worker, so no event is drawn.
  */
 export class OutcomeView implements View {
   constructor(
     private readonly out: Output,
     private readonly stderr: (line: string) => void,
     private readonly json: boolean,
-    /** The hosted turn's handle (`troupe hosted attach` takes it). */
-    private readonly invocationId?: string,
   ) {}
   onEvent(): void {}
   note(line: string): void {
@@ -91,8 +91,8 @@ export class OutcomeView implements View {
   finish(result: TurnEnd | undefined): void {
     if (!result) return;
     if (this.json) {
-      const { agentId, stopReason, text, usage, error } = result;
-      const line = { type: 'result', invocationId: this.invocationId, agentId, stopReason, text, usage, error };
+      const { invocationId, agentId, stopReason, text, usage, error } = result;
+      const line = { type: 'result', invocationId, agentId, stopReason, text, usage, error };
       this.out.write(`${JSON.stringify(line)}\n`);
       return;
     }

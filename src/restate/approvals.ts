@@ -100,7 +100,7 @@ export const approvalHandlers = {
     },
   ),
 
-  /** The calls waiting for approval now (what `troupe hosted approvals` lists), by call id. */
+  /** The calls waiting for approval now (what `troupe approvals --restate …` lists), by call id. */
   pending: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext): Promise<PendingApproval[]> => {
     const keys = (await ctx.stateKeys()).filter((key) => key.startsWith(approvalKey(''))).sort();
     const waiting = await Promise.all(keys.map((key) => ctx.get<PendingApproval | string>(key)));

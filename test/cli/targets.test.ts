@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { hostedTarget } from '../../src/cli/hosted-wait.js';
+import { hostedTarget } from '../../src/cli/restate-target.js';
 import { embeddedTarget } from '../../src/cli/run.js';
 import { type PendingCall, type Target, waitForTurn } from '../../src/cli/target.js';
 import { OutcomeView, type TurnEnd } from '../../src/cli/views.js';
@@ -55,14 +55,11 @@ async function embedded(agentId: string, prompt: string): Promise<Started> {
   return { target: embeddedTarget(agent, new Map([['deploy', deploy]]), () => {}), turn };
 }
 
-async function hosted(agentId: string, prompt: string, io: ReturnType<typeof harness>['io']): Promise<Started> {
+async function hosted(agentId: string, prompt: string): Promise<Started> {
   const client = agentClient(server.ingressUrl);
   const invocationId = await client.send(agentId, prompt);
-  const target = hostedTarget(
-    { client, name: 'troupe-agent', io, json: true, again: 'troupe hosted' },
-    agentId,
-    invocationId,
-  );
+  const restate = { ingress: server.ingressUrl, name: 'troupe-agent', again: '' };
+  const target = hostedTarget(restate, client, agentId, invocationId);
   return { target, turn: client.result(invocationId) };
 }
 
@@ -72,8 +69,7 @@ async function hosted(agentId: string, prompt: string, io: ReturnType<typeof har
  */
 async function promptOn(runtime: 'embedded' | 'hosted', agentId: string, prompt: string): Promise<string[]> {
   const h = harness(process.cwd(), { tty: true, stdin: new FakeTerminalInput() });
-  const { target, turn } =
-    runtime === 'embedded' ? await embedded(agentId, prompt) : await hosted(agentId, prompt, h.io);
+  const { target, turn } = runtime === 'embedded' ? await embedded(agentId, prompt) : await hosted(agentId, prompt);
   const view = new OutcomeView(h.io.stdout, h.io.stderr, true);
   const asked = new Promise<PendingCall>((resolve) => {
     const write = h.io.stdout.write;

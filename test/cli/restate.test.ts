@@ -1,5 +1,5 @@
 /**
- * `troupe hosted` against a real restate-server on loopback, with agents on the scripted model served by a worker in
+ * The verbs with `--restate` against a real restate-server on loopback, with agents on the scripted model served by a worker in
  * this process: the command is driven through `main()` as a user types it, and what it says is checked against
  * what the agents really did (the tools count their executions here).
  */
@@ -126,17 +126,17 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A user's terminal or pipe, with TROUPE_INGRESS and TROUPE_ADMIN set to the test server's (as a user exports them). */
+/** A user's terminal or pipe, with TROUPE_RESTATE_URL and TROUPE_RESTATE_ADMIN set to the test server's (as a user exports them). */
 function user(options: Parameters<typeof harness>[1] = {}): Harness {
   return harness(process.cwd(), {
-    env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl, TROUPE_ADMIN: server.adminUrl }),
+    env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl, TROUPE_RESTATE_ADMIN: server.adminUrl }),
     ...options,
   });
 }
 
-/** `troupe hosted …`: its exit code, stdout and stderr. */
+/** `troupe <verb> …` on the hosted target: its exit code, stdout and stderr. */
 async function hosted(args: string[], h: Harness = user()) {
-  const code = await runIn(h, ['hosted', ...args]);
+  const code = await runIn(h, args);
   return { code, out: h.out(), err: h.err.join('\n') };
 }
 
@@ -237,7 +237,7 @@ describe('approvals', () => {
     // Nothing waits any more: a second answer is refused, and the list is empty.
     const again = await hosted(['approve', 'approver-1', 'd0']);
     expect(again.code).toBe(1);
-    expect(again.err).toMatch(/^troupe hosted: approver-1 has no call d0 waiting for approval/);
+    expect(again.err).toMatch(/^troupe approve: approver-1 has no call d0 waiting for approval/);
     expect((await hosted(['approvals', 'approver-1'])).out).toBe('approver-1 has no calls waiting for approval\n');
   }, 60_000);
 
@@ -261,11 +261,11 @@ describe('approvals', () => {
     const question = h.out().split('\n').slice(0, 3);
     expect(question).toEqual([
       '? approver-3 wants to run deploy {"target":"staging","password":"[redacted]"} (call d0)',
-      '  approve: troupe hosted approve approver-3 d0',
-      '  deny:    troupe hosted deny approver-3 d0 --reason "…"',
+      '  approve: troupe approve approver-3 d0',
+      '  deny:    troupe deny approver-3 d0 --reason "…"',
     ]);
     // The printed command, run as printed.
-    const command = (question[1] ?? '').replace('  approve: troupe hosted ', '').split(' ');
+    const command = (question[1] ?? '').replace('  approve: troupe ', '').split(' ');
     expect(await hosted(command)).toMatchObject({ code: 0, out: 'approved d0\n' });
     const done = await waiting;
     expect(done.code).toBe(0);
@@ -348,7 +348,7 @@ describe('subagents', () => {
     const [question = '', approve = ''] = h.out().split('\n');
     const child = question.match(/^\? (boss-1\/\S+) wants to run deploy /)?.[1] ?? '';
     expect(question).toBe(`? ${child} wants to run deploy {"target":"prod","password":"[redacted]"} (call d0)`);
-    expect(approve).toBe(`  approve: troupe hosted approve ${child} d0`);
+    expect(approve).toBe(`  approve: troupe approve ${child} d0`);
     // The list shows it under the subagent's id.
     expect((await hosted(['approvals', 'boss-1'])).out).toBe(
       `${child}  d0  deploy  {"target":"prod","password":"[redacted]"}\n`,
@@ -361,12 +361,12 @@ describe('subagents', () => {
   }, 60_000);
 
   it("without the admin API, a waiting prompt still asks a subagent's question: the tree is walked through the ingress", async () => {
-    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }) });
     const waiting = hosted(['prompt', 'boss-2', 'prod'], h);
     await waitUntil(() => h.out().includes('? boss-2/'), "the subagent's question");
     const child = h.out().match(/^\? (boss-2\/\S+) wants to run deploy /)?.[1] ?? '';
     expect(child).toBe('boss-2/t0.a0');
-    const walked = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    const walked = harness(process.cwd(), { env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }) });
     expect(await hosted(['approvals', 'boss-2'], walked)).toEqual({
       code: 0,
       out: `${child}  d0  deploy  {"target":"prod","password":"[redacted]"}\n`,
@@ -382,7 +382,7 @@ describe('subagents', () => {
   it("without the admin API, a background subagent's call is listed through its parent's task book", async () => {
     expect((await hosted(['prompt', 'bossbg-1', 'prod'])).code).toBe(0); // the boss's turn ends at once
     const child = 'bossbg-1/t0.a0';
-    const walked = () => harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    const walked = () => harness(process.cwd(), { env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }) });
     let listed = await hosted(['approvals', 'bossbg-1'], walked());
     for (let i = 0; i < 200 && !listed.out.startsWith(child); i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -405,7 +405,7 @@ describe('subagents', () => {
   it('without the admin API, a settled subagent woken by a steer sent to it directly is found, and its call listed', async () => {
     const client = agentClient(server.ingressUrl);
     const child = 'bossbg-2/t0.a0';
-    const walked = () => harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
+    const walked = () => harness(process.cwd(), { env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }) });
     const listed = () => hosted(['approvals', 'bossbg-2'], walked());
     // Its task: asks to deploy prod, approved, then settled: its parent has heard its result.
     expect((await hosted(['prompt', 'bossbg-2', 'prod'])).code).toBe(0);
@@ -438,11 +438,11 @@ describe('subagents', () => {
 
   it('an admin API that cannot be reached: the tree is walked through the ingress, and the command says so', async () => {
     const closed = await closedPort();
-    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }) });
-    expect(await runIn(h, ['hosted', 'approvals', 'nobody-here', '--admin', `http://127.0.0.1:${closed}`])).toBe(0);
+    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }) });
+    expect(await runIn(h, ['approvals', 'nobody-here', '--admin', `http://127.0.0.1:${closed}`])).toBe(0);
     expect(h.out()).toBe('nobody-here has no calls waiting for approval\n');
     expect(h.err).toEqual([
-      `troupe hosted: cannot reach the admin API at http://127.0.0.1:${closed}: ECONNREFUSED; ` +
+      `troupe approvals: cannot reach the admin API at http://127.0.0.1:${closed}: ECONNREFUSED; ` +
         "subagents' calls were found through the ingress (not those of a subagent whose task its parent's book forgot)",
     ]);
   });
@@ -500,7 +500,7 @@ describe('steering', () => {
     twice.sigint();
     const left = await leaving;
     expect(left.code).toBe(130);
-    const hint = left.err.match(/left; the turn goes on: troupe hosted (attach steer-4 inv_\w+)/)?.[1];
+    const hint = left.err.match(/left; the turn goes on: troupe (attach steer-4 inv_\w+)/)?.[1];
     expect(hint).toBeDefined();
     // The turn went on without the command (the first Ctrl-C's interrupt ends it): attached again, it says so.
     expect(await hosted(hint?.split(' ') ?? [])).toMatchObject({ code: 130 });
@@ -510,65 +510,72 @@ describe('steering', () => {
 describe('errors', () => {
   it('an ingress nobody listens on is one line on stderr and exit 1', async () => {
     const closed = await closedPort();
-    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_INGRESS: `http://127.0.0.1:${closed}` }) });
+    const h = harness(process.cwd(), { env: keylessEnv({ TROUPE_RESTATE_URL: `http://127.0.0.1:${closed}` }) });
     const done = await hosted(['prompt', 'plain-9', 'go'], h);
     expect(done).toMatchObject({ code: 1, out: '' });
     expect(h.err).toEqual([
-      `troupe hosted: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED`,
+      `troupe prompt: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED`,
     ]);
-    // --ingress wins over the environment.
-    const flag = await hosted(['usage', 'plain-1', '--ingress', server.ingressUrl], h);
+    // --restate wins over the environment.
+    const flag = await hosted(['usage', 'plain-1', '--restate', server.ingressUrl], h);
     expect(flag.code).toBe(0);
   });
 
   it('an object Restate does not know is exit 1 with what to check', async () => {
     const h = user();
-    expect(await runIn(h, ['hosted', 'usage', 'plain-1', '--name', 'nobody'])).toBe(1);
+    expect(await runIn(h, ['usage', 'plain-1', '--name', 'nobody'])).toBe(1);
     expect(h.err).toHaveLength(1);
-    expect(h.err[0]).toMatch(/^troupe hosted: nobody\/plain-1\/usage: 404 .*registered\? --name picks the object\)$/);
+    expect(h.err[0]).toMatch(/^troupe usage: nobody\/plain-1\/usage: 404 .*registered\? --name picks the object\)$/);
   });
 
   it.each([
-    [['frobnicate', 'a'], 'troupe hosted: unknown command "frobnicate": see troupe hosted --help'],
-    [['prompt'], 'troupe hosted: prompt: which agent? troupe hosted prompt <agent> <text>'],
-    [['prompt', 'a'], 'troupe hosted: prompt: missing <text>'],
-    [['deny', 'a'], 'troupe hosted: deny: missing <call>'],
-    [['prompt', 'a', 'two', 'words'], 'troupe hosted: prompt: unexpected "words" (quote a text of several words)'],
-    [['approve', 'a', 'c1', '--reason', 'x'], 'troupe hosted: --reason goes with deny'],
-    [['usage', 'a', '--frob'], "troupe hosted: Unknown option '--frob'"],
+    [['prompt'], 'troupe prompt: which agent? troupe prompt <agent|session> <text>'],
+    [['prompt', 'a'], 'troupe prompt: missing <text>'],
+    [['deny', 'a'], 'troupe deny: missing <call>'],
+    [['prompt', 'a', 'two', 'words'], 'troupe prompt: unexpected "words" (quote a text of several words)'],
+    [['approve', 'a', 'c1', '--reason', 'x'], 'troupe approve: --reason goes with deny'],
+    [['usage', 'a', '--frob'], "troupe usage: Unknown option '--frob'"],
     [
-      ['usage', 'a', '--ingress', 'localhost:8080'],
-      "troupe hosted: --ingress: Restate's ingress is an http:// or https:// address, not localhost:8080",
+      ['usage', 'a', '--restate', 'localhost:8080'],
+      "troupe usage: --restate: Restate's ingress is an http:// or https:// address, not localhost:8080",
     ],
-    [['usage', 'a', '--ingress', 'not a url'], 'troupe hosted: --ingress: not a URL: not a url'],
+    [['usage', 'a', '--restate', 'not a url'], 'troupe usage: --restate: not a URL: not a url'],
+    [
+      ['prompt', 'a', 'go', '--offline', '--restate', 'http://127.0.0.1:1'],
+      "troupe prompt: --offline: a hosted agent runs in its worker, with the worker's folder, model and mode",
+    ],
+    [
+      ['usage', 'a', '--name', 'x'],
+      "troupe usage: --name goes with --restate (a session's agents run in this process)",
+    ],
   ])('usage error %j exits 2 with one line', async (args, line) => {
     const h = harness(process.cwd());
-    expect(await runIn(h, ['hosted', ...args])).toBe(2);
+    expect(await runIn(h, args)).toBe(2);
     expect(h.err).toEqual([line]);
     expect(h.out()).toBe('');
   });
 
   it('the real bin: a prompt answered, and an unreachable ingress as one line and exit 1', async () => {
-    const answered = await runPiped(['hosted', 'prompt', 'plain-bin', 'go'], {
-      env: keylessEnv({ TROUPE_INGRESS: server.ingressUrl }),
+    const answered = await runPiped(['prompt', 'plain-bin', 'go'], {
+      env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }),
     });
     expect(answered).toMatchObject({ code: 0, stdout: 'saw 1 result\n' });
     expect(answered.stderr).toBe('done: completed · 20 in / 10 out\n');
     const closed = await closedPort();
-    const refused = await runPiped(['hosted', 'usage', 'plain-bin', '--ingress', `http://127.0.0.1:${closed}`]);
+    const refused = await runPiped(['usage', 'plain-bin', '--restate', `http://127.0.0.1:${closed}`]);
     expect(refused).toMatchObject({ code: 1, stdout: '' });
     expect(refused.stderr).toBe(
-      `troupe hosted: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED\n`,
+      `troupe usage: cannot reach Restate's ingress at http://127.0.0.1:${closed}: ECONNREFUSED\n`,
     );
   }, 60_000);
 
   it.skipIf(missing('tmux', 'the hosted terminal test'))(
     'the real bin on a terminal: a question answered with y, and Ctrl-C interrupting a turn',
     async () => {
-      const env = { TROUPE_INGRESS: server.ingressUrl, TROUPE_ADMIN: server.adminUrl };
+      const env = { TROUPE_RESTATE_URL: server.ingressUrl, TROUPE_RESTATE_ADMIN: server.adminUrl };
       // Both terminals open together: closing a tmux server's last session ends the server, racing a new one.
-      const asked = new TerminalRun(['hosted', 'prompt', 'approver-tty', 'prod'], { env });
-      const stopped = new TerminalRun(['hosted', 'prompt', 'steer-tty', 'work'], { env });
+      const asked = new TerminalRun(['prompt', 'approver-tty', 'prod'], { env });
+      const stopped = new TerminalRun(['prompt', 'steer-tty', 'work'], { env });
       try {
         await asked.waitFor(/\? approver-tty wants to run deploy .* — \[y\]es \/ \[n\]o:\s*$/m);
         asked.keys('y');
@@ -590,9 +597,9 @@ describe('errors', () => {
     90_000,
   );
 
-  it('--help prints the commands', async () => {
+  it('--help prints the verbs', async () => {
     const h = harness(process.cwd());
-    expect(await runIn(h, ['hosted', '--help'])).toBe(0);
-    expect(h.out()).toMatch(/^Usage: troupe hosted <command> <agent>/);
+    expect(await runIn(h, ['prompt', '--help'])).toBe(0);
+    expect(h.out()).toMatch(/^Usage: troupe <verb> <agent\|session>/);
   });
 });
