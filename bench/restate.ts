@@ -226,7 +226,7 @@ function journalTable(journal: Awaited<ReturnType<typeof journalOf>>, swarm: Swa
     ['tool `started` markers', runs('tool marker') * 2, runs('tool marker')],
     ['tool results', runs('tool result') * 2, runs('tool result')],
     [
-      'state reads: the ledger (turns, usage, doorbell), kept notifications',
+      'state reads: the ledger (turns, usage, doorbell); with subagents, kept notifications',
       types('Command: GetEagerState', 'Command: GetLazyState', 'Command: GetEagerStateKeys'),
       0,
     ],
@@ -436,7 +436,7 @@ async function w3(): Promise<void> {
   process.stdout.write(`${out.join('\n')}\n`);
   if (!smoke) {
     writeRestateSection(out.join('\n'));
-    log('wrote its report at the end of bench/results.md');
+    log('appended its report to bench/results.md');
   }
 }
 

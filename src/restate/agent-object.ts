@@ -251,8 +251,8 @@ export function agentObject(options: AgentObjectOptions) {
     const keeps = (tool: string) => kept === undefined || kept.includes(tool);
     // Notifications kept for this turn join it at its first step boundary, where the agent's machine
     // holds them until a turn starts: those an agent that does not wake kept (`notify`), and those a turn took and
-    // ended without (interrupted before its next step), for any agent (the read every turn pays for them).
-    const notes = (await ctx.get<UserMessage[]>(NOTES)) ?? [];
+    // ended without (interrupted before its next step). Only a tree with subagents has results to keep.
+    const notes = options.subagents ? ((await ctx.get<UserMessage[]>(NOTES)) ?? []) : [];
     // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
     const toolConcurrency = config.toolConcurrency ?? 8;

@@ -91,8 +91,8 @@ it("a turn's bookkeeping: one invocation, its ledger read once and written twice
   const outcome = await client.result(invocation);
   const journal = await journalOf(invocation);
   const of = (type: string) => journal.filter((row) => row.entry_type === type).length;
-  // Reads: the ledger (turn count, usage, the doorbell) and the notifications kept for the turn.
-  expect(of('Command: GetEagerState')).toBe(2);
+  // Reads: the ledger (turn count, usage, the doorbell); an agent without subagents has no results kept for it.
+  expect(of('Command: GetEagerState')).toBe(1);
   // Writes: the ledger with the turn's doorbell, the turn's messages, the ledger without it at the end.
   expect(of('Command: SetState')).toBe(3);
   expect(of('Command: ClearState')).toBe(0);
