@@ -22,8 +22,9 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
       const p = (action.params ?? {}) as Record<string, unknown>;
       switch (action.type) {
         case 'prepareTask': {
-          const params = p as { task: TaskSpec; attempt: number };
-          return `prepare ${params.task.agentId}#${params.attempt}`;
+          const params = p as { task: TaskSpec; attempt: number; resume?: boolean; cause?: string };
+          const how = `${params.resume ? ' resumed' : ''}${params.cause ? ` (cause ${params.cause})` : ''}`;
+          return `prepare ${params.task.agentId}#${params.attempt}${how}`;
         }
         case 'xstate.spawnChild':
           return `spawn ${p.id as string}`;
@@ -59,7 +60,7 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
         case 'announceRestart':
           return `restart ${p.agentId as string}#${p.attempt as number}${p.cause ? ` (cause ${p.cause as string})` : ''}`;
         case 'reportFailed':
-          return `report TASK.FAILED ${p.taskId as string} ${p.failure as string}#${p.attempt as number}`;
+          return `report ${p.type as string} ${p.taskId as string} ${p.failure as string}#${p.attempt as number}`;
         case 'tellTask': {
           const event = p.event as { type: string; delayMs?: number; cause?: string };
           const after = event.delayMs === undefined ? '' : ` after ${event.delayMs}`;

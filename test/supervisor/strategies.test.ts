@@ -205,6 +205,23 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
     expect(snapshot.context.attempts).toEqual({ 1: 1, 2: 1 });
   });
 
+  it('restForOne: a later task that already settled keeps its result; the one started in its place restarts', () => {
+    // t0, t1, t2 start; t2 settles and t3 starts in its place; t1 fails: t1 and t3 restart, t2 is done.
+    const [snapshot] = batches.step(start({ strategy: 'restForOne' }), settledEvent(2));
+    expect(batches.step(snapshot, failed(1))[1]).toEqual([
+      'tell t1 RESTART after 100',
+      'tell t3 RESTART (cause t1) after 100',
+    ]);
+  });
+
+  it('oneForOne keeps no list of settled tasks: only a strategy that restarts siblings needs one', () => {
+    let [snapshot] = batches.step(start(), settledEvent(0));
+    [snapshot] = batches.step(snapshot, settledEvent(1, 'failed'));
+    expect(snapshot.context.done).toEqual([]);
+    [snapshot] = batches.step(start({ strategy: 'restForOne' }), settledEvent(0));
+    expect(snapshot.context.done).toEqual(['t0']);
+  });
+
   it("a failure of a run the batch already restarted (a sibling's restart overtook it) is stale and ignored", () => {
     let [snapshot] = batches.step(start({ strategy: 'oneForAll' }), failed(0));
     let [same, actions] = batches.step(snapshot, failed(1, { attempt: 0 }));
@@ -293,7 +310,32 @@ describe('task machine: restarted by a sibling, resumed, restarted again', () =>
     [snapshot, actions] = tasks.step(snapshot, { type: 'RESTART', delayMs: 80, cause: 't2' });
     expect(actions).toEqual(['restart a1#2 (cause t2)', 'raise xstate.after.backoff.task.restarting after 80']);
     [snapshot, actions] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
-    expect(actions).toEqual(['prepare a1#2', 'spawn subagent.a1', 'send subagent.a1 PROMPT']);
+    expect(actions).toEqual(['prepare a1#2 (cause t2)', 'spawn subagent.a1', 'send subagent.a1 PROMPT']);
+    // The restarted agent is alive: its task settles keeping it, for a resume.
+    [, actions] = tasks.step(snapshot, {
+      type: 'CHILD.DONE',
+      agentId: 'a1',
+      taskId: 't1',
+      outcome: 'completed',
+      text: 'ok',
+    });
+    expect(actions).toEqual(['settle t1 completed kept', 'report TASK.SETTLED t1 completed']);
+  });
+
+  it('a restart ordered while a resume waits starts afresh from the prompt, not from the history', () => {
+    let [snapshot] = tasks.step(start()[0], {
+      type: 'CHILD.DONE',
+      agentId: 'a1',
+      taskId: 't1',
+      outcome: 'failed',
+      text: 'no',
+    });
+    [snapshot] = tasks.step(snapshot, { type: 'RESUME', delayMs: 10 });
+    let actions: string[];
+    [snapshot, actions] = tasks.step(snapshot, { type: 'RESTART', delayMs: 10, cause: 't0' });
+    expect(actions).toEqual(['restart a1#2 (cause t0)', 'raise xstate.after.backoff.task.restarting after 10']);
+    [, actions] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
+    expect(actions[0]).toBe('prepare a1#2 (cause t0)');
   });
 
   it('RESUME starts it again from the history it has (prepare with resume)', () => {
@@ -306,8 +348,7 @@ describe('task machine: restarted by a sibling, resumed, restarted again', () =>
     });
     [snapshot] = tasks.step(snapshot, { type: 'RESUME', delayMs: 0 });
     expect(snapshot.context).toMatchObject({ resume: true, attempt: 1 });
-    const [, raw] = transition(taskMachine, snapshot, { type: 'xstate.after.backoff.task.restarting' } as never);
-    expect(raw.find((action) => action.type === 'prepareTask')?.params).toMatchObject({ attempt: 1, resume: true });
+    expect(tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' })[1][0]).toBe('prepare a1#1 resumed');
   });
 
   it('a spent budget or a guardrail is a failure too: the batch decides; GIVE_UP settles with its status', () => {

@@ -1,4 +1,5 @@
 import { escalatedText, taskEnd } from '../../../src/protocol/index.js';
+import type { TaskFailed } from '../shared.js';
 import { batchSetup } from './setup.js';
 import type { BatchContext, Escalation } from './types.js';
 
@@ -66,9 +67,17 @@ export const batchMachine = batchSetup.createMachine({
         // A failed run waits in its task for this verdict (failureVerdict): each outcome is its own guard.
         'TASK.FAILED': [
           { guard: 'isStaleFailure' },
-          { guard: 'escalatesClass', target: 'escalated', actions: 'recordEscalation' },
+          {
+            guard: 'escalatesClass',
+            target: 'escalated',
+            actions: { type: 'recordEscalation', params: ({ event }) => ({ because: (event as TaskFailed).failure }) },
+          },
           { guard: 'stopsTask', actions: 'giveUp' },
-          { guard: 'exceedsIntensity', target: 'escalated', actions: 'recordEscalation' },
+          {
+            guard: 'exceedsIntensity',
+            target: 'escalated',
+            actions: { type: 'recordEscalation', params: { because: 'intensity' } },
+          },
           { guard: 'resumesTask', actions: 'resumeTask' },
           { guard: 'restartsAll', actions: 'restartAll' },
           { guard: 'restartsRest', actions: 'restartRest' },

@@ -7,7 +7,6 @@ import {
   quorumOutOfReach,
   restartedWith,
   restartsWithin,
-  type SupervisionStrategy,
   type TaskEnd,
   type TaskSpec,
   taskEnd,
@@ -95,23 +94,30 @@ function verdictOf(context: BatchContext, event: BatchEvent): FailureVerdict {
 }
 
 /**
- * What a restart under `strategy` tells and records: the failed task and the siblings the strategy names
- * (restartedWith) start again after the failed run's backoff, each told whose failure restarts it; the restart
- * counts against the intensity once, however many tasks it restarts.
+ * The batch's book once it restarted (or resumed) the tasks at `indexes` for a failure at `at`: each of them is one
+ * attempt further (a failure of an earlier run is stale), and the restart counts once against the intensity.
  */
-function restartOf(context: BatchContext, event: BatchEvent, strategy: SupervisionStrategy) {
+function bookAfter(context: BatchContext, indexes: number[], at: number): Partial<BatchContext> {
+  const attempts = { ...context.attempts };
+  for (const i of indexes) attempts[i] = (attempts[i] ?? 0) + 1;
+  return { attempts, restarts: [...restartsWithin(context.restarts, at, context.supervision?.intensity), at] };
+}
+
+/**
+ * What a restart tells and records: the failed task and the siblings `strategy` names (restartedWith; none without
+ * one) start again after the failed run's backoff, each told whose failure restarts it.
+ */
+function restartOf(context: BatchContext, event: BatchEvent, strategy?: 'oneForAll' | 'restForOne') {
   const { delayMs } = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'restart' }>;
   const { taskId, at, index } = failureOf(context, event) as TaskFailed & { index: number };
-  const attempts = { ...context.attempts };
-  const tells = restartedWith(index, activeOf(context), strategy).map((i) => {
+  const indexes = restartedWith(index, activeOf(context), strategy);
+  const tells = indexes.map((i) => {
     const sibling = (context.tasks[i] as TaskSpec).taskId;
-    attempts[i] = (attempts[i] ?? 0) + 1;
     const verdict: TaskVerdict = { type: 'RESTART', delayMs };
     if (sibling !== taskId) verdict.cause = taskId;
     return { taskId: sibling, event: verdict };
   });
-  const restarts = [...restartsWithin(context.restarts, at, context.supervision?.intensity), at];
-  return { tells, changes: { attempts, restarts } };
+  return { tells, changes: bookAfter(context, indexes, at) };
 }
 
 /** The batch chart's implementations: chart.ts is the chart a reader opens first. */
@@ -173,11 +179,11 @@ export const batchSetup = setup({
       const verdict = verdictOf(context, event);
       return verdict.kind === 'escalate' && verdict.because !== 'intensity';
     },
-    /** One restart more would exceed `maxRestarts` within `withinMs`, counted across the batch. */
-    exceedsIntensity: ({ context, event }) => {
-      const verdict = verdictOf(context, event);
-      return verdict.kind === 'escalate' && verdict.because === 'intensity';
-    },
+    /**
+     * One restart more would exceed `maxRestarts` within `withinMs`, counted across the batch: the verdict escalates,
+     * and a class that escalates was taken above (escalatesClass), so the intensity is why.
+     */
+    exceedsIntensity: ({ context, event }) => verdictOf(context, event).kind === 'escalate',
     /** The failure's class says `stop`, or the task has used its own `maxRestarts`. */
     stopsTask: ({ context, event }) => verdictOf(context, event).kind === 'stop',
     /** The failure's class says `resume`: the task is asked again with its history. */
@@ -189,17 +195,13 @@ export const batchSetup = setup({
     restartsRest: ({ context }) => context.supervision?.strategy === 'restForOne',
   },
 }).extend<
-  { dropTask: SettleParams; cancelRunning: Cancellation; dropQueued: Cancellation } & Composite<
-    | 'fill'
-    | 'count'
-    | 'cancelTask'
-    | 'stopPool'
-    | 'restartAll'
-    | 'restartRest'
-    | 'restartOne'
-    | 'resumeTask'
-    | 'giveUp'
-    | 'recordEscalation'
+  {
+    dropTask: SettleParams;
+    cancelRunning: Cancellation;
+    dropQueued: Cancellation;
+    recordEscalation: Pick<Escalation, 'because'>;
+  } & Composite<
+    'fill' | 'count' | 'cancelTask' | 'stopPool' | 'restartAll' | 'restartRest' | 'restartOne' | 'resumeTask' | 'giveUp'
   >
 >({
   actions: {
@@ -267,37 +269,26 @@ export const batchSetup = setup({
     }),
     /** The failed task alone restarts (`oneForOne`). */
     restartOne: enqueueActions(({ context, event, enqueue }) => {
-      const { tells, changes } = restartOf(context, event, 'oneForOne');
+      const { tells, changes } = restartOf(context, event);
       for (const params of tells) enqueue({ type: 'tellTask', params });
       enqueue({ type: 'record', params: changes });
     }),
     /** The failed task is asked again, with its history; it counts against the intensity as a restart does. */
     resumeTask: enqueueActions(({ context, event, enqueue }) => {
       const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'resume' }>;
-      const { taskId, at } = event as TaskFailed;
-      const { index } = failureOf(context, event) as { index: number };
+      const { taskId, at, index } = failureOf(context, event) as TaskFailed & { index: number };
       enqueue({ type: 'tellTask', params: { taskId, event: { type: 'RESUME', delayMs: verdict.delayMs } } });
-      const restarts = [...restartsWithin(context.restarts, at, context.supervision?.intensity), at];
-      enqueue({
-        type: 'record',
-        params: { attempts: { ...context.attempts, [index]: (context.attempts[index] ?? 0) + 1 }, restarts },
-      });
+      enqueue({ type: 'record', params: bookAfter(context, [index], at) });
     }),
     /** The failed task settles with its failure. */
     giveUp: enqueueActions(({ event, enqueue }) => {
       enqueue({ type: 'tellTask', params: { taskId: (event as TaskFailed).taskId, event: { type: 'GIVE_UP' } } });
     }),
-    recordEscalation: enqueueActions(({ context, event, enqueue }) => {
-      const failed = event as TaskFailed;
-      const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'escalate' }>;
-      const escalation: Escalation = {
-        batchId: context.batchId,
-        taskId: failed.taskId,
-        agentId: (context.tasks[(failureOf(context, event) as { index: number }).index] as TaskSpec).agentId,
-        failure: failed.failure,
-        because: verdict.because,
-        text: failed.text,
-      };
+    /** The failure escalates `because` of its class or of the intensity (each escalating branch says which). */
+    recordEscalation: enqueueActions(({ context, event, enqueue }, { because }: Pick<Escalation, 'because'>) => {
+      const { taskId, failure, text, index } = failureOf(context, event) as TaskFailed & { index: number };
+      const { agentId } = context.tasks[index] as TaskSpec;
+      const escalation: Escalation = { batchId: context.batchId, taskId, agentId, failure, because, text };
       enqueue({ type: 'record', params: { escalation } });
     }),
     /** Tells every pool to end its tasks still running, with why (they settle and report as they end). */

@@ -55,7 +55,7 @@ export const taskMachine = taskSetup.createMachine({
         'resumed, from its history). `cause` names the sibling whose failure restarted it. Another RESTART (a ' +
         'second sibling failed) counts one more attempt and waits again; a cancel settles it at once.',
       entry: 'nextAttempt',
-      after: { backoff: 'running' },
+      after: { backoff: { target: 'running', actions: 'recordAlive' } },
       on: {
         CANCEL: { target: 'settled', actions: 'recordCancel' },
         RESTART: { target: 'restarting', reenter: true, actions: 'recordRestart' },

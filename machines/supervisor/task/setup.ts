@@ -106,6 +106,11 @@ export const taskSetup = setup({
       (_, params: Tell) => params.event,
     ),
     record: assign((_, changes: Partial<TaskContext>) => changes),
+    /**
+     * A restart's agent is about to be spawned (startAgent, on entering `running`). The context starts with its first
+     * one alive, so that a task's first start records nothing.
+     */
+    recordAlive: assign({ alive: true }),
   },
   guards: {
     /** A turn end of this task's current agent (a late one from a stopped attempt is stale). */
@@ -148,7 +153,7 @@ export const taskSetup = setup({
           background: context.background,
           attempt: context.attempt,
           ...(context.resume ? { resume: true } : {}),
-          ...(context.cause === undefined ? {} : { cause: context.cause }),
+          cause: context.cause,
         },
       });
       enqueue.spawnChild('subagent', {
@@ -156,8 +161,6 @@ export const taskSetup = setup({
         input: { agentId: task.agentId, parentId: context.ownerId, ...task.agent },
       });
       enqueue({ type: 'tell', params: { to: childId(task.agentId), event: promptOf(task) } });
-      // The context starts with its first agent alive (spawned here, on entry): only a restart's is recorded.
-      if (!context.alive) enqueue({ type: 'record', params: { alive: true } });
     }),
     /** Only from `running`, where its agent is alive. */
     interruptAgent: enqueueActions(({ context, enqueue }) => {
@@ -179,11 +182,7 @@ export const taskSetup = setup({
     nextAttempt: enqueueActions(({ context, enqueue }) => {
       const attempt = context.attempt + 1;
       enqueue({ type: 'record', params: { attempt } });
-      const { cause } = context;
-      enqueue({
-        type: 'announceRestart',
-        params: { agentId: context.task.agentId, attempt, ...(cause === undefined ? {} : { cause }) },
-      });
+      enqueue({ type: 'announceRestart', params: { agentId: context.task.agentId, attempt, cause: context.cause } });
     }),
     /** Why the restart under way happens: its own failure, or a sibling's (`cause`), and after what backoff. */
     recordRestart: assign(({ event }) => {
@@ -220,8 +219,9 @@ export const taskSetup = setup({
           type: 'TASK.FAILED',
           taskId: context.task.taskId,
           attempt: context.attempt,
-          failure: context.failure ?? 'tool',
-          text: context.result?.text ?? '',
+          // Entered only through recordFailure, which sets both.
+          failure: context.failure as FailureClass,
+          text: (context.result as { text: string }).text,
         },
       });
     }),
