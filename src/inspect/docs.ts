@@ -33,6 +33,15 @@ export function statechartDocs(machines: Record<string, AnyStateMachine> = docum
     'For example, when a `first(1)` batch is decided (`TASK.SETTLED [firstCompleted]`), it enters `joined`: its',
     'queued tasks are settled `cancelled` there and never start, and its running ones are cancelled.',
     '',
+    'The [supervision strategies](./guide/supervision-strategies.md) are states and named guards of both: a failed',
+    "task waits in `failed` for its batch's verdict (`TASK.FAILED` with `escalatesClass`, `stopsTask`,",
+    '`exceedsIntensity`, `resumesTask`, `restartsAll`, `restartsRest`), a restarted one waits out its backoff in',
+    '`restarting` (its `cause` names the sibling whose failure restarted it), and a batch that escalates enters',
+    '`escalated`. The inspector shows them live: here a writer restarting because its critic failed (`oneForAll`),',
+    'and a batch that escalated.',
+    '',
+    '![The inspector: a task restarting because of its sibling, and an escalated batch](./inspector-strategies.png)',
+    '',
   ];
   for (const [name, machine] of Object.entries(machines)) {
     const mermaid = toMermaid(machine);

@@ -298,7 +298,8 @@ export function renderBatches(sendCommand, selectActor) {
     for (const batch of supervisor.batches.values()) {
       const tasks = batch.taskIds.map((id) => supervisor.tasks.get(id)).filter(Boolean);
       const count = (state) => tasks.filter((t) => t.state.startsWith(state)).length;
-      const summary = ['running', 'restarting', 'queued', 'settled', 'cancelled']
+      const agentOf = (taskId) => supervisor.tasks.get(taskId)?.agentId ?? taskId;
+      const summary = ['running', 'failed', 'restarting', 'queued', 'settled', 'cancelled']
         .map((state) => [state, count(state)])
         .filter(([, n]) => n > 0)
         .map(([state, n]) => `${n} ${state}`)
@@ -336,6 +337,13 @@ export function renderBatches(sendCommand, selectActor) {
             { class: `task ${task.state.split(' ')[0]}` },
             `${task.state}${task.outcome ? ` (${task.outcome})` : ''}`,
           ),
+          task.restartedBy
+            ? el(
+                'span',
+                { class: 'cause', 'data-testid': 'restarted-by' },
+                `because ${agentOf(task.restartedBy)} failed`,
+              )
+            : null,
           cancelTask,
         );
       });
@@ -360,6 +368,15 @@ export function renderBatches(sendCommand, selectActor) {
             cancel,
           ),
           el('div', { class: 'batch-summary' }, summary),
+          batch.escalation
+            ? el(
+                'div',
+                { class: 'batch-escalated', 'data-testid': 'batch-escalated' },
+                `escalated: ${agentOf(batch.escalation.taskId)} failed (${
+                  batch.escalation.because === 'intensity' ? 'too many restarts' : `${batch.escalation.because} failure`
+                })`,
+              )
+            : null,
           el('ul', { class: 'tasks' }, taskRows),
         ),
       );

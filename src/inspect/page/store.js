@@ -201,6 +201,10 @@ function trackBatch(actor) {
     concurrency: context.concurrency,
     taskIds: queue.length > 0 ? queue.map((t) => t.taskId) : known,
     open: statusOf(actor) === 'active' && (value === 'running' || value === 'joined' || value === 'cancelled'),
+    // A failure the batch escalated: which task, and why (its class, or the intensity).
+    ...(context.escalation
+      ? { escalation: { taskId: context.escalation.taskId, because: context.escalation.because } }
+      : {}),
   });
   for (const [index, task] of queue.entries()) {
     const known = supervisor.tasks.get(task.taskId);
@@ -220,10 +224,17 @@ function trackTask(actor) {
   const task = context.task;
   if (!supervisor || typeof task?.taskId !== 'string') return;
   const value = actor.snapshot?.value;
+  // `failed`: a run failed and the task waits for its batch's verdict (restart, resume or give up).
   const state =
-    value === 'running' ? 'running' : value === 'restarting' ? `restarting (${context.attempt})` : 'settled';
+    value === 'running' || value === 'failed'
+      ? value
+      : value === 'restarting'
+        ? `restarting (${context.attempt})`
+        : 'settled';
   const entry = { taskId: task.taskId, agentId: task.agentId, batchId: context.batchId, state };
   if (state === 'settled' && context.result) entry.outcome = context.result.status;
+  // The sibling whose failure restarted it, under its batch's strategy (oneForAll, restForOne).
+  if (value === 'restarting' && typeof context.cause === 'string') entry.restartedBy = context.cause;
   supervisor.tasks.set(task.taskId, entry);
 }
 
