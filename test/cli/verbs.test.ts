@@ -4,11 +4,13 @@
  * process serving the same model and tools over the same folder). What each prints is the same, line for line; a
  * verb a session cannot do is its one-line usage error.
  */
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { offlineModel } from '../../src/cli/offline.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentWorker, agentObject, serveAgents } from '../../src/restate/index.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../../src/tools/builtin/index.js';
+import { until } from '../helpers/until.js';
 import { harness, runIn } from './harness.js';
 import { keylessEnv, sampleCopy } from './helpers.js';
 
@@ -24,7 +26,9 @@ beforeAll(async () => {
   workspace = await createWorkspaceTools({ roots: dir });
   server = await startRestateDevServer();
   const model = offlineModel({ deltaDelayMs: 0 });
-  worker = await serveAgents([agentObject({ agent: () => ({ model, tools: workspace.tools }) })]);
+  // As troupe run's default mode does, the worker asks before a write.
+  const policy = (call: { name: string }) => (call.name === 'write_file' ? 'ask' : 'allow');
+  worker = await serveAgents([agentObject({ agent: () => ({ model, tools: workspace.tools, policy }) })]);
   await server.register(worker.url);
 }, 90_000);
 
@@ -113,4 +117,32 @@ describe('each verb, on a session and on a hosted agent', () => {
     },
     60_000,
   );
+});
+
+describe('approvals while a turn waits for one', () => {
+  it('lists the same waiting call on a session run here and on a hosted agent', async () => {
+    const write = 'Call `write_file {"path":"NOTE.md","content":"hi"}`';
+    // The session's root agent is `main`, so a hosted agent of that id is asked the same.
+    const typed = new PassThrough();
+    const here = harness(dir, { env: keylessEnv(), stdin: typed });
+    const waitingHere = runIn(here, ['prompt', 'main', write, '--offline']);
+    const there = harness(dir, { env: keylessEnv({ TROUPE_RESTATE_URL: server.ingressUrl }) });
+    const waitingThere = runIn(there, ['prompt', 'main', write]);
+    const asked = (r: { out: string[] }) => r.out[0]?.startsWith('main  ') === true;
+    const session = await until(() => troupe('session', ['approvals', 'main']), asked);
+    const restate = await until(() => troupe('restate', ['approvals', 'main']), asked);
+    expect(session).toEqual({
+      code: 0,
+      out: ['main  call_1  write_file  {"path":"NOTE.md","content":"hi"}', ''],
+      err: [],
+    });
+    expect(restate).toEqual(session);
+    // Each answered where its turn runs: the session's on its stdin, the hosted one by the verb.
+    typed.end('n\n');
+    expect((await troupe('restate', ['deny', 'main', 'call_1'])).code).toBe(0);
+    expect(await waitingHere).toBe(0);
+    expect(await waitingThere).toBe(0);
+    expect(here.out()).toMatch(/^\? main wants to run write_file NOTE\.md/);
+    expect(there.out()).toMatch(/^\? main wants to run write_file NOTE\.md/);
+  }, 120_000);
 });
