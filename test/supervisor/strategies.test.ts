@@ -295,6 +295,15 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
 
 describe('task machine: restarted by a sibling, resumed, restarted again', () => {
   const start = () => tasks.start({ ...settings, task: task(1), batchId: 'b', background: false });
+  /** Its agent's turn ended. */
+  const done = (outcome: string, text: string, failure?: FailureClass) => ({
+    type: 'CHILD.DONE',
+    agentId: 'a1',
+    taskId: 't1',
+    outcome,
+    text,
+    ...(failure ? { failure } : {}),
+  });
 
   it("a sibling's failure restarts a running task: its agent is stopped, and the restart names the sibling", () => {
     let [snapshot, actions] = tasks.step(start()[0], { type: 'RESTART', delayMs: 50, cause: 't0' });
@@ -312,24 +321,12 @@ describe('task machine: restarted by a sibling, resumed, restarted again', () =>
     [snapshot, actions] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
     expect(actions).toEqual(['prepare a1#2 (cause t2)', 'spawn subagent.a1', 'send subagent.a1 PROMPT']);
     // The restarted agent is alive: its task settles keeping it, for a resume.
-    [, actions] = tasks.step(snapshot, {
-      type: 'CHILD.DONE',
-      agentId: 'a1',
-      taskId: 't1',
-      outcome: 'completed',
-      text: 'ok',
-    });
+    [, actions] = tasks.step(snapshot, done('completed', 'ok'));
     expect(actions).toEqual(['settle t1 completed kept', 'report TASK.SETTLED t1 completed']);
   });
 
   it('a restart ordered while a resume waits starts afresh from the prompt, not from the history', () => {
-    let [snapshot] = tasks.step(start()[0], {
-      type: 'CHILD.DONE',
-      agentId: 'a1',
-      taskId: 't1',
-      outcome: 'failed',
-      text: 'no',
-    });
+    let [snapshot] = tasks.step(start()[0], done('failed', 'no'));
     [snapshot] = tasks.step(snapshot, { type: 'RESUME', delayMs: 10 });
     let actions: string[];
     [snapshot, actions] = tasks.step(snapshot, { type: 'RESTART', delayMs: 10, cause: 't0' });
@@ -339,41 +336,21 @@ describe('task machine: restarted by a sibling, resumed, restarted again', () =>
   });
 
   it('RESUME starts it again from the history it has (prepare with resume)', () => {
-    let [snapshot] = tasks.step(start()[0], {
-      type: 'CHILD.DONE',
-      agentId: 'a1',
-      taskId: 't1',
-      outcome: 'failed',
-      text: 'no',
-    });
+    let [snapshot] = tasks.step(start()[0], done('failed', 'no'));
     [snapshot] = tasks.step(snapshot, { type: 'RESUME', delayMs: 0 });
     expect(snapshot.context).toMatchObject({ resume: true, attempt: 1 });
     expect(tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' })[1][0]).toBe('prepare a1#1 resumed');
   });
 
   it('a spent budget or a guardrail is a failure too: the batch decides; GIVE_UP settles with its status', () => {
-    let [snapshot, actions] = tasks.step(start()[0], {
-      type: 'CHILD.DONE',
-      agentId: 'a1',
-      taskId: 't1',
-      outcome: 'interrupted',
-      text: 'The subagent stopped: budget',
-      failure: 'budget',
-    });
+    let [snapshot, actions] = tasks.step(start()[0], done('interrupted', 'The subagent stopped: budget', 'budget'));
     expect(actions).toEqual(['report TASK.FAILED t1 budget#0']);
     [snapshot, actions] = tasks.step(snapshot, { type: 'GIVE_UP' });
     expect(actions).toEqual(['settle t1 interrupted kept', 'report TASK.SETTLED t1 interrupted']);
   });
 
   it('a cancel while it waits for its verdict settles it with its failure', () => {
-    let [snapshot] = tasks.step(start()[0], {
-      type: 'CHILD.DONE',
-      agentId: 'a1',
-      taskId: 't1',
-      outcome: 'failed',
-      text: 'broke',
-      failure: 'model',
-    });
+    let [snapshot] = tasks.step(start()[0], done('failed', 'broke', 'model'));
     let actions: string[];
     [snapshot, actions] = tasks.step(snapshot, { type: 'CANCEL', status: 'cancelled', text: 'stop' });
     expect(actions).toEqual(['settle t1 failed kept', 'report TASK.SETTLED t1 failed']);
