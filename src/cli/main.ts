@@ -24,10 +24,10 @@ Commands:
   inspect [<id|file>]  serve the offline inspector; given a session, its timeline (troupe inspect --help)
   help                 this text
 
-Verbs, against a session of the folder or, with --restate <ingress>, an agent hosted on Restate (troupe prompt --help):
-  prompt <id> "<text>" run a turn and wait for it      history <id>    the conversation
-  usage <id>           tokens over its turns            approvals <id>  the calls waiting for approval
-  send, attach, steer, interrupt, approve, deny         hosted agents only
+Verbs: a session of the folder, or with --restate <ingress> an agent hosted on Restate (troupe prompt --help)
+  prompt <id> "<text>" run a turn and wait for it     history <id>    the conversation, as stored
+  usage <id>           tokens over its turns           approvals <id>  the calls waiting for approval
+  send, attach, steer, interrupt, approve, deny: hosted agents only (a session's turn is reached where it runs)
 
 Each command takes --help.
 

@@ -5,6 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { VERBS } from '../../src/cli/agents.js';
 import { main } from '../../src/cli/main.js';
 import { eventually, running } from '../helpers/processes.js';
 import { FakeTerminalInput, type Harness, harness as harnessIn, runIn } from './harness.js';
@@ -298,5 +299,15 @@ describe('usage errors', () => {
     for (const command of ['run "<task>"', 'resume [<id>]', 'sessions', 'replay <id>', 'inspect']) {
       expect(lines.join('\n')).toContain(`  ${command}`);
     }
+    for (const verb of Object.keys(VERBS)) expect(lines.join('\n')).toMatch(new RegExp(`\\b${verb}\\b`));
+  });
+
+  it.each(Object.keys(VERBS))('%s --help names both targets, every verb and the exit codes', async (verb) => {
+    const h = harness();
+    expect(await runIn(h, [verb, '--help'])).toBe(0);
+    for (const part of ['Usage: troupe <verb>', '--restate', 'TROUPE_RESTATE_URL', '--cwd', 'Exit codes']) {
+      expect(h.out()).toContain(part);
+    }
+    for (const each of Object.keys(VERBS)) expect(h.out()).toContain(`  ${each} <id>`);
   });
 });
