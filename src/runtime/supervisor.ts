@@ -105,7 +105,7 @@ export class Supervisor {
 
   constructor(config: SupervisorConfig = {}) {
     this.id = config.session?.bindSupervisor(config.id) ?? config.id ?? `supervisor_${nanoid(10)}`;
-    this.runtime = new Tree(this.bus, config);
+    this.runtime = config.session?.openTree(this.bus, config) ?? new Tree(this.bus, config);
     const settings = agentSettings(
       {
         model: config.model ?? missingModel,
@@ -129,7 +129,7 @@ export class Supervisor {
     this.actor.start();
     if (config.session) {
       this.session = config.session;
-      config.session.attachSupervisor(this.runtime, this.owner);
+      config.session.attachSupervisor(this.owner);
     }
   }
 

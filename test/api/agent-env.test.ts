@@ -1,8 +1,9 @@
 /**
- * The shape of an agent's runtime (`AgentEnv`), read by the TypeScript compiler from its source: its collaborators
- * are given at construction, so it has no callback field that another module plugs in later (a journal, a replay
- * marker, an acknowledgement), and no field that holds state the agent's machine context already holds (the turn,
- * the step, the current input): the context is the one home of those, read from the snapshot or the event.
+ * The shape of an agent's runtime (`AgentEnv`) and of its supervision tree, read by the TypeScript compiler from
+ * their source: their collaborators are given at construction, so neither has a callback field that another module
+ * plugs in later (a journal, a replay marker, an acknowledgement, the tree's observer), and the env has no field
+ * that holds state the agent's machine context already holds (the turn, the step, the current input): the context
+ * is the one home of those, read from the snapshot or the event.
  */
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -13,14 +14,18 @@ let checker: ts.TypeChecker;
 let program: ts.Program;
 
 beforeAll(() => {
-  program = ts.createProgram([join(root, 'src/runtime/env/env.ts'), join(root, 'machines/agent/types.ts')], {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    strict: true,
-    skipLibCheck: true,
-    noEmit: true,
-  });
+  const roots = ['src/runtime/env/env.ts', 'machines/agent/types.ts', 'src/runtime/tree/tree.ts'];
+  program = ts.createProgram(
+    roots.map((file) => join(root, file)),
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      skipLibCheck: true,
+      noEmit: true,
+    },
+  );
   checker = program.getTypeChecker();
 }, 120_000);
 
@@ -41,6 +46,8 @@ interface Field {
   /** A property (a field, an accessor), not a method. */
   field: boolean;
   callable: boolean;
+  /** The name of its type (without `undefined`). */
+  type?: string;
 }
 
 function fieldsOf(type: ts.Type): Field[] {
@@ -59,6 +66,7 @@ function fieldsOf(type: ts.Type): Field[] {
       readonly: getterOnly || (modifiers?.some((m) => m.kind === ts.SyntaxKind.ReadonlyKeyword) ?? false),
       field: !method,
       callable: type.getCallSignatures().length > 0,
+      type: type.getSymbol()?.name,
     };
   });
 }
@@ -80,5 +88,20 @@ describe('AgentEnv', () => {
     const shared = env.filter((f) => mirrored.has(f.name));
     expect(shared.map((f) => f.name)).toEqual(expect.arrayContaining(['agentId', 'turn', 'step']));
     expect(shared.filter((f) => !f.readonly).map((f) => f.name)).toEqual([]);
+  });
+});
+
+describe('the supervision tree', () => {
+  it('is given its observer at construction: no field holds one that is plugged in later or may be missing', () => {
+    for (const [file, name] of [
+      ['src/runtime/tree/tree.ts', 'Tree'],
+      ['src/runtime/tree/effects.ts', 'TreeEffects'],
+    ] as const) {
+      const observers = fieldsOf(declared(file, name)).filter((f) => f.type === 'TreeObserver');
+      expect(observers.map((f) => [name, f.name, f.readonly, f.optional])).toEqual([[name, 'observer', true, false]]);
+    }
+    // Every observer answers every call (a tree without a session has `unobserved`): nothing asks whether it can.
+    const optional = fieldsOf(declared('src/runtime/tree/observer.ts', 'TreeObserver')).filter((f) => f.optional);
+    expect(optional.map((f) => f.name)).toEqual([]);
   });
 });

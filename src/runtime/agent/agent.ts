@@ -187,7 +187,9 @@ export class Agent<Output = unknown> {
     const bound = config.session?.bind(config.id, given);
     this.id = bound?.agentId ?? config.id ?? `agent_${nanoid(10)}`;
     this.bus = new EventBus();
-    if (config.subagents) this.tree = new Tree(this.bus, config.subagents);
+    // A session builds the tree, with its journal as the tree's observer.
+    if (config.subagents)
+      this.tree = config.session?.openTree(this.bus, config.subagents) ?? new Tree(this.bus, config.subagents);
     if (config.goals) this.goal = new GoalTracker();
     const extraTools = this.goal ? [...(this.tree?.tools ?? []), this.goal.tool] : this.tree?.tools;
     // A fork edited at its system prompt runs on that prompt: the edit is the fork's first fact.
@@ -228,7 +230,7 @@ export class Agent<Output = unknown> {
     }
     this.actor.subscribe({ error: (error) => this.failed(error) });
     this.actor.start();
-    config.session?.attach(this.env, this.actor, this.tree);
+    config.session?.attach(this.env, this.actor);
     const scheduleJournal = config.session?.scheduleJournal();
     if (scheduleJournal) this.book(scheduleJournal).restore();
   }

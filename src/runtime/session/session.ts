@@ -11,13 +11,15 @@ import {
   type JournalStats,
   type TaskRecord,
 } from '../../session/index.js';
+import type { EventBus } from '../env/bus.js';
 import type { AgentEnv } from '../env/env.js';
 import type { Journaling } from '../env/recording.js';
 import type { ScheduleJournal } from '../schedule/book.js';
 import { restoreBudgets, supervisorLedger } from '../step/turn-budget.js';
 import type { Owner } from '../tree/nodes.js';
 import { RememberedApprovals } from '../tree/remembered-approvals.js';
-import type { Tree } from '../tree/tree.js';
+import type { SupervisionOptions } from '../tree/supervision-options.js';
+import { Tree } from '../tree/tree.js';
 import { JournalLink } from './link.js';
 import { copyJournaled, nothingJournaled, type RecordSink } from './record-sink.js';
 import { SessionRecorder } from './recorder.js';
@@ -136,17 +138,40 @@ export class Session {
   }
 
   /**
-   * Called by `createSupervisor` once its actor has started: journals the tree from now on, and starts again every
-   * task of its own batches (foreground or background) that had not settled, under the same ids.
+   * Called by `createAgent` (after `bind`) and `createSupervisor` (after `bindSupervisor`): the supervision tree of
+   * the session's root, built with the session's journal as its observer, which keeps every fact of the tree from
+   * the start and gives a restored tree back what had not settled. A replay's tree is journaled by nobody.
    *
    * @internal
    */
-  attachSupervisor(tree: Tree, owner: Owner): void {
-    const journal = new TreeJournal(tree, this.sink, owner.id, this.records);
-    journal.ledger = supervisorLedger(this.records, owner.id);
-    this.tree = journal;
+  openTree(bus: EventBus, options: SupervisionOptions): Tree {
+    if (this.treeRuntime || this.closed) throw new Error(`Session "${this.id}" already has a tree`);
+    if (this.replayOf) return new Tree(bus, options);
+    const tree = new Tree(bus, options, (built) => {
+      this.tree = new TreeJournal(
+        built,
+        this.sink,
+        this.header.agentId,
+        this.records,
+        (id) => this.remembered?.restore(id),
+        this.dir,
+      );
+      return this.tree;
+    });
     this.treeRuntime = tree;
-    tree.effects.observer = journal;
+    return tree;
+  }
+
+  /**
+   * Called by `createSupervisor` once its actor has started: starts again every task of its own batches (foreground
+   * or background) that had not settled, under the same ids.
+   *
+   * @internal
+   */
+  attachSupervisor(owner: Owner): void {
+    const journal = this.tree;
+    if (!journal) throw new Error(`Session "${this.id}" has no tree: open it first`);
+    journal.ledger = supervisorLedger(this.records, owner.id);
     this.kicked = new Promise((resolve) =>
       setImmediate(() => {
         if (!this.closed) journal.resumeOwner(owner);
@@ -218,27 +243,16 @@ export class Session {
 
   /**
    * Called by `createAgent` once the actor has started: records from now on, and resumes what was in flight (with
-   * its subagents, when it has a tree).
+   * its subagents, when it has a tree: see openTree).
    *
    * @internal
    */
-  attach(env: AgentEnv, actor: AgentActorRef, tree?: Tree): void {
+  attach(env: AgentEnv, actor: AgentActorRef): void {
     this.env = env;
     this.actor = actor;
     const journal = this.journal;
+    const tree = this.treeRuntime;
     if (this.dir) env.toolResults.useSessionDir(this.dir, env.agentId);
-    if (tree && !this.replayOf) {
-      this.tree = new TreeJournal(
-        tree,
-        this.sink,
-        env.agentId,
-        this.records,
-        (id) => this.remembered?.restore(id),
-        this.dir,
-      );
-      this.treeRuntime = tree;
-      tree.effects.observer = this.tree;
-    }
     // A replay of a tree's agent (a subagent or member: no snapshot of its own) records as the tree recorded it.
     const treeAgent = this.replayOf !== undefined && !journal.snapshot;
     const recorder = new SessionRecorder(
@@ -440,9 +454,8 @@ export class Session {
     if (this.closed) return;
     this.closed = true;
     this.recorder?.stop();
+    // The tree may live on: its journal, stopped, keeps nothing more.
     this.tree?.stop();
-    const treeRuntime = this.treeRuntime;
-    if (treeRuntime && treeRuntime.effects.observer === this.tree) treeRuntime.effects.observer = undefined;
     for (const close of this.closers.splice(0)) close();
     this.link.close();
     this.sink.close?.();

@@ -23,7 +23,7 @@ import type {
 } from '../../session/index.js';
 import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
-import type { Journaling } from '../env/recording.js';
+import { type Journaling, unrecorded } from '../env/recording.js';
 import type { Owner } from '../tree/nodes.js';
 import type { OpenedBatch, StartedBatch, TreeObserver } from '../tree/observer.js';
 import type { TaskResult } from '../tree/subagent-tools.js';
@@ -261,7 +261,9 @@ export class TreeJournal implements TreeObserver {
     this.sink.groupEffects = this.open > 0;
   }
 
+  /** Its session closed: the tree it observes may live on, and it keeps nothing more of it. */
   stop(): void {
+    this.stopped = true;
     for (const off of this.offs.splice(0)) off();
     for (const recorder of this.recorders.values()) recorder.stop();
     this.recorders.clear();
@@ -269,14 +271,16 @@ export class TreeJournal implements TreeObserver {
     this.replays.clear();
   }
 
+  private stopped = false;
+
   // ---- TreeObserver ----
 
   agentJournal(): Journaling {
-    return new JournalLink();
+    return this.stopped ? unrecorded : new JournalLink();
   }
 
   batchOpened(owner: Owner, batch: OpenedBatch): void {
-    if (this.batches.has(batch.batchId)) return;
+    if (this.stopped || this.batches.has(batch.batchId)) return;
     const record: BatchRecord = {
       k: 'batch',
       a: owner.id,
@@ -296,6 +300,7 @@ export class TreeJournal implements TreeObserver {
   }
 
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void {
+    if (this.stopped) return;
     this.writeVerdict();
     const key = `${task.taskId}/${attempt}`;
     if (!this.started.has(key)) {
@@ -326,6 +331,7 @@ export class TreeJournal implements TreeObserver {
   }
 
   verdict(verdict: VerdictFact): void {
+    if (this.stopped) return;
     const due = this.verdictDue;
     if (due && verdict.restarted && due.batchId === verdict.batchId && due.taskId === verdict.taskId) {
       due.restarted = [...(due.restarted ?? []), ...verdict.restarted];
@@ -345,11 +351,12 @@ export class TreeJournal implements TreeObserver {
 
   acknowledge(now?: boolean, then?: () => void): void {
     this.writeVerdict();
-    if (this.sink.acknowledge) this.sink.acknowledge(now, then);
+    if (this.sink.acknowledge && !this.stopped) this.sink.acknowledge(now, then);
     else then?.();
   }
 
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult, error?: SerializedError): void {
+    if (this.stopped) return;
     this.replays.get(task.agentId)?.stop();
     this.replays.delete(task.agentId);
     this.settle(task.ownerId, task, result, error);
@@ -381,6 +388,7 @@ export class TreeJournal implements TreeObserver {
   }
 
   resumeBatch(owner: Owner, callId: string): StartedBatch | undefined {
+    if (this.stopped) return undefined;
     const batchId = this.byCall.get(`${owner.id}/${callId}`);
     const batch = batchId === undefined ? undefined : this.batches.get(batchId);
     return batch ? this.reattach(owner, batch) : undefined;

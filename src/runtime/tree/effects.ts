@@ -61,8 +61,6 @@ export function agentIdle(
  * the registry and the book it is given; the journal hears each fact through the observer.
  */
 export class TreeEffects {
-  /** A session journal's recorder, when the tree is durable. */
-  observer?: TreeObserver;
   private readonly outbox = new NotificationOutbox();
 
   constructor(
@@ -71,6 +69,8 @@ export class TreeEffects {
     private readonly bus: EventBus,
     private readonly profiles: SubagentProfiles,
     private readonly limits: Limits,
+    /** Who keeps the tree's facts: its session's journal, or `unobserved`. */
+    private readonly observer: TreeObserver,
   ) {
     bus.on('agent_start', (event) => {
       const node = this.registry.registered(event.agentId);
@@ -136,7 +136,7 @@ export class TreeEffects {
       new Transcript(messages),
       this.bus,
       new SpawnedAgent(taskActor, params.task.agentId),
-      this.observer?.agentJournal(),
+      this.observer.agentJournal(),
       record.budget,
     );
     const node = new TreeNode(env, owner.depth + 1, record.profile, taskActor, undefined);
@@ -147,7 +147,7 @@ export class TreeEffects {
     this.book.unarchive(params.task.agentId);
     this.registry.register(node);
     node.task = record;
-    this.observer?.taskStarted(node.env, record, params.attempt);
+    this.observer.taskStarted(node.env, record, params.attempt);
     node.env.pending.set(params.task.taskId, {
       startIndex: node.env.transcript.length,
       resolve: (result: RunResult) => {
@@ -170,7 +170,7 @@ export class TreeEffects {
   tellTask(taskId: string, event: TaskVerdict, decided?: FailureInHand): void {
     const record = this.book.tasks.get(taskId);
     if (record?.status !== 'running') return;
-    if (decided) this.observer?.verdict?.(toldVerdict(decided, taskId, event));
+    if (decided) this.observer.verdict(toldVerdict(decided, taskId, event));
     record.actor?.send(event);
   }
 
@@ -180,7 +180,7 @@ export class TreeEffects {
    * batch's results.
    */
   escalate(ownerId: string, escalation: Escalation, decided?: FailureInHand): void {
-    if (decided) this.observer?.verdict?.(escalationVerdict(decided, escalation));
+    if (decided) this.observer.verdict(escalationVerdict(decided, escalation));
     const owner = this.registry.node(ownerId);
     if (!owner) return;
     owner.env.escalation = {
@@ -200,7 +200,7 @@ export class TreeEffects {
     if (!pending) return;
     const transcript = new Transcript(pending.messages);
     const spawned = new SpawnedAgent(supervisor, agentId);
-    const journal = this.observer?.agentJournal();
+    const journal = this.observer.agentJournal();
     const env = new AgentEnv(agentId, owner.id, pending.settings, transcript, this.bus, spawned, journal);
     this.registry.register(new TreeNode(env, 0, 'member', supervisor, undefined));
   }
@@ -227,7 +227,7 @@ export class TreeEffects {
     }
     const batchDone = this.book.tasks.settle(record, result);
     const error = params.status === 'failed' ? node?.lastStop?.error : undefined;
-    this.observer?.taskSettled(record, result, error);
+    this.observer.taskSettled(record, result, error);
     // The settle is stored before anybody hears of it, with one acknowledgement: a listener of `subagent_end` at
     // once, a swarm's caller before its results reach it, a caller of `result()` once it is stored (the settles of
     // one tick in one write).
@@ -239,8 +239,7 @@ export class TreeEffects {
         (() => {
           for (const resolve of awaited) resolve(result);
         });
-      if (this.observer?.acknowledge) this.observer.acknowledge(now, then);
-      else then?.();
+      this.observer.acknowledge(now, then);
     }
     const owner = this.registry.owner(ownerId);
     if (!owner) return;

@@ -1,6 +1,6 @@
 import type { BudgetLimits, JoinPolicy, SerializedError, StrategyOptions } from '../../protocol/index.js';
 import type { AgentEnv } from '../env/env.js';
-import type { Journaling } from '../env/recording.js';
+import { type Journaling, unrecorded } from '../env/recording.js';
 import type { Owner } from './nodes.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { TaskRecord } from './tasks.js';
@@ -9,7 +9,8 @@ import type { VerdictFact } from './verdicts.js';
 /**
  * Where task lifecycle facts happen, for whoever must keep them (a session journal): a batch opened, a task's
  * agent about to run it (each attempt), a task settled. `resumeBatch` lets a restored tree give a tool call that
- * runs again the tasks it had started before a restart instead of new ones.
+ * runs again the tasks it had started before a restart instead of new ones. A tree is given its observer when it is
+ * built ({@link unobserved} for a tree without a session) and keeps it for life.
  */
 export interface TreeObserver {
   /** The journal of an agent of the tree about to be built (a task's, each attempt, or a member's). */
@@ -21,14 +22,25 @@ export interface TreeObserver {
    * A batch's verdict on a failed run, before its task hears it: one call per task it tells (a restart's siblings
    * each name the failed task and themselves in `restarted`), then the escalation, if it escalated.
    */
-  verdict?(verdict: VerdictFact): void;
+  verdict(verdict: VerdictFact): void;
   /**
    * Stores what it was told, and runs `then` (which resolves a promise about a fact) once it is stored; `now`: at
    * once (see JournalWriter.acknowledge).
    */
-  acknowledge?(now?: boolean, then?: () => void): void;
-  resumeBatch?(owner: Owner, callId: string, background: boolean): StartedBatch | undefined;
+  acknowledge(now?: boolean, then?: () => void): void;
+  resumeBatch(owner: Owner, callId: string, background: boolean): StartedBatch | undefined;
 }
+
+/** The observer of a tree without a session: nothing is kept, and a fact is acknowledged at once. */
+export const unobserved: TreeObserver = {
+  agentJournal: () => unrecorded,
+  batchOpened: () => {},
+  taskStarted: () => {},
+  taskSettled: () => {},
+  verdict: () => {},
+  acknowledge: (_now, then) => then?.(),
+  resumeBatch: () => undefined,
+};
 
 /** A batch as it was opened: what a journal needs to start its tasks again. */
 export interface OpenedBatch {

@@ -9,7 +9,7 @@ import { type BatchOptions, newId, planTasks, refusalsOf } from './batch-plan.js
 import { TreeBook } from './book.js';
 import { TreeEffects } from './effects.js';
 import { type Owner, TreeNode } from './nodes.js';
-import type { StartedBatch } from './observer.js';
+import { type StartedBatch, type TreeObserver, unobserved } from './observer.js';
 import { TreeRegistry } from './registry.js';
 import { SubagentProfiles } from './subagent-profiles.js';
 import {
@@ -39,8 +39,9 @@ export const missingModel: Model = {
 /**
  * One supervision tree (one actor system), joined from three parts given to each other at construction: its
  * `registry` (who exists), its `book` (what it remembers: tasks, archive, kept agents, usage) and its `effects`
- * (what the supervision machines do through it). The tree itself is what its agents' subagent tools and its
- * owners ask: it checks the limits and records the tasks when a batch starts, and cancels tasks and batches.
+ * (what the supervision machines do through it), with the observer that keeps its facts (a session's journal, which
+ * builds the tree: see Session.openTree). The tree itself is what its agents' subagent tools and its owners ask: it
+ * checks the limits and records the tasks when a batch starts, and cancels tasks and batches.
  */
 export class Tree implements SubagentHost {
   readonly limits: Limits;
@@ -49,21 +50,29 @@ export class Tree implements SubagentHost {
   readonly book: TreeBook;
   readonly effects: TreeEffects;
   private readonly profiles: SubagentProfiles;
+  private readonly observer: TreeObserver;
   /** What each batch the subagent tools start may spend (`subagents.budget`). */
   private readonly batchBudget?: BudgetLimits;
   /** The supervision of batches that name none (strategy, intensity, failure actions). */
   private readonly supervision?: StrategyOptions;
 
+  /**
+   * `observe` makes the tree's observer from the tree (a journal restores into the tree's book and starts its
+   * journaled batches through it); it is called once its bus, registry and book exist, before its effects, which
+   * are given what it returns.
+   */
   constructor(
     readonly bus: EventBus,
     options: SupervisionOptions,
+    observe: (tree: Tree) => TreeObserver = () => unobserved,
   ) {
     this.limits = limitsOf(options);
     this.profiles = new SubagentProfiles(options.profiles ?? {}, () => this.tools);
     this.tools = subagentTools(this);
     this.registry = new TreeRegistry(bus);
     this.book = new TreeBook(this.registry, bus, this.limits);
-    this.effects = new TreeEffects(this.registry, this.book, bus, this.profiles, this.limits);
+    this.observer = observe(this);
+    this.effects = new TreeEffects(this.registry, this.book, bus, this.profiles, this.limits, this.observer);
     if (options.budget) this.batchBudget = checkLimits(options.budget, 'subagents.budget');
     const { strategy, intensity, onFailure } = checkStrategy(options, 'subagents');
     if (strategy || intensity || onFailure) {
@@ -102,7 +111,7 @@ export class Tree implements SubagentHost {
     const owner = this.registry.owner(callerId);
     if (!owner) throw new SpawnRefused(`Agent ${callerId} cannot start subagents here`);
     const batch =
-      (callId === undefined ? undefined : this.effects.observer?.resumeBatch?.(owner, callId, background)) ??
+      (callId === undefined ? undefined : this.observer.resumeBatch(owner, callId, background)) ??
       this.startBatch(owner, requests, {
         background,
         ...(join ? { join } : {}),
@@ -139,9 +148,7 @@ export class Tree implements SubagentHost {
 
   /** Runs `then` once what the tree's journal was told is stored; at once without a journal. */
   stored(then: () => void): void {
-    const observer = this.effects.observer;
-    if (observer?.acknowledge) observer.acknowledge(false, then);
-    else then();
+    this.observer.acknowledge(false, then);
   }
 
   /** A task's result once its settle is stored (see TreeEffects.settleTask); undefined for a task whose record is gone. */
@@ -197,7 +204,7 @@ export class Tree implements SubagentHost {
     });
     const done = this.book.tasks.openBatch(batchId, records);
     if (options.background) owner.openBackground += records.length;
-    this.effects.observer?.batchOpened(owner, {
+    this.observer.batchOpened(owner, {
       batchId,
       background: options.background,
       ...(options.callId === undefined ? {} : { callId: options.callId }),
