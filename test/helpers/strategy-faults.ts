@@ -63,6 +63,8 @@ export interface Expected {
   /** Failures the batch restarted or resumed for (what the intensity bounds). */
   restarts: number;
   escalated?: { task: number; because: 'intensity' | FailureClass };
+  /** Nested batches that escalated into their task (each ends that task's turn with `code: 'escalated'`). */
+  nestedEscalations: number;
 }
 
 const DEFAULT_ACTIONS: Record<FailureClass, FailureAction> = {
@@ -81,6 +83,7 @@ export class BatchOracle {
   /** Each task's run number, as its failures are counted against `maxRestarts` (0 for the first). */
   private readonly attempts: number[];
   restarts = 0;
+  nestedEscalations = 0;
   escalated?: { task: number; because: 'intensity' | FailureClass };
 
   constructor(private readonly config: FaultConfig) {
@@ -107,8 +110,10 @@ export class BatchOracle {
     }
     if (outcome === 'nested') {
       // The task's own batch (one leaf failing as a model error) escalates into it, or lets its turn go on.
-      if (nestedEscalates(this.config)) this.fail(task, 'escalation');
-      else this.calls[task] = (this.calls[task] ?? 0) + 1;
+      if (nestedEscalates(this.config)) {
+        this.nestedEscalations++;
+        this.fail(task, 'escalation');
+      } else this.calls[task] = (this.calls[task] ?? 0) + 1;
       return;
     }
     this.fail(task, outcome);
@@ -152,6 +157,7 @@ export class BatchOracle {
       calls: [...this.calls],
       runs: [...this.runs],
       restarts: this.restarts,
+      nestedEscalations: this.nestedEscalations,
       ...(this.escalated ? { escalated: this.escalated } : {}),
     };
   }

@@ -96,6 +96,15 @@ async function run(scenario: FaultScenario) {
     if (event.type === 'subagent_start' || event.type === 'subagent_end') log.push(event);
     if (event.type === 'subagent_end') gate.settle();
   });
+  // The turns of the tasks' agents (and the leaves below them) that a nested batch's escalation ended.
+  const escalatedTurns: string[] = [];
+  root.on(
+    'turn_end',
+    (event) => {
+      if (event.agentId !== root.id && event.error?.code === 'escalated') escalatedTurns.push(event.error.message);
+    },
+    { subtree: true },
+  );
   const turn = root.prompt(ROOT_PROMPT);
   const oracle = new BatchOracle(scenario.config);
   for (const step of scenario.steps) {
@@ -108,7 +117,7 @@ async function run(scenario: FaultScenario) {
   await new Promise((resolve) => setTimeout(resolve, 5));
   const history = root.messages;
   await root.stop();
-  return { what, log, result, history };
+  return { what, log, result, history, escalatedTurns };
 }
 
 function check(scenario: FaultScenario, expected: Expected, ran: Awaited<ReturnType<typeof run>>) {
@@ -147,6 +156,12 @@ function check(scenario: FaultScenario, expected: Expected, ran: Awaited<ReturnT
   const late = log.slice(lastEnd + 1).filter((e) => 'call' in e || e.type === 'subagent_start');
   expect(late, what).toEqual([]);
 
+  // A nested batch's escalation reaches its own owner, the task's agent, whose turn ends naming the cause.
+  expect(ran.escalatedTurns.length, what).toBe(expected.nestedEscalations);
+  for (const message of ran.escalatedTurns) {
+    expect(message, what).toMatch(/too many restarts within the intensity window|model failure/);
+  }
+
   if (expected.escalated) {
     // The escalation reaches the owner: its turn ends failed, naming the task and the cause.
     const { task, because } = expected.escalated;
@@ -183,7 +198,7 @@ describe('supervision strategies under random faults', () => {
   const strategies: SupervisionStrategy[] = ['oneForOne', 'oneForAll', 'restForOne'];
   strategies.forEach((strategy, s) => {
     it(`${strategy}: ${BATCHES} batches end as the strategy dictates`, { timeout: 120_000 }, async () => {
-      const tally = { escalated: 0, restarts: 0, nested: 0, steps: 0 };
+      const tally = { escalated: 0, restarts: 0, nested: 0, nestedEscalations: 0 };
       for (let k = 0; k < BATCHES; k++) {
         const scenario = faultScenario(SEED + s * BATCHES + k, strategy);
         const expected = expectedOf(scenario);
@@ -191,12 +206,13 @@ describe('supervision strategies under random faults', () => {
         tally.escalated += expected.escalated ? 1 : 0;
         tally.restarts += expected.restarts;
         tally.nested += scenario.steps.filter((step) => step.outcome === 'nested').length;
-        tally.steps += scenario.steps.length;
+        tally.nestedEscalations += expected.nestedEscalations;
       }
-      // The generator reaches what the test is for: escalations, restarts and nested batches.
+      // The generator reaches what the test is for: escalations, restarts and nested batches, some escalating.
       expect(tally.escalated).toBeGreaterThan(0);
       expect(tally.restarts).toBeGreaterThan(0);
       expect(tally.nested).toBeGreaterThan(0);
+      expect(tally.nestedEscalations).toBeGreaterThan(0);
     });
   });
 });
