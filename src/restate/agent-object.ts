@@ -416,7 +416,8 @@ export function agentObject(options: AgentObjectOptions) {
       /**
        * Steers and interrupts that no running turn took (control.ts): the control object sends this after each,
        * so a turn runs after the one they were meant for even with no prompt waiting (a turn that starts first takes
-       * them instead). Steers after the last interrupt open a turn of their own.
+       * them instead when the turn they rang heard them as it ended). Steers after the last interrupt open a turn of
+       * their own.
        */
       steered: async (ctx: restate.ObjectContext): Promise<TurnOutcome | null> => {
         const turn = await hostTurn(ctx, undefined);
