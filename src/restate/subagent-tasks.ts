@@ -3,7 +3,7 @@ import { notificationDelivery, notificationMessage, restartDecision } from '../h
 import type { BudgetLimits, Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
 import type { HostedSupervision } from './subagents.js';
-import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, WAITING } from './swarm.js';
+import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, type Spent, WAITING } from './swarm.js';
 import { sendBook, stopTasksOf } from './task-book.js';
 
 /**
@@ -24,6 +24,8 @@ export interface ChildNotification {
   text: string;
   /** A turn of the parent ran when it came, and may have taken it (control.ts); else no turn has seen it. */
   offered?: boolean;
+  /** What the child's task spent, when a budget covered it: its parent's task owes it to its own parent. */
+  spent?: Spent;
 }
 
 /**
@@ -76,6 +78,21 @@ export interface TaskRecord {
    * the hand-off of its last turn too).
    */
   handOff?: HandOff;
+  /**
+   * What the task spent besides the turn it reports: its earlier turns and its background children. Its hand-off
+   * carries the sum, so the parent's account is charged the task's whole subtree, as an embedded child's chain is.
+   */
+  spent?: Spent;
+}
+
+/** Adds what two accounts spent (undefined: none). */
+const plus = (a: Spent | undefined, b: Spent | undefined): Spent | undefined =>
+  a && b ? { tokens: a.tokens + b.tokens, costUsd: a.costUsd + b.costUsd } : (a ?? b);
+
+/** A task that waits with this hand-off: what its turn spent moves to the task's account of what it owes. */
+function owing(task: TaskRecord, { spent, ...handOff }: HandOff): TaskRecord {
+  const owed = plus(task.spent, spent);
+  return { ...task, handOff, ...(owed ? { spent: owed } : {}) };
 }
 
 /** A hosted turn's answer to its caller, and its hand-off to a parent waiting for it. */
@@ -157,13 +174,15 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     if (!task || task.reported) return;
     if (handOff.status !== 'cancelled' && ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) > 0) {
       // Owed once they have all reported: kept for an agent that will run no turn when the last one does.
-      ctx.set(TASK, { ...task, handOff });
+      ctx.set(TASK, owing(task, handOff));
       return;
     }
-    if (task.handOffTo) ctx.resolveAwakeable(task.handOffTo, handOff);
+    const spent = plus(task.spent, handOff.spent);
+    if (task.handOffTo) ctx.resolveAwakeable(task.handOffTo, { ...handOff, ...(spent ? { spent } : {}) });
     else {
       const { taskId, parentId } = task;
-      sendBook(ctx, host.name, parentId, 'settle', { taskId, status: handOff.status, text: handOff.text });
+      const settle = { taskId, status: handOff.status, text: handOff.text, ...(spent ? { spent } : {}) };
+      sendBook(ctx, host.name, parentId, 'settle', settle);
     }
     ctx.set(TASK, { ...task, reported: true });
   }
@@ -216,7 +235,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
         const open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
         if (!request.handOffTo || open === 0) return handOff;
         const { parentId, taskId, handOffTo } = request;
-        ctx.set(TASK, { parentId, taskId, reported: false, handOffTo, handOff } satisfies TaskRecord);
+        ctx.set(TASK, owing({ parentId, taskId, reported: false, handOffTo }, handOff));
         return WAITING;
       } catch (error) {
         if (!(error instanceof restate.CancelledError)) throw error;
@@ -233,6 +252,11 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome | null> => {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
+      // The child's spending is its task's: owed to the parent with the task's hand-off.
+      if (notification.spent) {
+        const task = await ctx.get<TaskRecord>(TASK);
+        if (task && !task.reported) ctx.set(TASK, { ...task, spent: plus(task.spent, notification.spent) });
+      }
       const message = notificationMessage(taskId, agentId, status, text);
       // A task waiting for its children is finished with its last turn's hand-off once the last has come, when no
       // turn runs for it. A record written before hand-offs were kept (an upgrade that did not drain) reports an

@@ -4,6 +4,7 @@ import type { BudgetLimits, TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
 import { agentsFinished, claimResumes, forgetBook } from './finished-agents.js';
+import type { Spent } from './swarm.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -51,6 +52,8 @@ export interface BookSettle {
   taskId: string;
   status: Exclude<TaskStatus, 'running'>;
   text: string;
+  /** What the child's task spent, when a budget covered it (told to the parent with the result). */
+  spent?: Spent;
 }
 
 /** Foreground tasks that settled, as their parent's turn records them (`task_status` knows them once over). */
@@ -164,7 +167,13 @@ export function taskBookObject(
    * starts more on hearing it finds the slot free), and told to the parent (`notify`) as a notification turn, once;
    * not when the parent itself was cancelled (`tell` false), as an embedded agent that is stopped hears nothing.
    */
-  const conclude = async (ctx: restate.ObjectContext, taskId: string, settled: BookedTask, tell = true) => {
+  const conclude = async (
+    ctx: restate.ObjectContext,
+    taskId: string,
+    settled: BookedTask,
+    tell = true,
+    spent?: Spent,
+  ) => {
     if (counted) await releaseSlots(ctx, agentObjectName, settled.root ?? ctx.key, 1, true);
     // A cancelled child stops with its task (so does one whose owner was cancelled); any other stays resumable.
     const alive = tell && settled.status !== 'cancelled';
@@ -183,7 +192,7 @@ export function taskBookObject(
       service: agentObjectName,
       method: 'notify',
       key: ctx.key,
-      parameter: { ...parameter, ...(offered ? { offered } : {}) },
+      parameter: { ...parameter, ...(offered ? { offered } : {}), ...(spent ? { spent } : {}) },
       inputSerde: json,
     });
     ctx.set(recordKey(taskId), { ...settled, notifyId: await notify.invocationId });
@@ -234,7 +243,7 @@ export function taskBookObject(
       settle: async (ctx: restate.ObjectContext, end: BookSettle): Promise<null> => {
         const record = await ctx.get<BookedTask>(recordKey(end.taskId));
         if (record?.status !== 'running') return null;
-        await conclude(ctx, end.taskId, { ...record, status: end.status, text: end.text });
+        await conclude(ctx, end.taskId, { ...record, status: end.status, text: end.text }, true, end.spent);
         return null;
       },
       /**

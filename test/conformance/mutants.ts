@@ -296,6 +296,21 @@ export const MUTANTS: Record<string, Mutant> = {
       },
     },
   },
+  'task-spend-forgotten': {
+    breaks: "a subagent's hand-off owes only its last turn's spending, not its earlier turns' or its children's",
+    host: 'restate',
+    handlers: {
+      agent: {
+        notify:
+          (original) =>
+          async (ctx, { spent: _spent, ...notification }) => {
+            const { spent: _owed, ...task } = (await ctx.get('task')) ?? {};
+            if (Object.keys(task).length > 0) ctx.set('task', task);
+            return original(ctx, notification);
+          },
+      },
+    },
+  },
   'history-forgotten': {
     breaks: 'a prompt starts from an empty history',
     host: 'restate',

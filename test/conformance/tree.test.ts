@@ -51,6 +51,14 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(log).toEqual(['ran count 0']);
   });
 
+  it("a subagent's background child spends from the root's turn too: the root stops budget_exhausted", async () => {
+    // 15 for the root's answer, 30 for the child's two, 15 for its helper's first: over 40 before the child is done.
+    const outcome = await host.prompt('budget-6', '#agents ["helped loop h"]');
+    expect(outcome).toMatchObject({ stopReason: 'budget_exhausted', usage: { input: 10, output: 5 } });
+    expect(toolTexts(await host.history('budget-6'))).toEqual([RAN_OUT]);
+    expect(log).toEqual([]);
+  });
+
   it("a subagent within its parent's budget leaves the parent's turn to go on", async () => {
     const outcome = await host.prompt('budget-4', '#agents ["echo e"]');
     expect(outcome).toMatchObject({ stopReason: 'completed', text: 'joined', usage: { input: 20, output: 10 } });
