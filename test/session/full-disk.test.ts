@@ -5,6 +5,7 @@
  * tmpfs (needs root to mount: skipped elsewhere, with the reason, unless CI is set).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -145,6 +146,10 @@ describe("a store that fails the write of a turn's end", () => {
       'Session "s": could not append to its journal: no space (ENOSPC)',
     );
     await expect(agent.prompt('three')).rejects.toBeInstanceOf(SessionStorageError);
+    // A refused prompt leaves nothing waiting: no listener on its caller's signal.
+    const signal = new AbortController().signal;
+    await expect(agent.prompt('four', { signal })).rejects.toBeInstanceOf(SessionStorageError);
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0);
     expect(warnings).toHaveLength(1);
     await agent.stop();
     session.close();

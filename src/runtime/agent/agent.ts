@@ -562,9 +562,7 @@ export class Agent<Output = unknown> {
 
   /** The result of the turn `inputId` opens, resolved by its `endTurn` as a prompt's is (for a host's turns). */
   private awaitTurn(inputId: string): Promise<RunResult> {
-    return new Promise<RunResult>((resolve) =>
-      this.env.pending.set(inputId, { resolve, startIndex: this.env.transcript.length }),
-    );
+    return new Promise<RunResult>((resolve) => this.env.pending.set(inputId, { resolve }));
   }
 
   private submit<O>(input: PromptInput, options: PromptOptions<O>, inputId: string): Promise<RunResult<O>> {
@@ -585,30 +583,29 @@ export class Agent<Output = unknown> {
     } catch (error) {
       return Promise.reject(error);
     }
+    const { signal } = options;
+    let onAbort: (() => void) | undefined;
     const result = new Promise<RunResult<O>>((resolve) => {
-      const pending: PendingTurn = {
-        resolve: resolve as (result: RunResult) => void,
-        startIndex: this.env.transcript.length,
-      };
+      const pending: PendingTurn = { resolve: resolve as (result: RunResult) => void };
       if (turnOutput) pending.outputSpec = turnOutput;
       if (options.budget) pending.budget = options.budget;
       this.env.pending.set(inputId, pending);
-      const { signal } = options;
-      if (signal) {
-        const onAbort = () => {
-          if (this.env.currentInputId === inputId) this.interrupt();
-          else pending.abortRequested = true;
-        };
-        if (signal.aborted) pending.abortRequested = true;
-        else {
-          signal.addEventListener('abort', onAbort, { once: true });
-          // A long-lived signal (one per session, say) would otherwise collect a listener per turn.
-          pending.resolve = (turn) => {
-            signal.removeEventListener('abort', onAbort);
-            resolve(turn as RunResult<O>);
-          };
-        }
+      if (!signal) return;
+      if (signal.aborted) {
+        pending.abortRequested = true;
+        return;
       }
+      const abort = () => {
+        if (this.env.currentInputId === inputId) this.interrupt();
+        else pending.abortRequested = true;
+      };
+      onAbort = abort;
+      signal.addEventListener('abort', abort, { once: true });
+      // A long-lived signal (one per session, say) would otherwise collect a listener per turn.
+      pending.resolve = (turn) => {
+        signal.removeEventListener('abort', abort);
+        resolve(turn as RunResult<O>);
+      };
     });
     const expectsOutput = Boolean(turnOutput ?? this.env.settings.output);
     const turnInput = { inputId, messages: [userMessage(input)], expectsOutput };
@@ -616,8 +613,10 @@ export class Agent<Output = unknown> {
     try {
       now = this.env.journal.input(turnInput);
     } catch (error) {
-      // Its input could not be journaled (the session stopped recording): the prompt is refused, not run.
+      // Its input could not be journaled (the session stopped recording): the prompt is refused, not run, and
+      // leaves no caller behind.
       this.env.pending.delete(inputId);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
       return Promise.reject(error);
     }
     if (now) this.actor.send({ type: 'PROMPT', input: turnInput });

@@ -78,7 +78,6 @@ export const runtimeAgentMachine = agentMachine.provide({
       env.turnUsage = emptyUsage();
       const pending = env.pending.get(input.inputId);
       env.turnStart = env.transcript.length;
-      if (pending) pending.startIndex = env.turnStart;
       startTurnBudget(env, self, context.turn, input.inputId, pending?.budget);
       env.emit({ type: 'turn_start', inputId: input.inputId }, context);
       for (const message of input.messages) env.append(message, context);
@@ -238,7 +237,7 @@ function endTurn(env: AgentEnv, context: Context): void {
   const observed = env.settings.hooks?.observesTurns === true;
   if (!pending && !observed) return;
   if (pending) env.pending.delete(input.inputId);
-  const messages = env.transcript.since(pending?.startIndex ?? env.turnStart);
+  const messages = env.transcript.since(env.turnStart);
   const result: RunResult = { stopReason, messages, text: textOf(lastAssistant(messages)), usage };
   if (pending?.output !== undefined) result.output = pending.output;
   const error = turnError(env, context);

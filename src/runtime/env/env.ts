@@ -101,14 +101,17 @@ export interface RunResult<Output = unknown> {
   error?: TurnError;
 }
 
-/** A turn someone is waiting for: `prompt()` resolves it on the turn's `turn_end`. */
+/**
+ * The caller's side of an input (`prompt()`'s promise and the options it gave): the input itself is queued in the
+ * agent's machine context alone, and its caller is found from it by its id. Its turn's `turn_end` resolves it, or
+ * the agent's stop, once.
+ */
 export interface PendingTurn {
   resolve(result: RunResult): void;
   /** This turn's own structured-answer schema, overriding the agent's. */
   outputSpec?: OutputSpec;
-  startIndex: number;
+  /** The turn's validated structured answer, for its result. */
   output?: unknown;
-  error?: TurnError;
   /** The caller's signal fired before the turn started: interrupt it as soon as it does. */
   abortRequested?: boolean;
   /** This turn's own budget, on top of the agent's. */
@@ -123,6 +126,7 @@ export interface PendingTurn {
 export class AgentEnv implements EventOrigin {
   turnUsage: Usage = emptyUsage();
   readonly totalUsage: Usage = emptyUsage();
+  /** The callers waiting on its inputs, by input id (see PendingTurn). */
   readonly pending = new Map<string, PendingTurn>();
   /** Where the current turn's messages start in the transcript. */
   turnStart = 0;
@@ -281,7 +285,7 @@ export class AgentEnv implements EventOrigin {
     for (const [inputId, pending] of this.pending) {
       this.pending.delete(inputId);
       // The turn in progress keeps what it added; a queued one added nothing.
-      const messages = inputId === this.currentInputId ? this.transcript.since(pending.startIndex) : [];
+      const messages = inputId === this.currentInputId ? this.transcript.since(this.turnStart) : [];
       const result: RunResult = { stopReason: end.stopReason, messages, text: '', usage: { ...this.turnUsage } };
       if (end.error) result.error = end.error;
       settled.push(() => pending.resolve(result));

@@ -149,7 +149,6 @@ export class TreeEffects {
     node.task = record;
     this.observer.taskStarted(node.env, record, params.attempt);
     node.env.pending.set(params.task.taskId, {
-      startIndex: node.env.transcript.length,
       resolve: (result: RunResult) => {
         node.lastOutput = result.output;
       },
