@@ -293,6 +293,40 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
   });
 });
 
+describe('restored from a journal: the batch and its tasks go on from the restarts made before', () => {
+  const restored = (extra: Partial<BatchSpec>) => {
+    const { tasks: queue, ...shape } = { ...batch('b', [task(0), task(1)], 2), ...extra };
+    const [spawned] = batches.start({ ...settings, maxRestarts: 3, batch: { ...shape, size: 2 } });
+    return batches.step(spawned, { type: 'QUEUE', tasks: queue })[0];
+  };
+  const failed = (i: number, attempt: number, at = 1000) => ({
+    type: 'TASK.FAILED',
+    taskId: `t${i}`,
+    attempt,
+    failure: 'model',
+    text: 'broke',
+    at,
+  });
+
+  it("a task's run number goes on: its earlier run's failure is stale, its backoff doubles from there", () => {
+    const snapshot = restored({ attempts: { 1: 1 } });
+    expect(batches.step(snapshot, failed(1, 0))[1]).toEqual([]);
+    expect(batches.step(snapshot, failed(1, 1))[1]).toEqual(['tell t1 RESTART after 200']);
+  });
+
+  it('the intensity window goes on from the restarts before the crash', () => {
+    const intensity = { maxRestarts: 1, withinMs: 100 };
+    const [snapshot, actions] = batches.step(restored({ supervision: { intensity }, restarts: [950] }), failed(0, 0));
+    expect(snapshot.value).toBe('escalated');
+    expect(actions.at(-1)).toBe('escalate t0 intensity');
+  });
+
+  it('a task starts at its run number, naming the sibling whose failure restarted it', () => {
+    const input = { ...settings, task: { ...task(1), attempt: 2, cause: 't0' }, batchId: 'b', background: false };
+    expect(tasks.start(input)[1][0]).toBe('prepare a1#2 (cause t0)');
+  });
+});
+
 describe('task machine: restarted by a sibling, resumed, restarted again', () => {
   const start = () => tasks.start({ ...settings, task: task(1), batchId: 'b', background: false });
   /** Its agent's turn ended. */

@@ -15,7 +15,7 @@ export const taskMachine = taskSetup.createMachine({
     attempt: input.task.attempt ?? 0,
     alive: true,
     delayMs: 0,
-    ...(input.task.cause === undefined ? {} : { cause: input.task.cause }),
+    cause: input.task.cause,
   }),
   initial: 'running',
   states: {
