@@ -340,6 +340,7 @@ export class Session {
         const held = this.link.release();
         if (!this.closed) {
           const owner = tree?.registry.node(env.agentId);
+          this.tree?.escalateOwed(owner);
           this.resume(actor, snapshot.context);
           this.tree?.resumeRoot(owner);
           this.afterReplay(() => {

@@ -151,6 +151,20 @@ export class TreeJournal implements TreeObserver {
     return answers;
   }
 
+  /**
+   * An escalation of a batch of the root's that its turn had not ended with (its tool call's result journaled, the
+   * turn's end not) is heard again, before the turn resumes.
+   */
+  escalateOwed(owner: Owner | undefined): void {
+    if (!owner) return;
+    for (const batch of this.journaledBatches()) {
+      const escalation = batch.a === owner.id ? this.standing.escalationOf(batch.batchId) : undefined;
+      const at = escalation ? this.records.indexOf(escalation) : -1;
+      const heard = this.records.slice(at).some((r) => r.k === 'turn_end' && r.a === owner.id);
+      if (escalation && !heard) this.escalateAgain(owner.id, batch, escalation);
+    }
+  }
+
   /** The root's background tasks that had not settled when the process stopped start again. */
   resumeRoot(owner: Owner | undefined): void {
     if (!owner) return;
@@ -452,18 +466,7 @@ export class TreeJournal implements TreeObserver {
       );
       done = started.done.then(results);
     }
-    if (escalation && open.length > 0) {
-      const { taskId, failure, because = 'intensity', text = '' } = escalation;
-      const agentId = batch.tasks.find((task) => task.taskId === taskId)?.agentId ?? '';
-      this.tree.effects.escalate(owner.id, {
-        batchId: batch.batchId,
-        taskId,
-        agentId,
-        failure: failure as FailureClass,
-        because: because as Escalation['because'],
-        text,
-      });
-    }
+    if (escalation && open.length > 0) this.escalateAgain(owner.id, batch, escalation);
     const handle = { batchId: batch.batchId, taskIds: batch.tasks.map((task) => task.taskId), done };
     this.reattached.set(batch.batchId, handle);
     return handle;
@@ -502,6 +505,20 @@ export class TreeJournal implements TreeObserver {
     for (const task of batch.tasks) if (this.settled.get(task.taskId)?.status === 'completed') completed++;
     if (joinDecided(join, size, completed, size - open)) return 'decided';
     return { kind: join.kind, k: Math.min(join.k - completed, open) };
+  }
+
+  /** The owner's turn ends with a journaled escalation at its next step (once: the env holds one). */
+  private escalateAgain(ownerId: string, batch: BatchRecord, escalation: VerdictRecord): void {
+    const { taskId, failure, because = 'intensity', text = '' } = escalation;
+    const agentId = batch.tasks.find((task) => task.taskId === taskId)?.agentId ?? '';
+    this.tree.effects.escalate(ownerId, {
+      batchId: batch.batchId,
+      taskId,
+      agentId,
+      failure: failure as FailureClass,
+      because: because as Escalation['because'],
+      text,
+    });
   }
 
   /** How a task of an escalated batch ended: the failed one with its failure, the others cancelled naming it. */
