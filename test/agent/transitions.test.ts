@@ -98,6 +98,12 @@ describe('idle', () => {
     expect(held.context.injections).toHaveLength(3);
   });
 
+  it('a NOTIFY that says wake: false does not wake an agent that wakes for notifications', () => {
+    const [snapshot] = drive(start()[0], { ...notify, wake: false } as AgentMachineEvent);
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.injections).toHaveLength(1);
+  });
+
   it('NOTIFY does not wake an agent with wakeOnNotification: false', () => {
     const [snapshot] = drive(start({ wakeOnNotification: false })[0], notify);
     expect(snapshot.value).toBe('idle');
