@@ -51,8 +51,11 @@ async function sweep(size: SiblingsSize, swarm: Swarm): Promise<Timed> {
     if (weighed) facts.heapKBPerLiveAgent = ((await weighed) - before) / agents / 1024;
     last = { ms, cpuMs };
   }
-  const first = size.siblings[0] ?? 0;
-  facts.cpuGrowth = (facts[`cpuUsPerAgent@${largest}`] ?? 0) / (facts[`cpuUsPerAgent@${first}`] ?? 1);
+  // Flat from 1,000 up: below that a subagent still pays for code the JIT has not optimised yet.
+  const from = size.siblings.find((n) => n >= 1000) ?? size.siblings[0] ?? 0;
+  facts.cpuGrowth = (facts[`cpuUsPerAgent@${largest}`] ?? 0) / (facts[`cpuUsPerAgent@${from}`] ?? 1);
+  const second = size.siblings[size.siblings.length - 2] ?? largest;
+  facts.idealRatioBelowLargest = (facts[`wallMs@${second}`] ?? 0) / idealMs(size);
   return { ...last, facts };
 }
 
@@ -71,7 +74,7 @@ export const W7: Workload<SiblingsSize> = {
   unit: 'wall ms',
   better: 'lower',
   sizes: {
-    full: { siblings: [100, 1000, 2000, 5000], latencyMs: 1500 },
+    full: { siblings: [100, 1000, 2000, 5000, 10_000], latencyMs: 1500 },
     smoke: { siblings: [4, 8], latencyMs: 5 },
   },
   describe: (size) =>
@@ -84,14 +87,22 @@ export const W7: Workload<SiblingsSize> = {
   runs: { warmup: 0, measured: 1 },
   rounds: 1,
   targets: [
-    { impl: 'troupe', baseline: 'ideal', bound: 'max', ratio: 1.3 },
+    // The largest swarm (10,000) within 1.5× the ideal, the one below it (5,000) within 1.3×.
+    { impl: 'troupe', baseline: 'ideal', bound: 'max', ratio: 1.5 },
     {
       impl: 'troupe',
       baseline: 'absolute',
       bound: 'max',
-      // "Flat": the CPU a subagent costs at the largest size, within the noise of the smallest's.
+      ratio: 1.3,
+      metric: { fact: 'idealRatioBelowLargest', label: 'the second-largest swarm (5,000) ÷ the ideal' },
+    },
+    {
+      impl: 'troupe',
+      baseline: 'absolute',
+      bound: 'max',
+      // "Flat": the CPU a subagent costs at the largest size, within the noise of the 1,000's.
       ratio: 1.25,
-      metric: { fact: 'cpuGrowth', label: 'CPU per subagent, largest swarm ÷ smallest' },
+      metric: { fact: 'cpuGrowth', label: 'CPU per subagent, largest swarm ÷ 1,000' },
     },
   ],
   notes: ({ facts }) => {
@@ -106,7 +117,7 @@ export const W7: Workload<SiblingsSize> = {
       .join('; ');
     return [
       `wall time and CPU per subagent by swarm size: ${perSize}; CPU per subagent grows ` +
-        `${Number(facts.cpuGrowth).toFixed(2)}× from the smallest to the largest; ` +
+        `${Number(facts.cpuGrowth).toFixed(2)}× from 1,000 (or the smallest) to the largest; ` +
         `${Number(facts.heapKBPerLiveAgent).toFixed(1)} KB of heap per live subagent.`,
     ];
   },
