@@ -165,6 +165,14 @@ export function restartedWith(index: number, active: readonly number[], strategy
   return [index];
 }
 
+/** How a task its batch stopped because a sibling's failure escalated ends: cancelled, naming the failure. */
+export function escalatedEnd(
+  taskId: string,
+  because: 'intensity' | FailureClass,
+): { status: 'cancelled'; text: string } {
+  return { status: 'cancelled', text: escalatedText(taskId, because) };
+}
+
 /** The hand-off text of a task its batch stopped because a sibling's failure escalated. */
 export function escalatedText(taskId: string, because: 'intensity' | FailureClass): string {
   return `The task was stopped: its batch escalated the failure of task ${taskId} (${escalationCause(because)}).`;
@@ -173,6 +181,28 @@ export function escalatedText(taskId: string, because: 'intensity' | FailureClas
 /** Why a batch escalated, in words: what an owner's turn error says. */
 export function escalationCause(because: 'intensity' | FailureClass): string {
   return because === 'intensity' ? 'too many restarts within the intensity window' : `${because} failure`;
+}
+
+/** A failure a batch escalated, as its owner's turn hears it: the failed task, why, and what it ended with. */
+export interface EscalatedFailure {
+  /** The task whose failure escalated, and its agent. */
+  taskId: string;
+  agentId: string;
+  /** `intensity`, or the class whose action is `escalate`. */
+  because: 'intensity' | FailureClass;
+  /** What the failed run handed off. */
+  text: string;
+}
+
+/** The error an owner's turn ends with when a batch of its subagents escalated (class `escalation` one level up). */
+export function escalationError(escalation: EscalatedFailure): SerializedError {
+  return {
+    name: 'SupervisionEscalated',
+    code: ESCALATED,
+    message:
+      `Subagent task ${escalation.taskId} (agent ${escalation.agentId}) failed and its batch escalated ` +
+      `(${escalationCause(escalation.because)}): ${escalation.text}`,
+  };
 }
 
 /** Refuses options that cannot work, naming the field; answers them as given. */

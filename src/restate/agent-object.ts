@@ -1,6 +1,14 @@
 // Over 400 lines: the agent's virtual object is every handler Restate calls on one agent, registered together.
 import * as restate from '@restatedev/restate-sdk';
-import { addUsage, emptyUsage, handOffOf, hostedAgent, SubagentConfigs, type TurnStopReason } from '../host/index.js';
+import {
+  addUsage,
+  emptyUsage,
+  failureClassOf,
+  handOffOf,
+  hostedAgent,
+  SubagentConfigs,
+  type TurnStopReason,
+} from '../host/index.js';
 import {
   type Agent,
   type AgentConfig,
@@ -311,6 +319,9 @@ export function agentObject(options: AgentObjectOptions) {
             if (config.permissions === undefined || !agent) return;
             applyRemembered(agent, await scope.wait(rememberedInTree(ctx, name, root)), config.tools ?? []);
           },
+          escalate: (error) => {
+            if (agent) hostedAgent(agent).escalate(error);
+          },
         }).filter((tool) => keeps(tool.name)),
       );
     }
@@ -390,9 +401,15 @@ export function agentObject(options: AgentObjectOptions) {
       else if (notes.length > 0) ctx.clear(NOTES);
       await end({ ...book, turns: turns + results.length, usage });
       const [result] = results as [RunResult];
+      // How the turn failed, for its batch's verdict (a spent budget or a guardrail ends it without `failed`).
+      const failure = failureClassOf(result.stopReason, result.error);
       return {
         outcome: { agentId, stopReason: result.stopReason, text: result.text, usage: result.usage },
-        handOff: { ...(cancelled || control.cancelled ? CANCELLED : handOffOf(result)), ...(spent ? { spent } : {}) },
+        handOff: {
+          ...(cancelled || control.cancelled ? CANCELLED : handOffOf(result)),
+          ...(failure && !cancelled && !control.cancelled ? { failure } : {}),
+          ...(spent ? { spent } : {}),
+        },
       };
     } finally {
       offEvents?.();

@@ -1,9 +1,13 @@
 import * as restate from '@restatedev/restate-sdk';
 import { z } from 'zod';
 import {
+  checkStrategy,
+  type EscalatedFailure,
+  escalationError,
   type JoinPolicy,
   type ResumeRefusal,
   resumeRefused,
+  type SerializedError,
   SpawnRefused,
   type StrategyOptions,
   type SubagentConfigs,
@@ -46,6 +50,9 @@ export type HostedSupervision = Pick<
   | 'profiles'
   | 'keepHistory'
   | 'keepFinished'
+  | 'strategy'
+  | 'intensity'
+  | 'onFailure'
 >;
 
 /** What the subagent tools of one hosted turn need from its object. */
@@ -85,6 +92,8 @@ export interface HostedTree {
   charge(spent: Spent): void;
   /** Takes up the approvals remembered in the tree meanwhile (a foreground child's, answered "always"). */
   relearn(): Promise<void>;
+  /** A foreground batch escalated a failure: the turn ends with this error at its next step. */
+  escalate(error: SerializedError): void;
 }
 
 /**
@@ -98,6 +107,12 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
   const concurrency = tree.supervision.concurrency ?? 4;
   const maxDepth = tree.supervision.maxDepth ?? 3;
   const maxAgents = countedLimit(tree.supervision.maxAgents);
+  const { strategy, intensity, onFailure } = tree.supervision;
+  const treeStrategy: StrategyOptions = {
+    ...(strategy ? { strategy } : {}),
+    ...(intensity ? { intensity } : {}),
+    ...(onFailure ? { onFailure } : {}),
+  };
   /**
    * Takes slots for batches of these sizes from the tree's counter (unless `maxAgents` is `Infinity`: one journaled
    * call each, awaited together); a batch the tree has no room for is refused (`tooManyAgents`).
@@ -182,7 +197,9 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     profileNames: tree.profiles.names,
     profileDescription: (name) => tree.profiles.description(name),
     async run(callerId, requests, background, _signal, join, callId, supervision) {
-      refuseUnhostedStrategy(supervision);
+      if (background) refuseUnhostedStrategy(supervision);
+      // A batch's own supervision overrides the tree's field by field.
+      const strategy = checkStrategy({ ...treeStrategy, ...supervision }, 'swarm');
       const tasks = tasksOf(callerId, requests, tree, callId ?? 'call', maxDepth, join);
       const resumed = requests.flatMap((request) => (request.agentId === undefined ? [] : [request.agentId]));
       if (resumed.length > 0) {
@@ -207,8 +224,10 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
         ...(join ? { join } : {}),
         maxRestarts: tree.supervision.maxRestarts,
         restartDelayMs: tree.supervision.restartDelayMs,
+        supervision: strategy,
       };
-      const results = await runTogether(callerId, { tasks, options }, resumed);
+      const escalate = (failure: EscalatedFailure) => tree.escalate(escalationError(failure));
+      const results = await runTogether(callerId, { tasks, options, escalate }, resumed);
       return { taskIds: tasks.map((task) => task.taskId), results };
     },
     // The caller is the turn's own agent: its book holds its tasks only.
@@ -227,8 +246,9 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
 }
 
 /**
- * Restate restarts a failed task alone (one-for-one) with the tree's `maxRestarts`; a batch that asks for another
- * strategy, an intensity or per-class decisions is refused with a reason, never run with a rule it did not ask for.
+ * A background batch on Restate restarts a failed task alone (one-for-one) with the tree's `maxRestarts`: one that
+ * asks for another strategy, an intensity or per-class decisions is refused with a reason, never run with a rule it
+ * did not ask for.
  */
 function refuseUnhostedStrategy(supervision: StrategyOptions | undefined): void {
   if (!supervision) return;
@@ -240,7 +260,7 @@ function refuseUnhostedStrategy(supervision: StrategyOptions | undefined): void 
   if (asked.length > 0) {
     throw new SpawnRefused(
       `Refused: ${asked.join(', ')} is not supported by agents hosted on Restate yet, which restart a failed task ` +
-        'alone (oneForOne). Start the tasks without it.',
+        'alone (oneForOne) in the background. Start the tasks in the foreground, or without it.',
     );
   }
 }

@@ -1,5 +1,17 @@
 import * as restate from '@restatedev/restate-sdk';
-import { type JoinPolicy, joinDecided, type RestartOptions, restartDecision, taskEnd } from '../host/index.js';
+import {
+  type EscalatedFailure,
+  escalatedEnd,
+  type FailureClass,
+  failureVerdict,
+  type JoinPolicy,
+  joinDecided,
+  type RestartOptions,
+  restartsWithin,
+  type StrategyOptions,
+  type TaskEnd,
+  taskEnd,
+} from '../host/index.js';
 import type { BudgetLimits, TaskResult } from '../index.js';
 import type { JournalScope } from './journal.js';
 
@@ -22,6 +34,8 @@ export interface HostedTask {
 export interface HandOff {
   status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
   text: string;
+  /** Why the task's turn failed, when it did (a spent budget or a guardrail ends it without `failed`). */
+  failure?: FailureClass;
   /**
    * What the task's turn and its subtree spent, when a budget covered it (its account's `spent`): the parent charges
    * it to its own turn's account, as an embedded child's account charges its parent's.
@@ -81,11 +95,13 @@ export interface StartedTask {
   cancelWaiting(): void;
 }
 
-/** A failed task restarts as `restartDecision` says, after a durable timer. */
+/** A failed task's batch decides by `failureVerdict`; a restart or resume waits on a durable timer. */
 export interface BatchOptions extends RestartOptions {
   /** Tasks running at once; the rest wait for a free place. */
   concurrency: number;
   join?: JoinPolicy;
+  /** The batch's strategy, intensity and per-class actions (default: oneForOne, none, the class defaults). */
+  supervision?: StrategyOptions;
 }
 
 /** A batch being run: its tasks, its policy, and how far it is. */
@@ -94,6 +110,8 @@ export interface Batch {
   options: BatchOptions;
   /** Told the results, in task order, once the batch is over. */
   done(results: TaskResult[]): void;
+  /** Told the failure the batch escalated, at once (its owner's turn ends with it at its next step). */
+  escalate?(failure: EscalatedFailure): void;
 }
 
 interface BatchState extends Batch {
@@ -105,6 +123,12 @@ interface BatchState extends Batch {
   completed: number;
   busy: number;
   decided: boolean;
+  /** What the tasks left settle with once the batch is decided: its join met, or a failure it escalated. */
+  ending: TaskEnd;
+  /** Each started task's live place (its running call or its backoff), by index. */
+  live: (Place | undefined)[];
+  /** When the batch restarted or resumed a task, within its intensity window: replayed from the journal. */
+  restarts: number[];
 }
 
 /**
@@ -118,6 +142,10 @@ interface Place {
   started?: StartedTask;
   /** The call answered `waiting`: the place now waits for the child's awakeable. */
   waiting?: boolean;
+  /** A backoff before a resume: the task is asked again with its history, not afresh. */
+  resume?: boolean;
+  /** A run a sibling's restart cancelled: heard (and charged) when it ends, and nothing more. */
+  stale?: boolean;
   settled: restate.RestatePromise<{ place: Place; answer?: RunAnswer }>;
 }
 
@@ -146,11 +174,19 @@ export async function runBatches(
   };
   const places = new Set<Place>();
   const open = new Set<BatchState>();
-  const start = (batch: BatchState, index: number, attempt: number) => {
-    const started = call(batch.tasks[index] as HostedTask, attempt > 0);
+  const start = (batch: BatchState, index: number, attempt: number, fresh = attempt > 0) => {
+    const started = call(batch.tasks[index] as HostedTask, fresh);
     const place: Place = { batch, index, attempt, started, settled: undefined as never };
     place.settled = started.call.map((answer, failure) => ({ place, answer: answer ?? failedCall(failure) }));
     places.add(place);
+    batch.live[index] = place;
+  };
+  /** Task `index` waits `delayMs`, then runs again as run `attempt + 1` (afresh, or resumed with its history). */
+  const backoff = (batch: BatchState, index: number, attempt: number, delayMs: number, resume = false) => {
+    const place: Place = { batch, index, attempt, ...(resume ? { resume } : {}), settled: undefined as never };
+    place.settled = ctx.sleep(delayMs).map(() => ({ place }));
+    places.add(place);
+    batch.live[index] = place;
   };
   const fill = (batch: BatchState) => {
     for (; !batch.decided && batch.busy < batch.options.concurrency && batch.next < batch.tasks.length; batch.busy++) {
@@ -161,11 +197,62 @@ export async function runBatches(
     if (batch.busy > 0 || (!batch.decided && batch.next < batch.tasks.length)) return;
     open.delete(batch);
     releaseRest(batch);
-    batch.done(
-      batch.tasks.map(
-        (task, index) => batch.results[index] ?? { taskId: task.taskId, agentId: task.agentId, ...taskEnd('joined') },
-      ),
-    );
+    batch.done(batch.tasks.map((task, index) => batch.results[index] ?? { ...ids(task), ...batch.ending }));
+  };
+  /** The batch is decided (its join, or an escalation): nothing starts any more, and what runs is cancelled. */
+  const decide = async (batch: BatchState, ending: TaskEnd) => {
+    batch.decided = true;
+    batch.ending = ending;
+    await cancelRunning(ctx, places, batch);
+  };
+  /**
+   * A failed run of a task: the batch's verdict (`failureVerdict`) on it. A restart cancels the siblings its
+   * strategy names (their runs are stale) and starts each again after the failed run's backoff; an escalation
+   * settles the failed task and ends the rest of the batch.
+   */
+  const failed = async (place: Place, handOff: HandOff) => {
+    const { batch, index } = place;
+    const intensity = batch.options.supervision?.intensity;
+    // The intensity window is measured on when failures happen: a journaled clock, so a replay decides the same.
+    const at = intensity ? await ctx.date.now() : 0;
+    const failure = handOff.failure ?? 'tool';
+    const book = { active: activeOf(batch), restarts: batch.restarts };
+    const options = { ...batch.options, ...batch.options.supervision };
+    const verdict = failureVerdict({ index, attempt: place.attempt, failure, at }, book, options);
+    if (verdict.kind === 'stop' || verdict.kind === 'escalate') {
+      settle(batch, index, handOff);
+      if (verdict.kind === 'escalate') {
+        const task = batch.tasks[index] as HostedTask;
+        batch.escalate?.({ ...ids(task), because: verdict.because, text: handOff.text });
+        await decide(batch, escalatedEnd(task.taskId, verdict.because));
+      }
+      return false;
+    }
+    batch.restarts = [...restartsWithin(batch.restarts, at, intensity), at];
+    if (verdict.kind === 'resume') {
+      backoff(batch, index, place.attempt, verdict.delayMs, true);
+      return true;
+    }
+    for (const sibling of verdict.indexes) {
+      const live = sibling === index ? place : batch.live[sibling];
+      if (!live) continue;
+      if (live.started && live !== place) {
+        live.stale = true;
+        await stop(ctx, live);
+      } else if (!live.started) places.delete(live);
+      // A task waiting for its own restart counts one more attempt, as a run cancelled now would.
+      backoff(batch, sibling, live.started ? live.attempt : live.attempt + 1, verdict.delayMs);
+    }
+    return true;
+  };
+  /** A task settled with this hand-off: its slot is given back, and the join counts move. */
+  const settle = (batch: BatchState, index: number, handOff: HandOff) => {
+    batch.results[index] = { ...ids(batch.tasks[index] as HostedTask), status: handOff.status, text: handOff.text };
+    batch.live[index] = undefined;
+    batch.released++;
+    release?.(1);
+    batch.ended++;
+    if (handOff.status === 'completed') batch.completed++;
   };
   for (const given of batches) {
     const batch: BatchState = {
@@ -177,6 +264,9 @@ export async function runBatches(
       completed: 0,
       busy: 0,
       decided: false,
+      ending: taskEnd('joined'),
+      live: given.tasks.map(() => undefined),
+      restarts: [],
     };
     open.add(batch);
     fill(batch);
@@ -199,7 +289,7 @@ export async function runBatches(
     if (!next) {
       // The parent's turn was interrupted: its foreground children are cancelled (their turns interrupted);
       // what the batches would answer goes nowhere (the machine closed their calls).
-      for (const place of places) await stop(ctx, place);
+      for (const place of places) if (!place.stale) await stop(ctx, place);
       for (const batch of open) {
         releaseRest(batch);
         batch.done(batch.tasks.map((task) => ({ ...ids(task), ...taskEnd('interrupted') })));
@@ -213,42 +303,39 @@ export async function runBatches(
       const { started } = place;
       place.waiting = true;
       place.settled = started.handOff.map((handOff, failure) => ({ place, answer: handOff ?? failedCall(failure) }));
-      if (place.batch.decided) started.cancelWaiting();
+      if (place.batch.decided || place.stale) started.cancelWaiting();
       continue;
     }
     const handOff = answer as HandOff | undefined;
     if (handOff?.spent) charge?.(handOff.spent);
     places.delete(place);
+    if (place.stale) continue;
     const { batch, index } = place;
-    const task = batch.tasks[index] as HostedTask;
-    const restart = handOff?.status === 'failed' ? restartDecision(place.attempt, batch.options) : undefined;
     if (batch.decided) {
       // A loser heard after its cancellation: it keeps a completion that came first; else it stays cancelled.
-      if (handOff?.status === 'completed')
-        batch.results[index] = { ...ids(task), status: 'completed', text: handOff.text };
-    } else if (!handOff) {
-      start(batch, index, place.attempt + 1); // the backoff is over
-      continue;
-    } else if (restart?.restart) {
-      const backoff: Place = { batch, index, attempt: place.attempt, settled: undefined as never };
-      backoff.settled = ctx.sleep(restart.delayMs).map(() => ({ place: backoff }));
-      places.add(backoff);
-      continue;
-    } else {
-      batch.results[index] = { ...ids(task), status: handOff.status, text: handOff.text };
-      batch.released++;
-      release?.(1);
-      batch.ended++;
-      if (handOff.status === 'completed') batch.completed++;
-      if (joinDecided(batch.options.join, batch.tasks.length, batch.completed, batch.ended)) {
-        batch.decided = true;
-        await cancelRunning(ctx, places, batch);
+      if (handOff?.status === 'completed') {
+        batch.results[index] = { ...ids(batch.tasks[index] as HostedTask), status: 'completed', text: handOff.text };
       }
+    } else if (!handOff) {
+      start(batch, index, place.attempt + 1, !place.resume); // the backoff is over
+      continue;
+    } else if (handOff.status === 'failed' || handOff.failure !== undefined) {
+      if (await failed(place, handOff)) continue;
+    } else settle(batch, index, handOff);
+    if (!batch.decided && joinDecided(batch.options.join, batch.tasks.length, batch.completed, batch.ended)) {
+      await decide(batch, taskEnd('joined'));
     }
     batch.busy--;
     fill(batch);
     finishIfOver(batch);
   }
+}
+
+/** Tasks started and not settled, by index, in start order: whom a strategy may restart with a failed one. */
+function activeOf(batch: BatchState): number[] {
+  const active: number[] = [];
+  for (let index = 0; index < batch.next; index++) if (batch.results[index] === undefined) active.push(index);
+  return active;
 }
 
 function ids(task: HostedTask): { taskId: string; agentId: string } {
@@ -258,7 +345,7 @@ function ids(task: HostedTask): { taskId: string; agentId: string } {
 /** A decided batch's running calls are cancelled (and still heard); its restarts waiting on a backoff are dropped. */
 async function cancelRunning(ctx: restate.ObjectContext, places: Set<Place>, batch: BatchState): Promise<void> {
   for (const place of [...places]) {
-    if (place.batch !== batch) continue;
+    if (place.batch !== batch || place.stale) continue;
     if (place.started) await stop(ctx, place);
     else {
       places.delete(place);

@@ -112,3 +112,33 @@ describe('what a parent keeps of its finished subagents', () => {
     }
   });
 });
+
+describe("a failed task's batch", () => {
+  it.each([
+    ['machines/supervisor/batch/setup.ts', PROTOCOL],
+    ['src/restate/swarm.ts', HOST],
+  ])('%s decides who restarts, resumes, stops or escalates with failureVerdict', (path, from) => {
+    expect(imported(path, from)).toContain('failureVerdict');
+  });
+
+  it.each([
+    ['machines/supervisor/batch/chart.ts', PROTOCOL],
+    ['src/restate/swarm.ts', HOST],
+  ])('%s ends the tasks an escalation stops with escalatedEnd', (path, from) => {
+    expect(imported(path, from)).toContain('escalatedEnd');
+  });
+
+  it.each([
+    ['src/runtime/tree/effects.ts', PROTOCOL],
+    ['src/restate/subagents.ts', HOST],
+  ])("%s ends the owner's turn with escalationError", (path, from) => {
+    expect(imported(path, from)).toContain('escalationError');
+  });
+
+  it.each([
+    ['src/runtime/tree/effects.ts', PROTOCOL],
+    ['src/restate/agent-object.ts', HOST],
+  ])('%s classes a failed turn with failureClassOf', (path, from) => {
+    expect(imported(path, from)).toContain('failureClassOf');
+  });
+});

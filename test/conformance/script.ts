@@ -1,4 +1,4 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import {
   type AgentConfig,
@@ -56,6 +56,10 @@ export function resetLog(): void {
   attempts.clear();
   gates.clear();
 }
+
+/** How often `line` is in the log: a worker's file, which outlives the worker, else this process's. */
+const seen = (line: string) =>
+  (LOG_FILE ? readFileSync(LOG_FILE, 'utf8').split('\n') : log).filter((one) => one === line).length;
 
 /** Resolves once `line` is in the log. */
 export async function logged(line: string): Promise<void> {
@@ -262,6 +266,44 @@ function childAnswer(task: string, request: ModelRequest, results: string[]): Sc
       return n === 0
         ? calls(call('agent', { prompt: `deep ${Number(what) + 1}` }, 'd'))
         : say(`level ${what}: ${results[0]}`);
+    // Its first run blocks until aborted; a run after a restart answers at once.
+    case 'hold':
+      if (n > 0) return say(`unblocked ${what}`);
+      if (seen(`start block ${what}`) === 0) return calls(call('block', { who: what }, 'b'));
+      record(`rerun ${what}`);
+      return say(`did ${what} again`);
+    // `trip <name> <lines>`: its first run waits for each of the log's `<lines>` (`_` for spaces, comma-separated),
+    // then its model fails; a restarted run recovers, a resumed one (asked again with its history) too.
+    case 'trip': {
+      if (userTexts(request.messages).length > 1) return say(`resumed ${what}`);
+      if (n === 0 && seen(`asked trip ${what}`) > 0) {
+        record(`rerun ${what}`);
+        return say(`recovered ${what}`);
+      }
+      const waits = (task.split(' ')[2] ?? '').split(',').filter(Boolean);
+      const wait = waits[n];
+      if (wait) return calls(call('until_logged', { line: wait.replaceAll('_', ' ') }, `w${n}`));
+      record(`asked trip ${what}`);
+      return { error: { code: 'auth_error', message: `The key for ${what} was refused` } };
+    }
+    // Runs a swarm of its own (`nest <name> <tasks>`, tasks `|`-separated) and says how it ended.
+    case 'nest':
+      return n === 0
+        ? calls(
+            call(
+              'swarm',
+              {
+                tasks: task
+                  .split(' ')
+                  .slice(2)
+                  .join(' ')
+                  .split('|')
+                  .map((prompt) => ({ prompt })),
+              },
+              'n',
+            ),
+          )
+        : say(`nested ${what}: ${results[0]}`);
     default:
       return say(`did ${what}`);
   }
@@ -359,7 +401,21 @@ const tools = [
  * The flavours of agent a root's id asks for, by its first segment (`keep2-…`): the supervision the tree runs
  * under, and the agent's own settings.
  */
-export const FLAVOURS = ['plain', 'keep2', 'max2', 'depth1', 'conc1', 'quiet', 'steps', 'budget', 'asks'] as const;
+export const FLAVOURS = [
+  'plain',
+  'keep2',
+  'max2',
+  'depth1',
+  'conc1',
+  'quiet',
+  'steps',
+  'budget',
+  'asks',
+  'intense',
+  'resumes',
+  'escal',
+  'slowre',
+] as const;
 export type Flavour = (typeof FLAVOURS)[number];
 
 export const flavourOf = (agentId: string): Flavour => {
@@ -373,6 +429,12 @@ export function supervisionOf(flavour: Flavour): SupervisionOptions {
   if (flavour === 'max2') return { ...base, maxAgents: 2 };
   if (flavour === 'depth1') return { ...base, maxDepth: 1 };
   if (flavour === 'conc1') return { ...base, concurrency: 1 };
+  // Supervision strategies: one restart per batch within a long window; model failures resumed, or escalated;
+  // a backoff long enough to kill a worker in.
+  if (flavour === 'intense') return { ...base, intensity: { maxRestarts: 1, withinMs: 600_000 } };
+  if (flavour === 'resumes') return { ...base, onFailure: { model: 'resume' } };
+  if (flavour === 'escal') return { ...base, onFailure: { model: 'escalate' } };
+  if (flavour === 'slowre') return { ...base, restartDelayMs: 3_000 };
   return base;
 }
 

@@ -3,8 +3,9 @@ import { type Host, restateHost } from '../conformance/hosts.js';
 import { log, resetLog, toolTexts } from '../conformance/script.js';
 import { expectValidHistory } from './fixtures/histories.js';
 
-// Agents hosted on Restate restart a failed task alone (oneForOne). A swarm that asks for another strategy is
-// refused with a reason and starts nothing, rather than run under a rule it did not ask for.
+// A foreground batch on Restate runs under any strategy (test/conformance/strategies.test.ts). A background one
+// restarts a failed task alone (its task book's rule): one that asks for another strategy is refused with a reason
+// and starts nothing, rather than run under a rule it did not ask for.
 
 let host: Host;
 beforeAll(async () => {
@@ -22,16 +23,16 @@ const swarm = async (root: string, args: object) => {
 };
 const tasks = [{ prompt: 'count a' }, { prompt: 'count b' }];
 
-it('refuses a swarm under oneForAll and starts none of its tasks', async () => {
-  expect(await swarm('strategy-1', { tasks, strategy: 'oneForAll' })).toBe(
+it('refuses a background swarm under oneForAll and starts none of its tasks', async () => {
+  expect(await swarm('strategy-1', { tasks, background: true, strategy: 'oneForAll' })).toBe(
     'Refused: strategy oneForAll is not supported by agents hosted on Restate yet, which restart a failed task ' +
-      'alone (oneForOne). Start the tasks without it.',
+      'alone (oneForOne) in the background. Start the tasks in the foreground, or without it.',
   );
   expect(log).toEqual([]);
 });
 
-it('runs a swarm that names oneForOne, the rule it hosts', async () => {
-  const text = await swarm('strategy-2', { tasks, strategy: 'oneForOne' });
+it('runs a foreground swarm under oneForAll', async () => {
+  const text = await swarm('strategy-2', { tasks, strategy: 'oneForAll' });
   expect(text).toContain('status="completed"');
   expect(text).not.toContain('Refused');
   expect([...log].sort()).toEqual(['ran count a', 'ran count b']);

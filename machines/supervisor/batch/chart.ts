@@ -1,4 +1,4 @@
-import { escalatedText, taskEnd } from '../../../src/protocol/index.js';
+import { escalatedEnd, taskEnd } from '../../../src/protocol/index.js';
 import type { TaskFailed } from '../shared.js';
 import { batchSetup } from './setup.js';
 import type { BatchContext, Escalation } from './types.js';
@@ -9,7 +9,7 @@ const CANCELLED = taskEnd('interrupted');
 /** Why the tasks left end when a failure escalated: the failed task and the cause. */
 const escalationCancel = (context: BatchContext) => {
   const { taskId, because } = context.escalation as Escalation;
-  return { status: 'cancelled', text: escalatedText(taskId, because) } as const;
+  return escalatedEnd(taskId, because);
 };
 
 /**

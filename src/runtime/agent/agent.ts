@@ -10,6 +10,7 @@ import type {
   AgentEventOf,
   AgentEventType,
   Message,
+  SerializedError,
   Usage,
   UserContent,
   UserMessage,
@@ -111,6 +112,8 @@ export interface HostedAgent {
   delivery(): NotificationDelivery;
   /** Notifications the agent holds for its next turn's first step (a turn interrupted before it took them). */
   held(): UserMessage[];
+  /** A batch of its subagents escalated a failure: its next step fails with `error` instead of asking the model. */
+  escalate(error: SerializedError): void;
 }
 
 /** The host's seams into `agent` (see {@link HostedAgent}). */
@@ -124,6 +127,7 @@ export function hostedAgent(agent: Agent<unknown>): HostedAgent {
       return notificationDelivery({ running: snapshot.matches('running'), wakes: snapshot.context.wakeOnNotification });
     },
     held: () => agent.actor.getSnapshot().context.injections.filter((message) => message.source === 'notification'),
+    escalate: (error) => agent.escalated(error),
   };
 }
 
@@ -530,6 +534,15 @@ export class Agent<Output = unknown> {
       cause: thrown,
     });
     this.env.settleAll({ stopReason: 'error', error });
+  }
+
+  /**
+   * See `HostedAgent.escalate`.
+   *
+   * @internal
+   */
+  escalated(error: SerializedError): void {
+    this.env.escalation = error;
   }
 
   /**

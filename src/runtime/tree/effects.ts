@@ -9,9 +9,8 @@ import type {
 } from '../../../machines/supervisor/index.js';
 import {
   addUsage,
-  ESCALATED,
   emptyUsage,
-  escalationCause,
+  escalationError,
   failureClassOf,
   handOffOf,
   lastAssistant,
@@ -182,13 +181,7 @@ export class TreeEffects {
     if (decided) this.observer.verdict(escalationVerdict(decided, escalation));
     const owner = this.registry.node(ownerId);
     if (!owner) return;
-    owner.env.escalation = {
-      name: 'SupervisionEscalated',
-      code: ESCALATED,
-      message:
-        `Subagent task ${escalation.taskId} (agent ${escalation.agentId}) failed and its batch escalated ` +
-        `(${escalationCause(escalation.because)}): ${escalation.text}`,
-    };
+    owner.env.escalation = escalationError(escalation);
   }
 
   /** A member of the root supervisor is about to be spawned: its runtime is built from its config. */
