@@ -10,7 +10,7 @@ import { offlineModel } from '../../src/cli/offline.js';
 import { type RestateDevServer, startRestateDevServer } from '../../src/restate/dev-server.js';
 import { type AgentWorker, agentObject, serveAgents } from '../../src/restate/index.js';
 import { createWorkspaceTools, type WorkspaceTools } from '../../src/tools/builtin/index.js';
-import { until } from '../helpers/until.js';
+import { until, waitUntil } from '../helpers/until.js';
 import { harness, runIn } from './harness.js';
 import { keylessEnv, sampleCopy } from './helpers.js';
 
@@ -137,12 +137,16 @@ describe('approvals while a turn waits for one', () => {
       err: [],
     });
     expect(restate).toEqual(session);
-    // Each answered where its turn runs: the session's on its stdin, the hosted one by the verb.
+    // Both waiting prompts have asked (a hosted one asks when its poll sees the call waiting, which may come after
+    // the listing above); then each is answered where its turn runs: the session's on its stdin, the hosted one by
+    // the verb.
+    const question = /^\? main wants to run write_file NOTE\.md/;
+    await waitUntil(() => question.test(here.out()) && question.test(there.out()), 'both questions');
     typed.end('n\n');
     expect((await troupe('restate', ['deny', 'main', 'call_1'])).code).toBe(0);
     expect(await waitingHere).toBe(0);
     expect(await waitingThere).toBe(0);
-    expect(here.out()).toMatch(/^\? main wants to run write_file NOTE\.md/);
-    expect(there.out()).toMatch(/^\? main wants to run write_file NOTE\.md/);
+    expect(here.out()).toMatch(question);
+    expect(there.out()).toMatch(question);
   }, 120_000);
 });
