@@ -46,8 +46,6 @@ export interface BatchSpec {
   supervision?: StrategyOptions;
   /** Started again from a journal: when it restarted before (its intensity window goes on from them). */
   restarts?: number[];
-  /** Started again from a journal: each task's run number (by index), where not 0. */
-  attempts?: Record<number, number>;
 }
 
 /** `first(k)` is met: k tasks completed (the tasks left are not waited for). */

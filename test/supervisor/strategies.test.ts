@@ -294,8 +294,8 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
 });
 
 describe('restored from a journal: the batch and its tasks go on from the restarts made before', () => {
-  const restored = (extra: Partial<BatchSpec>) => {
-    const { tasks: queue, ...shape } = { ...batch('b', [task(0), task(1)], 2), ...extra };
+  const restored = (extra: Partial<BatchSpec>, second = task(1)) => {
+    const { tasks: queue, ...shape } = { ...batch('b', [task(0), second], 2), ...extra };
     const [spawned] = batches.start({ ...settings, maxRestarts: 3, batch: { ...shape, size: 2 } });
     return batches.step(spawned, { type: 'QUEUE', tasks: queue })[0];
   };
@@ -309,7 +309,7 @@ describe('restored from a journal: the batch and its tasks go on from the restar
   });
 
   it("a task's run number goes on: its earlier run's failure is stale, its backoff doubles from there", () => {
-    const snapshot = restored({ attempts: { 1: 1 } });
+    const snapshot = restored({}, { ...task(1), attempt: 1 });
     expect(batches.step(snapshot, failed(1, 0))[1]).toEqual([]);
     expect(batches.step(snapshot, failed(1, 1))[1]).toEqual(['tell t1 RESTART after 200']);
   });

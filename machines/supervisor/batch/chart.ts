@@ -37,7 +37,7 @@ export const batchMachine = batchSetup.createMachine({
     pools: [],
     unsealed: [],
     restarts: input.batch.restarts ?? [],
-    attempts: input.batch.attempts ?? {},
+    attempts: {},
     done: [],
   }),
   initial: 'running',

@@ -146,7 +146,17 @@ export const batchSetup = setup({
       (_, params: Tell) => params.event,
     ),
     record: assign((_, changes: Partial<BatchContext>) => changes),
-    queue: assign({ tasks: ({ event }) => (event as Extract<BatchEvent, { type: 'QUEUE' }>).tasks }),
+    /**
+     * Its tasks arrive. One started again from a journal goes on at its run number (TaskSpec.attempt): the batch
+     * counts its attempts from there, so a failure of a run before the crash is stale.
+     */
+    queue: assign(({ event }) => {
+      const { tasks } = event as Extract<BatchEvent, { type: 'QUEUE' }>;
+      return {
+        tasks,
+        attempts: Object.fromEntries(tasks.flatMap((task, i) => (task.attempt ? [[i, task.attempt]] : []))),
+      };
+    }),
     /** Every task has settled: the specs are no longer needed (see BatchInput). */
     forgetQueue: assign({ tasks: [] }),
   },

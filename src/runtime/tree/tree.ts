@@ -221,10 +221,9 @@ export class Tree implements SubagentHost {
     const batch: BatchSpec = { batchId, background: options.background, concurrency, tasks: specs };
     if (join && join.kind !== 'all') batch.join = join;
     if (supervision) batch.supervision = supervision;
-    // Started again from a journal: its restarts and attempts go on (see BatchStanding).
+    // Started again from a journal: its intensity window goes on (see BatchStanding); each task's run number
+    // comes with its spec.
     if (options.ids?.restarts?.length) batch.restarts = options.ids.restarts;
-    const attempts = Object.fromEntries(specs.flatMap((spec, i) => (spec.attempt ? [[i, spec.attempt]] : [])));
-    if (Object.keys(attempts).length > 0) batch.attempts = attempts;
     owner.delegate({ type: 'SPAWN', batch });
     return { batchId, taskIds: records.map((r) => r.taskId), done };
   }
