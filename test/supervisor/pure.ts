@@ -66,6 +66,11 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
           const after = event.delayMs === undefined ? '' : ` after ${event.delayMs}`;
           return `tell ${p.taskId as string} ${event.type}${event.cause ? ` (cause ${event.cause})` : ''}${after}`;
         }
+        case 'recordVerdict': {
+          const verdict = p as { verdict: string; delayMs?: number; restarted?: string[] };
+          const also = verdict.restarted ? ` with ${verdict.restarted.join(',')}` : '';
+          return `verdict ${verdict.verdict}${also}${verdict.delayMs === undefined ? '' : ` after ${verdict.delayMs}`}`;
+        }
         case 'reportEscalation':
           return `escalate ${p.taskId as string} ${p.because as string}`;
         case 'prepareMember':

@@ -180,7 +180,7 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
 
   it('oneForOne (default): only the failed task restarts, after its backoff', () => {
     const [after, actions] = batches.step(start(), failed(1));
-    expect(actions).toEqual(['tell t1 RESTART after 100']);
+    expect(actions).toEqual(['verdict restart after 100', 'tell t1 RESTART after 100']);
     expect(after.value).toBe('running');
     expect(after.context).toMatchObject({ attempts: { 1: 1 }, restarts: [1000], done: [] });
   });
@@ -192,6 +192,7 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
     // t0 settled, t3 started in its place: t1 failed, t2 and t3 restart with it.
     [snapshot, actions] = batches.step(snapshot, failed(1));
     expect(actions).toEqual([
+      'verdict restart with t2,t3 after 100',
       'tell t1 RESTART after 100',
       'tell t2 RESTART (cause t1) after 100',
       'tell t3 RESTART (cause t1) after 100',
@@ -201,7 +202,11 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
 
   it('restForOne: the failed task and those started after it restart; earlier ones go on', () => {
     const [snapshot, actions] = batches.step(start({ strategy: 'restForOne' }), failed(1));
-    expect(actions).toEqual(['tell t1 RESTART after 100', 'tell t2 RESTART (cause t1) after 100']);
+    expect(actions).toEqual([
+      'verdict restart with t2 after 100',
+      'tell t1 RESTART after 100',
+      'tell t2 RESTART (cause t1) after 100',
+    ]);
     expect(snapshot.context.attempts).toEqual({ 1: 1, 2: 1 });
   });
 
@@ -209,6 +214,7 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
     // t0, t1, t2 start; t2 settles and t3 starts in its place; t1 fails: t1 and t3 restart, t2 is done.
     const [snapshot] = batches.step(start({ strategy: 'restForOne' }), settledEvent(2));
     expect(batches.step(snapshot, failed(1))[1]).toEqual([
+      'verdict restart with t3 after 100',
       'tell t1 RESTART after 100',
       'tell t3 RESTART (cause t1) after 100',
     ]);
@@ -229,20 +235,20 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
     expect(same.context).toEqual(snapshot.context);
     // Its next run's failure (attempt 1) counts.
     [snapshot, actions] = batches.step(snapshot, failed(1, { attempt: 1, at: 1001 }));
-    expect(actions[0]).toBe('tell t1 RESTART after 200');
+    expect(actions.slice(0, 2)).toEqual(['verdict restart with t0,t2 after 200', 'tell t1 RESTART after 200']);
     expect(snapshot.context.restarts).toEqual([1000, 1001]);
     // A failure of a task the batch does not know is ignored too.
     expect(batches.step(snapshot, failed(9))[1]).toEqual([]);
   });
 
   it('stopsTask: a budget failure (and a task out of its restarts) gives up; the task settles with its failure', () => {
-    expect(batches.step(start(), failed(2, { failure: 'budget' }))[1]).toEqual(['tell t2 GIVE_UP']);
-    expect(batches.step(start(), failed(2, { attempt: 3 }))[1]).toEqual(['tell t2 GIVE_UP']);
+    expect(batches.step(start(), failed(2, { failure: 'budget' }))[1]).toEqual(['verdict stop', 'tell t2 GIVE_UP']);
+    expect(batches.step(start(), failed(2, { attempt: 3 }))[1]).toEqual(['verdict stop', 'tell t2 GIVE_UP']);
   });
 
   it('resumesTask: the task is asked again with its history; it counts against the intensity', () => {
     const [snapshot, actions] = batches.step(start({ onFailure: { tool: 'resume' } }), failed(2, { failure: 'tool' }));
-    expect(actions).toEqual(['tell t2 RESUME after 100']);
+    expect(actions).toEqual(['verdict resume after 100', 'tell t2 RESUME after 100']);
     expect(snapshot.context).toMatchObject({ attempts: { 2: 1 }, restarts: [1000] });
   });
 
@@ -253,7 +259,7 @@ describe('batch machine: the verdict on TASK.FAILED, one named guard per outcome
     // 1000 has left the window by 1100: one restart in it, room for this one.
     let actions: string[];
     [snapshot, actions] = batches.step(snapshot, failed(2, { at: 1100 }));
-    expect(actions).toEqual(['tell t2 RESTART after 100']);
+    expect(actions).toEqual(['verdict restart after 100', 'tell t2 RESTART after 100']);
     expect(snapshot.context.restarts).toEqual([1050, 1100]);
     const before = snapshot;
     [snapshot, actions] = batches.step(snapshot, failed(0, { attempt: 1, at: 1120, text: 'still broken' }));
@@ -311,7 +317,7 @@ describe('restored from a journal: the batch and its tasks go on from the restar
   it("a task's run number goes on: its earlier run's failure is stale, its backoff doubles from there", () => {
     const snapshot = restored({}, { ...task(1), attempt: 1 });
     expect(batches.step(snapshot, failed(1, 0))[1]).toEqual([]);
-    expect(batches.step(snapshot, failed(1, 1))[1]).toEqual(['tell t1 RESTART after 200']);
+    expect(batches.step(snapshot, failed(1, 1))[1]).toEqual(['verdict restart after 200', 'tell t1 RESTART after 200']);
   });
 
   it('the intensity window goes on from the restarts before the crash', () => {

@@ -27,7 +27,7 @@ import {
   type Tell,
 } from '../shared.js';
 import type { TaskSettled } from '../task/setup.js';
-import type { BatchContext, BatchEvent, BatchInput, BatchSettled, Escalation } from './types.js';
+import type { BatchContext, BatchEvent, BatchInput, BatchSettled, BatchVerdict, Escalation } from './types.js';
 
 /** The join counts with the settle in hand counted: what the join guards decide on. */
 function withSettle(context: BatchContext, event: BatchEvent): { completed: number; ended: number } {
@@ -104,20 +104,21 @@ function bookAfter(context: BatchContext, indexes: number[], at: number): Partia
 }
 
 /**
- * What a restart tells and records: the failed task and the siblings `strategy` names (restartedWith; none without
- * one) start again after the failed run's backoff, each told whose failure restarts it.
+ * What a restart does: the failed task and the siblings `strategy` names (restartedWith; none without one) start
+ * again after the failed run's backoff, each told whose failure restarts it; the verdict is recorded first, once.
  */
 function restartOf(context: BatchContext, event: BatchEvent, strategy?: 'oneForAll' | 'restForOne') {
   const { delayMs } = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'restart' }>;
   const { taskId, at, index } = failureOf(context, event) as TaskFailed & { index: number };
   const indexes = restartedWith(index, activeOf(context), strategy);
-  const tells = indexes.map((i) => {
-    const sibling = (context.tasks[i] as TaskSpec).taskId;
-    const verdict: TaskVerdict = { type: 'RESTART', delayMs };
-    if (sibling !== taskId) verdict.cause = taskId;
-    return { taskId: sibling, event: verdict };
+  const restarted = indexes.slice(1).map((i) => (context.tasks[i] as TaskSpec).taskId);
+  const verdict: BatchVerdict = { verdict: 'restart', delayMs, ...(restarted.length ? { restarted } : {}) };
+  const tells = [taskId, ...restarted].map((sibling) => {
+    const told: TaskVerdict = { type: 'RESTART', delayMs };
+    if (sibling !== taskId) told.cause = taskId;
+    return { taskId: sibling, event: told };
   });
-  return { tells, changes: bookAfter(context, indexes, at) };
+  return { verdict, tells, changes: bookAfter(context, indexes, at) };
 }
 
 /** The batch chart's implementations: chart.ts is the chart a reader opens first. */
@@ -139,6 +140,8 @@ export const batchSetup = setup({
     reportSettled: (_, _params: BatchSettled) => {},
     /** Sends a started task its verdict (the runtime knows its actor): the batch does not parent its tasks. */
     tellTask: (_, _params: { taskId: string; event: TaskVerdict }) => {},
+    /** The verdict on the failed run in hand, once, before its tasks are told (the runtime journals it). */
+    recordVerdict: (_, _params: BatchVerdict) => {},
     /** The batch escalated a failure: its owner's turn (or its caller) hears it once the batch has settled. */
     reportEscalation: (_, _params: Escalation) => {},
     tell: sendTo(
@@ -267,19 +270,22 @@ export const batchSetup = setup({
     })),
     /** The failed task and every sibling still running restart (`oneForAll`). */
     restartAll: enqueueActions(({ context, event, enqueue }) => {
-      const { tells, changes } = restartOf(context, event, 'oneForAll');
+      const { verdict, tells, changes } = restartOf(context, event, 'oneForAll');
+      enqueue({ type: 'recordVerdict', params: verdict });
       for (const params of tells) enqueue({ type: 'tellTask', params });
       enqueue({ type: 'record', params: changes });
     }),
     /** The failed task and the siblings started after it restart (`restForOne`). */
     restartRest: enqueueActions(({ context, event, enqueue }) => {
-      const { tells, changes } = restartOf(context, event, 'restForOne');
+      const { verdict, tells, changes } = restartOf(context, event, 'restForOne');
+      enqueue({ type: 'recordVerdict', params: verdict });
       for (const params of tells) enqueue({ type: 'tellTask', params });
       enqueue({ type: 'record', params: changes });
     }),
     /** The failed task alone restarts (`oneForOne`). */
     restartOne: enqueueActions(({ context, event, enqueue }) => {
-      const { tells, changes } = restartOf(context, event);
+      const { verdict, tells, changes } = restartOf(context, event);
+      enqueue({ type: 'recordVerdict', params: verdict });
       for (const params of tells) enqueue({ type: 'tellTask', params });
       enqueue({ type: 'record', params: changes });
     }),
@@ -287,11 +293,13 @@ export const batchSetup = setup({
     resumeTask: enqueueActions(({ context, event, enqueue }) => {
       const verdict = verdictOf(context, event) as Extract<FailureVerdict, { kind: 'resume' }>;
       const { taskId, at, index } = failureOf(context, event) as TaskFailed & { index: number };
+      enqueue({ type: 'recordVerdict', params: { verdict: 'resume', delayMs: verdict.delayMs } });
       enqueue({ type: 'tellTask', params: { taskId, event: { type: 'RESUME', delayMs: verdict.delayMs } } });
       enqueue({ type: 'record', params: bookAfter(context, [index], at) });
     }),
     /** The failed task settles with its failure. */
     giveUp: enqueueActions(({ event, enqueue }) => {
+      enqueue({ type: 'recordVerdict', params: { verdict: 'stop' } });
       enqueue({ type: 'tellTask', params: { taskId: (event as TaskFailed).taskId, event: { type: 'GIVE_UP' } } });
     }),
     /** The failure escalates `because` of its class or of the intensity (each escalating branch says which). */

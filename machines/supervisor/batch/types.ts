@@ -48,6 +48,18 @@ export interface Escalation {
   text: string;
 }
 
+/**
+ * A batch's verdict on the failed run in hand (the TASK.FAILED being handled), short of escalating: restart it (with
+ * the siblings its strategy names), resume it, or stop it. The runtime journals it before the tasks hear it.
+ */
+export interface BatchVerdict {
+  verdict: 'restart' | 'resume' | 'stop';
+  /** The backoff before the restart or resume. */
+  delayMs?: number;
+  /** The siblings restarted with the failed task, in start order. */
+  restarted?: string[];
+}
+
 export type BatchEvent =
   /** The batch's tasks, sent by the supervisor right after it spawned the batch (before anything else). */
   | { type: 'QUEUE'; tasks: TaskSpec[] }

@@ -183,9 +183,10 @@ const runtimeBatchMachine = batchMachine.provide({
     settleTask: ({ context, system }, params) => guarded(() => effectsOf(system).settleTask(context.ownerId, params)),
     notifyOwner: ({ context, system }, params) => guarded(() => effectsOf(system).notifyOwner(context.ownerId, params)),
     reportSettled: sendParent((_, params: BatchSettled) => params),
+    tellTask: ({ system }, params) => guarded(() => effectsOf(system).tellTask(params.taskId, params.event)),
     // Verdicts answer the failure in hand (the event): the tree's journal keeps each as a fact.
-    tellTask: ({ context, event, system }, params) =>
-      guarded(() => effectsOf(system).tellTask(params.taskId, params.event, failedIn(context, event))),
+    recordVerdict: ({ context, event, system }, params) =>
+      guarded(() => effectsOf(system).verdict(failedIn(context, event), params)),
     reportEscalation: ({ context, event, system }, params) =>
       guarded(() => effectsOf(system).escalate(context.ownerId, params, failedIn(context, event))),
   },

@@ -61,8 +61,6 @@ export class TreeJournal implements TreeObserver {
   private readonly offs: Array<() => void> = [];
   /** Where the journaled batches' supervision stood: restarts, attempts, escalations. */
   private readonly standing: BatchStanding;
-  /** A restart's verdict, written once the siblings it restarts (told in the same transition) have joined it. */
-  private verdictDue?: VerdictRecord;
   /** What the tree's restored accounts had spent before the restart (set by the session on resume). */
   ledger?: SpendLedger;
 
@@ -315,7 +313,6 @@ export class TreeJournal implements TreeObserver {
 
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void {
     if (this.stopped) return;
-    this.writeVerdict();
     const key = `${task.taskId}/${attempt}`;
     if (!this.started.has(key)) {
       this.started.add(key);
@@ -345,26 +342,10 @@ export class TreeJournal implements TreeObserver {
   }
 
   verdict(verdict: VerdictFact): void {
-    if (this.stopped) return;
-    const due = this.verdictDue;
-    if (due && verdict.restarted && due.batchId === verdict.batchId && due.taskId === verdict.taskId) {
-      due.restarted = [...(due.restarted ?? []), ...verdict.restarted];
-      return;
-    }
-    this.writeVerdict();
-    this.verdictDue = { k: 'verdict', ...verdict };
-    if (verdict.v === 'restart') queueMicrotask(() => this.writeVerdict());
-    else this.writeVerdict();
-  }
-
-  private writeVerdict(): void {
-    const due = this.verdictDue;
-    this.verdictDue = undefined;
-    if (due) this.sink.add(due);
+    if (!this.stopped) this.sink.add({ k: 'verdict', ...verdict });
   }
 
   acknowledge(now?: boolean, then?: () => void): void {
-    this.writeVerdict();
     if (this.sink.acknowledge && !this.stopped) this.sink.acknowledge(now, then);
     else then?.();
   }
@@ -383,7 +364,6 @@ export class TreeJournal implements TreeObserver {
     error?: SerializedError,
   ): void {
     if (this.settled.has(task.taskId)) return;
-    this.writeVerdict();
     const record: TaskFact = {
       k: 'task',
       a: ownerId,

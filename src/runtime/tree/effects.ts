@@ -1,5 +1,6 @@
 import type { AnyActorRef } from 'xstate';
 import type {
+  BatchVerdict,
   Escalation,
   OwnerNotify,
   PrepareParams,
@@ -32,7 +33,7 @@ import type { TreeRegistry } from './registry.js';
 import type { SubagentProfiles } from './subagent-profiles.js';
 import type { TaskResult } from './subagent-tools.js';
 import type { Limits } from './supervision-options.js';
-import { escalationVerdict, type FailureInHand, toldVerdict } from './verdicts.js';
+import { escalationVerdict, type FailureInHand, verdictFact } from './verdicts.js';
 
 const bySystem = new WeakMap<AnyActorSystem, TreeEffects>();
 
@@ -164,12 +165,15 @@ export class TreeEffects {
     });
   }
 
-  /** A batch's verdict on one of its started tasks, journaled, then to its task actor (its mailbox takes it next). */
-  tellTask(taskId: string, event: TaskVerdict, decided?: FailureInHand): void {
+  /** A batch's verdict on a failed run, journaled before its tasks are told. */
+  verdict(decided: FailureInHand | undefined, verdict: BatchVerdict): void {
+    if (decided) this.observer.verdict(verdictFact(decided, verdict));
+  }
+
+  /** A batch's verdict on one of its started tasks, to its task actor (its mailbox takes it after this transition). */
+  tellTask(taskId: string, event: TaskVerdict): void {
     const record = this.book.tasks.get(taskId);
-    if (record?.status !== 'running') return;
-    if (decided) this.observer.verdict(toldVerdict(decided, taskId, event));
-    record.actor?.send(event);
+    if (record?.status === 'running') record.actor?.send(event);
   }
 
   /**

@@ -19,8 +19,8 @@ export interface TreeObserver {
   taskStarted(env: AgentEnv, task: Readonly<TaskRecord>, attempt: number): void;
   taskSettled(task: Readonly<TaskRecord>, result: TaskResult, error?: SerializedError): void;
   /**
-   * A batch's verdict on a failed run, before its task hears it: one call per task it tells (a restart's siblings
-   * each name the failed task and themselves in `restarted`), then the escalation, if it escalated.
+   * A batch's verdict on a failed run, once, before its tasks hear it: a restart with the siblings it takes along, a
+   * resume, a stop, or an escalation.
    */
   verdict(verdict: VerdictFact): void;
   /**

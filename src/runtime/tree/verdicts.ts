@@ -1,4 +1,4 @@
-import type { Escalation, TaskFailed, TaskVerdict } from '../../../machines/supervisor/index.js';
+import type { BatchVerdict, Escalation, TaskFailed } from '../../../machines/supervisor/index.js';
 import type { VerdictRecord } from '../../session/index.js';
 
 /** The failed run a batch's verdict answers, and the batch (see TreeObserver.verdict). */
@@ -16,14 +16,13 @@ function factOf({ ownerId, batchId, failed }: FailureInHand) {
   return { a: ownerId, batchId, taskId, attempt, failure, t: at };
 }
 
-/** What a batch told task `taskId` about the failure in hand: a sibling a restart takes along names itself. */
-export function toldVerdict(decided: FailureInHand, taskId: string, event: TaskVerdict): VerdictFact {
-  const restart = event.type === 'RESTART';
+/** A batch's verdict on the failure in hand (restart, with the siblings it takes along; resume; stop). */
+export function verdictFact(decided: FailureInHand, { verdict, delayMs, restarted }: BatchVerdict): VerdictFact {
   return {
     ...factOf(decided),
-    v: restart ? 'restart' : event.type === 'RESUME' ? 'resume' : 'stop',
-    ...(event.type === 'GIVE_UP' ? {} : { delayMs: event.delayMs }),
-    ...(restart && taskId !== decided.failed.taskId ? { restarted: [taskId] } : {}),
+    v: verdict,
+    ...(delayMs === undefined ? {} : { delayMs }),
+    ...(restarted ? { restarted } : {}),
   };
 }
 
