@@ -5,7 +5,7 @@
  * terminal, or its inspector page), so the verbs that act on a turn from outside are not done here.
  */
 import type { Message, Usage } from '../index.js';
-import { emptyUsage } from '../protocol/index.js';
+import { emptyUsage, toolCallsOf } from '../protocol/index.js';
 import { momentAt, readJournal, type TreeMoment } from '../session/index.js';
 import type { AgentTarget, Verb } from './agents.js';
 import type { RunIO } from './run.js';
@@ -55,14 +55,9 @@ const CANNOT: Partial<Record<Verb, string>> = {
 
 /** An agent's calls asked about and not answered, with what each would run. */
 function waitingCalls(agent: AgentMoment): PendingCall[] {
-  const calls: PendingCall[] = [];
-  for (const id of agent.pendingApprovals) {
-    for (const message of agent.messages) {
-      if (message.role !== 'assistant') continue;
-      const call = message.content.find((part) => part.type === 'tool_call' && part.id === id);
-      if (call?.type === 'tool_call')
-        calls.push({ agentId: agent.id, toolCallId: id, toolName: call.name, args: call.arguments });
-    }
-  }
-  return calls;
+  const calls = agent.messages.flatMap((message) => (message.role === 'assistant' ? toolCallsOf(message) : []));
+  return agent.pendingApprovals.flatMap((id) => {
+    const call = calls.find((one) => one.id === id);
+    return call ? [{ agentId: agent.id, toolCallId: id, toolName: call.name, args: call.arguments }] : [];
+  });
 }
