@@ -238,7 +238,7 @@ function endTurn(env: AgentEnv, context: Context): void {
   const observed = env.settings.hooks?.observesTurns === true;
   if (!pending && !observed) return;
   if (pending) env.pending.delete(input.inputId);
-  const messages = env.transcript.since(env.turnStart);
+  const messages = pending?.outputOnly && !observed ? [] : env.transcript.since(env.turnStart);
   const result: RunResult = { stopReason, messages, text: textOf(lastAssistant(messages)), usage };
   if (pending?.output !== undefined) result.output = pending.output;
   const error = turnError(env, context);

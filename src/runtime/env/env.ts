@@ -116,6 +116,8 @@ export interface PendingTurn {
   abortRequested?: boolean;
   /** This turn's own budget, on top of the agent's. */
   budget?: BudgetLimits;
+  /** The caller reads only the turn's end and output (a subagent's task): its result copies no messages. */
+  outputOnly?: boolean;
 }
 
 /**
