@@ -103,6 +103,30 @@ export const agentMachine = agentSetup.createMachine({
         STEER: { actions: 'inject' },
         NOTIFY: { actions: 'inject' },
         INTERRUPT: '#agent.interrupted',
+        CANCEL_INPUT: [
+          {
+            guard: 'isQueuedInput',
+            actions: [
+              {
+                type: 'settleDropped',
+                params: ({ event }) => ({ inputIds: [event.inputId] }),
+              },
+              'dropInput',
+            ],
+          },
+          { guard: 'isCurrentInput', target: '#agent.interrupted' },
+        ],
+        // Stopping drops the queue before the interrupt: `interrupted` would otherwise start the next input.
+        STOP: {
+          target: '#agent.interrupted',
+          actions: [
+            {
+              type: 'settleDropped',
+              params: ({ context }) => ({ inputIds: context.queue.map((input) => input.inputId) }),
+            },
+            'dropQueue',
+          ],
+        },
         // A guard on the event only: agents without budgets never see it, so the hot path pays nothing.
         BUDGET_EXHAUSTED: { guard: 'isBudgetOfThisTurn', target: '#agent.budgetExhausted' },
       },

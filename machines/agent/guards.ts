@@ -119,6 +119,11 @@ export const agentGuards = {
   isBudgetOfThisTurn: ({ context, event }) => command<'BUDGET_EXHAUSTED'>(event).turn === context.turn,
   stepLimitReached: ({ context }) => context.step >= context.maxSteps,
   hasQueuedInput: ({ context }) => context.queue.length > 0,
+  isQueuedInput: ({ context, event }) => {
+    const { inputId } = command<'CANCEL_INPUT'>(event);
+    return context.queue.some((input) => input.inputId === inputId);
+  },
+  isCurrentInput: ({ context, event }) => turnInput(context).inputId === command<'CANCEL_INPUT'>(event).inputId,
   // Checked in `idle`: a running agent takes every notification at its next step boundary.
   wakesOnNotification: ({ context, event }) =>
     notificationDelivery({

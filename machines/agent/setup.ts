@@ -79,6 +79,11 @@ export const agentSetup = setup({
     abortInFlight: () => {},
     /** Announces that a budget ended the turn (the `budget_exhausted` event); runs before `endTurn`. */
     announceBudgetExhausted: () => {},
+    /**
+     * Inputs `params.inputIds` leave the queue without a turn: each caller hears `interrupted`, and nothing of them
+     * enters the history. Runs before the assign that removes them.
+     */
+    settleDropped: (_, _params: { inputIds: string[] }) => {},
     /** The supervisor failed inside the runtime; the agent carries on without it (the runtime reports it). */
     supervisorFailed: () => {},
 
@@ -135,6 +140,13 @@ export const agentSetup = setup({
     ),
 
     enqueue: assign({ queue: ({ context, event }) => [...context.queue, command<'PROMPT'>(event).input] }),
+    dropInput: assign({
+      queue: ({ context, event }) => {
+        const { inputId } = command<'CANCEL_INPUT'>(event);
+        return context.queue.filter((input) => input.inputId !== inputId);
+      },
+    }),
+    dropQueue: assign({ queue: [] }),
     inject: assign({
       injections: ({ context, event }) => {
         const injected = command<'STEER' | 'NOTIFY'>(event);

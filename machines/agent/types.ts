@@ -95,6 +95,13 @@ export type AgentCommand =
    */
   | { type: 'NOTIFY'; messages: UserMessage[]; inputId: string; wake?: false }
   | { type: 'INTERRUPT' }
+  /**
+   * The caller of input `inputId` withdrew it (its prompt's signal aborted): dropped if it waits in the queue, its
+   * turn interrupted if it runs; ignored once its turn is over.
+   */
+  | { type: 'CANCEL_INPUT'; inputId: string }
+  /** The agent is stopping: its queued inputs are dropped, none of them starts, and the running turn is interrupted. */
+  | { type: 'STOP' }
   | { type: 'APPROVE'; toolCallId: string }
   | { type: 'DENY'; toolCallId: string; reason?: string }
   /** A command for the agent's subagents, forwarded to its supervisor (created by the first one). */

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEventOf, createAgent, defineTool, scriptedModel, textOf } from '../../src/index.js';
@@ -281,24 +282,78 @@ describe('interrupts', () => {
     await agent.stop();
   });
 
-  it('a prompt signal interrupts its turn, or the queued turn as soon as it starts', async () => {
+  it('a prompt signal interrupts its turn, or drops its prompt from the queue before it starts', async () => {
     const model = scriptedModel([
       { text: 'slow', chunkSize: 1, deltaDelayMs: 5 },
-      { text: 'never streamed', chunkSize: 1, deltaDelayMs: 5 },
-      { text: 'third' },
+      { text: 'third', chunkSize: 1, deltaDelayMs: 5 },
     ]);
     const agent = createAgent({ model });
+    const events = record(agent);
     const first = new AbortController();
     const second = new AbortController();
     const a = agent.prompt('1', { signal: first.signal });
     const b = agent.prompt('2', { signal: second.signal });
     const c = agent.prompt('3');
     second.abort();
+    // The dropped prompt settles at once, while the turn ahead of it still runs.
+    const rb = await b;
+    expect(rb).toMatchObject({ stopReason: 'interrupted', messages: [], text: '' });
     await nextEvent(agent, (e) => e.type === 'message_update');
     first.abort();
-    const [ra, rb, rc] = await Promise.all([a, b, c]);
-    expect([ra.stopReason, rb.stopReason, rc.stopReason]).toEqual(['interrupted', 'interrupted', 'completed']);
+    const [ra, rc] = await Promise.all([a, c]);
+    expect([ra.stopReason, rc.stopReason]).toEqual(['interrupted', 'completed']);
     expect(rc.text).toBe('third');
+    // The dropped prompt never started: no turn of it, no model call, nothing of it in the history.
+    expect(events.filter((e) => e.type === 'turn_start')).toHaveLength(2);
+    expect(model.calls).toBe(2);
+    expect(agent.messages.filter((m) => m.role === 'user').map((m) => textOf(m))).toEqual(['1', '3']);
+    await agent.stop();
+  });
+
+  it('aborting a queued prompt leaves the running turn alone and settles the prompt once', async () => {
+    const gate = latch();
+    const wait = defineTool({
+      name: 'wait',
+      description: 'waits for the test',
+      schema: z.object({}),
+      execute: () => gate.promise.then(() => 'waited'),
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: 'wait' }] }, { text: 'first done' }, { text: 'after' }]);
+    const agent = createAgent({ model, tools: [wait] });
+    const events = record(agent);
+    const controller = new AbortController();
+    const running = agent.prompt('go');
+    await nextEvent(agent, (e) => e.type === 'tool_execution_start');
+    let settled = 0;
+    const queued = agent.prompt('queued', { signal: controller.signal }).then((result) => {
+      settled++;
+      return result;
+    });
+    const after = agent.prompt('after it');
+    controller.abort();
+    controller.abort();
+    expect(agent.getState().queuedPrompts).toBe(1);
+    gate.resolve();
+    expect((await running).text).toBe('first done');
+    expect(await queued).toMatchObject({ stopReason: 'interrupted', messages: [] });
+    expect((await after).text).toBe('after');
+    expect(settled).toBe(1);
+    expect(events.filter((e) => e.type === 'turn_end').map((e) => e.stopReason)).toEqual(['completed', 'completed']);
+    expect(agent.messages.filter((m) => m.role === 'user').map((m) => textOf(m))).toEqual(['go', 'after it']);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    await agent.stop();
+  });
+
+  it('a prompt whose signal has already aborted never starts, even on an idle agent', async () => {
+    const model = scriptedModel([{ text: 'answer' }]);
+    const agent = createAgent({ model });
+    const events = record(agent);
+    const result = await agent.prompt('never', { signal: AbortSignal.abort() });
+    expect(result).toMatchObject({ stopReason: 'interrupted', messages: [] });
+    expect(events).toEqual([]);
+    expect(model.calls).toBe(0);
+    expect(agent.messages).toEqual([]);
+    expect((await agent.prompt('now')).text).toBe('answer');
     await agent.stop();
   });
 });
@@ -323,5 +378,36 @@ describe('stop()', () => {
     expect(agent.actor.getSnapshot().status).toBe('stopped');
     await expect(agent.prompt('more')).rejects.toThrow('is stopped');
     await agent.stop(); // idempotent
+  });
+
+  it('drops the queued prompts: none of them starts, asks the model or enters the history', async () => {
+    const gate = latch();
+    const hang = defineTool({
+      name: 'hang',
+      description: 'never returns',
+      schema: z.object({}),
+      execute: () => gate.promise.then(() => 'x'),
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: 'hang' }] }, { text: 'never asked' }]);
+    const agent = createAgent({ model, tools: [hang] });
+    const events = record(agent);
+    let settled = 0;
+    const count = <T>(result: T) => {
+      settled++;
+      return result;
+    };
+    const running = agent.prompt('go');
+    const queued = [agent.prompt('later').then(count), agent.prompt('much later').then(count)];
+    await nextEvent(agent, (e) => e.type === 'tool_execution_start');
+    await agent.stop();
+    expect((await running).stopReason).toBe('interrupted');
+    for (const result of await Promise.all(queued))
+      expect(result).toMatchObject({ stopReason: 'interrupted', messages: [], text: '' });
+    expect(settled).toBe(2);
+    expect(model.calls).toBe(1);
+    expect(events.filter((e) => e.type === 'turn_start')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'turn_end')).toHaveLength(1);
+    expect(agent.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expectValidHistory(agent.messages);
   });
 });

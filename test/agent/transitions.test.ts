@@ -22,6 +22,7 @@ import {
   notify,
   prompt,
   result,
+  type Snapshot,
   start,
   stateOf,
   steer,
@@ -122,6 +123,8 @@ describe('idle', () => {
       { type: 'AUTHORIZED', batch: 0, decisions: [] },
       { type: 'TOOL_RESULTS', batch: 0, results: [{ toolCallId: 'c1', result: result('c1'), terminate: false }] },
       { type: 'OUTPUT_CHECKED', turn: 0, ok: true },
+      { type: 'CANCEL_INPUT', inputId: 'in1' },
+      { type: 'STOP' },
     );
   });
 });
@@ -588,5 +591,72 @@ describe('interrupted and failed', () => {
     expect(snapshot.context.current?.inputId).toBe('in2');
     expect(actions).not.toContain('endRun');
     expect(actions.filter((a) => a === 'endTurn')).toHaveLength(1);
+  });
+});
+
+/** The inputs each `settleDropped` of a transition was given, in order. */
+function droppedBy(snapshot: Snapshot, event: AgentMachineEvent): string[][] {
+  const [, executed] = transition(agentMachine, snapshot, event);
+  return executed
+    .filter((action) => action.type === 'settleDropped')
+    .map((action) => (action.params as { inputIds: string[] }).inputIds);
+}
+
+describe('dropping queued inputs', () => {
+  const queued = () => drive(inModel(), prompt('in2'), prompt('in3'))[0];
+
+  it('CANCEL_INPUT of a queued input drops it alone: its caller is settled, the running turn goes on', () => {
+    const [snapshot, actions] = drive(queued(), { type: 'CANCEL_INPUT', inputId: 'in2' });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(actions).toEqual(['settleDropped']);
+    expect(droppedBy(queued(), { type: 'CANCEL_INPUT', inputId: 'in2' })).toEqual([['in2']]);
+    expect(snapshot.context).toMatchObject({ turn: 1, step: 1, current: { inputId: 'in1' } });
+    expect(snapshot.context.queue.map((input) => input.inputId)).toEqual(['in3']);
+    // The dropped input never opens a turn: the next one is in3.
+    const [next] = drive(snapshot, { type: 'INTERRUPT' });
+    expect(next.context).toMatchObject({ turn: 2, current: { inputId: 'in3' }, queue: [] });
+  });
+
+  it('CANCEL_INPUT of the running input interrupts its turn, and the next queued input starts', () => {
+    const [snapshot, actions] = drive(queued(), { type: 'CANCEL_INPUT', inputId: 'in1' });
+    expect(stateOf(snapshot)).toBe(MODEL);
+    expect(actions).toEqual([
+      'endStep',
+      'abortInFlight',
+      'recordToolResults',
+      'endTurn',
+      'startTurn',
+      'startStep',
+      'xstate.sendTo',
+    ]);
+    expect(snapshot.context).toMatchObject({ turn: 2, current: { inputId: 'in2' } });
+    expect(snapshot.context.queue.map((input) => input.inputId)).toEqual(['in3']);
+  });
+
+  it('CANCEL_INPUT of an input the agent does not hold (its turn is over, or never given) is ignored', () => {
+    const [after] = drive(queued(), { type: 'INTERRUPT' });
+    expectIgnored(after, { type: 'CANCEL_INPUT', inputId: 'in1' }, { type: 'CANCEL_INPUT', inputId: 'other' });
+    expectIgnored(inExecuting(), { type: 'CANCEL_INPUT', inputId: 'in2' });
+  });
+
+  it('STOP drops every queued input, then interrupts the turn: no queued input starts, and the run ends', () => {
+    const [snapshot, actions] = drive(queued(), { type: 'STOP' });
+    expect(snapshot.value).toBe('idle');
+    expect(actions).toEqual(['endStep', 'settleDropped', 'abortInFlight', 'recordToolResults', 'endTurn', 'endRun']);
+    expect(droppedBy(queued(), { type: 'STOP' })).toEqual([['in2', 'in3']]);
+    expect(snapshot.context).toMatchObject({ turn: 1, queue: [], stopReason: 'interrupted' });
+  });
+
+  it('STOP during a tool batch closes its open calls, as an interrupt does', () => {
+    const [snapshot] = drive(inExecuting(), prompt('in2'), { type: 'STOP' });
+    expect(snapshot.value).toBe('idle');
+    expect(snapshot.context.queue).toEqual([]);
+    expect(snapshot.context.calls.map((state) => state.status)).toEqual(['done', 'done']);
+    expect(droppedBy(drive(inExecuting(), prompt('in2'))[0], { type: 'STOP' })).toEqual([['in2']]);
+  });
+
+  it('STOP with nothing queued drops nothing', () => {
+    expect(droppedBy(inModel(), { type: 'STOP' })).toEqual([[]]);
+    expect(drive(inModel(), { type: 'STOP' })[0].value).toBe('idle');
   });
 });

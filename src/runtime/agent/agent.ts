@@ -40,7 +40,7 @@ import { type AgentConfig, agentSettings } from './config.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './state.js';
-import { runtimeAgentMachine } from './wiring.js';
+import { droppedResult, runtimeAgentMachine } from './wiring.js';
 
 /** How an Agent handle is bound to an agent spawned inside a supervision tree (see `supervisor.agent()`). */
 export interface AttachedAgent {
@@ -509,7 +509,8 @@ export class Agent<Output = unknown> {
     this.stopping ??= (async () => {
       this.scheduleBook?.haltAll();
       this.children?.stop();
-      if (this.actor.getSnapshot().status === 'active' && !this.actor.getSnapshot().matches('idle')) this.interrupt();
+      // The queue is dropped with the interrupt: no queued input starts on the way out.
+      if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'STOP' });
       // Subagents first: their running tasks are interrupted and settled, so every history stays valid.
       if (!this.detach) this.node?.stopSubagents();
       this.env.stopped = true;
@@ -597,6 +598,8 @@ export class Agent<Output = unknown> {
       return Promise.reject(error);
     }
     const { signal } = options;
+    // Withdrawn before it was given: it never starts.
+    if (signal?.aborted) return Promise.resolve(droppedResult() as RunResult<O>);
     let onAbort: (() => void) | undefined;
     const result = new Promise<RunResult<O>>((resolve) => {
       const pending: PendingTurn = { resolve: resolve as (result: RunResult) => void };
@@ -604,13 +607,11 @@ export class Agent<Output = unknown> {
       if (options.budget) pending.budget = options.budget;
       this.env.pending.set(inputId, pending);
       if (!signal) return;
-      if (signal.aborted) {
-        pending.abortRequested = true;
-        return;
-      }
+      // The machine drops the input if it is queued, or interrupts its turn if it runs; a prompt the session still
+      // holds (a resume that has not caught up yet) is interrupted as soon as its turn starts.
       const abort = () => {
-        if (this.env.currentInputId === inputId) this.interrupt();
-        else pending.abortRequested = true;
+        pending.abortRequested = true;
+        this.actor.send({ type: 'CANCEL_INPUT', inputId });
       };
       onAbort = abort;
       signal.addEventListener('abort', abort, { once: true });

@@ -123,6 +123,16 @@ export const runtimeAgentMachine = agentMachine.provide({
       }
     },
     abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(context),
+    settleDropped: ({ context, system }, { inputIds }) => {
+      const env = envOf(system, context.agentId);
+      for (const inputId of inputIds) {
+        // An input the session submitted again after a restart has no caller here.
+        const pending = env.pending.get(inputId);
+        if (!pending) continue;
+        env.pending.delete(inputId);
+        env.journal.stored(pending.resolve, droppedResult());
+      }
+    },
     announceBudgetExhausted: ({ context, system }) => {
       const env = envOf(system, context.agentId);
       const over = env.budget?.exhaustion();
@@ -246,6 +256,11 @@ function endTurn(env: AgentEnv, context: Context): void {
   if (observed) env.settings.hooks?.afterTurn(result, env.info);
   if (!pending) return;
   env.journal.stored(pending.resolve, result);
+}
+
+/** What the caller of an input that never started hears: interrupted, with nothing added to the history. */
+export function droppedResult(): RunResult {
+  return { stopReason: 'interrupted', messages: [], text: '', usage: emptyUsage() };
 }
 
 function turnError(env: AgentEnv, context: Context): TurnError | undefined {

@@ -112,7 +112,7 @@ export interface PendingTurn {
   outputSpec?: OutputSpec;
   /** The turn's validated structured answer, for its result. */
   output?: unknown;
-  /** The caller's signal fired before the turn started: interrupt it as soon as it does. */
+  /** The caller's signal fired: a turn it opens anyway (the session held the prompt) is interrupted at once. */
   abortRequested?: boolean;
   /** This turn's own budget, on top of the agent's. */
   budget?: BudgetLimits;
