@@ -21,6 +21,8 @@ export interface TaskSpec {
   attempt?: number;
   /** The sibling (task id) whose failure restarted it last, when started again from a journal. */
   cause?: string;
+  /** Started again from a journal, its run `attempt` is a resume: it goes on from its agent's history. */
+  resume?: boolean;
 }
 
 /**

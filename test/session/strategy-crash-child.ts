@@ -4,7 +4,8 @@
 // file (a replayed answer is not a call), and every live `subagent_start` goes to `<side>.starts`.
 // Run (bundled by the test): node strategy-crash-child.mjs <dir> <id> <side> <scenario> [kill]
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
-import { createAgent, type ModelRequest, scriptedModel, sessions, textOf } from '../../src/index.js';
+import { z } from 'zod';
+import { createAgent, defineTool, type ModelRequest, scriptedModel, sessions, textOf } from '../../src/index.js';
 import type { ScriptedAnswer } from '../../src/providers/index.js';
 
 const [dir, id, side, scenario, kill] = process.argv.slice(2) as [string, string, string, string, string?];
@@ -41,7 +42,25 @@ const scenarios: Record<
       return n > 1 ? { text: `b done on run ${n}` } : 'hang';
     },
   },
+  // A model failure resumes the task with its history: the resumed run calls a tool, then answers (`kill hang`:
+  // hangs on that step), or waits out a long backoff first (`resumeBackoff`).
+  resume: {
+    tasks: ['leaf'],
+    subagents: { onFailure: { model: 'resume' }, restartDelayMs: 10 },
+    run: resumed,
+  },
+  resumeBackoff: {
+    tasks: ['leaf'],
+    subagents: { onFailure: { model: 'resume' }, restartDelayMs: 1500 },
+    run: resumed,
+  },
 };
+
+function resumed(prompt: string, n: number): ScriptedAnswer | 'hang' {
+  if (n === 1) return { text: '', error: { code: 'invalid_request', message: `${prompt} lost its place` } };
+  if (n === 2) return { toolCalls: [{ id: `${prompt}_note`, name: 'note', args: {} }] };
+  return n === 3 && kill === 'hang' ? 'hang' : { text: `${prompt} done on call ${n}` };
+}
 const plan = scenarios[scenario];
 if (!plan) throw new Error(`unknown scenario ${scenario}`);
 
@@ -65,6 +84,9 @@ function script(request: ModelRequest): ScriptedAnswer | Promise<ScriptedAnswer>
     };
   }
   appendFileSync(side, `${who}\n`);
+  // What each real call of a task was sent: the roles and texts of its history.
+  const sent = request.messages.map((m) => `${m.role}:${textOf(m)}`);
+  appendFileSync(`${side}.requests`, `${JSON.stringify({ who, sent })}\n`);
   const answer = plan?.run(who, runsOf(who)) ?? { text: 'unknown' };
   return answer === 'hang' ? new Promise<ScriptedAnswer>(() => {}) : answer;
 }
@@ -72,7 +94,16 @@ function script(request: ModelRequest): ScriptedAnswer | Promise<ScriptedAnswer>
 const manager = sessions({ dir, onWarning: () => {} });
 const exists = manager.list().some((info) => info.id === id);
 const session = exists ? manager.open(id) : manager.create({ id, agentId: 'root' });
-const agent = createAgent({ model: scriptedModel(script), subagents: plan.subagents, session });
+const note = defineTool({
+  name: 'note',
+  description: 'Takes a note',
+  schema: z.object({}),
+  execute: () => {
+    appendFileSync(`${side}.notes`, 'noted\n');
+    return 'noted';
+  },
+});
+const agent = createAgent({ model: scriptedModel(script), tools: [note], subagents: plan.subagents, session });
 agent.on(
   'subagent_start',
   (event) => {

@@ -39,7 +39,7 @@ function run(
   id: string,
   side: string,
   scenario: string,
-  options: { failures?: number; kill?: string } = {},
+  options: { failures?: number; kill?: string; until?: (records: JournalRecord[]) => boolean } = {},
 ) {
   const args = [child, dir, id, side, scenario, ...(options.kill ? [options.kill] : [])];
   const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: ROOT });
@@ -48,8 +48,12 @@ function run(
     output += chunk.toString();
   });
   let timer: NodeJS.Timeout | undefined;
-  const { failures } = options;
-  if (failures !== undefined) {
+  const { failures, until } = options;
+  if (until) {
+    timer = setInterval(() => {
+      if (until(recordsOf(dir, id))) proc.kill('SIGKILL');
+    }, 10);
+  } else if (failures !== undefined) {
     let since: number | undefined;
     timer = setInterval(() => {
       const records = recordsOf(dir, id);
@@ -82,6 +86,13 @@ const starts = (side: string) =>
         .filter(Boolean)
         .map((line) => JSON.parse(line) as { taskId: string; attempt: number; restartedBy?: string })
     : [];
+/** What each real model call of a task was sent, in order: its history's roles and texts. */
+const requests = (side: string) =>
+  readFileSync(`${side}.requests`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { sent: string[] }).sent);
+const lines = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : []);
 const rootEnds = (records: JournalRecord[]) =>
   records.flatMap((r) => (r.k === 'turn_end' && r.a === 'root' ? [r] : []));
 
@@ -158,5 +169,51 @@ describe('supervision strategies across a crash', () => {
       r.k === 'msg' && r.a === 'root' && 'role' in r.m ? [JSON.stringify(r.m)] : [],
     );
     expect(texts.join('\n')).not.toContain('root went on');
+  }, 60_000);
+
+  it('killed during a resumed run, reopened: the run goes on from its history, its journaled step not asked again', async () => {
+    // Without a crash: the failed run's prompt, the resumed run's, its tool call and result, then its answer.
+    const clean = tempDir();
+    expect(await run(clean, 's', join(clean, 'runs'), 'resume')).toBe(true);
+    const expected = requests(join(clean, 'runs'));
+    expect(expected.at(-1)).toEqual(['user:leaf', 'user:leaf', 'assistant:', 'tool:noted']);
+
+    const dir = tempDir();
+    const side = join(dir, 'runs');
+    const noted = (records: JournalRecord[]) => records.some((r) => r.k === 'tool_end' && r.id === 'leaf_note');
+    expect(await run(dir, 's', side, 'resume', { kill: 'hang', until: noted })).toBe(false);
+    expect(runs(side)).toEqual({ leaf: 3 });
+    expect(await run(dir, 's', side, 'resume')).toBe(true);
+    // The step that hung is asked again with the whole history; the tool call before it is neither asked nor run again.
+    expect(runs(side)).toEqual({ leaf: 4 });
+    expect(requests(side).at(-1)).toEqual(expected.at(-1));
+    expect(lines(`${side}.notes`)).toHaveLength(1);
+    const records = recordsOf(dir, 's');
+    const started = records.flatMap((r) => (r.k === 'task' && r.ev === 'started' ? [r.attempt ?? 0] : []));
+    expect(started).toEqual([0, 1]);
+    const settled = records.flatMap((r) => (r.k === 'task' && r.ev === 'settled' ? [r.text] : []));
+    expect(settled).toEqual(['leaf done on call 4']);
+    expect(rootEnds(records).map((end) => end.stopReason)).toEqual(['completed']);
+  }, 60_000);
+
+  it('killed in the backoff of a resume: the run starts reopened with its history, not afresh', async () => {
+    const clean = tempDir();
+    expect(await run(clean, 's', join(clean, 'runs'), 'resumeBackoff')).toBe(true);
+    const expected = requests(join(clean, 'runs'));
+
+    const dir = tempDir();
+    const side = join(dir, 'runs');
+    expect(await run(dir, 's', side, 'resumeBackoff', { failures: 1 })).toBe(false);
+    expect(runs(side)).toEqual({ leaf: 1 });
+    const verdicts = recordsOf(dir, 's').flatMap((r) => (r.k === 'verdict' ? [r.v] : []));
+    expect(verdicts).toEqual(['resume']);
+    expect(await run(dir, 's', side, 'resumeBackoff')).toBe(true);
+    expect(runs(side)).toEqual({ leaf: 3 });
+    expect(requests(side)).toEqual(expected);
+    expect(requests(side)[1]).toEqual(['user:leaf', 'user:leaf']);
+    expect(lines(`${side}.notes`)).toHaveLength(1);
+    const records = recordsOf(dir, 's');
+    const started = records.flatMap((r) => (r.k === 'task' && r.ev === 'started' ? [r.attempt ?? 0] : []));
+    expect(started).toEqual([0, 1]);
   }, 60_000);
 });

@@ -12,14 +12,7 @@ export function faultBatch(
   strategy: SupervisionStrategy,
 ): { config: FaultConfig; outcomes: StepOutcome[][] } {
   const scenario = faultScenario(seed, strategy);
-  // A resumed run is left out: its history spans runs, and a run resumed before a crash is not rebuilt yet.
-  const onFailure = Object.fromEntries(
-    Object.entries(scenario.config.onFailure).map(([failure, action]) => [
-      failure,
-      action === 'resume' ? 'restart' : action,
-    ]),
-  );
-  const config = { ...scenario.config, onFailure, restartDelayMs: 20 + (seed % 40) };
+  const config = { ...scenario.config, restartDelayMs: 20 + (seed % 40) };
   const outcomes: StepOutcome[][] = Array.from({ length: config.size }, () => []);
   for (const step of scenario.steps) outcomes[step.task]?.push(step.outcome);
   return { config, outcomes };

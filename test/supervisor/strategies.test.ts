@@ -331,6 +331,11 @@ describe('restored from a journal: the batch and its tasks go on from the restar
     const input = { ...settings, task: { ...task(1), attempt: 2, cause: 't0' }, batchId: 'b', background: false };
     expect(tasks.start(input)[1][0]).toBe('prepare a1#2 (cause t0)');
   });
+
+  it('a run ordered as a resume before the crash starts as one, from the history it has', () => {
+    const input = { ...settings, task: { ...task(1), attempt: 1, resume: true }, batchId: 'b', background: false };
+    expect(tasks.start(input)[1][0]).toBe('prepare a1#1 resumed');
+  });
 });
 
 describe('task machine: restarted by a sibling, resumed, restarted again', () => {

@@ -16,6 +16,7 @@ export const taskMachine = taskSetup.createMachine({
     alive: true,
     delayMs: 0,
     cause: input.task.cause,
+    resume: input.task.resume,
   }),
   initial: 'running',
   states: {

@@ -14,6 +14,8 @@ export class BatchStanding {
   private readonly started = new Map<string, number>();
   /** The sibling whose failure restarted a task last (none after its own failure restarted it). */
   private readonly causes = new Map<string, string>();
+  /** The runs ordered as resumes (`<taskId>/<attempt>`): they go on from their agent's history. */
+  private readonly resumes = new Set<string>();
   /** The batches that escalated, with the verdict. */
   private readonly escalations = new Map<string, VerdictRecord>();
 
@@ -31,6 +33,8 @@ export class BatchStanding {
       return;
     }
     if (record.v === 'stop') return;
+    // A resume answers the failed run in hand: the next run is its own (a sibling's restart after it is another).
+    if (record.v === 'resume') this.resumes.add(`${record.taskId}/${record.attempt + 1}`);
     this.restarts.set(record.batchId, [...(this.restarts.get(record.batchId) ?? []), record.t]);
     for (const taskId of [record.taskId, ...(record.restarted ?? [])]) {
       this.ordered.set(taskId, (this.ordered.get(taskId) ?? 0) + 1);
@@ -51,6 +55,11 @@ export class BatchStanding {
   /** Whether the journal holds the start of the task's run `attempt` (it was under way: its agent replays it). */
   startedRun(taskId: string, attempt: number): boolean {
     return (this.started.get(taskId) ?? 0) === attempt;
+  }
+
+  /** Whether the task's run `attempt` was ordered as a resume. */
+  resumed(taskId: string, attempt: number): boolean {
+    return this.resumes.has(`${taskId}/${attempt}`);
   }
 
   causeOf(taskId: string): string | undefined {

@@ -60,7 +60,11 @@ export class AgentJournal implements Recording {
   constructor(
     readonly agentId: string,
     records: readonly JournalRecord[],
+    /** What the records' first run started from (a subagent's resumed run numbers its messages after it). */
+    history: readonly Message[] = [],
   ) {
+    this.messages.push(...history);
+    this.journaled.messages = history.length;
     for (const record of records) this.take(record);
     // A message record lost or renumbered would leave a hole: the history must not close over it silently.
     for (let i = 0; i < this.messages.length; i++) {

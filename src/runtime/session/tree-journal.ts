@@ -24,12 +24,14 @@ import type {
 import type { SpendLedger } from '../budget/ledger.js';
 import type { AgentEnv } from '../env/env.js';
 import { type Journaling, unrecorded } from '../env/recording.js';
+import type { BatchOptions } from '../tree/batch-plan.js';
 import type { Owner } from '../tree/nodes.js';
 import type { OpenedBatch, StartedBatch, TreeObserver } from '../tree/observer.js';
 import type { TaskResult } from '../tree/subagent-tools.js';
 import type { TaskRecord } from '../tree/tasks.js';
 import type { Tree } from '../tree/tree.js';
 import type { VerdictFact } from '../tree/verdicts.js';
+import { AgentHistories } from './agent-histories.js';
 import { BatchStanding } from './batch-standing.js';
 import { finishedAgents } from './finished-agents.js';
 import { JournalLink } from './link.js';
@@ -61,6 +63,8 @@ export class TreeJournal implements TreeObserver {
   private readonly offs: Array<() => void> = [];
   /** Where the journaled batches' supervision stood: restarts, attempts, escalations. */
   private readonly standing: BatchStanding;
+  /** The histories its task agents' runs start from. */
+  private readonly histories: AgentHistories;
   /** What the tree's restored accounts had spent before the restart (set by the session on resume). */
   ledger?: SpendLedger;
 
@@ -75,6 +79,7 @@ export class TreeJournal implements TreeObserver {
     private readonly dir?: string,
   ) {
     this.standing = new BatchStanding(records);
+    this.histories = new AgentHistories(records, (taskId, attempt) => this.standing.resumed(taskId, attempt));
     for (const record of records) {
       if (record.k === 'batch') {
         this.batches.set(record.batchId, record);
@@ -92,7 +97,7 @@ export class TreeJournal implements TreeObserver {
       }
     }
     this.grouping();
-    tree.book.restoreFinished(finishedAgents(records));
+    tree.book.restoreFinished(finishedAgents(records, this.histories));
     const { bus } = tree;
     this.offs.push(
       bus.on('message_end', (event) => {
@@ -436,10 +441,7 @@ export class TreeJournal implements TreeObserver {
           // Where its supervision stood: its restart window, each task's run and the sibling that restarted it.
           ids: {
             batchId: batch.batchId,
-            tasks: open.map((task) => {
-              const cause = this.standing.causeOf(task.taskId);
-              return { ...task, attempt: this.standing.attemptOf(task.taskId), ...(cause ? { cause } : {}) };
-            }),
+            tasks: open.map((task) => ({ ...task, ...this.runOf(task) })),
             restarts: this.standing.restartsOf(batch.batchId),
           },
         },
@@ -517,13 +519,29 @@ export class TreeJournal implements TreeObserver {
     return { taskId: task.taskId, agentId: task.agentId, status: 'cancelled', text: JOINED_TEXT };
   }
 
-  /** A subagent's facts since its task's last attempt started: what its replay answers from. */
+  /**
+   * The run a task started again goes on with: its number, the sibling that restarted it, and the history it starts
+   * from when it was ordered as a resume (the one under way at the crash, or one its backoff held) or its task
+   * resumed a finished agent by id (`base`, what a restart goes back to).
+   */
+  private runOf(task: BatchTask): RestoredRun {
+    const attempt = this.standing.attemptOf(task.taskId);
+    const cause = this.standing.causeOf(task.taskId);
+    const base = this.histories.baseOf(task.taskId, task.agentId);
+    const run: RestoredRun = { attempt, ...(cause ? { cause } : {}), ...(base.length > 0 ? { base } : {}) };
+    if (!this.standing.resumed(task.taskId, attempt)) return run;
+    const started = this.standing.startedRun(task.taskId, attempt);
+    const history = started ? this.histories.lastRunStart(task.agentId) : this.histories.historyOf(task.agentId);
+    return { ...run, resume: true, history };
+  }
+
+  /**
+   * A subagent's facts since its task's last attempt started, after the history that run started from: what its
+   * replay answers from.
+   */
   private journalOf(agentId: string): AgentJournal {
-    let from = 0;
-    this.records.forEach((record, i) => {
-      if (record.k === 'task' && record.ev === 'started' && record.agentId === agentId) from = i;
-    });
-    const journal = new AgentJournal(agentId, this.records.slice(from));
+    const from = this.histories.lastRunAt(agentId);
+    const journal = new AgentJournal(agentId, this.records.slice(from), this.histories.lastRunStart(agentId));
     journal.from = from;
     return journal;
   }
@@ -536,6 +554,9 @@ export class TreeJournal implements TreeObserver {
 function linkOf(env: AgentEnv): JournalLink {
   return env.journal instanceof JournalLink ? env.journal : new JournalLink();
 }
+
+/** How a task of a batch started again goes on (see BatchOptions.ids). */
+type RestoredRun = Omit<NonNullable<BatchOptions['ids']>['tasks'][number], 'taskId' | 'agentId'>;
 
 /** A subagent task of a session, as `session.tasks()` lists it. */
 export interface SessionTask extends BatchTask {

@@ -20,11 +20,20 @@ export interface BatchOptions {
   callId?: string;
   /**
    * The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's; with the run
-   * each goes on with and the sibling that restarted it, and the batch's earlier restarts (see BatchStanding).
+   * each goes on with, the sibling that restarted it, whether that run is a resume and the history it goes on from,
+   * the history a restart goes back to, and the batch's earlier restarts (see BatchStanding).
    */
   ids?: {
     batchId: string;
-    tasks: ReadonlyArray<{ taskId: string; agentId: string; attempt?: number; cause?: string }>;
+    tasks: ReadonlyArray<{
+      taskId: string;
+      agentId: string;
+      attempt?: number;
+      cause?: string;
+      resume?: boolean;
+      history?: readonly Message[];
+      base?: readonly Message[];
+    }>;
     restarts?: number[];
   };
   /** What the batch may spend, all its tasks together (within what the starting turn has left). */
@@ -103,6 +112,7 @@ export function planTasks(
     if (given) {
       agentId = given.agentId;
       profile = request.profile ?? 'default';
+      base = given.base;
     } else if (request.agentId !== undefined) {
       agentId = request.agentId;
       const found = plan.resumable(agentId);
@@ -120,6 +130,7 @@ export function planTasks(
     if (agent) spec.agent = agent;
     if (given?.attempt) spec.attempt = given.attempt;
     if (given?.cause !== undefined) spec.cause = given.cause;
+    if (given?.resume) spec.resume = true;
     specs.push(spec);
     const record: TaskRecord = {
       taskId,
@@ -133,6 +144,7 @@ export function planTasks(
       attempt: given?.attempt ?? 0,
     };
     if (base) record.base = base;
+    if (given?.history) record.history = given.history;
     if (budget) record.budget = budget;
     records.push(record);
   }

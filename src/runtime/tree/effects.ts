@@ -131,7 +131,8 @@ export class TreeEffects {
     const archived = this.book.archived(params.task.agentId);
     // A restart starts afresh from the task's base; a resume goes on from the history it has.
     const fresh = record.base ?? (params.attempt === 0 ? archived?.messages : undefined);
-    const messages = params.resume ? archived?.messages : fresh;
+    const messages = params.resume ? (archived?.messages ?? record.history) : fresh;
+    record.history = undefined;
     const env = new AgentEnv(
       params.task.agentId,
       owner.id,

@@ -17,6 +17,11 @@ export interface TaskRecord {
   attempt: number;
   /** For a resume: the history the task continues from (a restart goes back to it). */
   base?: readonly Message[];
+  /**
+   * Started again from a journal: the history its first run since goes on from when that run is a resume (the
+   * archive a live resume reads went with the process).
+   */
+  history?: readonly Message[];
   /** The budget account its agent's turns open under: the starting turn's, or its swarm's. */
   budget?: Budget;
   result?: TaskResult;
