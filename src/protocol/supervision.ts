@@ -23,6 +23,11 @@ export interface TaskSpec {
   cause?: string;
   /** Started again from a journal, its run `attempt` is a resume: it goes on from its agent's history. */
   resume?: boolean;
+  /**
+   * Started again from a journal while the backoff before its run `attempt` was under way: what is left of it
+   * (ms). The run starts after it, as it would have without the crash.
+   */
+  backoffMs?: number;
 }
 
 /**

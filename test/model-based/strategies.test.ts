@@ -280,6 +280,8 @@ const taskInput = {
   batchId: 'B',
   background: false,
 };
+/** Started again from a journal in the middle of the backoff before its run 1. */
+const restoredInput = { ...taskInput, task: { ...taskInput.task, attempt: 1, backoffMs: FAR } };
 
 function taskEvents(snapshot: TaskSnapshot): TaskEvent[] {
   if (snapshot.status !== 'active') return [];
@@ -370,49 +372,59 @@ describe('model-based: the task machine (failed, restarting, restarted by a sibl
   }, () => {
     const taken = new Set<string>();
     const entered = new Set<string>();
-    const { states, edges, paths } = coveringPaths<TaskSnapshot, TaskEvent>(taskMachine, {
-      input: taskInput,
-      events: taskEvents,
-      serializeState: taskState,
-    });
-    for (const path of paths) {
-      trec = new TaskRecorder();
-      const actor = createActor(testTask, {
-        input: taskInput,
-        inspect: (event: InspectionEvent) => {
-          if (event.type !== '@xstate.microstep' || event.actorRef !== actor) return;
-          for (const t of event._transitions) {
-            const key = taskKeys.get(t);
-            if (key) taken.add(key);
-          }
-          for (const node of (event.snapshot as unknown as { _nodes: Array<{ id: string }> })._nodes) {
-            entered.add(node.id);
-          }
-        },
+    // A new task, and one started again from a journal while its restart waited out its backoff.
+    for (const [input, first] of [
+      [taskInput, 'P0'],
+      [restoredInput, 'A1'],
+    ] as const) {
+      const { states, edges, paths } = coveringPaths<TaskSnapshot, TaskEvent>(taskMachine, {
+        input,
+        events: taskEvents,
+        serializeState: taskState,
       });
-      actor.start();
-      try {
-        for (const step of path.steps.slice(1)) {
-          actor.send(step.event);
-          expect(actor.getSnapshot().value).toEqual(step.state.value);
-          if (trec.settles > 1) trec.violations.push('settled twice');
-          // At most one agent alive: every spawn after the first follows a stop.
-          if (trec.spawned - trec.stopped > 1) trec.violations.push('two agents alive');
-          if (trec.violations.length) throw new Violation(trec.violations.join('\n'));
-        }
-        // Each run after the first prepares the attempt announced last before it.
-        trec.runs.forEach((run, i) => {
-          if (run.startsWith('P') && i > 0) expect(trec.runs[i - 1]).toBe(`A${run.slice(1)}`);
+      for (const path of paths) {
+        trec = new TaskRecorder();
+        // Declared first: the inspector hears the initial microsteps while the actor is being created.
+        let actor: ReturnType<typeof createActor<typeof testTask>> | undefined;
+        actor = createActor(testTask, {
+          input,
+          inspect: (event: InspectionEvent) => {
+            if (event.type !== '@xstate.microstep' || (actor && event.actorRef !== actor)) return;
+            for (const t of event._transitions) {
+              const key = taskKeys.get(t);
+              if (key) taken.add(key);
+              // A transient state (`starting`) is left in the microstep that enters it: its transitions show it.
+              entered.add(t.source.id);
+            }
+            for (const node of (event.snapshot as unknown as { _nodes: Array<{ id: string }> })._nodes) {
+              entered.add(node.id);
+            }
+          },
         });
-        expect(trec.runs[0]).toBe('P0');
-        if (actor.getSnapshot().status === 'done') expect(trec.settles).toBe(1);
-      } catch (error) {
-        const events = path.steps.slice(1).map((s) => JSON.stringify(s.event).slice(0, 90));
-        throw new Error(`${(error as Error).message}\npath:\n  ${events.join('\n  ')}`);
+        actor.start();
+        try {
+          for (const step of path.steps.slice(1)) {
+            actor.send(step.event);
+            expect(actor.getSnapshot().value).toEqual(step.state.value);
+            if (trec.settles > 1) trec.violations.push('settled twice');
+            // At most one agent alive: every spawn after the first follows a stop.
+            if (trec.spawned - trec.stopped > 1) trec.violations.push('two agents alive');
+            if (trec.violations.length) throw new Violation(trec.violations.join('\n'));
+          }
+          // Each run after the first prepares the attempt announced last before it.
+          trec.runs.forEach((run, i) => {
+            if (run.startsWith('P') && i > 0) expect(trec.runs[i - 1]).toBe(`A${run.slice(1)}`);
+          });
+          expect(trec.runs[0]).toBe(first);
+          if (actor.getSnapshot().status === 'done') expect(trec.settles).toBe(1);
+        } catch (error) {
+          const events = path.steps.slice(1).map((s) => JSON.stringify(s.event).slice(0, 90));
+          throw new Error(`${(error as Error).message}\npath:\n  ${events.join('\n  ')}`);
+        }
+        actor.stop();
       }
-      actor.stop();
+      console.log(`task machine: ${states} abstract states, ${edges} transitions, ${paths.length} paths`);
     }
-    console.log(`task machine: ${states} abstract states, ${edges} transitions, ${paths.length} paths`);
     expect(stateIds(taskMachine).filter((id) => !entered.has(id))).toEqual([]);
     expect(
       transitionList(taskMachine)

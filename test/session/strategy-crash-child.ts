@@ -42,6 +42,15 @@ const scenarios: Record<
       return n > 1 ? { text: `b done on run ${n}` } : 'hang';
     },
   },
+  // A model failure restarts the task after a long backoff, which a crash must not cut short.
+  backoff: {
+    tasks: ['leaf'],
+    subagents: { restartDelayMs: 3000 },
+    run: (prompt, n) =>
+      n === 1
+        ? { text: '', error: { code: 'invalid_request', message: `${prompt} broke` } }
+        : { text: `${prompt} done` },
+  },
   // A model failure resumes the task with its history: the resumed run calls a tool, then answers (`kill hang`:
   // hangs on that step), or waits out a long backoff first (`resumeBackoff`).
   resume: {
@@ -59,7 +68,10 @@ const scenarios: Record<
 function resumed(prompt: string, n: number): ScriptedAnswer | 'hang' {
   if (n === 1) return { text: '', error: { code: 'invalid_request', message: `${prompt} lost its place` } };
   if (n === 2) return { toolCalls: [{ id: `${prompt}_note`, name: 'note', args: {} }] };
-  return n === 3 && kill === 'hang' ? 'hang' : { text: `${prompt} done on call ${n}` };
+  if (n !== 3 || kill !== 'hang') return { text: `${prompt} done on call ${n}` };
+  // Nothing else keeps the process alive until the test kills it.
+  setInterval(() => {}, 60_000);
+  return 'hang';
 }
 const plan = scenarios[scenario];
 if (!plan) throw new Error(`unknown scenario ${scenario}`);

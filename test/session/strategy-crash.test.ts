@@ -216,4 +216,21 @@ describe('supervision strategies across a crash', () => {
     const started = records.flatMap((r) => (r.k === 'task' && r.ev === 'started' ? [r.attempt ?? 0] : []));
     expect(started).toEqual([0, 1]);
   }, 60_000);
+
+  it('killed in a restart backoff, reopened: the restart waits out what is left of it, then runs once', async () => {
+    const dir = tempDir();
+    const side = join(dir, 'runs');
+    expect(await run(dir, 's', side, 'backoff', { failures: 1 })).toBe(false);
+    expect(await run(dir, 's', side, 'backoff')).toBe(true);
+    expect(runs(side)).toEqual({ leaf: 2 });
+    const records = recordsOf(dir, 's');
+    const [verdict] = records.filter((r) => r.k === 'verdict');
+    if (verdict?.k !== 'verdict') throw new Error('no verdict');
+    expect([verdict.v, verdict.delayMs]).toEqual(['restart', 3000]);
+    // The restarted agent's run began once the backoff ordered before the crash was over, by the journal's clock.
+    const [, restarted] = records.flatMap((r) => (r.k === 'run' && r.running && r.a !== 'root' ? [r.t] : []));
+    expect(restarted).toBeGreaterThanOrEqual(verdict.t + 3000);
+    const started = records.flatMap((r) => (r.k === 'task' && r.ev === 'started' ? [r.attempt ?? 0] : []));
+    expect(started).toEqual([0, 1]);
+  }, 60_000);
 });

@@ -332,6 +332,20 @@ describe('restored from a journal: the batch and its tasks go on from the restar
     expect(tasks.start(input)[1][0]).toBe('prepare a1#2 (cause t0)');
   });
 
+  it("a task started again in its restart's backoff waits out what is left, with no agent, then runs", () => {
+    const waiting = { ...task(1), attempt: 2, cause: 't0', backoffMs: 120 };
+    const input = { ...settings, task: waiting, batchId: 'b', background: false };
+    const [snapshot, actions] = tasks.start(input);
+    expect(snapshot.value).toBe('restarting');
+    expect(snapshot.context).toMatchObject({ attempt: 2, alive: false, delayMs: 120 });
+    expect(actions).toEqual(['restart a1#2 (cause t0)', 'raise xstate.after.backoff.task.restarting after 120']);
+    const [, ran] = tasks.step(snapshot, { type: 'xstate.after.backoff.task.restarting' });
+    expect(ran).toEqual(['prepare a1#2 (cause t0)', 'spawn subagent.a1', 'send subagent.a1 PROMPT']);
+    // Cancelled meanwhile, it settles with no agent to keep.
+    const [, cancelled] = tasks.step(snapshot, { type: 'CANCEL', status: 'cancelled', text: 'stop' });
+    expect(cancelled).toEqual(['settle t1 cancelled', 'report TASK.SETTLED t1 cancelled']);
+  });
+
   it('a run ordered as a resume before the crash starts as one, from the history it has', () => {
     const input = { ...settings, task: { ...task(1), attempt: 1, resume: true }, batchId: 'b', background: false };
     expect(tasks.start(input)[1][0]).toBe('prepare a1#1 resumed');

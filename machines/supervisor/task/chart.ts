@@ -10,16 +10,26 @@ import { taskSetup } from './setup.js';
  */
 export const taskMachine = taskSetup.createMachine({
   id: 'task',
-  context: ({ input }) => ({
-    ...input,
-    attempt: input.task.attempt ?? 0,
-    alive: true,
-    delayMs: 0,
-    cause: input.task.cause,
-    resume: input.task.resume,
-  }),
-  initial: 'running',
+  context: ({ input }) => {
+    const waiting = input.task.backoffMs !== undefined;
+    return {
+      ...input,
+      // Waiting out a backoff, it has no agent yet, and `restarting` counts the run it waits for on entry.
+      attempt: (input.task.attempt ?? 0) - (waiting ? 1 : 0),
+      alive: !waiting,
+      delayMs: input.task.backoffMs ?? 0,
+      cause: input.task.cause,
+      resume: input.task.resume,
+    };
+  },
+  initial: 'starting',
   states: {
+    starting: {
+      description:
+        "Started again from a journal in the middle of its restart's backoff, it waits out what is left of it in " +
+        '`restarting`; otherwise its agent runs at once.',
+      always: [{ guard: 'inBackoff', target: 'restarting' }, { target: 'running' }],
+    },
     running: {
       description: 'Its agent works on the prompt.',
       entry: 'startAgent',

@@ -121,6 +121,8 @@ export const taskSetup = setup({
       return done.taskId === context.task.taskId && (done.outcome === 'failed' || done.failure !== undefined);
     },
     agentGone: ({ context }) => !context.alive,
+    /** Started again from a journal while its restart's backoff was under way (TaskSpec.backoffMs). */
+    inBackoff: ({ context }) => context.task.backoffMs !== undefined,
   },
   delays: {
     /** The backoff its batch gave (failureVerdict: the failed run's `restartDelayMs · 2^attempt`). */

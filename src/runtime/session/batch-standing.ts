@@ -14,6 +14,8 @@ export class BatchStanding {
   private readonly started = new Map<string, number>();
   /** The sibling whose failure restarted a task last (none after its own failure restarted it). */
   private readonly causes = new Map<string, string>();
+  /** The last verdict that ordered each task's next run: when, and after what backoff. */
+  private readonly orders = new Map<string, { t: number; delayMs: number }>();
   /** The runs ordered as resumes (`<taskId>/<attempt>`): they go on from their agent's history. */
   private readonly resumes = new Set<string>();
   /** The batches that escalated, with the verdict. */
@@ -38,6 +40,7 @@ export class BatchStanding {
     this.restarts.set(record.batchId, [...(this.restarts.get(record.batchId) ?? []), record.t]);
     for (const taskId of [record.taskId, ...(record.restarted ?? [])]) {
       this.ordered.set(taskId, (this.ordered.get(taskId) ?? 0) + 1);
+      this.orders.set(taskId, { t: record.t, delayMs: record.delayMs ?? 0 });
       if (taskId === record.taskId) this.causes.delete(taskId);
       else this.causes.set(taskId, record.taskId);
     }
@@ -55,6 +58,16 @@ export class BatchStanding {
   /** Whether the journal holds the start of the task's run `attempt` (it was under way: its agent replays it). */
   startedRun(taskId: string, attempt: number): boolean {
     return (this.started.get(taskId) ?? 0) === attempt;
+  }
+
+  /**
+   * What is left at `now` of the backoff before the task's run `attempt`, when its batch ordered that run and it had
+   * not started (undefined for a run under way or none ordered).
+   */
+  backoffLeft(taskId: string, attempt: number, now: number): number | undefined {
+    const order = this.orders.get(taskId);
+    if (!order || attempt === 0 || this.startedRun(taskId, attempt)) return undefined;
+    return Math.max(0, order.delayMs - (now - order.t));
   }
 
   /** Whether the task's run `attempt` was ordered as a resume. */

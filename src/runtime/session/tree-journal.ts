@@ -520,15 +520,22 @@ export class TreeJournal implements TreeObserver {
   }
 
   /**
-   * The run a task started again goes on with: its number, the sibling that restarted it, and the history it starts
-   * from when it was ordered as a resume (the one under way at the crash, or one its backoff held) or its task
-   * resumed a finished agent by id (`base`, what a restart goes back to).
+   * The run a task started again goes on with: its number, the sibling that restarted it, what is left of the
+   * backoff before it (a run ordered and not started), and the history it starts from when it was ordered as a
+   * resume (the one under way at the crash, or one its backoff held) or its task resumed a finished agent by id
+   * (`base`, what a restart goes back to).
    */
   private runOf(task: BatchTask): RestoredRun {
     const attempt = this.standing.attemptOf(task.taskId);
     const cause = this.standing.causeOf(task.taskId);
     const base = this.histories.baseOf(task.taskId, task.agentId);
-    const run: RestoredRun = { attempt, ...(cause ? { cause } : {}), ...(base.length > 0 ? { base } : {}) };
+    const backoffMs = this.standing.backoffLeft(task.taskId, attempt, Date.now());
+    const run: RestoredRun = {
+      attempt,
+      ...(cause ? { cause } : {}),
+      ...(base.length > 0 ? { base } : {}),
+      ...(backoffMs === undefined ? {} : { backoffMs }),
+    };
     if (!this.standing.resumed(task.taskId, attempt)) return run;
     const started = this.standing.startedRun(task.taskId, attempt);
     const history = started ? this.histories.lastRunStart(task.agentId) : this.histories.historyOf(task.agentId);

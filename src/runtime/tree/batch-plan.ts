@@ -20,8 +20,9 @@ export interface BatchOptions {
   callId?: string;
   /**
    * The ids a restored tree gives its tasks again (fresh agents, in request order), and their batch's; with the run
-   * each goes on with, the sibling that restarted it, whether that run is a resume and the history it goes on from,
-   * the history a restart goes back to, and the batch's earlier restarts (see BatchStanding).
+   * each goes on with, the sibling that restarted it, what is left of the backoff before it, whether that run is a
+   * resume and the history it goes on from, the history a restart goes back to, and the batch's earlier restarts
+   * (see BatchStanding).
    */
   ids?: {
     batchId: string;
@@ -31,6 +32,7 @@ export interface BatchOptions {
       attempt?: number;
       cause?: string;
       resume?: boolean;
+      backoffMs?: number;
       history?: readonly Message[];
       base?: readonly Message[];
     }>;
@@ -131,6 +133,7 @@ export function planTasks(
     if (given?.attempt) spec.attempt = given.attempt;
     if (given?.cause !== undefined) spec.cause = given.cause;
     if (given?.resume) spec.resume = true;
+    if (given?.backoffMs !== undefined) spec.backoffMs = given.backoffMs;
     specs.push(spec);
     const record: TaskRecord = {
       taskId,
