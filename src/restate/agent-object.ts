@@ -6,6 +6,7 @@ import {
   failureClassOf,
   handOffOf,
   hostedAgent,
+  type SerializedError,
   SubagentConfigs,
   type TurnStopReason,
 } from '../host/index.js';
@@ -30,11 +31,14 @@ import {
   slotsObject,
 } from './agent-slots.js';
 import { applyRemembered, approvalHandlers, awaitApprovals } from './approvals.js';
+import { batchObject } from './batches.js';
 import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { forgetHandler } from './finished-agents.js';
+import { CANCELLED, type RunAnswer, type RunRequest, type Spent } from './hand-off.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
+  ESCALATION,
   type HostedTurn,
   NOTES,
   OPEN_CHILDREN,
@@ -47,8 +51,8 @@ import {
   type TaskRecord,
 } from './subagent-tasks.js';
 import { foregroundHandler, type HostedSupervision, hostedSubagentTools, subagentTool } from './subagents.js';
-import { CANCELLED, type RunAnswer, type RunRequest, type Spent } from './swarm.js';
 import {
+  type BookBatch,
   type BookStart,
   bookedResult,
   callBook,
@@ -261,6 +265,8 @@ export function agentObject(options: AgentObjectOptions) {
     // holds them until a turn starts: those an agent that does not wake kept (`notify`), and those a turn took and
     // ended without (interrupted before its next step). Only a tree with subagents has results to keep.
     const notes = options.subagents ? ((await ctx.get<UserMessage[]>(NOTES)) ?? []) : [];
+    // A failure a background batch escalated: this turn fails with it at its first step.
+    const escalation = options.subagents ? await ctx.get<SerializedError>(ESCALATION) : null;
     // A batch's calls run together as journaled effects, capped by the host (tool-batch.ts): the runtime is given
     // no cap of its own, so it starts a batch's parallel calls at once, in call order, on every replay alike.
     const toolConcurrency = config.toolConcurrency ?? 8;
@@ -274,6 +280,12 @@ export function agentObject(options: AgentObjectOptions) {
         const budget = spendable(agent);
         sendBook(ctx, name, agentId, 'start', { ...request, root, ...(budget ? { budget } : {}) });
         ctx.set(OPEN_CHILDREN, ++open);
+      };
+      const startBatch = (batch: Omit<BookBatch, 'root' | 'budget'>) => {
+        const budget = spendable(agent);
+        sendBook(ctx, name, agentId, 'batch', { ...batch, root, ...(budget ? { budget } : {}) });
+        open += batch.tasks.length;
+        ctx.set(OPEN_CHILDREN, open);
       };
       if (keeps('agent')) tools.push(subagentTool(scope, turns, start));
       const call = (key: string, request: RunRequest) =>
@@ -298,7 +310,7 @@ export function agentObject(options: AgentObjectOptions) {
               parameter: { task: handOffTo },
               inputSerde: restate.serde.json,
             }),
-          start,
+          start: startBatch,
           reopen: (childId) => reopenTasksOf(ctx, name, childId),
           record: (results) => sendBook(ctx, name, agentId, 'record', { tasks: results.map(bookedResult) }),
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
@@ -351,6 +363,10 @@ export function agentObject(options: AgentObjectOptions) {
     });
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.
     if (notes.length > 0) seams.notify(notes, { wake: false });
+    if (escalation) {
+      seams.escalate(escalation);
+      ctx.clear(ESCALATION);
+    }
     // Restate cancelled this invocation (a join decided without it, a `task_cancel`, an operator): the turn is
     // interrupted, and its task reported `cancelled`.
     let cancelled = false;
@@ -485,6 +501,7 @@ export function agentObject(options: AgentObjectOptions) {
       keepFinished: options.supervision?.keepFinished ?? 8,
     }),
     slots: slotsObject(name),
+    batches: batchObject(name),
   });
 }
 

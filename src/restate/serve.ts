@@ -38,7 +38,7 @@ export async function serveAgents(
   };
   const server: Http2Server = createServer(
     createEndpointHandler({
-      services: objects.flatMap((object) => [object, object.control, object.tasks, object.slots]),
+      services: objects.flatMap((object) => [object, object.control, object.tasks, object.slots, object.batches]),
       logger,
     }),
   );

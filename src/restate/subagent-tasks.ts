@@ -1,9 +1,9 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationDelivery, notificationMessage, restartDecision } from '../host/index.js';
+import { notificationDelivery, notificationMessage, restartDecision, type SerializedError } from '../host/index.js';
 import type { BudgetLimits, Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
+import { addSpent, CANCELLED, type HandOff, type RunAnswer, type RunRequest, type Spent, WAITING } from './hand-off.js';
 import type { HostedSupervision } from './subagents.js';
-import { CANCELLED, type HandOff, type RunAnswer, type RunRequest, type Spent, WAITING } from './swarm.js';
 import { sendBook, stopTasksOf } from './task-book.js';
 
 /**
@@ -26,6 +26,8 @@ export interface ChildNotification {
   offered?: boolean;
   /** What the child's task spent, when a budget covered it: its parent's task owes it to its own parent. */
   spent?: Spent;
+  /** The failure the child's background batch escalated with this end: the parent's next turn fails with it. */
+  escalation?: SerializedError;
 }
 
 /**
@@ -44,6 +46,11 @@ export interface TaskRequest {
   budget?: BudgetLimits;
 }
 
+/**
+ * A failure a background batch of this agent escalated (`SerializedError`): its next turn fails with it at its
+ * first step, as an embedded agent's turn does at its next step.
+ */
+export const ESCALATION = 'escalation';
 /** Background children started and not yet reported. */
 export const OPEN_CHILDREN = 'openChildren';
 /** On a subagent: the profiles it is built from, its parent's first (see `RunRequest.profiles`). */
@@ -85,9 +92,7 @@ export interface TaskRecord {
   spent?: Spent;
 }
 
-/** Adds what two accounts spent (undefined: none). */
-const plus = (a: Spent | undefined, b: Spent | undefined): Spent | undefined =>
-  a && b ? { tokens: a.tokens + b.tokens, costUsd: a.costUsd + b.costUsd } : (a ?? b);
+const plus = addSpent;
 
 /** A task that waits with this hand-off: what its turn spent moves to the task's account of what it owes. */
 function owing(task: TaskRecord, { spent, ...handOff }: HandOff): TaskRecord {
@@ -252,6 +257,7 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome | null> => {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
+      if (notification.escalation) ctx.set(ESCALATION, notification.escalation);
       // The child's spending is its task's: owed to the parent with the task's hand-off.
       if (notification.spent) {
         const task = await ctx.get<TaskRecord>(TASK);

@@ -18,18 +18,10 @@ import {
 } from '../host/index.js';
 import { type AnyTool, type BudgetLimits, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
+import type { BatchOptions, HandOff, HostedTask, RunAnswer, RunRequest, Spent } from './hand-off.js';
 import { type JournalScope, serially } from './journal.js';
-import {
-  type Batch,
-  type HandOff,
-  type HostedTask,
-  type RunAnswer,
-  type RunRequest,
-  runBatches,
-  type Spent,
-  type StartedTask,
-} from './swarm.js';
-import type { BookedTask, BookStart } from './task-book.js';
+import { type Batch, runBatches, type StartedTask } from './swarm.js';
+import type { BookBatch, BookedTask, BookStart } from './task-book.js';
 
 /** On a parent: the children of the foreground batches its turn runs now (see `foregroundHandler`). */
 const FOREGROUND = 'foreground';
@@ -64,8 +56,11 @@ export interface HostedTree {
   call(childId: string, request: RunRequest): restate.InvocationPromise<RunAnswer>;
   /** Cancels a foreground task whose child answered `waiting` (through the child's control object). */
   cancelWaiting(childId: string, handOffTo: string): void;
-  /** Starts a background task through the parent's task book (`task-book.ts`), which reports it to `notify`. */
-  start(request: Omit<BookStart, 'root'>): void;
+  /**
+   * Starts a background batch through the parent's task book (`task-book.ts`): its own object supervises it
+   * (`batches.ts`), and the book reports each task's end to `notify`.
+   */
+  start(batch: Omit<BookBatch, 'root' | 'budget'>): void;
   /** The tree's root (this agent's own id for a root), which counts the tree's `maxAgents` and its depth. */
   root: string;
   /** A child cancelled before and resumed now may start background tasks again (its book was stopped). */
@@ -197,7 +192,6 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     profileNames: tree.profiles.names,
     profileDescription: (name) => tree.profiles.description(name),
     async run(callerId, requests, background, _signal, join, callId, supervision) {
-      if (background) refuseUnhostedStrategy(supervision);
       // A batch's own supervision overrides the tree's field by field.
       const strategy = checkStrategy({ ...treeStrategy, ...supervision }, 'swarm');
       const tasks = tasksOf(callerId, requests, tree, callId ?? 'call', maxDepth, join);
@@ -208,24 +202,23 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
           if (why) throw new SpawnRefused(resumeRefused(resumed[i] as string, why));
         });
       }
+      const { maxRestarts, restartDelayMs } = tree.supervision;
+      const options: BatchOptions = {
+        concurrency,
+        ...(join ? { join } : {}),
+        ...(maxRestarts === undefined ? {} : { maxRestarts }),
+        ...(restartDelayMs === undefined ? {} : { restartDelayMs }),
+        supervision: strategy,
+      };
       if (background) {
         await serially(tree.scope, async () => {
           const [refused] = await acquire([tasks.length]);
           if (refused) throw refused;
           for (const childId of resumed) tree.reopen(childId);
-          for (const { taskId, agentId, prompt, profiles } of tasks) {
-            tree.start({ taskId, agentId, prompt, ...(profiles ? { profiles } : {}) });
-          }
+          tree.start({ tasks, options });
         });
         return { taskIds: tasks.map((task) => task.taskId) };
       }
-      const options = {
-        concurrency,
-        ...(join ? { join } : {}),
-        maxRestarts: tree.supervision.maxRestarts,
-        restartDelayMs: tree.supervision.restartDelayMs,
-        supervision: strategy,
-      };
       const escalate = (failure: EscalatedFailure) => tree.escalate(escalationError(failure));
       const results = await runTogether(callerId, { tasks, options, escalate }, resumed);
       return { taskIds: tasks.map((task) => task.taskId), results };
@@ -243,26 +236,6 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     cancel: (_callerId, taskId) => serially(tree.scope, () => tree.scope.wait(tree.cancel(taskId))),
   };
   return subagentTools(host);
-}
-
-/**
- * A background batch on Restate restarts a failed task alone (one-for-one) with the tree's `maxRestarts`: one that
- * asks for another strategy, an intensity or per-class decisions is refused with a reason, never run with a rule it
- * did not ask for.
- */
-function refuseUnhostedStrategy(supervision: StrategyOptions | undefined): void {
-  if (!supervision) return;
-  const asked = [
-    ...(supervision.strategy && supervision.strategy !== 'oneForOne' ? [`strategy ${supervision.strategy}`] : []),
-    ...(supervision.intensity ? ['intensity'] : []),
-    ...(supervision.onFailure ? ['onFailure'] : []),
-  ];
-  if (asked.length > 0) {
-    throw new SpawnRefused(
-      `Refused: ${asked.join(', ')} is not supported by agents hosted on Restate yet, which restart a failed task ` +
-        'alone (oneForOne) in the background. Start the tasks in the foreground, or without it.',
-    );
-  }
 }
 
 /**

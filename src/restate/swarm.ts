@@ -2,87 +2,22 @@ import * as restate from '@restatedev/restate-sdk';
 import {
   type EscalatedFailure,
   escalatedEnd,
-  type FailureClass,
   failureVerdict,
-  type JoinPolicy,
   joinDecided,
-  type RestartOptions,
   restartsWithin,
-  type StrategyOptions,
   type TaskEnd,
   taskEnd,
 } from '../host/index.js';
-import type { BudgetLimits, TaskResult } from '../index.js';
+import type { TaskResult } from '../index.js';
+import { type BatchOptions, CANCELLED, type HandOff, type HostedTask, type RunAnswer, type Spent } from './hand-off.js';
 import type { JournalScope } from './journal.js';
 
 /**
- * Foreground batches on Restate: each task a call to a child object's `run` handler, the join decided here, in the
- * parent's invocation, by the order in which the calls completed. Restate journals that order (the combinators'
+ * Batches on Restate: each task a call to a child object's `run` handler, the join and the restarts decided here (in
+ * the parent's invocation for a foreground batch, in the batch's own object for a background one: batches.ts), by
+ * the order in which the calls completed. Restate journals that order (the combinators'
  * completions), so a replay after a crash decides the same way, exactly once, and re-issues nothing it had issued.
  */
-
-/** One task of a batch, as the parent names it (ids derived from the turn and the tool call, never random). */
-export interface HostedTask {
-  taskId: string;
-  agentId: string;
-  prompt: string;
-  /** A new child's profiles, its parent's first (see `RunRequest`); a resumed child keeps its own. */
-  profiles?: string[];
-}
-
-/** What a child's `run` handler answers: its hand-off, the status and text its parent's tool result reports. */
-export interface HandOff {
-  status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
-  text: string;
-  /** Why the task's turn failed, when it did (a spent budget or a guardrail ends it without `failed`). */
-  failure?: FailureClass;
-  /**
-   * What the task's turn and its subtree spent, when a budget covered it (its account's `spent`): the parent charges
-   * it to its own turn's account, as an embedded child's account charges its parent's.
-   */
-  spent?: Spent;
-}
-
-/** Tokens and dollars an account counted. */
-export interface Spent {
-  tokens: number;
-  costUsd: number;
-}
-
-/** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator). */
-export const CANCELLED: HandOff = taskEnd('cancelled');
-
-/**
- * What a child's `run` handler answers: its hand-off, or `waiting` when its turn has ended with background children
- * of its own still open. Embedded, such a task is not finished until they have reported and the turns they woke
- * have ended; hosted, those turns are later invocations of the child (its `notify`), which cannot run while `run`
- * holds the key, so the last of them hands off through the awakeable named in the request (`handOffTo`).
- */
-export type RunAnswer = HandOff | { status: 'waiting' };
-export const WAITING: RunAnswer = { status: 'waiting' };
-
-/** What the parent sends a child's `run` handler. */
-export interface RunRequest {
-  parentId: string;
-  taskId: string;
-  prompt: string;
-  /** A restart: the child starts again from the prompt with a fresh history (the failed attempt's is dropped). */
-  fresh?: boolean;
-  /**
-   * The subagent profiles a new child is built from, root's child first: its config is `agent(id)` with each
-   * applied in turn: a child's settings are its parent's with its profile applied.
-   */
-  profiles?: string[];
-  /** The tree's root: its `maxAgents` counter (a root's id may contain `/`, so a key does not tell it). */
-  root?: string;
-  /** The awakeable the child resolves with its hand-off when it answers `waiting`. */
-  handOffTo?: string;
-  /**
-   * What the parent's turn has left (tokens and dollars, over its chain of accounts): the child's turn may spend no
-   * more, as an embedded child's account opens under its parent's. Absent when no budget covers the parent.
-   */
-  budget?: BudgetLimits;
-}
 
 /** A task's child at work: the call to its `run`, and where its hand-off comes if the call answers `waiting`. */
 export interface StartedTask {
@@ -95,15 +30,6 @@ export interface StartedTask {
   cancelWaiting(): void;
 }
 
-/** A failed task's batch decides by `failureVerdict`; a restart or resume waits on a durable timer. */
-export interface BatchOptions extends RestartOptions {
-  /** Tasks running at once; the rest wait for a free place. */
-  concurrency: number;
-  join?: JoinPolicy;
-  /** The batch's strategy, intensity and per-class actions (default: oneForOne, none, the class defaults). */
-  supervision?: StrategyOptions;
-}
-
 /** A batch being run: its tasks, its policy, and how far it is. */
 export interface Batch {
   tasks: readonly HostedTask[];
@@ -112,6 +38,10 @@ export interface Batch {
   done(results: TaskResult[]): void;
   /** Told the failure the batch escalated, at once (its owner's turn ends with it at its next step). */
   escalate?(failure: EscalatedFailure): void;
+  /** Told each task's result once it is final (a background batch reports each as it settles). */
+  settled?(index: number, result: TaskResult): void;
+  /** Per task, resolved when it is cancelled from outside (`task_cancel` of a background task): it settles so. */
+  cancels?: readonly restate.RestatePromise<unknown>[];
 }
 
 interface BatchState extends Batch {
@@ -129,6 +59,14 @@ interface BatchState extends Batch {
   live: (Place | undefined)[];
   /** When the batch restarted or resumed a task, within its intensity window: replayed from the journal. */
   restarts: number[];
+  /** Tasks cancelled from outside: their runs end cancelled, whatever they answer. */
+  cancelled: Set<number>;
+}
+
+/** A task of a batch cancelled from outside (`Batch.cancels`). */
+interface Cancel {
+  batch: BatchState;
+  index: number;
 }
 
 /**
@@ -157,14 +95,14 @@ interface Place {
  * others, and its tasks never started, are reported cancelled. Must run as one effect of the invocation's queue
  * (`serially`): it awaits one combinator at a time, and the order Restate journals for them is what a replay
  * decides by. `release`, with `maxAgents`, gives each task's slot back once it has settled; `charge` is told what
- * each attempt spent (its hand-off's `spent`) as it is heard, before anything is decided on it.
+ * each attempt spent (its hand-off's `spent`) and whose it was as it is heard, before anything is decided on it.
  */
 export async function runBatches(
   scope: JournalScope,
   call: (task: HostedTask, fresh: boolean) => StartedTask,
   batches: readonly Batch[],
   release?: (n: number) => void,
-  charge?: (spent: Spent) => void,
+  charge?: (spent: Spent, task: HostedTask) => void,
 ): Promise<void> {
   const { ctx } = scope;
   const releaseRest = (batch: BatchState) => {
@@ -174,6 +112,31 @@ export async function runBatches(
   };
   const places = new Set<Place>();
   const open = new Set<BatchState>();
+  /** The outside cancels still awaited, by what each resolves with. */
+  const cancels = new Map<restate.RestatePromise<Cancel>, Cancel>();
+  /** A task cancelled from outside: a running call is cancelled (and heard), a backoff dropped, a queued one ended. */
+  const cancelTask = async ({ batch, index }: Cancel) => {
+    if (batch.decided || batch.results[index] !== undefined) return;
+    batch.cancelled.add(index);
+    const live = batch.live[index];
+    if (live?.started) {
+      await stop(ctx, live);
+      return;
+    }
+    settle(batch, index, CANCELLED);
+    if (!live) return; // not started yet: `fill` passes it by
+    places.delete(live);
+    await afterSettle(batch);
+  };
+  /** A place of the batch is free: the join may be decided, the next task starts, the batch may be over. */
+  const afterSettle = async (batch: BatchState) => {
+    if (!batch.decided && joinDecided(batch.options.join, batch.tasks.length, batch.completed, batch.ended)) {
+      await decide(batch, taskEnd('joined'));
+    }
+    batch.busy--;
+    fill(batch);
+    finishIfOver(batch);
+  };
   const start = (batch: BatchState, index: number, attempt: number, fresh = attempt > 0) => {
     const started = call(batch.tasks[index] as HostedTask, fresh);
     const place: Place = { batch, index, attempt, started, settled: undefined as never };
@@ -189,15 +152,26 @@ export async function runBatches(
     batch.live[index] = place;
   };
   const fill = (batch: BatchState) => {
-    for (; !batch.decided && batch.busy < batch.options.concurrency && batch.next < batch.tasks.length; batch.busy++) {
-      start(batch, batch.next++, 0);
+    while (!batch.decided && batch.busy < batch.options.concurrency && batch.next < batch.tasks.length) {
+      const index = batch.next++;
+      if (batch.results[index] !== undefined) continue; // cancelled before it started
+      batch.busy++;
+      start(batch, index, 0);
     }
   };
   const finishIfOver = (batch: BatchState) => {
     if (batch.busy > 0 || (!batch.decided && batch.next < batch.tasks.length)) return;
     open.delete(batch);
     releaseRest(batch);
-    batch.done(batch.tasks.map((task, index) => batch.results[index] ?? { ...ids(task), ...batch.ending }));
+    for (const [index, waits] of cancels) if (waits.batch === batch) cancels.delete(index);
+    const results = batch.tasks.map((task, index) => {
+      const result = batch.results[index];
+      if (result) return result;
+      const ended = { ...ids(task), ...batch.ending };
+      batch.settled?.(index, ended);
+      return ended;
+    });
+    batch.done(results);
   };
   /** The batch is decided (its join, or an escalation): nothing starts any more, and what runs is cancelled. */
   const decide = async (batch: BatchState, ending: TaskEnd) => {
@@ -220,12 +194,11 @@ export async function runBatches(
     const options = { ...batch.options, ...batch.options.supervision };
     const verdict = failureVerdict({ index, attempt: place.attempt, failure, at }, book, options);
     if (verdict.kind === 'stop' || verdict.kind === 'escalate') {
+      const task = batch.tasks[index] as HostedTask;
+      // Told before the failed task's result, which carries it to a background batch's owner.
+      if (verdict.kind === 'escalate') batch.escalate?.({ ...ids(task), because: verdict.because, text: handOff.text });
       settle(batch, index, handOff);
-      if (verdict.kind === 'escalate') {
-        const task = batch.tasks[index] as HostedTask;
-        batch.escalate?.({ ...ids(task), because: verdict.because, text: handOff.text });
-        await decide(batch, escalatedEnd(task.taskId, verdict.because));
-      }
+      if (verdict.kind === 'escalate') await decide(batch, escalatedEnd(task.taskId, verdict.because));
       return false;
     }
     batch.restarts = [...restartsWithin(batch.restarts, at, intensity), at];
@@ -247,7 +220,9 @@ export async function runBatches(
   };
   /** A task settled with this hand-off: its slot is given back, and the join counts move. */
   const settle = (batch: BatchState, index: number, handOff: HandOff) => {
-    batch.results[index] = { ...ids(batch.tasks[index] as HostedTask), status: handOff.status, text: handOff.text };
+    const result = { ...ids(batch.tasks[index] as HostedTask), status: handOff.status, text: handOff.text };
+    batch.results[index] = result;
+    batch.settled?.(index, result);
     batch.live[index] = undefined;
     batch.released++;
     release?.(1);
@@ -267,15 +242,27 @@ export async function runBatches(
       ending: taskEnd('joined'),
       live: given.tasks.map(() => undefined),
       restarts: [],
+      cancelled: new Set(),
     };
+    given.cancels?.forEach((cancel, index) => {
+      const told: Cancel = { batch, index };
+      cancels.set(
+        cancel.map(() => told),
+        told,
+      );
+    });
     open.add(batch);
     fill(batch);
     finishIfOver(batch);
   }
   while (places.size > 0) {
-    let next: { place: Place; answer?: RunAnswer } | undefined;
+    let next: { place: Place; answer?: RunAnswer } | Cancel | undefined;
     try {
-      next = await scope.wait(restate.RestatePromise.race([...places].map((busy) => busy.settled)), () => undefined);
+      const waits: restate.RestatePromise<{ place: Place; answer?: RunAnswer } | Cancel>[] = [
+        ...[...places].map((busy) => busy.settled),
+        ...cancels.keys(),
+      ];
+      next = await scope.wait(restate.RestatePromise.race(waits), () => undefined);
     } catch (error) {
       // The parent was cancelled: Restate cancels the calls it waits on, not a child that hands off through an
       // awakeable, which is told here. Nobody will hear their ends, so the batches give their slots back now, as
@@ -296,6 +283,11 @@ export async function runBatches(
       }
       return;
     }
+    if (!('place' in next)) {
+      for (const [wait, cancel] of cancels) if (cancel === next) cancels.delete(wait);
+      await cancelTask(next);
+      continue;
+    }
     const { place, answer } = next;
     if (answer?.status === 'waiting' && place.started) {
       // The child's turn has ended with background children of its own open: its task goes on until they have
@@ -303,18 +295,23 @@ export async function runBatches(
       const { started } = place;
       place.waiting = true;
       place.settled = started.handOff.map((handOff, failure) => ({ place, answer: handOff ?? failedCall(failure) }));
-      if (place.batch.decided || place.stale) started.cancelWaiting();
+      if (place.batch.decided || place.stale || place.batch.cancelled.has(place.index)) started.cancelWaiting();
       continue;
     }
-    const handOff = answer as HandOff | undefined;
-    if (handOff?.spent) charge?.(handOff.spent);
+    const { batch, index } = place;
+    let handOff = answer as HandOff | undefined;
+    // Cancelled from outside: it ends so, whatever its run answered (a failure restarts nothing).
+    if (handOff && batch.cancelled.has(index))
+      handOff = { ...CANCELLED, ...(handOff.spent ? { spent: handOff.spent } : {}) };
+    if (handOff?.spent) charge?.(handOff.spent, batch.tasks[index] as HostedTask);
     places.delete(place);
     if (place.stale) continue;
-    const { batch, index } = place;
     if (batch.decided) {
       // A loser heard after its cancellation: it keeps a completion that came first; else it stays cancelled.
       if (handOff?.status === 'completed') {
-        batch.results[index] = { ...ids(batch.tasks[index] as HostedTask), status: 'completed', text: handOff.text };
+        const result = { ...ids(batch.tasks[index] as HostedTask), status: 'completed' as const, text: handOff.text };
+        batch.results[index] = result;
+        batch.settled?.(index, result);
       }
     } else if (!handOff) {
       start(batch, index, place.attempt + 1, !place.resume); // the backoff is over
@@ -322,12 +319,7 @@ export async function runBatches(
     } else if (handOff.status === 'failed' || handOff.failure !== undefined) {
       if (await failed(place, handOff)) continue;
     } else settle(batch, index, handOff);
-    if (!batch.decided && joinDecided(batch.options.join, batch.tasks.length, batch.completed, batch.ended)) {
-      await decide(batch, taskEnd('joined'));
-    }
-    batch.busy--;
-    fill(batch);
-    finishIfOver(batch);
+    await afterSettle(batch);
   }
 }
 

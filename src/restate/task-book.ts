@@ -1,10 +1,10 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationMessage, type TaskStatus, taskEnd } from '../host/index.js';
+import { notificationMessage, type SerializedError, type TaskStatus, taskEnd } from '../host/index.js';
 import type { BudgetLimits, TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
 import { agentsFinished, claimResumes, forgetBook } from './finished-agents.js';
-import type { Spent } from './swarm.js';
+import { type BatchStart, batchesName, batchKey, type Spent } from './hand-off.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -28,6 +28,10 @@ export interface BookedTask {
   text?: string;
   /** A background task's `task` invocation, for a cancel through Restate (a foreground task has ended). */
   invocationId?: string;
+  /** A task of a background batch: the batch's invocation (batches.ts), cancelled when the owner is. */
+  batch?: string;
+  /** A task of a background batch: the batch's awakeable that cancels it alone (`task_cancel`). */
+  cancelBy?: string;
   /** The parent's `notify` invocation that brings its end, for a cancel of the parent before it runs. */
   notifyId?: string;
   /** The tree's root, whose `maxAgents` slot the task holds (absent in records written before it was kept). */
@@ -54,6 +58,17 @@ export interface BookSettle {
   text: string;
   /** What the child's task spent, when a budget covered it (told to the parent with the result). */
   spent?: Spent;
+  /** The failure its batch escalated with this task's end: the owner's turn that hears it fails with it. */
+  escalation?: SerializedError;
+}
+
+/** A background batch, as its owner's turn asks the book to start it. */
+export type BookBatch = Omit<BatchStart, 'ownerId'>;
+
+/** The awakeables that cancel a batch's tasks one by one, as the batch tells its owner's book. */
+export interface BookCancels {
+  /** Each task's id, and the id of the awakeable that cancels it. */
+  tasks: { taskId: string; cancel: string }[];
 }
 
 /** Foreground tasks that settled, as their parent's turn records them (`task_status` knows them once over). */
@@ -113,8 +128,8 @@ export function sendBook(
   ctx: restate.ObjectContext,
   agentObjectName: string,
   parentId: string,
-  method: 'start' | 'settle' | 'record',
-  parameter: BookStart | BookSettle | BookRecord,
+  method: 'start' | 'batch' | 'cancels' | 'settle' | 'record',
+  parameter: BookStart | BookBatch | BookCancels | BookSettle | BookRecord,
 ): void {
   ctx.genericSend({ service: taskBookName(agentObjectName), method, key: parentId, parameter, inputSerde: json });
 }
@@ -172,7 +187,7 @@ export function taskBookObject(
     taskId: string,
     settled: BookedTask,
     tell = true,
-    spent?: Spent,
+    told: Pick<BookSettle, 'spent' | 'escalation'> = {},
   ) => {
     if (counted) await releaseSlots(ctx, agentObjectName, settled.root ?? ctx.key, 1, true);
     // A cancelled child stops with its task (so does one whose owner was cancelled); any other stays resumable.
@@ -192,7 +207,7 @@ export function taskBookObject(
       service: agentObjectName,
       method: 'notify',
       key: ctx.key,
-      parameter: { ...parameter, ...(offered ? { offered } : {}), ...(spent ? { spent } : {}) },
+      parameter: { ...parameter, ...(offered ? { offered } : {}), ...told },
       inputSerde: json,
     });
     ctx.set(recordKey(taskId), { ...settled, notifyId: await notify.invocationId });
@@ -200,7 +215,9 @@ export function taskBookObject(
   };
   /** A task stopped with its cancelled owner: its child cancelled, and the child's own tasks stopped in turn. */
   const stopTask = async (ctx: restate.ObjectContext, taskId: string, record: BookedTask) => {
-    if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
+    for (const running of [record.invocationId, record.batch]) {
+      if (running) ctx.invocation(running as restate.InvocationId).cancel();
+    }
     await conclude(ctx, taskId, { ...record, ...taskEnd('stopped') }, false);
     stopTasksOf(ctx, agentObjectName, record.agentId);
   };
@@ -239,11 +256,48 @@ export function taskBookObject(
         ctx.set(recordKey(request.taskId), record);
         return null;
       },
+      /**
+       * Starts a background batch: its object's `run` (journaled, sent once, batches.ts), which supervises its tasks
+       * and tells each end here (`settle`), and a `running` record for each.
+       */
+      batch: async (ctx: restate.ObjectContext, request: BookBatch): Promise<null> => {
+        const { tasks, root } = request;
+        if (await ctx.get<BookedTask>(recordKey(tasks[0]?.taskId ?? ''))) return null;
+        if (await ctx.get<boolean>(STOPPED)) {
+          for (const { taskId, agentId } of tasks) {
+            await conclude(ctx, taskId, { agentId, root, ...taskEnd('stopped') }, false);
+          }
+          return null;
+        }
+        const handle = ctx.genericSend({
+          service: batchesName(agentObjectName),
+          method: 'supervise',
+          key: batchKey(ctx.key, tasks),
+          parameter: { ...request, ownerId: ctx.key } satisfies BatchStart,
+          inputSerde: json,
+        });
+        const batch = await handle.invocationId;
+        for (const { taskId, agentId } of tasks) {
+          ctx.set(recordKey(taskId), { agentId, root, status: 'running', batch } satisfies BookedTask);
+        }
+        return null;
+      },
+      /** A batch's awakeables that cancel its tasks: one cancelled before they came is cancelled now. */
+      cancels: async (ctx: restate.ObjectContext, input: BookCancels): Promise<null> => {
+        for (const { taskId, cancel } of input.tasks) {
+          const record = await ctx.get<BookedTask>(recordKey(taskId));
+          if (record?.status === 'running') ctx.set(recordKey(taskId), { ...record, cancelBy: cancel });
+          else ctx.resolveAwakeable(cancel, null);
+        }
+        return null;
+      },
       /** A child's end: recorded and told to the parent, unless the task was settled already (cancelled). */
       settle: async (ctx: restate.ObjectContext, end: BookSettle): Promise<null> => {
         const record = await ctx.get<BookedTask>(recordKey(end.taskId));
         if (record?.status !== 'running') return null;
-        await conclude(ctx, end.taskId, { ...record, status: end.status, text: end.text }, true, end.spent);
+        const { spent, escalation } = end;
+        const told = { ...(spent ? { spent } : {}), ...(escalation ? { escalation } : {}) };
+        await conclude(ctx, end.taskId, { ...record, status: end.status, text: end.text }, true, told);
         return null;
       },
       /**
@@ -259,6 +313,8 @@ export function taskBookObject(
         if (!record) return 'unknown';
         if (record.status !== 'running') return 'finished';
         if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
+        // A batch's task: its batch cancels it alone (a batch that has not said how yet is told by `cancels`).
+        if (record.cancelBy) ctx.resolveAwakeable(record.cancelBy, null);
         await conclude(ctx, input.taskId, { ...record, ...taskEnd('cancelled') });
         // Its subtree stops with it (the child may have no turn running to hear its cancellation: it may be
         // waiting for its own background tasks).

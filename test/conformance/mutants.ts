@@ -28,8 +28,8 @@ export interface Mutant {
   supervision?(options: SupervisionOptions): SupervisionOptions;
   /** The host's commands, as a scenario gives them. */
   commands?(host: Host): Host;
-  /** Restate: handlers of the agent object, its control object, its task book and its tree's object, wrapped. */
-  handlers?: Partial<Record<'agent' | 'control' | 'tasks' | 'slots', Record<string, Wrap>>>;
+  /** Restate: handlers of the agent object, its control object, its task book, its tree's and its batches' objects. */
+  handlers?: Partial<Record<'agent' | 'control' | 'tasks' | 'slots' | 'batches', Record<string, Wrap>>>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a handler of any object, called with what Restate gives it.
@@ -376,6 +376,7 @@ export function mutated(objects: AgentObject[]): AgentObject[] {
         control: rewrap(object.control as never, wraps.control),
         tasks: rewrap(object.tasks as never, wraps.tasks),
         slots: rewrap(object.slots as never, wraps.slots),
+        batches: rewrap(object.batches as never, wraps.batches),
       }) as unknown as AgentObject,
   );
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectValidHistory } from '../restate/fixtures/histories.js';
+import { until } from '../helpers/until.js';
+import { expectValidHistory, notificationsOf } from '../restate/fixtures/histories.js';
 import { HOSTS, type Host } from './hosts.js';
 import { log, logged, openGate, resetLog, toolTexts } from './script.js';
 
@@ -13,6 +14,8 @@ const plain = (text: string) =>
     .replace(/task [^\s"]+ \(agent [^\s"]+\)/g, 'task … (agent …)')
     .replace(/of task [^\s"]+ \(/g, 'of task … (');
 const result = (status: string, text: string) => `<result task_id="…" agent_id="…" status="${status}">${text}</result>`;
+const notification = (status: string, text: string) =>
+  `<notification task_id="…" agent_id="…" status="${status}">${text}</notification>`;
 const ESCALATED_INTENSITY =
   'The task was stopped: its batch escalated the failure of task … (too many restarts within the intensity window).';
 const ESCALATED_MODEL = 'The task was stopped: its batch escalated the failure of task … (model failure).';
@@ -139,5 +142,66 @@ describe.each(HOSTS)('%s', (_name, start) => {
           'The subagent failed: The key for x8 was refused',
       ),
     );
+  });
+
+  /** Starts a background swarm from a root of its own; resolves once `count` results have reached it, ids out. */
+  const background = async (root: string, args: object, count: number, meanwhile?: () => Promise<void>) => {
+    await host.prompt(root, `#swarm ${JSON.stringify({ ...args, background: true })}`);
+    await meanwhile?.();
+    const history = await until(
+      () => host.history(root),
+      (h) => notificationsOf(h).length >= count && h.at(-1)?.role === 'assistant',
+    );
+    expectValidHistory(history);
+    return notificationsOf(history).map(plain).sort();
+  };
+
+  it('background oneForAll: every task still running restarts with the failed one', async () => {
+    const texts = await background(
+      'plain-s9',
+      { strategy: 'oneForAll', tasks: tasks('hold a9', 'trip b9 start_block_a9,start_block_c9', 'hold c9') },
+      3,
+    );
+    expect(texts).toEqual([
+      notification('completed', 'did a9 again'),
+      notification('completed', 'did c9 again'),
+      notification('completed', 'recovered b9'),
+    ]);
+    expect(reruns()).toEqual(['rerun a9', 'rerun b9', 'rerun c9']);
+  });
+
+  it('background restForOne: the failed task and those started after it restart; an earlier one keeps its run', async () => {
+    const texts = await background(
+      'plain-s10',
+      { strategy: 'restForOne', tasks: tasks('gated a10', 'trip b10 start_gated_a10,start_block_c10', 'hold c10') },
+      3,
+      async () => {
+        await logged('rerun c10');
+        openGate('a10');
+      },
+    );
+    expect(texts).toEqual([
+      notification('completed', 'did c10 again'),
+      notification('completed', 'opened a10'),
+      notification('completed', 'recovered b10'),
+    ]);
+    expect(reruns()).toEqual(['rerun b10', 'rerun c10']);
+  });
+
+  it('background intensity: the escalation fails the turn its result wakes, and only that one', async () => {
+    const root = 'intense-s11';
+    await host.prompt(root, `#swarm ${JSON.stringify({ tasks: tasks('fail y11'), background: true })}`);
+    await host.notified(root, 1);
+    expect(await host.prompt(root, 'anything else?')).toMatchObject({ stopReason: 'completed', text: 'joined' });
+    const history = await host.history(root);
+    expectValidHistory(history);
+    expect(notificationsOf(history).map(plain)).toEqual([
+      notification('failed', 'The subagent failed: The key for y11 was refused'),
+    ]);
+    // The turn the result woke failed before asking the model: the first turn's answer and the last one's only.
+    const answers = history.filter((message) => message.role === 'assistant' && message.stopReason === 'stop');
+    expect(answers).toHaveLength(2);
+    // The batch's one restart in the window, then the escalation.
+    expect(log.filter((line) => line === 'asked fail y11')).toHaveLength(2);
   });
 });

@@ -97,7 +97,7 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
         (r) => r?.status !== 'running',
       ),
     ).toMatchObject({ status: 'interrupted', text: INTERRUPTED_TEXT });
-    expect(await invocationsOf(server.adminUrl, child, 'task')).toBe(1);
+    expect(await invocationsOf(server.adminUrl, child, 'run')).toBe(1);
     expect(countOf(`aborted ${child} b`)).toBeLessThanOrEqual(1);
     expectValidHistory(await client.history(child));
   }
@@ -160,7 +160,7 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
     ),
   ).toBe(1);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(await invocationsOf(server.adminUrl, late, 'task')).toBe(0);
+  expect(await invocationsOf(server.adminUrl, late, 'run')).toBe(0);
   expect(await invocationsOf(server.adminUrl, parent, 'notify')).toBe(0);
 
   // The holder is cancelled through the root's book: the tree's last slot comes back.

@@ -384,15 +384,16 @@ it("a failed background subagent's restart waits on a durable timer: killed duri
   const root = 'boss-bgbackoff-1';
   const child = `${root}/t0.a0`;
   expect((await client.prompt(root, 'background ["flaky b"]')).text).toBe('joined');
-  // The child's task failed; its invocation waits 3 s before the restart, and its worker dies meanwhile.
+  // The child's task failed; its batch (an invocation of its own, keyed by the batch's first task) waits 3 s before
+  // the restart, and its worker dies meanwhile.
   let task = '';
   await waitUntil(async () => {
     const rows = await sql<{ id: string }>(
-      `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'task'`,
+      `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'supervise'`,
     );
     task = rows[0]?.id ?? '';
     return task !== '';
-  }, "the child's task invocation");
+  }, "the child's batch invocation");
   await untilJournaled(task, "entry_type = 'Command: Sleep'", 'the restart backoff');
   first.process.kill('SIGKILL');
   await new Promise((resolve) => first.process.once('exit', resolve));
@@ -404,7 +405,7 @@ it("a failed background subagent's restart waits on a durable timer: killed duri
   expect(notificationsOf(await client.history(root))).toEqual([
     expect.stringMatching(/status="completed">recovered b</),
   ]);
-  // Two attempts (the refused one, the restart) and one backoff in the child's journal across both of its
+  // Two attempts (the refused one, the restart) and one backoff in the batch's journal across both of its
   // invocation's attempts: the new worker waited on the journaled timer rather than starting one of its own.
   expect(countOf(`model ${child}`)).toBe(2);
   expect(await journalRows(task, "entry_type = 'Command: Sleep'")).toHaveLength(1);

@@ -108,7 +108,7 @@ it("an operator's cancel of a hosted subagent in the middle of its turn stops it
   expect(await openSlots(root)).toBe(2); // the child and the grandchild
   const [invocation] = await sql<{ id: string }>(
     harness.server.adminUrl,
-    `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'task'`,
+    `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'run'`,
   );
   const cancelled = await fetch(`${harness.server.adminUrl}/invocations/${invocation?.id}/cancel`, { method: 'PATCH' });
   expect(cancelled.ok).toBe(true);

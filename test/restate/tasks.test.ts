@@ -59,7 +59,7 @@ it("a background task cancelled by an operator (Restate's admin API) is reported
   );
   const [invocation] = await sql<{ id: string }>(
     harness.server.adminUrl,
-    `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'task'`,
+    `SELECT id FROM sys_invocation WHERE target_service_key = '${child}' AND target_handler_name = 'run'`,
   );
   const cancelled = await fetch(`${harness.server.adminUrl}/invocations/${invocation?.id}/cancel`, { method: 'PATCH' });
   expect(cancelled.ok).toBe(true);

@@ -1,0 +1,111 @@
+import {
+  type FailureClass,
+  type JoinPolicy,
+  type RestartOptions,
+  type StrategyOptions,
+  taskEnd,
+} from '../host/index.js';
+import type { BudgetLimits } from '../index.js';
+
+/**
+ * What a parent (or a background batch's object) and a child's `run` handler say to each other, and what a book
+ * starts a background batch with: the messages' shapes, shared by swarm.ts, batches.ts, task-book.ts and the agent
+ * object.
+ */
+
+/** One task of a batch, as the parent names it (ids derived from the turn and the tool call, never random). */
+export interface HostedTask {
+  taskId: string;
+  agentId: string;
+  prompt: string;
+  /** A new child's profiles, its parent's first (see `RunRequest`); a resumed child keeps its own. */
+  profiles?: string[];
+}
+
+/** What a child's `run` handler answers: its hand-off, the status and text its parent's tool result reports. */
+export interface HandOff {
+  status: 'completed' | 'failed' | 'interrupted' | 'cancelled';
+  text: string;
+  /** Why the task's turn failed, when it did (a spent budget or a guardrail ends it without `failed`). */
+  failure?: FailureClass;
+  /**
+   * What the task's turn and its subtree spent, when a budget covered it (its account's `spent`): the parent charges
+   * it to its own turn's account, as an embedded child's account charges its parent's.
+   */
+  spent?: Spent;
+}
+
+/** Tokens and dollars an account counted. */
+export interface Spent {
+  tokens: number;
+  costUsd: number;
+}
+
+/** Adds what two accounts spent (undefined: none). */
+export const addSpent = (a: Spent | undefined, b: Spent | undefined): Spent | undefined =>
+  a && b ? { tokens: a.tokens + b.tokens, costUsd: a.costUsd + b.costUsd } : (a ?? b);
+
+/** The hand-off of a task Restate cancelled (a join's loser, `task_cancel`, an operator). */
+export const CANCELLED: HandOff = taskEnd('cancelled');
+
+/**
+ * What a child's `run` handler answers: its hand-off, or `waiting` when its turn has ended with background children
+ * of its own still open. Embedded, such a task is not finished until they have reported and the turns they woke
+ * have ended; hosted, those turns are later invocations of the child (its `notify`), which cannot run while `run`
+ * holds the key, so the last of them hands off through the awakeable named in the request (`handOffTo`).
+ */
+export type RunAnswer = HandOff | { status: 'waiting' };
+export const WAITING: RunAnswer = { status: 'waiting' };
+
+/** What the parent sends a child's `run` handler. */
+export interface RunRequest {
+  parentId: string;
+  taskId: string;
+  prompt: string;
+  /** A restart: the child starts again from the prompt with a fresh history (the failed attempt's is dropped). */
+  fresh?: boolean;
+  /**
+   * The subagent profiles a new child is built from, root's child first: its config is `agent(id)` with each
+   * applied in turn: a child's settings are its parent's with its profile applied.
+   */
+  profiles?: string[];
+  /** The tree's root: its `maxAgents` counter (a root's id may contain `/`, so a key does not tell it). */
+  root?: string;
+  /** The awakeable the child resolves with its hand-off when it answers `waiting`. */
+  handOffTo?: string;
+  /**
+   * What the parent's turn has left (tokens and dollars, over its chain of accounts): the child's turn may spend no
+   * more, as an embedded child's account opens under its parent's. Absent when no budget covers the parent.
+   */
+  budget?: BudgetLimits;
+}
+
+/** A failed task's batch decides by `failureVerdict`; a restart or resume waits on a durable timer. */
+export interface BatchOptions extends RestartOptions {
+  /** Tasks running at once; the rest wait for a free place. */
+  concurrency: number;
+  /** When the batch is over before all its tasks are (default: all of them). */
+  join?: JoinPolicy;
+  /** The batch's strategy, intensity and per-class actions (default: oneForOne, none, the class defaults). */
+  supervision?: StrategyOptions;
+}
+
+/** What the owner's task book starts a background batch with (batches.ts runs it). */
+export interface BatchStart {
+  /** The agent whose batch it is: its book hears each task's end. */
+  ownerId: string;
+  /** In start order (the order `restForOne` reads). */
+  tasks: HostedTask[];
+  /** The tree's root (see `RunRequest.root`). */
+  root: string;
+  /** What the owner's turn had left when it started the batch (see `RunRequest.budget`). */
+  budget?: BudgetLimits;
+  /** Its concurrency, join, restarts and strategy. */
+  options: BatchOptions;
+}
+
+/** The batch object's name for an agent object's name. */
+export const batchesName = (agentObjectName: string) => `${agentObjectName}-batches`;
+
+/** The key of a batch's object: its owner's, and its first task's id (unique per owner, stable across replays). */
+export const batchKey = (ownerId: string, tasks: readonly HostedTask[]) => `${ownerId}/${tasks[0]?.taskId ?? ''}`;
