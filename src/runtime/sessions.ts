@@ -246,8 +246,9 @@ function applyEdit(
   }
   // The system prompt is no record: the header keeps it, and the agent opened on the fork reads it there.
   if ('system' in edit) return records;
-  const opened = new Set(records.flatMap((r) => (r.k === 'turn_start' ? [r.inputId] : [])));
-  const at = records.findLastIndex((r) => r.k === 'input' && !opened.has(r.inputId));
+  // A prompt waits until its turn starts or it is dropped from the queue.
+  const gone = new Set(records.flatMap((r) => (r.k === 'turn_start' || r.k === 'dropped' ? [r.inputId] : [])));
+  const at = records.findLastIndex((r) => r.k === 'input' && !gone.has(r.inputId));
   const waiting = records[at];
   if (waiting?.k !== 'input') throw new ForkEditError(`Session "${id}" has no prompt waiting at seq ${atSeq}`);
   records[at] = { ...waiting, messages: [userMessage(edit.input)] };

@@ -142,6 +142,7 @@ const kinds = {
     expectsOutput: z.boolean(),
     budget: budget.optional(),
   }),
+  dropped: z.looseObject({ ...base, inputId: z.string() }),
   msg: z.looseObject({ ...seq, i: count, turn: count, step: count, m: storedMessage }),
   tool_start: z.looseObject({ ...seq, id: z.string(), name: z.string() }),
   tool_end: z.looseObject({ ...seq, id: z.string(), result: toolResult }),

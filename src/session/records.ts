@@ -28,6 +28,7 @@ export const SNAPSHOT_VERSION = 1;
 export type JournalRecord =
   | HeaderRecord
   | InputRecord
+  | DroppedRecord
   | MessageRecord
   | ToolStartRecord
   | ToolEndRecord
@@ -89,6 +90,16 @@ export interface InputRecord {
   expectsOutput: boolean;
   /** The prompt's own budget (`prompt(x, { budget })`): a turn resumed after a restart keeps it. */
   budget?: BudgetLimits;
+}
+
+/**
+ * Input `inputId` left agent `a`'s queue without a turn (its caller's signal aborted, or the agent stopped): its
+ * caller heard `interrupted`, so a resume, a replay or a fork never runs it.
+ */
+export interface DroppedRecord {
+  k: 'dropped';
+  a: string;
+  inputId: string;
 }
 
 /** A stored message part that refers to a result held by a `tool_end` record. */

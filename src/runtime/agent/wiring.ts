@@ -126,6 +126,7 @@ export const runtimeAgentMachine = agentMachine.provide({
     settleDropped: ({ context, system }, { inputIds }) => {
       const env = envOf(system, context.agentId);
       for (const inputId of inputIds) {
+        env.journal.dropped(inputId);
         // An input the session submitted again after a restart has no caller here.
         const pending = env.pending.get(inputId);
         if (!pending) continue;

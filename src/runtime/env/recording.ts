@@ -57,6 +57,8 @@ export interface Journaling extends Recording {
    * behind the prompts a restored session submits again.
    */
   input(input: TurnInput): boolean;
+  /** A queued input was dropped without a turn: journaled before its caller hears `interrupted`. */
+  dropped(inputId: string): void;
   /**
    * A promise when a tool's start, just announced, is not stored yet (a tree's starts are written together at the
    * end of the tick); the tool runs once it settles.
@@ -77,6 +79,7 @@ export interface Journaling extends Recording {
 export const unrecorded: Journaling = {
   ...nothingRecorded,
   input: () => true,
+  dropped: () => {},
   durable: () => undefined,
   stored: (resolve, value) => resolve(value),
   answered: () => {},

@@ -78,6 +78,10 @@ export class JournalLink implements Journaling {
     return false;
   }
 
+  dropped(inputId: string): void {
+    if (this.inputs) this.recorder?.dropped(inputId);
+  }
+
   durable(): Promise<void> | undefined {
     return this.recorder?.durable();
   }

@@ -120,6 +120,12 @@ export class SessionRecorder {
     );
   }
 
+  /** A queued input left without a turn: stored as soon as the input itself, since its caller hears of it. */
+  dropped(inputId: string): void {
+    if (this.stopped) return;
+    this.sink.add({ k: 'dropped', a: this.env.agentId, inputId }, this.ends);
+  }
+
   /** Makes restored input messages known, so that their turn stores references again. */
   knowInput(inputId: string, messages: readonly UserMessage[]): void {
     messages.forEach((message, n) => {

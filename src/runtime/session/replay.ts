@@ -49,7 +49,7 @@ export function sortedJson(value: unknown): string {
 /** The records of a replay, kept in memory. */
 export class ReplaySink implements RecordSink {
   readonly records: JournalRecord[] = [];
-  /** Records other than inputs, which is what the original's input positions count. */
+  /** Records other than inputs and drops, which is what the original's input positions count. */
   produced = 0;
   onRecord?: () => void;
   /** Publishes the tree's facts due at this point of the agent's replay (`all`: every one left). */
@@ -57,7 +57,7 @@ export class ReplaySink implements RecordSink {
 
   add(record: JournalRecord): void {
     this.records.push(record);
-    if (record.k === 'input') return;
+    if (record.k === 'input' || record.k === 'dropped') return;
     this.produced++;
     this.onRecord?.();
     // A record that no event made (a snapshot): the facts after it come now, not after the agent's next event.
@@ -80,8 +80,9 @@ export class ReplaySink implements RecordSink {
 
 /**
  * A replay submits each input when the replay has produced as many records as preceded it in the original, so a
- * prompt queued behind a running turn is queued again, and one sent to an idle agent starts a run again. `submit`
- * journals the input and prompts the agent. The tree's facts about the agent as an owner (its subagents' starts,
+ * prompt queued behind a running turn is queued again, and one sent to an idle agent starts a run again; a drop
+ * (`drop`) comes at its place too, so the input is dropped from the queue again. `submit` journals the input and
+ * prompts the agent. The tree's facts about the agent as an owner (its subagents' starts,
  * restarts and ends, its background results reaching it) are published again at the place their records hold,
  * right after the event that made the agent's record before them (see ReplaySink.heard): its subagents replay on
  * their own.
@@ -91,9 +92,11 @@ export function feedInputs(
   agentId: string,
   sink: ReplaySink,
   submit: (input: TurnInput) => void,
+  drop: (inputId: string) => void,
   publish: (body: AgentEventBody) => void,
 ): Promise<void> {
-  const due: Array<{ after: number; input: TurnInput }> = [];
+  // An input, or the drop of one (its caller withdrew it while it was queued), at its place.
+  const due: Array<{ after: number; input: TurnInput } | { after: number; drop: string }> = [];
   const facts: Array<{ after: number; body: AgentEventBody }> = [];
   const tree = new TreeFacts();
   let before = 0;
@@ -118,13 +121,15 @@ export function feedInputs(
         after: before,
         input: { inputId: record.inputId, messages: record.messages, expectsOutput: record.expectsOutput },
       });
-    } else before++;
+    } else if (record.k === 'dropped') due.push({ after: before, drop: record.inputId });
+    else before++;
   }
   facts.push(...delivered);
   const feed = () => {
     while (due.length > 0 && (due[0]?.after ?? 0) <= sink.produced) {
       const next = due.shift();
-      if (next) submit(next.input);
+      if (next && 'drop' in next) drop(next.drop);
+      else if (next) submit(next.input);
     }
   };
   let publishing = false;

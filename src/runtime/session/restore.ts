@@ -38,6 +38,7 @@ export class AgentJournal implements Recording {
   private readonly turnOf: number[] = [];
   /** Each journaled turn's input id, by turn number. */
   private readonly turnInputs = new Map<number, string>();
+  /** The inputs journaled and not dropped (a snapshot taken while one waited queues it without its messages). */
   readonly inputs = new Map<string, InputRecord>();
   readonly answers = new Map<string, AssistantMessage>();
   readonly approvals = new Map<string, ApprovalRecord>();
@@ -216,7 +217,7 @@ export class AgentJournal implements Recording {
     const { context } = persisted;
     const restored: AgentContext = {
       ...context,
-      queue: context.queue.map(fill),
+      queue: context.queue.map(fill).filter((input) => input.messages.length > 0),
       ...(context.current ? { current: fill(context.current) } : {}),
     };
     return { snapshot: { ...persisted, context: restored }, context: restored };
@@ -231,6 +232,9 @@ export class AgentJournal implements Recording {
       case 'input':
         this.inputs.set(record.inputId, record);
         journaled.inputs.add(record.inputId);
+        break;
+      case 'dropped':
+        this.inputs.delete(record.inputId);
         break;
       case 'msg':
         this.message(record);
@@ -268,8 +272,6 @@ export class AgentJournal implements Recording {
       case 'steer':
         this.steers.push(record);
         journaled.steers = Math.max(journaled.steers, record.n + 1);
-        break;
-      case 'session':
         break;
     }
   }

@@ -314,6 +314,7 @@ export class Session {
           recorder.input(input.inputId, input.messages, input.expectsOutput);
           this.prompt(input);
         },
+        (inputId) => actor.send({ type: 'CANCEL_INPUT', inputId }),
         (body) => env.emit(body),
       );
       return;
