@@ -3,6 +3,7 @@ import type {
   AgentConfig,
   AnyTool,
   AssistantMessage,
+  JsonObject,
   Message,
   Model,
   ModelEvent,
@@ -51,6 +52,20 @@ function mapModel(model: Model | undefined, change: (event: ModelEvent) => Model
 function mapRequest(model: Model | undefined, change: (request: ModelRequest) => ModelRequest): Model {
   const inner = model as Model;
   return { ...inner, stream: (request, signal) => inner.stream(change(request), signal) };
+}
+
+/** A config whose model's `swarm` calls are sent with `change(args)` instead of their arguments. */
+function mapSwarmArgs(config: Omit<AgentConfig, 'id'>, change: (args: JsonObject) => JsonObject) {
+  return {
+    ...config,
+    model: mapModel(config.model, (event) => {
+      if (event.type !== 'done') return event;
+      const content = event.message.content.map((part) =>
+        part.type === 'tool_call' && part.name === 'swarm' ? { ...part, arguments: change(part.arguments) } : part,
+      );
+      return { ...event, message: { ...event.message, content } };
+    }),
+  };
 }
 
 const mapTools = (config: Omit<AgentConfig, 'id'>, change: (tool: AnyTool) => AnyTool) => ({
@@ -188,18 +203,39 @@ export const MUTANTS: Record<string, Mutant> = {
   'join-lost': {
     breaks: "a swarm's join policy is lost on its way to the supervisor",
     host: 'embedded',
-    config: (config) => ({
-      ...config,
-      model: mapModel(config.model, (event) => {
-        if (event.type !== 'done') return event;
-        const content = event.message.content.map((part) => {
-          if (part.type !== 'tool_call' || part.name !== 'swarm') return part;
-          const { join: _join, k: _k, ...args } = part.arguments;
-          return { ...part, arguments: args };
-        });
-        return { ...event, message: { ...event.message, content } };
-      }),
-    }),
+    config: (config) => mapSwarmArgs(config, ({ join: _join, k: _k, ...args }) => args),
+  },
+  'strategy-ignored': {
+    breaks: 'a batch restarts only the failed task, whatever strategy its swarm asks for',
+    host: 'restate',
+    config: (config) => mapSwarmArgs(config, ({ strategy: _strategy, ...args }) => args),
+  },
+  'one-for-all-always': {
+    breaks: 'a failed task restarts every running sibling, whatever strategy its swarm asks for',
+    host: 'embedded',
+    config: (config) => mapSwarmArgs(config, (args) => ({ ...args, strategy: 'oneForAll' })),
+  },
+  'intensity-unbounded': {
+    breaks: "a batch's restart intensity is never exceeded",
+    host: 'embedded',
+    supervision: ({ intensity: _intensity, ...options }) => options,
+  },
+  'on-failure-ignored': {
+    breaks: 'every class of failure restarts its task, whatever `onFailure` says',
+    host: 'embedded',
+    supervision: ({ onFailure: _onFailure, ...options }) => options,
+  },
+  'escalation-swallowed': {
+    breaks: "a background batch's escalation never reaches its owner's turn",
+    host: 'restate',
+    handlers: {
+      agent: {
+        notify:
+          (original) =>
+          (ctx, { escalation: _escalation, ...notification }) =>
+            original(ctx, notification),
+      },
+    },
   },
   'approvals-inverted': {
     breaks: 'an approval is answered the other way',

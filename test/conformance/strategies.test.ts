@@ -54,6 +54,7 @@ describe.each(HOSTS)('%s', (_name, start) => {
       [result('completed', 'opened a1'), result('completed', 'recovered b1'), result('completed', 'did c1')].join('\n'),
     );
     expect(reruns()).toEqual(['rerun b1']);
+    expect(log.filter((line) => line === 'start gated a1')).toHaveLength(1);
   });
 
   it('oneForAll: every task still running restarts with the failed one', async () => {
