@@ -37,16 +37,20 @@ function forget(ctx: restate.ObjectContext, agentObjectName: string, agentId: st
 }
 
 /**
- * A resume of these children: each refused, or null when it is in the windows, which it leaves as it works (it
- * joins them again once its new task is over). All or none are taken, as a batch runs whole or not at all.
+ * A resume of these children: each refused (`running`: one of `running`, the children whose tasks run now), or null
+ * when it is in the windows, which it leaves as it works (it joins them again once its new task is over). All or
+ * none are taken, as a batch runs whole or not at all.
  */
 export async function claimResumes(
   ctx: restate.ObjectContext,
   agentIds: readonly string[],
+  running: readonly string[],
 ): Promise<(ResumeRefusal | null)[]> {
   const agents = (await ctx.get<FinishedAgents>(AGENTS)) ?? NONE;
   const known = new Set([...agents.kept, ...agents.archived]);
-  const answers = agentIds.map((id) => (known.has(id) ? null : ('unknown' as const)));
+  const answers = agentIds.map((id): ResumeRefusal | null =>
+    running.includes(id) ? 'running' : known.has(id) ? null : 'unknown',
+  );
   if (answers.some((answer) => answer !== null)) return answers;
   const taken = (ids: readonly string[]) => ids.filter((id) => !agentIds.includes(id));
   ctx.set(AGENTS, { kept: taken(agents.kept), archived: taken(agents.archived) } satisfies FinishedAgents);

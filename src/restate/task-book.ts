@@ -370,8 +370,9 @@ export function taskBookObject(
         async (ctx: restate.ObjectSharedContext): Promise<string[]> =>
           agentsOf(ctx, (task) => task.status !== 'running'),
       ),
-      /** A resume of finished children by id, refused for one the book no longer keeps (finished-agents.ts). */
-      resume: (ctx: restate.ObjectContext, input: { agentIds: string[] }) => claimResumes(ctx, input.agentIds),
+      /** A resume of finished children by id, refused for one still running or no longer kept (finished-agents.ts). */
+      resume: async (ctx: restate.ObjectContext, input: { agentIds: string[] }) =>
+        claimResumes(ctx, input.agentIds, await agentsOf(ctx, (task) => task.status === 'running')),
       /** The owner is forgotten (beyond its parent's `keepHistory`): the book and its finished children go too. */
       forget: async (ctx: restate.ObjectContext): Promise<null> => {
         await forgetBook(ctx, agentObjectName);

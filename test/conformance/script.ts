@@ -173,6 +173,19 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
       const step = steps[n];
       return step ? calls(step) : say('resumed');
     }
+    // A background task, its status once it waits at its gate, then a resume of its agent while it still runs.
+    case 'busyresume': {
+      const agentId = results[2]?.match(/agent_id="([^"]+)"/)?.[1] ?? '';
+      const taskId = results[0]?.match(/task_id="([^"]+)"/)?.[1] ?? '';
+      const steps = [
+        call('agent', { prompt: `gated ${arg}`, background: true }, 'a0'),
+        call('until_logged', { line: `start gated ${arg}` }, 'u'),
+        call('task_status', { task_id: taskId }, 'st'),
+        call('agent', { agent_id: agentId, prompt: 'again' }, 'a1'),
+      ];
+      const step = steps[n];
+      return step ? calls(step) : say(noted ? 'noted' : 'refused');
+    }
     // Three foreground tasks one after the other, then the status of each (a parent keeping 2 forgets the first).
     case 'keep': {
       const ids = results.slice(0, 3).map((result) => result.match(/task_id="([^"]+)"/)?.[1] ?? '');

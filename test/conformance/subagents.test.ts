@@ -158,6 +158,21 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(log).toEqual([]);
   });
 
+  it('a resume of a child still running its task is refused as running, and the child goes on', async () => {
+    await host.prompt('resume-2', '#busyresume r2');
+    const history = await host.history('resume-2');
+    expect(
+      plain(toolTexts(history))
+        .at(-1)
+        ?.replace(/Agent \S+/, 'Agent …'),
+    ).toBe('Agent … is still running a task; wait for its result');
+    openGate('r2');
+    const after = await settled('resume-2', (h) => said(h).includes('noted'));
+    expect(plain(notificationsOf(after))).toEqual([
+      '<notification task_id="…" agent_id="…" status="completed">opened r2</notification>',
+    ]);
+  });
+
   it('keepFinished + keepHistory: a finished child beyond both cannot be resumed, a later one can', async () => {
     await host.prompt('keep2-3', '#keepresume');
     const [refused, resumed] = (await results('keep2-3')).slice(4);
