@@ -35,7 +35,7 @@ import { batchObject } from './batches.js';
 import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { forgetHandler } from './finished-agents.js';
-import { CANCELLED, type RunAnswer, type RunRequest, type Spent } from './hand-off.js';
+import { addSpent, CANCELLED, type RunAnswer, type RunRequest, type Spent } from './hand-off.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
   ESCALATION,
@@ -137,6 +137,11 @@ const USAGE = 'usage';
 interface Ledger {
   turns: number;
   usage: Usage;
+  /**
+   * What the agent's lifetime account (`totalBudget`) has counted: its turns and what their children spent, the
+   * background ones' as their results came. Each turn's agent is built anew, its account opening with this.
+   */
+  spent?: Spent;
   doorbell?: Doorbell;
   waiting?: true;
 }
@@ -182,6 +187,10 @@ export function agentObject(options: AgentObjectOptions) {
     turn: (ctx, input, budget) => hostTurn(ctx, input, budget),
     wakes: async (ctx) => configOf(ctx.key, await lineageOf(ctx)).config.wakeOnNotification !== false,
     clearHistory,
+    spentBelow: async (ctx, spent) => {
+      const ledger = await ledgerOf(ctx);
+      storeLedger(ctx, { ...ledger, spent: addSpent(ledger.spent, spent) as Spent });
+    },
   });
   const { reportIfSettled } = tasks;
 
@@ -356,6 +365,8 @@ export function agentObject(options: AgentObjectOptions) {
     // A result that comes while the turn runs joins its next step (not once the agent is idle: its
     // `notify` delivers it then).
     const seams = hostedAgent(agent);
+    // Charged before the turn opens its account: it goes to the lifetime account.
+    if (book.spent) seams.charge(book.spent);
     control.attach(agent, (message) => {
       if (seams.delivery() !== 'step') return false;
       seams.notify([message]);
@@ -415,7 +426,9 @@ export function agentObject(options: AgentObjectOptions) {
       await recordTaken(ctx, control.taken, results, left);
       if (left.length > 0) ctx.set(NOTES, left);
       else if (notes.length > 0) ctx.clear(NOTES);
-      await end({ ...book, turns: turns + results.length, usage });
+      const lifetime = agent.getState().totalBudget?.spent;
+      const spentOver = lifetime ? { spent: { tokens: lifetime.tokens, costUsd: lifetime.costUsd } } : {};
+      await end({ ...book, turns: turns + results.length, usage, ...spentOver });
       const [result] = results as [RunResult];
       // How the turn failed, for its batch's verdict (a spent budget or a guardrail ends it without `failed`).
       const failure = failureClassOf(result.stopReason, result.error);

@@ -120,6 +120,8 @@ export interface TaskHost<Outcome> {
   wakes(ctx: restate.ObjectContext): Promise<boolean>;
   /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */
   clearHistory(ctx: restate.ObjectContext): Promise<void>;
+  /** What a background child spent: it counts against the agent's lifetime account (`totalBudget`). */
+  spentBelow(ctx: restate.ObjectContext, spent: Spent): Promise<void>;
 }
 
 /**
@@ -258,8 +260,10 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
       if (notification.escalation) ctx.set(ESCALATION, notification.escalation);
-      // The child's spending is its task's: owed to the parent with the task's hand-off.
+      // The child's spending is its task's: owed to the parent with the task's hand-off, and counted in the
+      // agent's lifetime account.
       if (notification.spent) {
+        await host.spentBelow(ctx, notification.spent);
         const task = await ctx.get<TaskRecord>(TASK);
         if (task && !task.reported) ctx.set(TASK, { ...task, spent: plus(task.spent, notification.spent) });
       }

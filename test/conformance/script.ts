@@ -428,6 +428,7 @@ export const FLAVOURS = [
   'resumes',
   'escal',
   'slowre',
+  'lifetime',
 ] as const;
 export type Flavour = (typeof FLAVOURS)[number];
 
@@ -464,5 +465,6 @@ export function configOf(agentId: string): Omit<AgentConfig, 'id'> {
     ...(flavour === 'quiet' ? { wakeOnNotification: false } : {}),
     ...(flavour === 'steps' ? { maxSteps: 3 } : {}),
     ...(flavour === 'budget' ? { budget: { tokens: 40 } } : {}),
+    ...(flavour === 'lifetime' ? { totalBudget: { tokens: 50 } } : {}),
   };
 }

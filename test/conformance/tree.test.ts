@@ -59,6 +59,16 @@ describe.each(HOSTS)('%s', (_name, start) => {
     expect(log).toEqual([]);
   });
 
+  it("a root's lifetime budget counts every turn and its background children: a turn past it stops", async () => {
+    // 50 tokens over the root's life: its first turn's two answers (30), then its child's one (15), then the turn the
+    // child's result wakes (15): 60, past it. A turn after that asks the model nothing.
+    expect(await host.prompt('lifetime-1', '#background ["echo l"]')).toMatchObject({ stopReason: 'completed' });
+    await host.notified('lifetime-1', 1);
+    const next = await host.prompt('lifetime-1', '#hello');
+    expect(next).toMatchObject({ stopReason: 'budget_exhausted', usage: { input: 0, output: 0 } });
+    expect(await host.usage('lifetime-1')).toMatchObject({ input: 30, output: 15 });
+  });
+
   it("a subagent within its parent's budget leaves the parent's turn to go on", async () => {
     const outcome = await host.prompt('budget-4', '#agents ["echo e"]');
     expect(outcome).toMatchObject({ stopReason: 'completed', text: 'joined', usage: { input: 20, output: 10 } });
