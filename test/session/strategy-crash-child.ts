@@ -42,6 +42,17 @@ const scenarios: Record<
       return n > 1 ? { text: `b done on run ${n}` } : 'hang';
     },
   },
+  // A nested escalation: mid's own batch runs out of restarts on its leaf and escalates into mid, whose failure
+  // (an `escalation`) escalates the root's batch in turn.
+  nested: {
+    tasks: ['mid'],
+    subagents: { restartDelayMs: 10, intensity: { maxRestarts: 1, withinMs: 600_000 } },
+    run: (prompt, n) => {
+      if (prompt === 'leaf') return { text: '', error: { code: 'invalid_request', message: 'the leaf broke' } };
+      if (n > 1) return { text: 'mid went on' };
+      return { toolCalls: [{ id: 'mid_swarm', name: 'swarm', args: { tasks: [{ prompt: 'leaf' }] } }] };
+    },
+  },
   // A model failure restarts the task after a long backoff, which a crash must not cut short.
   backoff: {
     tasks: ['leaf'],
@@ -126,6 +137,27 @@ agent.on(
 );
 // `kill cancelled`: the process dies the moment a sibling is cancelled by an escalation (its settle is stored
 // before a listener hears of it), before the root's turn has heard of the escalation.
+// `kill leaf-failed`: at the nested batch's escalation (its leaf's failed end is stored, mid has not heard of it);
+// `kill mid-turn-end`: when mid's turn has ended with it; `kill mid-ended`: when the root's batch has escalated.
+if (kill === 'leaf-failed' || kill === 'mid-ended') {
+  agent.on(
+    'subagent_end',
+    (event) => {
+      if (event.status !== 'failed') return;
+      if ((event.agentId === agent.id) === (kill === 'mid-ended')) process.kill(process.pid, 'SIGKILL');
+    },
+    { subtree: true },
+  );
+}
+if (kill === 'mid-turn-end') {
+  agent.on(
+    'turn_end',
+    (event) => {
+      if (event.agentId !== agent.id && event.error?.code === 'escalated') process.kill(process.pid, 'SIGKILL');
+    },
+    { subtree: true },
+  );
+}
 if (kill === 'cancelled') {
   agent.on('subagent_end', (event) => {
     if (event.status === 'cancelled') process.kill(process.pid, 'SIGKILL');

@@ -233,4 +233,37 @@ describe('supervision strategies across a crash', () => {
     const started = records.flatMap((r) => (r.k === 'task' && r.ev === 'started' ? [r.attempt ?? 0] : []));
     expect(started).toEqual([0, 1]);
   }, 60_000);
+
+  it.each(['leaf-failed', 'mid-turn-end', 'mid-ended'])(
+    'a nested escalation reaches the same ancestor across a kill (%s)',
+    async (kill) => {
+      const dir = tempDir();
+      const side = join(dir, 'runs');
+      expect(await run(dir, 's', side, 'nested', { kill })).toBe(false);
+      expect(await run(dir, 's', side, 'nested')).toBe(true);
+      // As without the crash: the leaf ran twice (one restart, then the intensity ran out), mid was asked once.
+      expect(runs(side)).toEqual({ mid: 1, leaf: 2 });
+      const records = recordsOf(dir, 's');
+      const [root, nested] = records.filter((r) => r.k === 'batch');
+      if (root?.k !== 'batch' || nested?.k !== 'batch') throw new Error('no batches');
+      const [mid] = root.tasks;
+      const [leaf] = nested.tasks;
+      const verdicts = records.flatMap((r) => (r.k === 'verdict' ? [[r.a, r.v, r.taskId, r.because]] : []));
+      expect(verdicts).toEqual([
+        [mid?.agentId, 'restart', leaf?.taskId, undefined],
+        [mid?.agentId, 'escalate', leaf?.taskId, 'intensity'],
+        ['root', 'escalate', mid?.taskId, 'escalation'],
+      ]);
+      // Mid's turn ended with its batch's escalation, the root's with mid's failure: each once.
+      const ends = records.flatMap((r) => (r.k === 'turn_end' ? [[r.a, r.stopReason, r.error?.code]] : []));
+      expect(ends.filter(([a]) => a === mid?.agentId || a === 'root')).toEqual([
+        [mid?.agentId, 'error', 'escalated'],
+        ['root', 'error', 'escalated'],
+      ]);
+      const [rootEnd] = rootEnds(records);
+      expect(rootEnd?.error?.message).toContain(mid?.taskId);
+      expect(rootEnd?.error?.message).toContain('escalation failure');
+    },
+    60_000,
+  );
 });

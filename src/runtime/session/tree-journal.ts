@@ -159,12 +159,22 @@ export class TreeJournal implements TreeObserver {
    * turn's end not) is heard again, before the turn resumes.
    */
   escalateOwed(owner: Owner | undefined): void {
-    if (!owner) return;
-    for (const batch of this.journaledBatches()) {
-      const escalation = batch.a === owner.id ? this.standing.escalationOf(batch.batchId) : undefined;
-      const at = escalation ? this.records.indexOf(escalation) : -1;
-      const heard = this.records.slice(at).some((r) => r.k === 'turn_end' && r.a === owner.id);
-      if (escalation && !heard) this.escalateAgain(owner.id, batch, escalation);
+    if (owner) this.escalateOwedTo(owner.id);
+  }
+
+  /**
+   * The escalations of an owner's batches journaled from record `from` on that its turn had not ended with: its next
+   * live step ends the turn with one, as it would have without the crash (a replayed step answers from the journal
+   * first). A subagent's ends its task with an `escalation` failure, which its own batch then decides on.
+   */
+  private escalateOwedTo(ownerId: string, from = 0): void {
+    for (const batch of this.journaledBatches(from)) {
+      const escalation = batch.a === ownerId ? this.standing.escalationOf(batch.batchId) : undefined;
+      if (!escalation) continue;
+      const heard = this.records
+        .slice(this.records.indexOf(escalation))
+        .some((r) => r.k === 'turn_end' && r.a === ownerId);
+      if (!heard) this.escalateAgain(ownerId, batch, escalation);
     }
   }
 
@@ -180,13 +190,14 @@ export class TreeJournal implements TreeObserver {
   /**
    * A replaying subagent's own background batches, journaled in its task's last attempt: unsettled tasks start
    * again, results it was owed are delivered again after its replay, results it had taken in join it again where
-   * they joined (see reattach and SubagentReplay).
+   * they joined (see reattach and SubagentReplay). An escalation of its batches it had not heard is owed again.
    */
   private resumeOwn(owner: Owner, replay: SubagentReplay): void {
     if (this.replays.get(owner.id) !== replay) return;
     for (const batch of this.journaledBatches(replay.journal.from)) {
       if (batch.a === owner.id && batch.background) this.reattach(owner, batch);
     }
+    this.escalateOwedTo(owner.id, replay.journal.from);
   }
 
   /**
