@@ -6,6 +6,7 @@
  */
 export type { InspectorRoot } from '../inspect/control.js';
 export {
+  type AccountView,
   addUsage,
   CANCELLED_TEXT,
   checkStrategy,

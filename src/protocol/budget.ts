@@ -22,6 +22,19 @@ export interface BudgetExhaustion {
   spent: number;
 }
 
+/**
+ * One account of a chain as another process sees it: a hosted parent's, which its child's turn (run elsewhere)
+ * opens under, so the child stops when it runs out and says whose it was, as an embedded child does.
+ */
+export interface AccountView {
+  /** Its name, as a budget's exhaustion names it (`BudgetExhaustion.account`). */
+  account: string;
+  /** Its token and dollar limits (wall time is each turn's own). */
+  limits: Pick<BudgetLimits, 'tokens' | 'costUsd'>;
+  /** What it has counted so far. */
+  spent: { tokens: number; costUsd: number };
+}
+
 /** An account at a glance (`getState().budget`, the inspector's usage table). */
 export interface BudgetView {
   /** This account's own limits (a child may have none and live on its ancestors'). */

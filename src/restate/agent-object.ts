@@ -1,6 +1,7 @@
 // Over 400 lines: the agent's virtual object is every handler Restate calls on one agent, registered together.
 import * as restate from '@restatedev/restate-sdk';
 import {
+  type AccountView,
   addUsage,
   emptyUsage,
   failureClassOf,
@@ -15,7 +16,6 @@ import {
   type AgentConfig,
   type AgentEvent,
   type AnyTool,
-  type BudgetLimits,
   createAgent,
   type Message,
   type RunResult,
@@ -35,7 +35,7 @@ import { batchObject } from './batches.js';
 import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { forgetHandler } from './finished-agents.js';
-import { addSpent, CANCELLED, type RunAnswer, type RunRequest, type Spent } from './hand-off.js';
+import { addSpent, CANCELLED, type HostedBudget, type RunAnswer, type RunRequest, type Spent } from './hand-off.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
   ESCALATION,
@@ -224,7 +224,7 @@ export function agentObject(options: AgentObjectOptions) {
   async function hostTurn(
     ctx: restate.ObjectContext,
     input: string | UserMessage,
-    budget?: BudgetLimits,
+    budget?: HostedBudget,
   ): Promise<HostedTurn<TurnOutcome>>;
   async function hostTurn(
     ctx: restate.ObjectContext,
@@ -233,7 +233,7 @@ export function agentObject(options: AgentObjectOptions) {
   async function hostTurn(
     ctx: restate.ObjectContext,
     input: string | UserMessage | undefined,
-    budget?: BudgetLimits,
+    budget?: HostedBudget,
   ): Promise<HostedTurn<TurnOutcome> | 'cancelled' | null> {
     const agentId = ctx.key;
     const ledger = await ledgerOf(ctx);
@@ -365,6 +365,10 @@ export function agentObject(options: AgentObjectOptions) {
     // A result that comes while the turn runs joins its next step (not once the agent is idle: its
     // `notify` delivers it then).
     const seams = hostedAgent(agent);
+    // A subagent's turns open under its parent's accounts (a request written before they were sent: what the
+    // parent had left, as the turn's own budget).
+    const perPrompt = budget && !Array.isArray(budget) ? budget : undefined;
+    if (Array.isArray(budget)) seams.openUnder(budget);
     // Charged before the turn opens its account: it goes to the lifetime account.
     if (book.spent) seams.charge(book.spent);
     control.attach(agent, (message) => {
@@ -397,7 +401,7 @@ export function agentObject(options: AgentObjectOptions) {
         'steer' in opening
           ? steeredTurn(agent, opening.steer)
           : typeof opening.prompt === 'string'
-            ? agent.prompt(opening.prompt, budget ? { budget } : {})
+            ? agent.prompt(opening.prompt, perPrompt ? { budget: perPrompt } : {})
             : notifiedTurn(agent, opening.prompt);
       for (const message of opening.messages) control.apply(message);
       const results = [await running];
@@ -523,14 +527,10 @@ export function agentObject(options: AgentObjectOptions) {
  */
 export type AgentObject = ReturnType<typeof agentObject>;
 
-/** What a turn may still spend in tokens and dollars (its wall time is its own), when a budget covers it. */
-function spendable(agent: Agent | undefined): BudgetLimits | undefined {
-  const left = agent?.getState().budget?.left;
-  if (!left || (left.tokens === undefined && left.costUsd === undefined)) return undefined;
-  return {
-    ...(left.tokens === undefined ? {} : { tokens: left.tokens }),
-    ...(left.costUsd === undefined ? {} : { costUsd: left.costUsd }),
-  };
+/** The accounts a child of the agent's turn opens under (its wall time is its own), when a budget covers it. */
+function spendable(agent: Agent | undefined): AccountView[] | undefined {
+  const accounts = agent && hostedAgent(agent).accounts();
+  return accounts && accounts.length > 0 ? accounts : undefined;
 }
 
 /** What the agent's last turn's account counted (its own calls and its children's charges), if it had one. */

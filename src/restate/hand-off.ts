@@ -1,3 +1,4 @@
+import type { AccountView } from '../host/index.js';
 import {
   type FailureClass,
   type JoinPolicy,
@@ -57,6 +58,12 @@ export const CANCELLED: HandOff = taskEnd('cancelled');
 export type RunAnswer = HandOff | { status: 'waiting' };
 export const WAITING: RunAnswer = { status: 'waiting' };
 
+/**
+ * What a parent's turn lets its child spend: its accounts (see `RunRequest.budget`), or, in a request written
+ * before accounts were sent, what the parent had left, as the child's own turn budget.
+ */
+export type HostedBudget = AccountView[] | BudgetLimits;
+
 /** What the parent sends a child's `run` handler. */
 export interface RunRequest {
   parentId: string;
@@ -74,10 +81,11 @@ export interface RunRequest {
   /** The awakeable the child resolves with its hand-off when it answers `waiting`. */
   handOffTo?: string;
   /**
-   * What the parent's turn has left (tokens and dollars, over its chain of accounts): the child's turn may spend no
-   * more, as an embedded child's account opens under its parent's. Absent when no budget covers the parent.
+   * The parent's accounts with limits, nearest first, as its turn had them (`HostedAgent.accounts`): the child's
+   * turn opens under them, as an embedded child's account opens under its parent's. Absent when no budget covers
+   * the parent.
    */
-  budget?: BudgetLimits;
+  budget?: HostedBudget;
 }
 
 /** A failed task's batch decides by `failureVerdict`; a restart or resume waits on a durable timer. */
@@ -98,8 +106,8 @@ export interface BatchStart {
   tasks: HostedTask[];
   /** The tree's root (see `RunRequest.root`). */
   root: string;
-  /** What the owner's turn had left when it started the batch (see `RunRequest.budget`). */
-  budget?: BudgetLimits;
+  /** The owner's accounts when it started the batch (see `RunRequest.budget`). */
+  budget?: HostedBudget;
   /** Its concurrency, join, restarts and strategy. */
   options: BatchOptions;
 }

@@ -1,8 +1,17 @@
 import * as restate from '@restatedev/restate-sdk';
 import { notificationDelivery, notificationMessage, restartDecision, type SerializedError } from '../host/index.js';
-import type { BudgetLimits, Message, RunResult, UserMessage } from '../index.js';
+import type { Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
-import { addSpent, CANCELLED, type HandOff, type RunAnswer, type RunRequest, type Spent, WAITING } from './hand-off.js';
+import {
+  addSpent,
+  CANCELLED,
+  type HandOff,
+  type HostedBudget,
+  type RunAnswer,
+  type RunRequest,
+  type Spent,
+  WAITING,
+} from './hand-off.js';
 import type { HostedSupervision } from './subagents.js';
 import { sendBook, stopTasksOf } from './task-book.js';
 
@@ -43,7 +52,7 @@ export interface TaskRequest {
   /** The tree's root (see `RunRequest.root`). */
   root?: string;
   /** What the parent's turn had left when it started the task (see `RunRequest.budget`). */
-  budget?: BudgetLimits;
+  budget?: HostedBudget;
 }
 
 /**
@@ -115,7 +124,7 @@ export interface TaskHost<Outcome> {
    * One hosted turn of the invocation's agent, opened by a prompt's text or by a notification (the
    * machine's `NOTIFY`, so it is stored as `source: 'notification'`); `budget`: the prompt's (see `RunRequest`).
    */
-  turn(ctx: restate.ObjectContext, input: string | UserMessage, budget?: BudgetLimits): Promise<HostedTurn<Outcome>>;
+  turn(ctx: restate.ObjectContext, input: string | UserMessage, budget?: HostedBudget): Promise<HostedTurn<Outcome>>;
   /** Whether the invocation's agent wakes for a notification (its config's `wakeOnNotification`, profiles applied). */
   wakes(ctx: restate.ObjectContext): Promise<boolean>;
   /** Drops the agent's stored turns: a restarted task begins again from its prompt alone. */

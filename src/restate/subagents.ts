@@ -16,9 +16,9 @@ import {
   subagentTools,
   tooManyAgents,
 } from '../host/index.js';
-import { type AnyTool, type BudgetLimits, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
+import { type AnyTool, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
-import type { BatchOptions, HandOff, HostedTask, RunAnswer, RunRequest, Spent } from './hand-off.js';
+import type { BatchOptions, HandOff, HostedBudget, HostedTask, RunAnswer, RunRequest, Spent } from './hand-off.js';
 import { type JournalScope, serially } from './journal.js';
 import { type Batch, runBatches, type StartedTask } from './swarm.js';
 import type { BookBatch, BookedTask, BookStart } from './task-book.js';
@@ -81,8 +81,8 @@ export interface HostedTree {
   lineage: readonly string[];
   /** Checks that a child of this agent can be built from a profile (throws the refusal otherwise). */
   check(profile: string): void;
-  /** What the turn has left to spend, for a foreground child's own turn (undefined: no budget covers it). */
-  budgetLeft(): BudgetLimits | undefined;
+  /** The turn's accounts, which a foreground child's turn opens under (undefined: no budget covers it). */
+  budgetLeft(): HostedBudget | undefined;
   /** Charges what a foreground child spent to the turn's account (`HostedAgent.charge`). */
   charge(spent: Spent): void;
   /** Takes up the approvals remembered in the tree meanwhile (a foreground child's, answered "always"). */

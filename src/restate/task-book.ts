@@ -1,10 +1,10 @@
 import * as restate from '@restatedev/restate-sdk';
 import { notificationMessage, type SerializedError, type TaskStatus, taskEnd } from '../host/index.js';
-import type { BudgetLimits, TaskResult } from '../index.js';
+import type { TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
 import { agentsFinished, claimResumes, forgetBook } from './finished-agents.js';
-import { type BatchStart, batchesName, batchKey, type Spent } from './hand-off.js';
+import { type BatchStart, batchesName, batchKey, type HostedBudget, type Spent } from './hand-off.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -48,7 +48,7 @@ export interface BookStart {
   /** The tree's root (see `RunRequest.root`). */
   root: string;
   /** What the parent's turn had left (see `RunRequest.budget`). */
-  budget?: BudgetLimits;
+  budget?: HostedBudget;
 }
 
 /** A child's end, as it tells the book (its hand-off). */

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { AgentActorRef } from '../../../machines/agent/index.js';
 import type { PermissionMode, Permissions } from '../../permissions/index.js';
 import type {
+  AccountView,
   AgentEvent,
   AgentEventOf,
   AgentEventType,
@@ -114,6 +115,16 @@ export interface HostedAgent {
   held(): UserMessage[];
   /** A batch of its subagents escalated a failure: its next step fails with `error` instead of asking the model. */
   escalate(error: SerializedError): void;
+  /**
+   * The accounts its spending counts against now (its running turn's, else its lifetime's, and theirs up the chain)
+   * that have token or dollar limits, nearest first: what a subagent the host runs elsewhere opens under.
+   */
+  accounts(): AccountView[];
+  /**
+   * Before its first turn: its turns open under these accounts (another agent's, as `accounts()` gave them), so it
+   * stops when one of them runs out, named as it is, as an embedded subagent's turn opens under its parent's.
+   */
+  openUnder(accounts: readonly AccountView[]): void;
 }
 
 /** The host's seams into `agent` (see {@link HostedAgent}). */
@@ -128,6 +139,8 @@ export function hostedAgent(agent: Agent<unknown>): HostedAgent {
     },
     held: () => agent.actor.getSnapshot().context.injections.filter((message) => message.source === 'notification'),
     escalate: (error) => agent.escalated(error),
+    accounts: () => agent.accounts(),
+    openUnder: (accounts) => agent.openedUnder(accounts),
   };
 }
 
@@ -544,6 +557,33 @@ export class Agent<Output = unknown> {
    */
   escalated(error: SerializedError): void {
     this.env.escalation = error;
+  }
+
+  /**
+   * See `HostedAgent.accounts`.
+   *
+   * @internal
+   */
+  accounts(): AccountView[] {
+    const { budget, budgetParent } = this.env;
+    return (budget?.isOpen ? budget : budgetParent)?.chain() ?? [];
+  }
+
+  /**
+   * See `HostedAgent.openUnder`: a lifetime account opens anew below them, with what it had counted.
+   *
+   * @internal
+   */
+  openedUnder(accounts: readonly AccountView[]): void {
+    const mirror = Budget.mirror(accounts);
+    if (!mirror) return;
+    if (this.total) {
+      const total = new Budget(this.total.account, this.total.limits, mirror);
+      total.tokens = this.total.tokens;
+      total.cost = this.total.cost;
+      this.total = total;
+    }
+    this.env.budgetParent = this.total ?? mirror;
   }
 
   /**

@@ -1,4 +1,5 @@
 import type {
+  AccountView,
   BudgetExhaustion,
   BudgetLimit,
   BudgetLimits,
@@ -150,6 +151,32 @@ export class Budget {
       const over = account.overOwn(Date.now());
       if (over) account.exhaust(over);
     }
+  }
+
+  /**
+   * The accounts of the chain with a token or dollar limit, this one first: what a child run in another process
+   * opens under (`Budget.mirror`).
+   */
+  chain(): AccountView[] {
+    const chain: AccountView[] = [];
+    for (let account: Budget | undefined = this; account; account = account.parent) {
+      const { tokens, costUsd } = account.limits;
+      if (tokens === undefined && costUsd === undefined) continue;
+      const limits = { ...(tokens === undefined ? {} : { tokens }), ...(costUsd === undefined ? {} : { costUsd }) };
+      chain.push({ account: account.account, limits, spent: { tokens: account.tokens, costUsd: account.cost } });
+    }
+    return chain;
+  }
+
+  /** Accounts standing in for a `chain()` of another process, nearest last built: the nearest, or none. */
+  static mirror(chain: readonly AccountView[]): Budget | undefined {
+    let nearest: Budget | undefined;
+    for (const view of [...chain].reverse()) {
+      nearest = new Budget(view.account, view.limits, nearest);
+      nearest.tokens = view.spent.tokens;
+      nearest.cost = view.spent.costUsd;
+    }
+    return nearest;
   }
 
   /** The first account of the chain that has run out (this one first), if any. */

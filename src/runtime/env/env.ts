@@ -174,7 +174,7 @@ export class AgentEnv implements EventOrigin {
      * The account its turns open theirs under: a subagent's, of the turn or swarm that started its task; a root
      * agent's, its lifetime account (`totalBudget`) or its agent's, for a conversation (`agent.run`).
      */
-    readonly budgetParent?: Budget,
+    public budgetParent?: Budget,
   ) {
     this.tools = settings.tools;
     this.context = new ContextEngine(settings.model, settings.context ?? {}, (body) => this.emit(body));
