@@ -321,11 +321,11 @@ export const MUTANTS: Record<string, Mutant> = {
     },
   },
   'background-unbudgeted': {
-    breaks: "a background child is started without what its parent's turn has left",
+    breaks: "a background child is started without its parent's accounts",
     host: 'restate',
     handlers: {
       tasks: {
-        start:
+        batch:
           (original) =>
           (ctx, { budget: _budget, ...request }) =>
             original(ctx, request),
