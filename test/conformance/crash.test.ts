@@ -79,6 +79,27 @@ describe.each(hosts)('%s', (_name, start) => {
     expect(finished('slow b')).toEqual(['ran slow b1', 'ran slow b2']);
   }, 60_000);
 
+  it("killed during a oneForAll restart's backoff: the batch restarts each task once and ends once", async () => {
+    const swarm = { strategy: 'oneForAll', tasks: [{ prompt: 'hold a5' }, { prompt: 'trip b5 start_block_a5' }] };
+    const turn = await host.send('slowre-5', `#swarm ${JSON.stringify(swarm)}`);
+    // b5 failed and a5's run was cancelled with it: both wait out the 3 s backoff, during which the worker dies.
+    await executed('aborted block a5');
+    await host.crash();
+    expect(await turn.outcome).toMatchObject({ stopReason: 'completed', text: 'joined' });
+    const history = await host.history('slowre-5');
+    expectValidHistory(history);
+    expect(toolTexts(history).map(plain)).toEqual([
+      '<result task_id="…" agent_id="…" status="completed">did a5 again</result>\n' +
+        '<result task_id="…" agent_id="…" status="completed">recovered b5</result>',
+    ]);
+    const lines = host.executed();
+    expect(lines.filter((line) => line.startsWith('rerun ')).sort()).toEqual(['rerun a5', 'rerun b5']);
+    expect(lines.filter((line) => line === 'asked trip b5' || line === 'start block a5')).toEqual([
+      'start block a5',
+      'asked trip b5',
+    ]);
+  }, 60_000);
+
   it('killed while a call waits for approval: the answer given afterwards runs it once', async () => {
     const turn = await host.send('kill-4', '#deploy k4');
     const asked = await host.approval('kill-4', 'deploy');
