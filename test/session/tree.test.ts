@@ -265,4 +265,70 @@ describe('sessions: a reopened tree is the same tree', () => {
     reopened.close();
     await resumed.stop();
   });
+
+  it('a crash while a subagent resumed by id works: reopened, it goes on from its whole history, nothing twice', async () => {
+    const dir = tempDir();
+    const runs: string[] = [];
+    const work = defineTool({
+      name: 'work',
+      description: 'w',
+      schema: z.object({}),
+      execute: (_, ctx) => {
+        runs.push(ctx.toolCallId);
+        return 'worked';
+      },
+    });
+    /** The root swarms `w`, then resumes it by id; resumed, `w` works once and answers (its answer hangs first). */
+    const answers = (hangAfterWork: boolean) => {
+      const hung = latch();
+      const model = scriptedModel((request: ModelRequest): ScriptedAnswer | Promise<ScriptedAnswer> => {
+        const who = asker(request);
+        const last = request.messages.at(-1);
+        const lastText = last?.role === 'user' ? textOf(last) : '';
+        if (who === 'go') {
+          if (lastText.startsWith('resume ')) {
+            const id = lastText.slice('resume '.length);
+            return { toolCalls: [{ id: 'root_resume', name: 'agent', args: { prompt: 'follow up', agent_id: id } }] };
+          }
+          if (last?.role === 'tool') return { text: 'root done' };
+          return { toolCalls: [{ id: 'root_swarm', name: 'swarm', args: { tasks: [{ prompt: 'w' }] } }] };
+        }
+        if (!request.messages.some((m) => m.role === 'user' && textOf(m) === 'follow up')) return { text: 'w first' };
+        if (last?.role !== 'tool') return { toolCalls: [{ id: 'w_work', name: 'work', args: {} }] };
+        if (!hangAfterWork) return { text: 'w followed up' };
+        hung.resolve();
+        return new Promise<ScriptedAnswer>(() => {});
+      });
+      return { model, hung };
+    };
+    const config = { tools: [work], subagents: {} };
+    const session = sessions({ dir }).create({ id: 'tree', agentId: 'root' });
+    const first = answers(true);
+    const agent = createAgent({ ...config, model: first.model, session });
+    const children: string[] = [];
+    agent.on('subagent_end', (event) => children.push(event.childId));
+    await agent.prompt('go');
+    const id = children[0] ?? '';
+    void agent.prompt(`resume ${id}`);
+    await first.hung.promise;
+    await untilJournaled(dir, 'tree', (r) => r.k === 'tool_end' && r.id === 'w_work');
+    const copy = crashCopy(dir);
+    session.close();
+    await agent.stop();
+
+    const reopened = sessions({ dir: copy }).open('tree');
+    const second = answers(false);
+    const resumed = createAgent({ ...config, model: second.model, session: reopened });
+    await reopened.idle();
+    reopened.close();
+    await resumed.stop();
+    // Its one live call was sent the whole history: its first task's, then the follow-up's up to the crash.
+    const sent = second.model.requests
+      .filter((r) => asker(r) === 'w')
+      .map((r) => r.messages.map((m) => `${m.role}:${textOf(m)}`));
+    expect(sent).toEqual([['user:w', 'assistant:w first', 'user:follow up', 'assistant:', 'tool:worked']]);
+    expect(runs).toEqual(['w_work']);
+    const answer = toolResults(resumed.messages).find((r) => r.toolCallId === 'root_resume');
+    expect(resultText(answer)).toContain('w followed up');
+  });
 });
