@@ -53,6 +53,44 @@ describe('sessions: dropped inputs', () => {
     void third;
   });
 
+  it('a prompt aborted while a resumed session still holds it back never starts', async () => {
+    const dir = tempDir();
+    const session = sessions({ dir }).create({ id: 'held' });
+    const asked = latch();
+    const never = new Promise<never>(() => {});
+    const agent = createAgent({
+      model: scriptedModel(async () => {
+        asked.resolve();
+        return never;
+      }),
+      session,
+    });
+    void agent.prompt('first');
+    await asked.promise;
+    const crashed = crashCopy(dir);
+
+    const reopened = sessions({ dir: crashed }).open('held');
+    const model = scriptedModel((request) => ({ text: `answer to ${request.messages.length}` }));
+    const resumed = createAgent({ model, session: reopened });
+    const starts: string[] = [];
+    resumed.on('turn_start', (e) => starts.push(e.inputId));
+    // Given in the same tick as the restart: the session holds it behind the prompts it submits again.
+    const controller = new AbortController();
+    const late = resumed.prompt('late', { signal: controller.signal });
+    controller.abort();
+    expect(await late).toMatchObject({ stopReason: 'interrupted', messages: [] });
+    await reopened.idle();
+    expect(prompts(resumed.messages)).toEqual(['first']);
+    const records = journalRecords(crashed, 'held');
+    const input = records.find((r) => r.k === 'input' && textOf(r.messages[0]) === 'late');
+    const lateId = input?.k === 'input' ? input.inputId : '';
+    expect(records.filter((r) => r.k === 'dropped')).toEqual([{ k: 'dropped', a: resumed.id, inputId: lateId }]);
+    expect(starts).not.toContain(lateId);
+    expect(model.calls).toBe(1);
+    for (const s of [session, reopened]) s.close();
+    await Promise.all([agent.stop(), resumed.stop()]);
+  });
+
   it('a snapshot taken while the prompt waited does not bring it back', async () => {
     const dir = tempDir();
     const session = sessions({ dir }).create({ id: 'snap' });

@@ -41,7 +41,7 @@ import { type AgentConfig, agentSettings } from './config.js';
 import { EventQueue } from './event-stream.js';
 import { type GoalOptions, type GoalResult, GoalTracker, pursueGoal } from './goal.js';
 import { type AgentState, agentStateOf, ChildrenWatch } from './state.js';
-import { droppedResult, runtimeAgentMachine } from './wiring.js';
+import { droppedResult, runtimeAgentMachine, settleDroppedInput } from './wiring.js';
 
 /** How an Agent handle is bound to an agent spawned inside a supervision tree (see `supervisor.agent()`). */
 export interface AttachedAgent {
@@ -647,11 +647,11 @@ export class Agent<Output = unknown> {
       if (options.budget) pending.budget = options.budget;
       this.env.pending.set(inputId, pending);
       if (!signal) return;
-      // The machine drops the input if it is queued, or interrupts its turn if it runs; a prompt the session still
-      // holds (a resume that has not caught up yet) is interrupted as soon as its turn starts.
+      // The machine drops the input if it is queued, or interrupts its turn if it runs; a restored session that
+      // still holds it back (behind the prompts it submits again) lets it go.
       const abort = () => {
-        pending.abortRequested = true;
-        this.actor.send({ type: 'CANCEL_INPUT', inputId });
+        if (this.env.journal.withdraw(inputId)) settleDroppedInput(this.env, inputId);
+        else this.actor.send({ type: 'CANCEL_INPUT', inputId });
       };
       onAbort = abort;
       signal.addEventListener('abort', abort, { once: true });

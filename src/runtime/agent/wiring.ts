@@ -81,7 +81,6 @@ export const runtimeAgentMachine = agentMachine.provide({
       startTurnBudget(env, self, context.turn, input.inputId, pending?.budget);
       env.emit({ type: 'turn_start', inputId: input.inputId }, context);
       for (const message of input.messages) env.append(message, context);
-      if (pending?.abortRequested) queueMicrotask(() => self.send({ type: 'INTERRUPT' }));
     },
     endTurn: ({ context, system }) => endTurn(envOf(system, context.agentId), context),
     startStep: ({ context, system }, { step }) => {
@@ -125,14 +124,7 @@ export const runtimeAgentMachine = agentMachine.provide({
     abortInFlight: ({ context, system }) => envOf(system, context.agentId).abortInFlight(context),
     settleDropped: ({ context, system }, { inputIds }) => {
       const env = envOf(system, context.agentId);
-      for (const inputId of inputIds) {
-        env.journal.dropped(inputId);
-        // An input the session submitted again after a restart has no caller here.
-        const pending = env.pending.get(inputId);
-        if (!pending) continue;
-        env.pending.delete(inputId);
-        env.journal.stored(pending.resolve, droppedResult());
-      }
+      for (const inputId of inputIds) settleDroppedInput(env, inputId);
     },
     announceBudgetExhausted: ({ context, system }) => {
       const env = envOf(system, context.agentId);
@@ -262,6 +254,16 @@ function endTurn(env: AgentEnv, context: Context): void {
 /** What the caller of an input that never started hears: interrupted, with nothing added to the history. */
 export function droppedResult(): RunResult {
   return { stopReason: 'interrupted', messages: [], text: '', usage: emptyUsage() };
+}
+
+/** Input `inputId` leaves without a turn: the drop is journaled, then its caller hears it. */
+export function settleDroppedInput(env: AgentEnv, inputId: string): void {
+  env.journal.dropped(inputId);
+  // An input the session submitted again after a restart has no caller here.
+  const pending = env.pending.get(inputId);
+  if (!pending) return;
+  env.pending.delete(inputId);
+  env.journal.stored(pending.resolve, droppedResult());
 }
 
 function turnError(env: AgentEnv, context: Context): TurnError | undefined {

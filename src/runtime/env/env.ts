@@ -112,8 +112,6 @@ export interface PendingTurn {
   outputSpec?: OutputSpec;
   /** The turn's validated structured answer, for its result. */
   output?: unknown;
-  /** The caller's signal fired: a turn it opens anyway (the session held the prompt) is interrupted at once. */
-  abortRequested?: boolean;
   /** This turn's own budget, on top of the agent's. */
   budget?: BudgetLimits;
   /** The caller reads only the turn's end and output (a subagent's task): its result copies no messages. */

@@ -59,6 +59,8 @@ export interface Journaling extends Recording {
   input(input: TurnInput): boolean;
   /** A queued input was dropped without a turn: journaled before its caller hears `interrupted`. */
   dropped(inputId: string): void;
+  /** Its caller withdrew input `inputId`: true when the journal held it back (see `input`) and let it go. */
+  withdraw(inputId: string): boolean;
   /**
    * A promise when a tool's start, just announced, is not stored yet (a tree's starts are written together at the
    * end of the tick); the tool runs once it settles.
@@ -80,6 +82,7 @@ export const unrecorded: Journaling = {
   ...nothingRecorded,
   input: () => true,
   dropped: () => {},
+  withdraw: () => false,
   durable: () => undefined,
   stored: (resolve, value) => resolve(value),
   answered: () => {},

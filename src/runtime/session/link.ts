@@ -82,6 +82,12 @@ export class JournalLink implements Journaling {
     if (this.inputs) this.recorder?.dropped(inputId);
   }
 
+  withdraw(inputId: string): boolean {
+    const at = this.held?.findIndex((input) => input.inputId === inputId) ?? -1;
+    if (at >= 0) this.held?.splice(at, 1);
+    return at >= 0;
+  }
+
   durable(): Promise<void> | undefined {
     return this.recorder?.durable();
   }
