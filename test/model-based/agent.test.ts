@@ -107,6 +107,14 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   if (c.queue.length === 0) events.push(prompt(false));
   if (c.injections.length === 0) events.push(steer, notify);
   events.push({ type: 'INTERRUPT' });
+  // The caller's side: a queued prompt withdrawn (its signal aborted), the running one withdrawn, and a stop, which
+  // drops the whole queue.
+  const queued = c.queue[0];
+  if (queued) events.push({ type: 'CANCEL_INPUT', inputId: queued.inputId });
+  if (c.current && !c.queue.some((input) => input.inputId === c.current?.inputId)) {
+    events.push({ type: 'CANCEL_INPUT', inputId: c.current.inputId });
+  }
+  events.push({ type: 'STOP' });
   const { turn, step, batch } = c;
   // A budget can run out in any state of a run (a timer), and the chart takes the event in `running` alike: it is
   // sent while the model answers only, so the graph stays within the suite's time (the tool phases are covered by
@@ -441,9 +449,26 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
       } else {
         actor.send(event);
       }
-      if ((event.type === 'INTERRUPT' || event.type === 'BUDGET_EXHAUSTED') && !is(before, 'idle')) {
+      // Withdrawing the running input interrupts its turn; withdrawing a queued one leaves the turn alone.
+      const withdrawsCurrent =
+        event.type === 'CANCEL_INPUT' && !before.context.queue.some((input) => input.inputId === event.inputId);
+      const interrupts = ['INTERRUPT', 'BUDGET_EXHAUSTED', 'STOP'].includes(event.type) || withdrawsCurrent;
+      if (interrupts && !is(before, 'idle')) {
         const open = openCalls();
         if (open.length) violations.push(`${event.type} left open tool calls ${open.join(', ')}`);
+      }
+      const after = actor.getSnapshot();
+      if (event.type === 'STOP' && !is(before, 'idle')) {
+        if (!is(after, 'idle') || after.context.queue.length > 0 || after.context.turn !== before.context.turn) {
+          violations.push('STOP started a queued input instead of dropping the queue');
+        }
+      }
+      if (event.type === 'CANCEL_INPUT' && before.context.queue.some((input) => input.inputId === event.inputId)) {
+        if (after.context.queue.some((input) => input.inputId === event.inputId)) {
+          violations.push(`CANCEL_INPUT left ${event.inputId} in the queue`);
+        }
+        if (after.context.turn !== before.context.turn)
+          violations.push('CANCEL_INPUT of a queued input moved the turn');
       }
       if (violations.length) throw new Violation(violations.join('\n'));
     },
@@ -547,6 +572,16 @@ describe('model-based: the agent machine', () => {
       bug: 'a turn never announces its end',
       machine: testMachine.provide({ actions: { endTurn: () => {} } }),
       expected: 'ended 0 times',
+    },
+    {
+      bug: 'a stop keeps the queue, so the next prompt starts on the way out',
+      machine: testMachine.provide({ actions: { dropQueue: () => {} } }),
+      expected: 'STOP started a queued input',
+    },
+    {
+      bug: 'a withdrawn queued prompt stays queued',
+      machine: testMachine.provide({ actions: { dropInput: () => {} } }),
+      expected: 'CANCEL_INPUT left in.p in the queue',
     },
   ];
   for (const mutant of mutants) {
