@@ -144,6 +144,8 @@ export function timelineOf(records: readonly JournalRecord[]): Timeline {
         return mark(record.a, 'compaction', seq, `compacted before message ${record.base}`);
       case 'input':
         return mark(record.a, 'input', seq, 'prompted');
+      case 'dropped':
+        return mark(record.a, 'input', seq, 'dropped, never started');
       case 'batch':
         for (const task of record.tasks) {
           const child = lane(task.agentId);

@@ -230,6 +230,29 @@ describe('timelineOf: the session laid out for the inspector', () => {
     expect(timeline.marks.filter((m) => !timeline.seqs.includes(m.seq))).toEqual([]);
   });
 
+  it('a prompt dropped from the queue is marked where its drop is, beside its input', () => {
+    const header = records[0];
+    if (header?.k !== 'session') throw new Error('the fixture has a header');
+    const messages = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'later' }] }];
+    const timeline = timelineOf([
+      header,
+      { k: 'tool_start', s: 1, a: 'root', id: 'c', name: 'work' },
+      { k: 'input', a: 'root', inputId: 'in_2', messages, expectsOutput: false },
+      {
+        k: 'tool_end',
+        s: 2,
+        a: 'root',
+        id: 'c',
+        result: { type: 'tool_result', toolCallId: 'c', toolName: 'work', content: [], isError: false },
+      },
+      { k: 'dropped', a: 'root', inputId: 'in_2' },
+    ]);
+    expect(timeline.marks.filter((m) => m.kind === 'input')).toEqual([
+      { agent: 'root', kind: 'input', seq: 1, label: 'prompted' },
+      { agent: 'root', kind: 'input', seq: 2, label: 'dropped, never started' },
+    ]);
+  });
+
   it('a hostile journal: owners in a cycle, a huge label: every lane listed once, labels cut, no throw', () => {
     const header = records[0];
     if (header?.k !== 'session') throw new Error('the fixture has a header');
