@@ -75,11 +75,12 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
   const stopQuery =
     "SELECT id FROM sys_invocation WHERE target_service_name = 'troupe-agent-tasks' " +
     `AND target_service_key = '${parent}' AND target_handler_name = 'stop'`;
+  // The parent's book may be told to stop twice (by the root's book, and by the parent's own turn as it hears its
+  // cancellation); stopping twice changes nothing, which the settles below check.
   const stop = await until(
     () => sql<{ id: string }>(server.adminUrl, stopQuery),
     (rows) => rows.length > 0,
   );
-  expect(stop).toHaveLength(1);
   const abortedAtKill = children.filter((child) => countOf(`aborted ${child} b`) > 0).length;
   await Promise.all(workers.map((worker) => worker.kill()));
   for (const [i, port] of ports.entries()) workers[i] = await startWorker(port, sideFile, `w${i + 1}-again`);
