@@ -2,7 +2,7 @@ import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type AgentEventOf, createAgent, defineTool, scriptedModel, textOf } from '../../src/index.js';
-import { expectValidHistory, latch, nextEvent, record, resultText, toolResults } from './helpers.js';
+import { expectValidHistory, gatedTool, latch, nextEvent, record, resultText, toolResults } from './helpers.js';
 
 const remove = defineTool({
   name: 'delete_file',
@@ -311,13 +311,7 @@ describe('interrupts', () => {
   });
 
   it('aborting a queued prompt leaves the running turn alone and settles the prompt once', async () => {
-    const gate = latch();
-    const wait = defineTool({
-      name: 'wait',
-      description: 'waits for the test',
-      schema: z.object({}),
-      execute: () => gate.promise.then(() => 'waited'),
-    });
+    const { tool: wait, gate } = gatedTool();
     const model = scriptedModel([{ toolCalls: [{ name: 'wait' }] }, { text: 'first done' }, { text: 'after' }]);
     const agent = createAgent({ model, tools: [wait] });
     const events = record(agent);
@@ -381,13 +375,7 @@ describe('stop()', () => {
   });
 
   it('drops the queued prompts: none of them starts, asks the model or enters the history', async () => {
-    const gate = latch();
-    const hang = defineTool({
-      name: 'hang',
-      description: 'never returns',
-      schema: z.object({}),
-      execute: () => gate.promise.then(() => 'x'),
-    });
+    const { tool: hang } = gatedTool('hang');
     const model = scriptedModel([{ toolCalls: [{ name: 'hang' }] }, { text: 'never asked' }]);
     const agent = createAgent({ model, tools: [hang] });
     const events = record(agent);

@@ -70,6 +70,18 @@ export function latch<T = void>(): Latch<T> {
   return { promise, resolve };
 }
 
+/** A tool named `name` whose every call waits for `gate` (a turn held in its tool phase), then answers `waited`. */
+export function gatedTool(name = 'wait') {
+  const gate = latch();
+  const tool = defineTool({
+    name,
+    description: 'waits for the test',
+    schema: z.object({}),
+    execute: () => gate.promise.then(() => 'waited'),
+  });
+  return { tool, gate };
+}
+
 /** Resolves once `predicate` holds for an event published after the call. */
 export function nextEvent<E extends AgentEvent>(
   agent: { on(type: '*', fn: (e: AgentEvent) => void): () => void },

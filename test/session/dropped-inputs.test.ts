@@ -3,13 +3,23 @@
  * `interrupted`: the journal says so, and no resume, replay or fork runs them again.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createAgent, defineTool, ForkEditError, scriptedModel, sessions, textOf } from '../../src/index.js';
+import { createAgent, ForkEditError, type ScriptedAnswer, scriptedModel, sessions, textOf } from '../../src/index.js';
 import type { JournalRecord } from '../../src/session/index.js';
-import { expectValidHistory, latch, nextEvent } from '../agent/helpers.js';
+import { expectValidHistory, gatedTool, latch, nextEvent } from '../agent/helpers.js';
 import { cleanTempDirs, crashCopy, journalRecords, tempDir, untilJournaled } from './helpers.js';
 
 cleanTempDirs();
+
+/** A model that answers `first` (if given) to its first call, then never answers, telling `asked` it was called. */
+function stallingModel(first?: ScriptedAnswer) {
+  const asked = latch();
+  const model = scriptedModel(async (_request, index) => {
+    if (first && index === 0) return first;
+    asked.resolve();
+    return new Promise<never>(() => {});
+  });
+  return { model, asked };
+}
 
 const prompts = (messages: readonly { role: string }[]) =>
   messages.filter((m) => m.role === 'user').map((m) => textOf(m as Parameters<typeof textOf>[0]));
@@ -18,15 +28,8 @@ describe('sessions: dropped inputs', () => {
   it('a prompt aborted while queued is not run again when the session resumes after a crash', async () => {
     const dir = tempDir();
     const session = sessions({ dir }).create();
-    const asked = latch();
-    const never = new Promise<never>(() => {});
-    const agent = createAgent({
-      model: scriptedModel(async () => {
-        asked.resolve();
-        return never;
-      }),
-      session,
-    });
+    const { model: stalled, asked } = stallingModel();
+    const agent = createAgent({ model: stalled, session });
     void agent.prompt('first');
     const controller = new AbortController();
     const second = agent.prompt('second', { signal: controller.signal });
@@ -56,15 +59,8 @@ describe('sessions: dropped inputs', () => {
   it('a prompt aborted while a resumed session still holds it back never starts', async () => {
     const dir = tempDir();
     const session = sessions({ dir }).create({ id: 'held' });
-    const asked = latch();
-    const never = new Promise<never>(() => {});
-    const agent = createAgent({
-      model: scriptedModel(async () => {
-        asked.resolve();
-        return never;
-      }),
-      session,
-    });
+    const { model: stalled, asked } = stallingModel();
+    const agent = createAgent({ model: stalled, session });
     void agent.prompt('first');
     await asked.promise;
     const crashed = crashCopy(dir);
@@ -94,20 +90,8 @@ describe('sessions: dropped inputs', () => {
   it('a snapshot taken while the prompt waited does not bring it back', async () => {
     const dir = tempDir();
     const session = sessions({ dir }).create({ id: 'snap' });
-    const asked = latch();
-    const never = new Promise<never>(() => {});
-    const model = scriptedModel(async (_request, index) => {
-      if (index === 0) return { toolCalls: [{ name: 'hang' }] };
-      asked.resolve();
-      return never;
-    });
-    const gate = latch();
-    const hang = defineTool({
-      name: 'hang',
-      description: 'waits',
-      schema: z.object({}),
-      execute: () => gate.promise.then(() => 'x'),
-    });
+    const { model, asked } = stallingModel({ toolCalls: [{ name: 'hang' }] });
+    const { tool: hang, gate } = gatedTool('hang');
     const agent = createAgent({ model, tools: [hang], session });
     void agent.prompt('first');
     await nextEvent(agent, (e) => e.type === 'tool_execution_start');
@@ -138,13 +122,7 @@ describe('sessions: dropped inputs', () => {
     const dir = tempDir();
     const manager = sessions({ dir });
     const session = manager.create();
-    const gate = latch();
-    const hang = defineTool({
-      name: 'hang',
-      description: 'waits',
-      schema: z.object({}),
-      execute: () => gate.promise.then(() => 'x'),
-    });
+    const { tool: hang, gate } = gatedTool('hang');
     const agent = createAgent({ model: scriptedModel([{ toolCalls: [{ name: 'hang' }] }]), tools: [hang], session });
     const running = agent.prompt('go');
     const queued = [agent.prompt('later'), agent.prompt('much later')];
@@ -171,13 +149,7 @@ describe('sessions: dropped inputs', () => {
     const dir = tempDir();
     const manager = sessions({ dir });
     const session = manager.create({ id: 'dropping' });
-    const gate = latch();
-    const wait = defineTool({
-      name: 'wait',
-      description: 'waits',
-      schema: z.object({}),
-      execute: () => gate.promise.then(() => 'waited'),
-    });
+    const { tool: wait, gate } = gatedTool('wait');
     const model = scriptedModel([{ toolCalls: [{ name: 'wait' }] }, { text: 'one' }, { text: 'two' }]);
     const agent = createAgent({ model, tools: [wait], session });
     const first = agent.prompt('first');
@@ -214,13 +186,7 @@ describe('sessions: dropped inputs', () => {
     const dir = tempDir();
     const manager = sessions({ dir });
     const session = manager.create({ id: 'src' });
-    const gate = latch();
-    const wait = defineTool({
-      name: 'wait',
-      description: 'waits',
-      schema: z.object({}),
-      execute: () => gate.promise.then(() => 'waited'),
-    });
+    const { tool: wait, gate } = gatedTool('wait');
     const agent = createAgent({
       model: scriptedModel([{ toolCalls: [{ name: 'wait' }] }, { text: 'one' }]),
       tools: [wait],
