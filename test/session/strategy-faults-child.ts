@@ -3,7 +3,9 @@
 // (test/helpers/strategy-faults.ts), its failures injected by the scripted model. A batch whose root turn is
 // journaled as ended is skipped, so a process started again after a kill goes on where the journals stand.
 // Each task's model calls are counted in the side file across processes; every failed task turn is announced
-// (`moment failed`) so that kills land in restart backoffs.
+// (`moment failed`) so that kills land in restart backoffs. In one batch of ten the process kills itself once
+// where a task's own (nested) batch has just failed its leaf, or where the task's turn has just ended with its
+// batch's escalation (noted in `<side>.selfkills` first): an escalation must reach the same ancestor after it.
 // Run (bundled by the test): node strategy-faults-child.mjs <dir> <side> <from> <to> <seed>
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +27,13 @@ const rootEnded = (id: string) =>
       const record = decodeRecord(line);
       return record?.k === 'turn_end' && record.a === 'root';
     });
+const selfKilled = () => (existsSync(`${side}.selfkills`) ? readFileSync(`${side}.selfkills`, 'utf8').split('\n') : []);
+const SELF_KILLS: Record<number, string> = { 3: 'leaf-failed', 7: 'task-escalated' };
+function die(k: number): void {
+  appendFileSync(`${side}.selfkills`, `${k}\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
+
 for (let k = Number(from); k < Number(to); k++) {
   const id = `batch-${k}`;
   const { config, outcomes } = faultBatch(Number(seed) + k, STRATEGIES[k % 3] as SupervisionStrategy);
@@ -48,10 +57,19 @@ for (let k = Number(from); k < Number(to); k++) {
     return answerFor(index, call, outcome);
   };
   const agent = createAgent({ ...faultAgentConfig(config, (index) => answer(index)), session });
+  const selfKill = selfKilled().includes(String(k)) ? undefined : SELF_KILLS[k % 10];
   agent.on(
     'turn_end',
     (event) => {
       if (event.agentId !== agent.id && event.stopReason !== 'completed') process.stdout.write('moment failed\n');
+      if (selfKill === 'task-escalated' && event.error?.code === 'escalated' && event.agentId !== agent.id) die(k);
+    },
+    { subtree: true },
+  );
+  agent.on(
+    'subagent_end',
+    (event) => {
+      if (selfKill === 'leaf-failed' && event.status === 'failed' && event.agentId !== agent.id) die(k);
     },
     { subtree: true },
   );

@@ -10,8 +10,9 @@ import { faultBatch } from './strategy-faults-plan.js';
 
 // Fault injection across SIGKILLs: child processes run 300 random batches (100 per strategy) of the strategy fault
 // generator, each a session of its own, and are killed again and again a few milliseconds after a task's turn
-// failed (while its batch's restart backoff is pending); a new process goes on from the journals. Each batch is
-// then checked from its journal. TROUPE_FAULT_SEED=<n> replays the batches (not the kills' timing).
+// failed (while its batch's restart backoff is pending), and kill themselves at nested escalations (see the child);
+// a new process goes on from the journals. Each batch is then checked from its journal. TROUPE_FAULT_SEED=<n>
+// replays the batches (not the kills' timing).
 
 cleanTempDirs();
 
@@ -64,8 +65,12 @@ function restartPending(dir: string, k: number): boolean {
   );
 }
 
+/** The child's own kills so far, at nested escalations (see strategy-faults-child.ts). */
+const selfKills = (side: string) =>
+  existsSync(`${side}.selfkills`) ? readFileSync(`${side}.selfkills`, 'utf8').split('\n').filter(Boolean).length : 0;
+
 /** One batch, from its journal: it ended once, as its verdicts say, and nothing of it ran after. */
-function check(dir: string, k: number): { restarts: number; escalated: boolean } {
+function check(dir: string, k: number): { restarts: number; escalated: boolean; nested: number } {
   const what = `batch ${k} of seed ${SEED}`;
   const { config } = faultBatch(SEED + k, STRATEGIES[k % 3] as SupervisionStrategy);
   const records = recordsOf(dir, k);
@@ -103,6 +108,20 @@ function check(dir: string, k: number): { restarts: number; escalated: boolean }
     expect(restarted, what).not.toContain(verdict.taskId);
   }
 
+  // A task whose own batch escalated does not complete that run: its turn ends with the escalation (unless its
+  // run was stopped first), which its batch then decides on, as without a crash.
+  const agentOf = new Map(batch.tasks.map((task) => [task.agentId, task.taskId]));
+  let nested = 0;
+  records.forEach((r, i) => {
+    if (r.k !== 'verdict' || r.v !== 'escalate' || !agentOf.has(r.a)) return;
+    nested++;
+    const taskId = agentOf.get(r.a);
+    const next = records.findIndex((s, j) => j > i && s.k === 'task' && s.ev === 'started' && s.taskId === taskId);
+    const run = records.slice(i, next === -1 ? undefined : next);
+    const completed = run.filter((s) => s.k === 'turn_end' && s.a === r.a && s.stopReason === 'completed');
+    expect(completed, `${what}: ${taskId} completed after its batch escalated`).toEqual([]);
+  });
+
   // The root's turn ends once: with the escalation (naming the task and the cause) if its batch escalated.
   const escalations = verdicts.filter((r) => r.k === 'verdict' && r.v === 'escalate');
   expect(escalations.length, what).toBeLessThanOrEqual(1);
@@ -122,7 +141,7 @@ function check(dir: string, k: number): { restarts: number; escalated: boolean }
   } else {
     expect([end.stopReason, end.error?.code], what).toEqual(['completed', undefined]);
   }
-  return { restarts: restarts.length, escalated: escalation !== undefined };
+  return { restarts: restarts.length, escalated: escalation !== undefined, nested };
 }
 
 describe('supervision strategies under random faults and SIGKILLs', () => {
@@ -139,17 +158,21 @@ describe('supervision strategies under random faults and SIGKILLs', () => {
         kills < KILLS && attempt < KILLS * 3
           ? { nth: 1 + (attempt % 6), afterMs: 1 + ((attempt * 7) % 15) }
           : undefined;
+      const before = selfKills(side);
       const run = await runChild(child, dir, side, from, kill);
-      if (!run.finished) {
+      if (selfKills(side) > before) attempt--;
+      else if (!run.finished) {
         kills++;
         if (restartPending(dir, run.done)) pending++;
       } else if (!kill) break;
       from = run.finished ? BATCHES : run.done;
     }
     expect(kills, `seed ${SEED}`).toBe(KILLS);
-    const tally = { restarts: 0, escalated: 0 };
+    expect(selfKills(side), `seed ${SEED}`).toBeGreaterThan(0);
+    const tally = { restarts: 0, escalated: 0, nested: 0 };
     for (let k = 0; k < BATCHES; k++) {
-      const { restarts, escalated } = check(dir, k);
+      const { restarts, escalated, nested } = check(dir, k);
+      tally.nested += nested;
       tally.restarts += restarts;
       tally.escalated += escalated ? 1 : 0;
     }
@@ -157,6 +180,11 @@ describe('supervision strategies under random faults and SIGKILLs', () => {
     expect(pending, `seed ${SEED}`).toBeGreaterThan(0);
     expect(tally.restarts).toBeGreaterThan(0);
     expect(tally.escalated).toBeGreaterThan(0);
-    console.log(`strategy faults: ${BATCHES} batches, ${kills} kills (${pending} in a backoff), seed ${SEED}:`, tally);
+    expect(tally.nested).toBeGreaterThan(0);
+    console.log(
+      `strategy faults: ${BATCHES} batches, ${kills} kills (${pending} in a backoff), ` +
+        `${selfKills(side)} at nested failures, seed ${SEED}:`,
+      tally,
+    );
   }, 240_000);
 });
