@@ -32,26 +32,26 @@ function okResult(id: string, name: string): ToolResultPart {
 // Replies go out on a microtask, as the runtime's do when a promise settles: each is its own macrostep.
 const machine = agentMachine.provide({
   actors: {
-    // As the runtime's worker for an agent without permissions: every call allowed, run once validated.
+    // As the runtime's worker for an agent without permissions: the calls validated with the answer, every one
+    // allowed, run once the machine has taken it (its batch is one more than the last).
     worker: fromCallback<WorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
+      let batch = 0;
       receive((request) => {
-        if (request.type === 'MODEL_REQUEST') {
-          const { turn, step } = request;
-          const message = answer(run.modelCalls++);
+        if (request.type !== 'MODEL_REQUEST') return;
+        const { turn, step } = request;
+        const message = answer(run.modelCalls++);
+        const calls = message.content.flatMap((part) => (part.type === 'tool_call' ? [part] : []));
+        if (calls.length === 0) {
           queueMicrotask(() => sendBack({ type: 'MODEL_DONE', turn, step, message }));
           return;
         }
-        if (request.type !== 'VALIDATE') return;
-        const outcomes = request.calls.map((c) => ({ toolCallId: c.id }));
-        const results = request.calls.map((c) => ({
-          toolCallId: c.id,
-          result: okResult(c.id, c.name),
-          terminate: false,
-        }));
+        const validated = { outcomes: calls.map((c) => ({ toolCallId: c.id })), allowed: true };
+        const results = calls.map((c) => ({ toolCallId: c.id, result: okResult(c.id, c.name), terminate: false }));
         run.toolResults += results.length;
+        const its = ++batch;
         queueMicrotask(() => {
-          sendBack({ type: 'VALIDATED', batch: request.batch, outcomes, allowed: true });
-          queueMicrotask(() => sendBack({ type: 'TOOL_RESULTS', batch: request.batch, results }));
+          sendBack({ type: 'MODEL_DONE', turn, step, message, validated });
+          queueMicrotask(() => sendBack({ type: 'TOOL_RESULTS', batch: its, results }));
         });
       });
     }),

@@ -50,6 +50,15 @@ export const agentGuards = {
   },
   isCurrentToolAnswer: ({ context, event }) =>
     isCurrentModelReply(context, reply<'MODEL_DONE'>(event)) && hasToolCalls(reply<'MODEL_DONE'>(event)),
+  /** A tool answer whose calls the worker validated as it answered: nothing to request. */
+  isCurrentValidatedToolAnswer: ({ context, event }) => {
+    const done = reply<'MODEL_DONE'>(event);
+    return done.validated !== undefined && isCurrentModelReply(context, done) && hasToolCalls(done);
+  },
+  /** The current batch came validated with its answer (see `validation`). */
+  wasValidated: ({ context }) => context.validation !== undefined,
+  /** The current batch came validated with its answer, and nothing can refuse a call: it runs unasked. */
+  wasAllowed: ({ context }) => context.validation === 'allowed',
   /** Tool calls in an answer cut off by the output limit may be incomplete. */
   isCurrentCutOffToolAnswer: ({ context, event }) => {
     const done = reply<'MODEL_DONE'>(event);

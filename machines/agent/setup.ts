@@ -10,6 +10,7 @@ import type {
   ModelWorkerRequest,
   ToolCallState,
   ToolWorkerRequest,
+  ValidationOutcomes,
   WorkerRequest,
 } from './types.js';
 
@@ -28,6 +29,16 @@ function closeOpenCalls(calls: ToolCallState[], text: string): ToolCallState[] {
   return calls.map((state) =>
     state.status === 'done' ? state : { call: state.call, status: 'done', result: errorResult(state.call, text) },
   );
+}
+
+/** Calls whose arguments failed validation are answered with the error (the others stay open). */
+function withValidation(calls: ToolCallState[], outcomes: ValidationOutcomes['outcomes']): ToolCallState[] {
+  // Every call is open while the batch validates; the worker answers each of them.
+  return calls.map((state): ToolCallState => {
+    // Stryker disable next-line OptionalChaining: the tool worker gives an outcome for every call it was sent
+    const error = outcomes.find((o) => o.toolCallId === state.call.id)?.error;
+    return error ? { call: state.call, status: 'done', result: error } : state;
+  });
 }
 
 function callsWith(calls: ToolCallState[], status: ToolCallState['status']) {
@@ -181,10 +192,20 @@ export const agentSetup = setup({
       calls: [],
       injections: context.injections.length === 0 ? context.injections : [],
     })),
-    takeToolCalls: assign(({ context, event }) => ({
-      batch: context.batch + 1,
-      calls: toolCallsOf(reply<'MODEL_DONE'>(event).message).map((call): ToolCallState => ({ call, status: 'open' })),
-    })),
+    /**
+     * A new batch (the worker counts on its number being one more than the last), its calls open; those the worker
+     * found invalid as it answered are done with their error, in the same assign.
+     */
+    takeToolCalls: assign(({ context, event }) => {
+      const { message, validated } = reply<'MODEL_DONE'>(event);
+      const calls = toolCallsOf(message).map((call): ToolCallState => ({ call, status: 'open' }));
+      if (!validated) return { batch: context.batch + 1, calls, validation: undefined };
+      return {
+        batch: context.batch + 1,
+        calls: withValidation(calls, validated.outcomes),
+        validation: validated.allowed ? ('allowed' as const) : ('checked' as const),
+      };
+    }),
     /** Tool calls in an answer cut off by the output limit may be incomplete: each is answered with an error. */
     refuseCutOffCalls: assign(({ context, event }) => ({
       batch: context.batch + 1,
@@ -194,15 +215,7 @@ export const agentSetup = setup({
     })),
     /** Calls whose arguments failed validation are answered with the error (the others stay open). */
     applyValidation: assign({
-      calls: ({ context, event }) => {
-        const { outcomes } = reply<'VALIDATED'>(event);
-        // Every call is open while the batch validates; the worker answers each of them.
-        return context.calls.map((state): ToolCallState => {
-          // Stryker disable next-line OptionalChaining: the tool worker gives an outcome for every call it was sent
-          const error = outcomes.find((o) => o.toolCallId === state.call.id)?.error;
-          return error ? { call: state.call, status: 'done', result: error } : state;
-        });
-      },
+      calls: ({ context, event }) => withValidation(context.calls, reply<'VALIDATED'>(event).outcomes),
     }),
     /** Denied calls are answered with an error, calls that ask wait for approval (the allowed stay open). */
     applyDecisions: assign({

@@ -75,6 +75,11 @@ export interface AgentContext {
   /** Steers, notifications and output feedback waiting for the next step boundary. */
   injections: UserMessage[];
   calls: ToolCallState[];
+  /**
+   * The worker validated the current batch as it gave the answer (MODEL_DONE's `validated`): `allowed` when nothing
+   * can refuse a call too. Unset, the batch waits in `validating` for a VALIDATED it requested.
+   */
+  validation?: 'checked' | 'allowed';
   outputAttempts: number;
   /** The step that last compacted the context: one compaction per step, so a history that will not fit never loops. */
   compactedAt?: { turn: number; step: number };
@@ -113,6 +118,14 @@ export type AgentCommand =
    */
   | { type: 'BUDGET_EXHAUSTED'; turn: number; error: SerializedError };
 
+/** Each call's validation (an error result for a call whose arguments failed), and whether nothing can refuse one. */
+export interface ValidationOutcomes {
+  /** One per call, in call order: `error` is the result of a call whose arguments failed validation. */
+  outcomes: Array<{ toolCallId: string; error?: ToolResultPart }>;
+  /** Nothing can refuse or hold a call (no policy, rules or mode): the valid calls run without authorization. */
+  allowed?: boolean;
+}
+
 /** Replies from the agent's workers. `turn`/`step`/`batch` let the machine drop replies to closed requests. */
 export type WorkerReply =
   /** `cost`: what the answer cost in USD where the model's prices are known; for observers, the machine ignores it. */
@@ -124,6 +137,11 @@ export type WorkerReply =
       cost?: number;
       /** The turn's budget once this answer is charged, where one covers it; for observers, the machine ignores it. */
       budget?: BudgetView;
+      /**
+       * The answer's tool calls, validated by the worker as it answered: the batch asks for no VALIDATE. `allowed`:
+       * nothing can refuse a call, and the worker runs the valid ones once the machine has taken the answer.
+       */
+      validated?: ValidationOutcomes;
     }
   | { type: 'MODEL_ERROR'; turn: number; step: number; error: SerializedError }
   /** The request would pass the compaction threshold: compact before calling the model. */
@@ -132,12 +150,7 @@ export type WorkerReply =
    * `allowed`: nothing can refuse or hold a call of this agent (no policy, rules or mode), so every valid call is
    * allowed: the batch goes from `validating` to `executing`, and the worker runs the valid calls unasked.
    */
-  | {
-      type: 'VALIDATED';
-      batch: number;
-      outcomes: Array<{ toolCallId: string; error?: ToolResultPart }>;
-      allowed?: boolean;
-    }
+  | ({ type: 'VALIDATED'; batch: number } & ValidationOutcomes)
   | {
       type: 'AUTHORIZED';
       batch: number;

@@ -13,6 +13,7 @@ export {
   type ToolCallState,
   type ToolCallStatus,
   type TurnInput,
+  type ValidationOutcomes,
 } from '../../machines/agent/index.js';
 export { type GoalContext, goalMachine } from '../../machines/goal/index.js';
 export {

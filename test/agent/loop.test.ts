@@ -58,6 +58,31 @@ describe('the tool loop', () => {
     await agent.stop();
   });
 
+  it('an agent nothing restricts: each tool step is a request and two replies, its calls validated with the answer', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'add', args: { a: 1, b: 2 } }] },
+      { toolCalls: [{ name: 'add', args: { a: 'x', b: 4 } }] },
+      { text: 'done' },
+    ]);
+    const received: string[] = [];
+    const agent = createAgent({
+      id: 'counted',
+      model,
+      tools: [add],
+      inspect: (event) => {
+        if (event.type !== '@xstate.event' || event.event.type.startsWith('xstate.')) return;
+        const to = (event.actorRef as { id?: string }).id;
+        if (to === 'counted' || to === 'worker') received.push(`${to} ← ${event.event.type}`);
+      },
+    });
+    const result = await agent.prompt('go');
+    expect(toolResults(result.messages).map((part) => part.isError)).toEqual([false, true]);
+    const answer = ['worker ← MODEL_REQUEST', 'counted ← MODEL_DONE'];
+    // The second step's only call is invalid: it is answered with its error, nothing runs.
+    expect(received).toEqual(['counted ← PROMPT', ...answer, 'counted ← TOOL_RESULTS', ...answer, ...answer]);
+    await agent.stop();
+  });
+
   it('runs consecutive parallel calls together and a sequential call alone, results in call order', async () => {
     const log: string[] = [];
     const gates = new Map<string, Latch>();

@@ -21,6 +21,7 @@ import {
   MODEL,
   notify,
   prompt,
+  requestsOf,
   result,
   type Snapshot,
   start,
@@ -241,6 +242,75 @@ describe('running.turn.step.model', () => {
       { type: 'DENY', toolCallId: 'c1' },
       { type: 'OUTPUT_CHECKED', turn: 1, ok: true },
     );
+  });
+});
+
+describe('a tool answer the worker validated as it answered', () => {
+  const validatedAnswer = (
+    outcomes: Array<{ toolCallId: string; error?: ReturnType<typeof result> }>,
+    allowed?: true,
+  ): AgentMachineEvent => ({
+    type: 'MODEL_DONE',
+    turn: 1,
+    step: 1,
+    message: answer([call('c1'), call('c2')], 'tool_calls'),
+    validated: allowed ? { outcomes, allowed } : { outcomes },
+  });
+
+  it('nothing can refuse a call: validating → executing in the one event, with no request to the worker', () => {
+    const event = validatedAnswer([{ toolCallId: 'c1' }, { toolCallId: 'c2' }], true);
+    const [snapshot, actions] = drive(inModel(), event);
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(requestsOf(inModel(), event)).toEqual([]);
+    expect(actions).toEqual(['recordAssistant']);
+    expect(snapshot.context).toMatchObject({ batch: 1, validation: 'allowed' });
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'open']);
+  });
+
+  it('invalid calls are answered with their error in the same assign; the valid rest run', () => {
+    const error = result('c1', true);
+    const [snapshot] = drive(inModel(), validatedAnswer([{ toolCallId: 'c1', error }, { toolCallId: 'c2' }], true));
+    expect(stateOf(snapshot)).toBe(tools('executing'));
+    expect(snapshot.context.calls.map((c) => c.status)).toEqual(['done', 'open']);
+    expect(snapshot.context.calls[0]?.result).toEqual(error);
+  });
+
+  it('with rules to ask: validating → authorizing, asking for the valid calls only', () => {
+    const event = validatedAnswer([{ toolCallId: 'c1' }, { toolCallId: 'c2', error: result('c2', true) }]);
+    const [snapshot] = drive(inModel(), event);
+    expect(stateOf(snapshot)).toBe(tools('authorizing'));
+    expect(snapshot.context.validation).toBe('checked');
+    expect(requestsOf(inModel(), event)).toEqual([{ type: 'AUTHORIZE', batch: 1, calls: [call('c1')] }]);
+  });
+
+  it('every call invalid: the results are recorded and the next step asks the model', () => {
+    const invalid = [
+      { toolCallId: 'c1', error: result('c1', true) },
+      { toolCallId: 'c2', error: result('c2', true) },
+    ];
+    for (const allowed of [true, undefined] as const) {
+      const [snapshot, actions] = drive(inModel(), validatedAnswer(invalid, allowed));
+      expect(stateOf(snapshot)).toBe(MODEL);
+      expect(snapshot.context.step).toBe(2);
+      expect(actions).toEqual(['recordAssistant', 'recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
+    }
+  });
+
+  it('an answer without its validation asks for it (VALIDATE), and the next batch forgets the last one', () => {
+    const allowed = drive(inModel(), validatedAnswer([{ toolCallId: 'c1' }, { toolCallId: 'c2' }], true))[0];
+    const asked = drive(inValidating(), { type: 'VALIDATED', batch: 1, outcomes: [] })[0];
+    expect(asked.context.validation).toBeUndefined();
+    expect(
+      requestsOf(inModel(), { type: 'MODEL_DONE', turn: 1, step: 1, message: answer([call('c1')], 'tool_calls') }),
+    ).toEqual([{ type: 'VALIDATE', batch: 1, calls: [call('c1')] }]);
+    const done = drive(allowed, {
+      type: 'TOOL_RESULTS',
+      batch: 1,
+      results: ['c1', 'c2'].map((id) => ({ toolCallId: id, result: result(id), terminate: false })),
+    })[0];
+    const next = drive(done, { type: 'MODEL_DONE', turn: 1, step: 2, message: answer([call('c3')], 'tool_calls') })[0];
+    expect(stateOf(next)).toBe(tools('validating'));
+    expect(next.context.validation).toBeUndefined();
   });
 });
 

@@ -243,7 +243,7 @@ describe('model hooks and guardrails', () => {
 
 /**
  * The agent's own step states where its actor stopped, in order (from the inspector's snapshots: states passed within
- * one macrostep, such as `tools.authorizing` of an agent that nothing can refuse, are not among them).
+ * one macrostep, such as `tools.validating` of calls the worker validated with its answer, are not among them).
  */
 function stepStates(agentId: string): { inspect: (e: InspectionEvent) => void; states: string[] } {
   const states: string[] = [];
@@ -279,7 +279,6 @@ describe('hook waits are states of the agent statechart', () => {
       'preparing',
       'model',
       'reviewing',
-      'tools.validating',
       'tools.executing',
       'tools.gating',
       'tools.executing',
@@ -293,7 +292,7 @@ describe('hook waits are states of the agent statechart', () => {
     const plain = stepStates('plain');
     const other = createAgent({ id: 'plain', model: script(), tools: [tool], inspect: plain.inspect });
     await other.prompt('go');
-    expect(plain.states).toEqual(['model', 'tools.validating', 'tools.executing', 'model']);
+    expect(plain.states).toEqual(['model', 'tools.executing', 'model']);
     await other.stop();
 
     // With a rule, the batch waits in authorizing for the permission chain.
@@ -306,7 +305,7 @@ describe('hook waits are states of the agent statechart', () => {
       permissions: { allow: ['write'] },
     });
     await third.prompt('go');
-    expect(ruled.states).toEqual(['model', 'tools.validating', 'tools.authorizing', 'tools.executing', 'model']);
+    expect(ruled.states).toEqual(['model', 'tools.authorizing', 'tools.executing', 'model']);
     await third.stop();
   });
 });

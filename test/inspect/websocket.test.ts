@@ -138,7 +138,7 @@ describe('a run seen through createWebSocketInspector', () => {
     const agentEvents = frames.filter((f) => f.type === '@xstate.event' && f.sessionId === agentFrame?.sessionId);
     expect(agentEvents.length).toBeLessThan(20);
     expect(agentEvents.map((f) => f.event?.type)).toEqual(
-      expect.arrayContaining(['PROMPT', 'MODEL_DONE', 'VALIDATED', 'AUTHORIZED', 'APPROVE', 'TOOL_RESULTS']),
+      expect.arrayContaining(['PROMPT', 'MODEL_DONE', 'AUTHORIZED', 'APPROVE', 'TOOL_RESULTS']),
     );
 
     // Large data is summarised before it is serialised: the 20 000-character prompt is cut.

@@ -87,6 +87,19 @@ const WORKER_REPLIES = new Set([
 const trip = { name: 'GuardrailTripped', code: 'guardrail_tripped', message: 'no' };
 const spent = { name: 'BudgetExhausted', code: 'budget_exhausted', message: 'spent' };
 
+/** A tool answer of one call that the worker validated as it answered (`allowed`: nothing can refuse it). */
+function validatedAnswer(
+  turn: number,
+  step: number,
+  batch: number,
+  { allowed = false, invalid = false }: { allowed?: boolean; invalid?: boolean },
+): AgentMachineEvent {
+  const toolCallId = `b${batch}.1`;
+  const outcomes = [invalid ? { toolCallId, error: result(toolCallId, true) } : { toolCallId }];
+  const validated = allowed ? { outcomes, allowed } : { outcomes };
+  return { type: 'MODEL_DONE', turn, step, message: message([call(toolCallId)], 'tool_calls'), validated };
+}
+
 function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
   const c = snapshot.context;
   const events: AgentMachineEvent[] = [];
@@ -128,6 +141,10 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'MODEL_DONE', turn, step, message: message([{ type: 'text', text: 'answer' }], 'stop') },
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${next}.1`), call(`b${next}.2`)], 'tool_calls') },
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${next}.1`)], 'length') },
+      // The worker validated the call as it answered: nothing can refuse it, it waits for authorization, it failed.
+      validatedAnswer(turn, step, next, { allowed: true }),
+      validatedAnswer(turn, step, next, {}),
+      validatedAnswer(turn, step, next, { invalid: true }),
       { type: 'MODEL_ERROR', turn, step, error: { name: 'ModelError', code: 'server_error', message: 'boom' } },
       { type: 'MODEL_ERROR', turn, step, error: { name: 'ModelError', code: 'context_overflow', message: 'too long' } },
       { type: 'CONTEXT_FULL', turn, step, tokens: 90, window: 100 },
@@ -149,6 +166,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'MODEL_DONE', turn, step, message: message([{ type: 'text', text: 'answer' }], 'stop') },
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${batch + 1}.1`)], 'tool_calls') },
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${batch + 1}.1`)], 'length') },
+      validatedAnswer(turn, step, batch + 1, { allowed: true }),
       { type: 'MODEL_ERROR', turn, step, error: trip },
       { type: 'MODEL_ERROR', turn, step, error: { name: 'HookFailed', code: 'hook_failed', message: 'boom' } },
     );
@@ -430,6 +448,11 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
       if (event.type === 'VALIDATED' && event.allowed && event.batch === before.context.batch) {
         allowedBatches.add(event.batch);
         for (const o of event.outcomes) if (!o.error) authorised.add(o.toolCallId);
+      }
+      // An answer validated as it came: its batch is the next one, if the machine takes it.
+      if (event.type === 'MODEL_DONE' && event.validated?.allowed && event.step === before.context.step) {
+        allowedBatches.add(before.context.batch + 1);
+        for (const o of event.validated.outcomes) if (!o.error) authorised.add(o.toolCallId);
       }
       if (
         event.type === 'APPROVE' &&

@@ -124,8 +124,11 @@ function detailOf(event) {
       return short(textOfMessage(event.message));
     case 'NOTIFY':
       return short((event.messages ?? []).map(textOfMessage).join(' | '));
-    case 'MODEL_DONE':
-      return short(`${event.message?.stopReason ?? ''} ${textOfMessage(event.message)}`);
+    case 'MODEL_DONE': {
+      // Its calls come validated by the worker: those that failed are named.
+      const invalid = (event.validated?.outcomes ?? []).filter((o) => o.error).map((o) => `${o.toolCallId}:invalid`);
+      return short([event.message?.stopReason ?? '', textOfMessage(event.message), ...invalid].join(' '));
+    }
     case 'MODEL_ERROR':
       return short(event.error?.message ?? '');
     case 'AUTHORIZED':

@@ -214,12 +214,13 @@ export class AgentEnv implements EventOrigin {
     return this.parentId === undefined ? { id: this.agentId } : { id: this.agentId, parentId: this.parentId };
   }
 
-  /**
-   * Where its machine stands now: read from its actor's snapshot, never copied here. An action runs before the
-   * snapshot it makes is current, so what an action publishes gives its own context as the place (`at`).
-   */
+  /** Its machine's context now: an action runs before the snapshot it makes is current, so it places by its own. */
+  get machineContext(): AgentContext | undefined {
+    return this.self.ref?.getSnapshot().context;
+  }
+
   get place(): Place {
-    return this.self.ref?.getSnapshot().context ?? NOWHERE;
+    return this.machineContext ?? NOWHERE;
   }
 
   get turn(): number {
@@ -232,7 +233,7 @@ export class AgentEnv implements EventOrigin {
 
   /** The input of the turn in progress ('' between turns). */
   get currentInputId(): string {
-    return this.self.ref?.getSnapshot().context.current?.inputId ?? '';
+    return this.machineContext?.current?.inputId ?? '';
   }
 
   /** Whether an event it publishes reports again what its journal holds (see EventOrigin). */
@@ -331,10 +332,7 @@ export class AgentEnv implements EventOrigin {
     return request;
   }
 
-  /**
-   * Closes everything in flight at once: the model call (its partial answer is announced as discarded) and the
-   * tools of the current batch. Whatever they produce later is dropped.
-   */
+  /** Closes the model call (its partial answer announced as discarded) and the batch's tools; later output is dropped. */
   abortInFlight(at?: Place): void {
     const call = this.modelCall;
     if (call && !call.closed) {

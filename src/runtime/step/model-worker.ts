@@ -15,6 +15,10 @@ import { type AgentEnv, reportInternalError } from '../env/env.js';
 import type { HookRunner } from '../env/hooks.js';
 import { type ModelCall, partialMessage } from '../env/in-flight.js';
 import { retryDelay } from '../env/retry.js';
+import type { ToolResultOutbox } from './tool-result-outbox.js';
+import { runValidatedAnswer, validateAnswer } from './tool-worker.js';
+
+type ModelDone = Extract<WorkerReply, { type: 'MODEL_DONE' }>;
 
 /**
  * The model half of the agent's worker (worker.ts): takes MODEL_REQUEST, streams the answer (deltas go to the event
@@ -24,23 +28,29 @@ export function requestModel(
   env: AgentEnv,
   request: ModelWorkerRequest,
   sendBack: (reply: WorkerReply | AgentCommand) => void,
+  outbox: ToolResultOutbox,
 ): void {
-  callModel(env, request, sendBack).catch((error: unknown) => lastResort(env, request, sendBack, error));
+  callModel(env, request, sendBack, outbox).catch((error: unknown) => lastResort(env, request, sendBack, error));
 }
 
 /** What a replay injects after a final answer is no wake-up (the agent is running): its input id is never used. */
 const REPLAYED = 'notify.replayed';
 
 /** The answer for the machine, priced where the model's prices are known (for observers: the inspector's usage table). */
-function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): WorkerReply {
+function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): ModelDone {
   const cost = costOf(message.usage, env.context.prices);
-  const done: WorkerReply =
-    cost === undefined
-      ? { type: 'MODEL_DONE', turn, step, message }
-      : { type: 'MODEL_DONE', turn, step, message, cost };
+  // Its tool calls are validated as it is given, so that the machine need not ask (see validateAnswer).
+  const validated = validateAnswer(env, message);
+  const done: ModelDone = { type: 'MODEL_DONE', turn, step, message, cost, validated };
   // The budget as it stands once this answer is charged, for the inspector's usage table.
   if (env.budget) done.budget = viewAfter(env.budget.view(), message.usage, cost);
   return done;
+}
+
+/** Gives the machine the answer; calls nothing can refuse run once it has taken it. */
+function answer(env: AgentEnv, done: ModelDone, sendBack: (reply: WorkerReply) => void, outbox: ToolResultOutbox) {
+  sendBack(done);
+  if (done.validated?.allowed) runValidatedAnswer(env, done.message, done.validated, outbox);
 }
 
 /**
@@ -52,6 +62,7 @@ async function callModel(
   env: AgentEnv,
   request: ModelWorkerRequest,
   sendBack: (reply: WorkerReply | AgentCommand) => void,
+  outbox: ToolResultOutbox,
 ): Promise<void> {
   const { turn, step } = request;
   const recorded = env.journal.answer(turn, step);
@@ -66,7 +77,7 @@ async function callModel(
       ? undefined
       : env.journal.joinedAt(env.transcript.length + 1);
     if (after) sendBack({ type: 'NOTIFY', messages: after, inputId: REPLAYED });
-    sendBack(answered(env, turn, step, recorded));
+    answer(env, answered(env, turn, step, recorded), sendBack, outbox);
     return;
   }
   // A step does not start on a spent budget (an ancestor's may have run out before this turn began).
@@ -171,7 +182,7 @@ async function callModel(
         message = reviewed;
       }
       call.closed = true;
-      if (!env.stopped) sendBack(answered(env, turn, step, message));
+      if (!env.stopped) answer(env, answered(env, turn, step, message), sendBack, outbox);
       return;
     }
   } finally {

@@ -1,12 +1,14 @@
 import pLimit from 'p-limit';
-import type { ToolWorkerRequest, WorkerReply } from '../../../machines/agent/index.js';
+import type { ToolWorkerRequest, ValidationOutcomes, WorkerReply } from '../../../machines/agent/index.js';
 import type { Decision } from '../../permissions/index.js';
 import {
+  type AssistantMessage,
   describeThrown,
   errorResult,
   redactToolResult,
   type ToolCallPart,
   type ToolResultPart,
+  toolCallsOf,
 } from '../../protocol/index.js';
 import {
   type AnyTool,
@@ -33,8 +35,8 @@ import type { ToolResultOutbox } from './tool-result-outbox.js';
 export function requestTools(env: AgentEnv, request: ToolWorkerRequest, outbox: ToolResultOutbox): void {
   switch (request.type) {
     case 'VALIDATE': {
-      const validated = validate(env, request.batch, request.calls);
-      outbox.reply(validated);
+      const validated = validate(env, request.calls);
+      outbox.reply({ type: 'VALIDATED', batch: request.batch, ...validated });
       // Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than the
       // phase it would announce). They start once the machine has taken the answer, a microtask later: an interrupt
       // it takes first closes the batch, and nothing starts.
@@ -81,7 +83,38 @@ function run(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: ToolRe
   });
 }
 
-function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): Extract<WorkerReply, { type: 'VALIDATED' }> {
+/**
+ * A tool answer's calls, validated as the model worker gives the answer (MODEL_DONE's `validated`), so that the
+ * machine asks for no VALIDATE; none for an answer cut off by the output limit, whose calls the machine refuses.
+ */
+export function validateAnswer(env: AgentEnv, message: AssistantMessage): ValidationOutcomes | undefined {
+  if (message.stopReason === 'length') return undefined;
+  const calls = toolCallsOf(message);
+  return calls.length === 0 ? undefined : validate(env, calls);
+}
+
+/**
+ * The valid calls of an answer nothing can refuse run unasked, as the batch the machine makes of them, once it has
+ * taken the answer (a microtask later): an answer it dropped runs nothing, nor one whose batch an interrupt closed.
+ */
+export function runValidatedAnswer(
+  env: AgentEnv,
+  message: AssistantMessage,
+  validated: ValidationOutcomes,
+  outbox: ToolResultOutbox,
+): void {
+  const calls = toolCallsOf(message);
+  const valid = calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
+  const toolBatch = env.toolBatch;
+  queueMicrotask(() => {
+    const context = env.machineContext;
+    // The machine's calls are the answer's own parts once it has taken it.
+    if (toolBatch.aborted || context === undefined || context.calls[0]?.call !== calls[0]) return;
+    run(env, context.batch, valid, outbox);
+  });
+}
+
+function validate(env: AgentEnv, calls: ToolCallPart[]): ValidationOutcomes {
   env.parsedArgs.clear();
   const outcomes = calls.map((call) => {
     const validation = env.tools.validate(call, env.settings.toolIntent);
@@ -91,9 +124,7 @@ function validate(env: AgentEnv, batch: number, calls: ToolCallPart[]): Extract<
   });
   // Without a policy, rules or a mode every call is allowed: the machine then asks for no authorization at all, and
   // the worker runs the valid calls unasked.
-  return !env.settings.policy && env.settings.permissions.inert
-    ? { type: 'VALIDATED', batch, outcomes, allowed: true }
-    : { type: 'VALIDATED', batch, outcomes };
+  return !env.settings.policy && env.settings.permissions.inert ? { outcomes, allowed: true } : { outcomes };
 }
 
 function denyAll(batch: number, calls: ToolCallPart[], reason: string): WorkerReply {

@@ -15,7 +15,7 @@ export const agentWorker = fromCallback<WorkerRequest, WorkerInput>(({ input, sy
   // function whose every function object died, and a worker's closures die with its agent.
   const outbox = new ToolResultOutbox(env, sendBack);
   receive((request) => {
-    if (request.type === 'MODEL_REQUEST') requestModel(env, request, sendBack);
+    if (request.type === 'MODEL_REQUEST') requestModel(env, request, sendBack, outbox);
     else requestTools(env, request, outbox);
   });
   return () => env.abortInFlight();
