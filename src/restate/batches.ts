@@ -33,6 +33,7 @@ export function batchObject(agentObjectName: string) {
   return restate.object({
     name: batchesName(agentObjectName),
     handlers: {
+      /** Runs one background batch to its end: every task settled, cancelled, or the batch escalated. */
       supervise: async (ctx: restate.ObjectContext, batch: BatchStart): Promise<null> => {
         const { ownerId, tasks, root, budget } = batch;
         // One awakeable per task, which its `task_cancel` resolves: the book learns them before anything settles.
