@@ -54,6 +54,7 @@ describe('usage events carry their cost where the model has prices', () => {
     // claude-haiku-4-5 is $1 in and $5 out per million tokens in the table.
     expect(frames).toHaveLength(2);
     expect(frames[0]?.cost).toBeCloseTo(1 + 0.5, 6);
-    expect(frames[1]).not.toHaveProperty('cost');
+    // No price for an unknown model (the reply is built as one literal, so the key may be there, undefined).
+    expect(frames[1]?.cost).toBeUndefined();
   });
 });
