@@ -37,16 +37,7 @@ export function requestTools(env: AgentEnv, request: ToolWorkerRequest, outbox: 
     case 'VALIDATE': {
       const validated = validate(env, request.calls);
       outbox.reply({ type: 'VALIDATED', batch: request.batch, ...validated });
-      // Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than the
-      // phase it would announce). They start once the machine has taken the answer, a microtask later: an interrupt
-      // it takes first closes the batch, and nothing starts.
-      if (validated.allowed) {
-        const valid = request.calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
-        const toolBatch = env.toolBatch;
-        queueMicrotask(() => {
-          if (!toolBatch.aborted) run(env, request.batch, valid, outbox);
-        });
-      }
+      if (validated.allowed) runUnasked(env, request.calls, validated, outbox, () => request.batch);
       break;
     }
     case 'AUTHORIZE':
@@ -104,13 +95,30 @@ export function runValidatedAnswer(
   outbox: ToolResultOutbox,
 ): void {
   const calls = toolCallsOf(message);
+  runUnasked(env, calls, validated, outbox, () => {
+    const context = env.machineContext;
+    // The machine's calls are the answer's own parts once it has taken it.
+    return context !== undefined && context.calls[0]?.call === calls[0] ? context.batch : undefined;
+  });
+}
+
+/**
+ * Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than the phase
+ * it would announce), as batch `batchOf()` (undefined: the machine did not take them). They start once the machine has
+ * taken the answer, a microtask later: an interrupt it takes first closes the batch, and nothing starts.
+ */
+function runUnasked(
+  env: AgentEnv,
+  calls: ToolCallPart[],
+  validated: ValidationOutcomes,
+  outbox: ToolResultOutbox,
+  batchOf: () => number | undefined,
+): void {
   const valid = calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
   const toolBatch = env.toolBatch;
   queueMicrotask(() => {
-    const context = env.machineContext;
-    // The machine's calls are the answer's own parts once it has taken it.
-    if (toolBatch.aborted || context === undefined || context.calls[0]?.call !== calls[0]) return;
-    run(env, context.batch, valid, outbox);
+    const batch = batchOf();
+    if (!toolBatch.aborted && batch !== undefined) run(env, batch, valid, outbox);
   });
 }
 
