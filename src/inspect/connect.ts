@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { createWebSocketInspector } from '@statelyai/inspect';
-import { WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import type { AnyActorRef, InspectionEvent, Observer } from 'xstate';
 import { loadPeer } from '../protocol/peers.js';
 import { applyCommand, type InspectorRoot } from './control.js';
@@ -131,6 +131,7 @@ export async function connectInspector(options: ConnectInspectorOptions = {}): P
   };
 
   // The control channel first: it fails fast when no inspector listens (Stately's adapter would retry forever).
+  const { WebSocket } = await import('ws'); // on first use: a program that never connects does not load it
   const control = new WebSocket(endpoint('/control'));
   await new Promise<void>((resolve, reject) => {
     control.once('open', () => resolve());

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type { WebSocket } from 'ws';
 import { loadPeer } from '../protocol/peers.js';
 import {
   type InspectorAck,
@@ -89,6 +89,8 @@ interface Run {
  * own origin. The page loads nothing but this server's files (Content-Security-Policy `'self'`).
  */
 export async function startInspectorServer(options: InspectorServerOptions = {}): Promise<InspectorServer> {
+  // Loaded here, not at the top: a program that never starts the inspector does not pay for `ws` (6 MB of RSS).
+  const { WebSocketServer } = await import('ws');
   const host = options.host ?? '127.0.0.1';
   if (!isLoopbackHost(host)) throw new Error(`troupe inspect listens on loopback only, not on ${host}`);
   const token = options.token ?? randomBytes(24).toString('base64url');

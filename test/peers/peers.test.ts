@@ -76,6 +76,21 @@ describe('optional peer dependencies', () => {
     expect(resolved.filter(namesPeer)).toEqual([]);
   }, 120_000);
 
+  it('leave `ws` unloaded by importing troupe until an inspector is started', async () => {
+    // `ws` is a dependency, not a peer, but it is 6 MB of RSS that a program without the inspector never needs.
+    const { stdout, resolved } = await child(`
+      const root = await import(${src('index.ts')});
+      const before = process.env.PEERS_LOG;
+      const { readFileSync } = await import('node:fs');
+      const seen = () => readFileSync(before, 'utf8').split('\\n').some((line) => line.endsWith(' ws'));
+      const loadedAtImport = seen();
+      const server = await root.startInspectorServer({ port: 0 });
+      await server.close();
+      console.log(loadedAtImport, seen());`);
+    expect(stdout.trim()).toBe('false true');
+    expect(resolved).toContain('ws');
+  }, 120_000);
+
   it('fail each feature that needs one with a MissingPeerError naming the package and the install line', async () => {
     const { stdout } = await child(
       `
