@@ -1,0 +1,292 @@
+import {
+  type AnyActorLogic,
+  assign,
+  createActor,
+  enqueueActions,
+  fromCallback,
+  type InspectionEvent,
+  setup,
+  stopChild,
+  toPromise,
+} from 'xstate';
+import { type agentShape, seats } from './agent.js';
+import type { Script } from './script.js';
+
+/**
+ * Troupe's supervision layer for a swarm (machines/supervisor: batch, pool, task) rebuilt in plain XState with
+ * none of its code: a batch that starts tasks up to the concurrency cap, pools of POOL_SIZE children two levels
+ * deep (a batch of 500 tasks spawns the same pools), and a task actor per subagent that spawns its agent, prompts
+ * it, hears its turn's end and tells the batch. Effects that record or report do nothing.
+ */
+const POOL_SIZE = 16;
+const TOP_SPAN = POOL_SIZE * POOL_SIZE;
+
+type Index = { index: number };
+type SwarmEvent =
+  | ({ type: 'START' } & Index)
+  | { type: 'SEAL' }
+  | { type: 'RELEASE' }
+  | { type: 'CHILD.DONE'; taskId: string; outcome: string; text: string }
+  | { type: 'TASK.SETTLED'; taskId: string; status: string }
+  | { type: `xstate.done.actor.${string}` };
+
+/** The run in progress: what the tasks read to make their agents' scripts. */
+const run = { mkScript: (): Script => undefined as never, maxSteps: 25 };
+
+const childIndex = (event: SwarmEvent) => Number(event.type.slice(event.type.lastIndexOf('.') + 1));
+
+interface TaskContext {
+  taskId: string;
+  batchId: string;
+  attempt: number;
+  alive: boolean;
+  result?: { status: string; text: string };
+  delayMs: number;
+}
+
+const taskSetup = setup({
+  types: { context: {} as TaskContext, events: {} as SwarmEvent, input: {} as { taskId: string } },
+  actors: { agent: fromCallback(() => {}) as AnyActorLogic },
+  actions: {
+    startAgent: enqueueActions(({ context, enqueue, self }) => {
+      const { taskId } = context;
+      const seat = {
+        script: run.mkScript(),
+        text: '',
+        done: (reason: string) =>
+          self.send({
+            type: 'CHILD.DONE',
+            taskId,
+            outcome: reason === 'completed' ? 'completed' : 'failed',
+            text: seat.text,
+          }),
+      };
+      seats.set(taskId, seat);
+      enqueue.spawnChild('agent', { id: `subagent.${taskId}`, input: { agentId: taskId, maxSteps: run.maxSteps } });
+      enqueue.sendTo(`subagent.${taskId}`, { type: 'PROMPT', input: { inputId: taskId, expectsOutput: false } });
+    }),
+    recordOutcome: assign({
+      result: ({ event }) => {
+        const done = event as Extract<SwarmEvent, { type: 'CHILD.DONE' }>;
+        return { status: done.outcome, text: done.text };
+      },
+    }),
+    /** The runtime tells the batch straight (registered in the system), and releases the agent later. */
+    settle: ({ context, system, self }) => {
+      const status = context.result?.text === 'done' ? (context.result.status as string) : 'failed';
+      system.get('batch')?.send({ type: 'TASK.SETTLED', taskId: context.taskId, status });
+      queueMicrotask(() => self.send({ type: 'RELEASE' }));
+    },
+    releaseAgent: ({ context }) => {
+      seats.delete(context.taskId);
+    },
+  },
+  guards: {
+    isCurrent: ({ context, event }) => (event as { taskId?: string }).taskId === context.taskId,
+    isCurrentFailure: ({ context, event }) => {
+      const done = event as Extract<SwarmEvent, { type: 'CHILD.DONE' }>;
+      return done.taskId === context.taskId && done.outcome === 'failed';
+    },
+    agentGone: ({ context }) => !context.alive,
+  },
+});
+
+const taskMachine = taskSetup.createMachine({
+  id: 'task',
+  context: ({ input }) => ({ taskId: input.taskId, batchId: 'batch', attempt: 0, alive: true, delayMs: 0 }),
+  initial: 'starting',
+  states: {
+    starting: { always: { target: 'running' } },
+    running: {
+      entry: 'startAgent',
+      on: {
+        'CHILD.DONE': [
+          { guard: 'isCurrentFailure', target: 'settled', actions: 'recordOutcome' },
+          { guard: 'isCurrent', target: 'settled', actions: 'recordOutcome' },
+        ],
+      },
+    },
+    settled: {
+      entry: 'settle',
+      always: { guard: 'agentGone', target: 'released' },
+      on: { RELEASE: 'released' },
+    },
+    released: { type: 'final', entry: 'releaseAgent' },
+  },
+});
+
+interface PoolContext {
+  depth: number;
+  open: number[];
+  unsealed: number[];
+  sealed: boolean;
+}
+
+const spanOf = (depth: number) => POOL_SIZE ** depth;
+const childOf = (context: PoolContext, index: number) => Math.floor(index / spanOf(context.depth)) % POOL_SIZE;
+const isLast = (context: PoolContext, index: number) => (index + 1) % spanOf(context.depth) === 0;
+const startOf = (event: SwarmEvent) => (event as Index).index;
+
+const poolSetup = setup({
+  types: { context: {} as PoolContext, events: {} as SwarmEvent, input: {} as { depth: number } },
+  actors: { task: taskMachine as AnyActorLogic, pool: fromCallback(() => {}) as AnyActorLogic },
+  actions: {
+    spawnTask: enqueueActions(({ context, event, enqueue }) => {
+      const index = startOf(event);
+      enqueue.spawnChild('task', { id: `task.${childOf(context, index)}`, input: { taskId: `task ${index}` } });
+    }),
+    spawnPool: enqueueActions(({ context, event, enqueue }) => {
+      enqueue.spawnChild('pool', {
+        id: `pool.${childOf(context, startOf(event))}`,
+        input: { depth: context.depth - 1 },
+      });
+    }),
+    passDown: enqueueActions(({ context, event, enqueue }) => {
+      const child = childOf(context, startOf(event));
+      enqueue.sendTo(context.depth === 0 ? `task.${child}` : `pool.${child}`, event);
+    }),
+    sealPassed: enqueueActions(({ context, event, enqueue }) => {
+      const index = startOf(event);
+      const child = childOf(context, index);
+      const passed = context.unsealed.filter((open) => open !== child);
+      for (const pool of isLast(context, index) ? [...passed, child] : passed)
+        enqueue.sendTo(`pool.${pool}`, { type: 'SEAL' });
+    }),
+    sealChildren: enqueueActions(({ context, enqueue }) => {
+      for (const pool of context.unsealed) enqueue.sendTo(`pool.${pool}`, { type: 'SEAL' });
+    }),
+    openChild: assign(({ context, event }) => {
+      const index = startOf(event);
+      const child = childOf(context, index);
+      return { open: [...context.open, child], unsealed: isLast(context, index) ? [] : [child] };
+    }),
+    clearUnsealed: assign({ unsealed: [] }),
+    forgetChild: assign({ open: ({ context, event }) => context.open.filter((open) => open !== childIndex(event)) }),
+    seal: assign({ sealed: true, unsealed: [] }),
+    stopPool: stopChild(({ event }) => `pool.${childIndex(event)}`),
+  },
+  guards: {
+    parentsTasks: ({ context }) => context.depth === 0,
+    isNewChild: ({ context, event }) => !context.open.includes(childOf(context, startOf(event))),
+    isLastOfChild: ({ context, event }) => isLast(context, startOf(event)),
+    isDrained: ({ context }) => context.sealed && context.open.length === 0,
+  },
+});
+
+const poolMachine = poolSetup.createMachine({
+  id: 'pool',
+  context: ({ input }) => ({ depth: input.depth, open: [], unsealed: [], sealed: false }),
+  initial: 'open',
+  states: {
+    open: {
+      always: { guard: 'isDrained', target: 'drained' },
+      on: {
+        START: [
+          { guard: 'parentsTasks', actions: ['spawnTask', 'openChild'] },
+          { guard: 'isNewChild', actions: ['spawnPool', 'passDown', 'sealPassed', 'openChild'] },
+          { guard: 'isLastOfChild', actions: ['passDown', 'sealPassed', 'clearUnsealed'] },
+          { actions: 'passDown' },
+        ],
+        SEAL: { actions: ['sealChildren', 'seal'] },
+        'xstate.done.actor.pool.*': { actions: ['stopPool', 'forgetChild'] },
+        'xstate.done.actor.task.*': { actions: 'forgetChild' },
+      },
+    },
+    drained: { type: 'final' },
+  },
+});
+
+interface BatchContext {
+  total: number;
+  concurrency: number;
+  next: number;
+  running: number;
+  ended: number;
+  completed: number;
+  pools: number[];
+}
+
+const batchSetup = setup({
+  types: {
+    context: {} as BatchContext,
+    events: {} as SwarmEvent,
+    input: {} as { total: number; concurrency: number },
+    output: {} as { completed: number },
+  },
+  actors: { pool: poolMachine as AnyActorLogic },
+  actions: {
+    /** Starts queued tasks up to the cap: a top pool is spawned with its first task, sealed with its last. */
+    fill: enqueueActions(({ context, enqueue }) => {
+      let { next, running } = context;
+      const pools = [...context.pools];
+      while (running < context.concurrency && next < context.total) {
+        const top = Math.floor(next / TOP_SPAN);
+        if (!pools.includes(top)) {
+          enqueue.spawnChild('pool', { id: `pool.${top}`, input: { depth: 1 } });
+          pools.push(top);
+        }
+        enqueue.sendTo(`pool.${top}`, { type: 'START', index: next });
+        if ((next + 1) % TOP_SPAN === 0 || next + 1 === context.total) enqueue.sendTo(`pool.${top}`, { type: 'SEAL' });
+        next++;
+        running++;
+      }
+      if (next !== context.next) enqueue.assign({ next, running, pools });
+    }),
+    count: assign(({ context, event }) => ({
+      running: context.running - 1,
+      ended: context.ended + 1,
+      completed: context.completed + ((event as { status?: string }).status === 'completed' ? 1 : 0),
+    })),
+    stopPool: stopChild(({ event }) => `pool.${childIndex(event)}`),
+    forgetPool: assign({ pools: ({ context, event }) => context.pools.filter((pool) => pool !== childIndex(event)) }),
+  },
+  guards: {
+    allEnded: ({ context }) => context.ended === context.total,
+    noPools: ({ context }) => context.pools.length === 0,
+  },
+});
+
+const batchMachine = batchSetup.createMachine({
+  id: 'batch',
+  context: ({ input }) => ({ ...input, next: 0, running: 0, ended: 0, completed: 0, pools: [] }),
+  initial: 'running',
+  on: { 'xstate.done.actor.pool.*': { actions: ['stopPool', 'forgetPool'] } },
+  states: {
+    running: {
+      entry: 'fill',
+      always: { guard: 'allEnded', target: 'settled' },
+      on: { 'TASK.SETTLED': { actions: ['count', 'fill'] } },
+    },
+    settled: { always: { guard: 'noPools', target: 'released' } },
+    released: { type: 'final' },
+  },
+  output: ({ context }) => ({ completed: context.completed }),
+});
+
+/** The batch with the given agent machine in its tasks (the runtime's composition, once per variant). */
+export function swarmShape(agent: ReturnType<typeof agentShape>) {
+  const task = taskMachine.provide({ actors: { agent } });
+  const leaf = poolMachine.provide({ actors: { task } });
+  const top = leaf.provide({ actors: { pool: leaf } });
+  return batchMachine.provide({ actors: { pool: top } });
+}
+
+/** One swarm: `runs` subagents, `concurrency` at once; how many completed with the final text. */
+export async function shapeSwarm(
+  batch: ReturnType<typeof swarmShape>,
+  runs: number,
+  concurrency: number,
+  mkScript: () => Script,
+  maxSteps: number,
+  inspect?: (event: InspectionEvent) => void,
+): Promise<number> {
+  run.mkScript = mkScript;
+  run.maxSteps = maxSteps;
+  const actor = createActor(batch, {
+    systemId: 'batch',
+    input: { total: runs, concurrency },
+    ...(inspect ? { inspect } : {}),
+  });
+  actor.start();
+  return (await toPromise(actor)).completed;
+}

@@ -1,0 +1,230 @@
+/**
+ * Where the performance floor is: how much of Troupe's W1 / W3 cost over the peer harness's naive XState loop is
+ * XState's price for the states Troupe's chart shows, and how much is Troupe's own code.
+ *
+ *   npm run build        # optional: Troupe's row then loads dist/, as the peer harness does (src/ otherwise)
+ *   node --expose-gc --import tsx bench/xstate-floor.ts
+ *
+ * Four rows, the peer harness's workloads (W1: one agent, 200 steps of one synchronous echo call, then the final
+ * text; W3: 500 subagents of 3 tool steps and an answer, model latency 5 ms, 100 at once):
+ * - `naive`: the peer harness's `xstate-loop` (a `fromPromise` per model call and tool batch, the history copied
+ *   by `assign`);
+ * - `shape`: Troupe's charts rebuilt in plain XState with no Troupe code (bench/floor/): the agent's states,
+ *   nesting, transitions, guards, worker protocol and context, and for W3 the batch → pool → pool → task → agent
+ *   tree, with effects that do nothing. The counts it prints first show it takes Troupe's events, microsteps and
+ *   actors per step and per subagent;
+ * - `collapsed`: the same with the tool phases (validate → authorize → execute → finalize) folded into one state;
+ * - `troupe`: Troupe itself, driven as the peer harness drives it.
+ *
+ * W1 and W3 run in this process, alternated, a forced `gc()` before each run, as the harness does. Peak RSS and the
+ * heap each running W3 subagent holds (a swarm held at every subagent's third model call, after a collection, less
+ * the heap before it, ÷ the subagents running) come from one child process per row. `shape ÷ naive` is XState's
+ * price for the chart's shape; `troupe ÷ shape` is ours. The load average is printed beside every figure. For where
+ * Troupe's own time goes, profile one row: `node --expose-gc --import tsx --cpu-prof bench/xstate-floor.ts w1
+ * troupe`, then `npx tsx bench/profile.ts <file>.cpuprofile`.
+ */
+import { execFileSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import type { InspectionEvent } from 'xstate';
+import { agentShape, shapeRun } from './floor/agent.js';
+import { naiveRun } from './floor/naive.js';
+import { counters, FINAL_TEXT, pooled, Script } from './floor/script.js';
+import { shapeSwarm, swarmShape } from './floor/swarm.js';
+
+const W1 = { steps: 200, warmup: 10, runs: 21 };
+const W3 = { agents: 500, concurrency: 100, toolSteps: 3, latencyMs: 5, warmup: 2, runs: 7 };
+const ROWS = ['naive', 'shape', 'collapsed', 'troupe'] as const;
+type Row = (typeof ROWS)[number];
+type Inspect = (event: InspectionEvent) => void;
+
+interface Impl {
+  /** One W1 run: the final text. */
+  w1(script: Script, inspect?: Inspect): Promise<string>;
+  /** One W3 swarm: how many subagents completed with the final text. */
+  w3(mkScript: () => Script, inspect?: Inspect): Promise<number>;
+}
+
+const shapes = { shape: agentShape(false), collapsed: agentShape(true) };
+const swarms = { shape: swarmShape(shapes.shape), collapsed: swarmShape(shapes.collapsed) };
+const { agents, concurrency } = W3;
+
+async function implOf(row: Row): Promise<Impl> {
+  if (row === 'naive')
+    return {
+      w1: naiveRun,
+      async w3(mkScript, inspect) {
+        const texts = await pooled(agents, concurrency, () => naiveRun(mkScript(), inspect));
+        return texts.filter((text) => text === FINAL_TEXT).length;
+      },
+    };
+  if (row === 'troupe') {
+    const { troupeRun, troupeSwarm } = await import('./floor/troupe.js');
+    return {
+      w1: (script, inspect) => troupeRun(script, W1.steps + 1, inspect),
+      async w3(mkScript, inspect) {
+        const texts = await troupeSwarm(agents, concurrency, mkScript, inspect);
+        return texts.filter((text) => text === FINAL_TEXT).length;
+      },
+    };
+  }
+  const [machine, swarm] = [shapes[row], swarms[row]];
+  return {
+    async w1(script, inspect) {
+      const reason = await shapeRun(machine, script, W1.steps + 1, inspect);
+      return reason === 'completed' ? FINAL_TEXT : reason;
+    },
+    w3: (mkScript, inspect) => shapeSwarm(swarm, agents, concurrency, mkScript, 25, inspect),
+  };
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with node --expose-gc');
+const load = () => loadavg()[0]?.toFixed(2) ?? '?';
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN;
+const w1Script = () => new Script(W1.steps);
+const w3Script = () => new Script(W3.toolSteps, W3.latencyMs);
+
+function checked(what: string, ok: boolean, detail: string) {
+  if (!ok) throw new Error(`${what} did not do its work: ${detail}`);
+}
+
+async function w1Once(impl: Impl, inspect?: Inspect): Promise<number> {
+  counters.toolExecs = 0;
+  counters.modelCalls = 0;
+  gc?.();
+  const start = performance.now();
+  const text = await impl.w1(w1Script(), inspect);
+  const ms = performance.now() - start;
+  checked('W1', text === FINAL_TEXT && counters.toolExecs === W1.steps, `${text}, ${counters.toolExecs} tools`);
+  return (ms * 1000) / W1.steps;
+}
+
+async function w3Once(impl: Impl, mkScript = w3Script, inspect?: Inspect): Promise<number> {
+  counters.toolExecs = 0;
+  counters.modelCalls = 0;
+  gc?.();
+  const start = performance.now();
+  const done = await impl.w3(mkScript, inspect);
+  const ms = performance.now() - start;
+  const ok = done === agents && counters.toolExecs === agents * W3.toolSteps;
+  checked('W3', ok && counters.modelCalls === agents * (W3.toolSteps + 1), `${done} done, ${counters.toolExecs} tools`);
+  return ms;
+}
+
+/** Events, microsteps and actors per W1 step and per W3 subagent, from XState's inspection events. */
+async function counts(impls: Map<Row, Impl>) {
+  process.stdout.write('\nXState work (inspection events): per W1 step | per W3 subagent\n');
+  process.stdout.write('row        events  microsteps  actors | events  microsteps  actors\n');
+  for (const [row, impl] of impls) {
+    const figures: number[] = [];
+    for (const [run, per] of [
+      [(inspect: Inspect) => w1Once(impl, inspect), W1.steps],
+      [(inspect: Inspect) => w3Once(impl, w3Script, inspect), agents],
+    ] as const) {
+      const seen = { events: 0, microsteps: 0, actors: 0 };
+      await run((event) => {
+        if (event.type === '@xstate.event') seen.events++;
+        else if (event.type === '@xstate.microstep') seen.microsteps++;
+        else if (event.type === '@xstate.actor') seen.actors++;
+      });
+      figures.push(seen.events / per, seen.microsteps / per, seen.actors / per);
+    }
+    const cells = figures.map((n) => n.toFixed(2).padStart(7));
+    process.stdout.write(`${row.padEnd(9)} ${cells.slice(0, 3).join('    ')} | ${cells.slice(3).join('    ')}\n`);
+  }
+}
+
+/** Runs every row in turn, `runs` times after `warmup`; the median of each, and the load at the end. */
+async function alternated(impls: Map<Row, Impl>, once: (impl: Impl) => Promise<number>, warmup: number, runs: number) {
+  const figures = new Map<Row, number[]>([...impls.keys()].map((row) => [row, []]));
+  for (let k = 0; k < warmup + runs; k++)
+    for (const [row, impl] of impls) {
+      const figure = await once(impl);
+      if (k >= warmup) figures.get(row)?.push(figure);
+    }
+  return { medians: new Map([...figures].map(([row, values]) => [row, median(values)])), load: load() };
+}
+
+/** A child's W3 memory: peak RSS over the harness's runs, then the heap each running subagent holds. */
+async function memory(impl: Impl) {
+  for (let k = 0; k < W3.warmup + W3.runs; k++) await w3Once(impl);
+  const peakRssMB = (process.resourceUsage().maxRSS * 1024) / 2 ** 20;
+  gc?.();
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  let held = 0;
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const until = () => {
+    held++;
+    return gate;
+  };
+  const hold = { call: 2, until };
+  const swarm = w3Once(impl, () => new Script(W3.toolSteps, W3.latencyMs, hold));
+  while (held < concurrency) await new Promise((resolve) => setTimeout(resolve, 5));
+  gc?.();
+  gc?.();
+  const heldKB = (process.memoryUsage().heapUsed - before) / 1024 / concurrency;
+  release();
+  await swarm;
+  return { peakRssMB, heldKB };
+}
+
+const self = fileURLToPath(import.meta.url);
+const [mode, rowArg] = process.argv.slice(2);
+const row = ROWS.find((r) => r === rowArg);
+if (mode === 'memory' && row) {
+  process.stdout.write(`${JSON.stringify(await memory(await implOf(row)))}\n`);
+} else if (mode === 'w1' && row) {
+  // For a CPU profile of one row (see the header).
+  const impl = await implOf(row);
+  const { medians } = await alternated(new Map([[row, impl]]), (i) => w1Once(i), W1.warmup, W1.runs * 5);
+  process.stdout.write(`${row} W1 ${medians.get(row)?.toFixed(1)} µs/step\n`);
+} else {
+  const impls = new Map<Row, Impl>();
+  for (const r of ROWS) impls.set(r, await implOf(r));
+  const { troupeSource } = await import('./floor/troupe.js');
+  process.stdout.write(`Troupe from ${troupeSource}; load average at start ${loadavg().map((n) => n.toFixed(2))}\n`);
+  await counts(impls);
+  const w1 = await alternated(impls, (impl) => w1Once(impl), W1.warmup, W1.runs);
+  const w3 = await alternated(impls, (impl) => w3Once(impl), W3.warmup, W3.runs);
+  const mem = new Map<Row, { peakRssMB: number; heldKB: number; load: string }>();
+  for (const r of ROWS) {
+    const out = execFileSync(process.execPath, [...process.execArgv, self, 'memory', r], { encoding: 'utf8' });
+    mem.set(r, { ...JSON.parse(out.trim().split('\n').pop() as string), load: load() });
+  }
+  const ratio = (a: number | undefined, b: number | undefined) => `${((a ?? 0) / (b ?? 1)).toFixed(2)}×`;
+  process.stdout.write(
+    `\n| row | W1 µs/step | W3 ms (ideal 100) | W3 peak RSS MB | W3 heap per running subagent KB |\n| --- | ---: | ---: | ---: | ---: |\n`,
+  );
+  for (const r of ROWS) {
+    const m = mem.get(r);
+    process.stdout.write(
+      `| ${r} | ${w1.medians.get(r)?.toFixed(1)} | ${w3.medians.get(r)?.toFixed(0)} | ${m?.peakRssMB.toFixed(0)} | ` +
+        `${m?.heldKB.toFixed(1)} |\n`,
+    );
+  }
+  process.stdout.write(
+    `\nload average (1 min) after: W1 ${w1.load}, W3 ${w3.load}, memory ${mem.get('troupe')?.load}\n`,
+  );
+  process.stdout.write(
+    '\n| ratio | W1 | W3 | W3 peak RSS | W3 heap per subagent |\n| --- | ---: | ---: | ---: | ---: |\n',
+  );
+  for (const [name, a, b] of [
+    ['shape ÷ naive (XState, for the chart)', 'shape', 'naive'],
+    ['collapsed ÷ naive', 'collapsed', 'naive'],
+    ['shape ÷ collapsed (the tool phases)', 'shape', 'collapsed'],
+    ['troupe ÷ shape (ours)', 'troupe', 'shape'],
+    ['troupe ÷ naive', 'troupe', 'naive'],
+  ] as const) {
+    const [ma, mb] = [mem.get(a), mem.get(b)];
+    process.stdout.write(
+      `| ${name} | ${ratio(w1.medians.get(a), w1.medians.get(b))} | ${ratio(w3.medians.get(a), w3.medians.get(b))} | ` +
+        `${ratio(ma?.peakRssMB, mb?.peakRssMB)} | ${ratio(ma?.heldKB, mb?.heldKB)} |\n`,
+    );
+  }
+}
