@@ -3,10 +3,10 @@
  *
  *   node --expose-gc --import tsx bench/w3-counts.ts [agents] [--alloc]
  *
- * Runs W3's swarm (3 tool steps and an answer each, model latency 5 ms, concurrency 100) once to warm up, then once
- * measured, and prints per subagent: actors created, events received and microsteps taken by each kind of actor
- * (from XState's inspect option), the snapshots XState made (each microstep, `assign`, spawn and stop makes one),
- * and the journal records a JSONL session writes. `--alloc` adds V8's sampling heap profile of the measured run (every
+ * Runs W3's swarm (`troupeSwarm` of workloads/w3.ts: 3 tool steps and an answer each, model latency 5 ms,
+ * concurrency 100) once to warm up, then once measured, and prints per subagent: actors created, events received and
+ * microsteps taken by each kind of actor (from XState's inspect option), the snapshots XState made (each microstep,
+ * `assign`, spawn and stop makes one), and the journal records a JSONL session writes. `--alloc` adds V8's sampling heap profile of the measured run (every
  * object, those a collection freed included): bytes allocated per subagent, by group and by function.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,14 +31,12 @@ const compile = (Module.prototype as unknown as { _compile: (source: string, fil
     : source;
   return compile.call(this, counted, file);
 };
-const { echoTool, swarmModel, ToolCounter } = await import('./fixtures.js');
 const { troupe } = await import('./impls.js');
+const { troupeSwarm } = await import('./workloads/w3.js');
 
 const args = process.argv.slice(2);
 const agents = Number(args.find((arg) => !arg.startsWith('--')) ?? 500);
 const size = { agents, toolSteps: 3, latencyMs: 5, concurrency: 100 };
-const counter = new ToolCounter();
-const tools = [echoTool(counter)];
 
 /** An actor's kind: its machine's id, or its id among its parent's children for other logic (the worker). */
 function kindOf(ref: { id: string; logic?: unknown }): string {
@@ -67,23 +65,6 @@ class Counts {
   };
 }
 
-async function swarm(counts: Counts, session?: unknown) {
-  const { createSupervisor } = await troupe();
-  counter.calls = 0;
-  const supervisor = createSupervisor({
-    model: swarmModel(size),
-    tools,
-    concurrency: size.concurrency,
-    maxRestarts: 0,
-    inspect: counts.inspect,
-    ...(session ? { session: session as never } : {}),
-  });
-  const results = await supervisor.swarm(Array.from({ length: agents }, (_, n) => `task ${n}`));
-  await supervisor.stop();
-  if (results.some((result) => result.status !== 'completed') || counter.calls !== agents * size.toolSteps)
-    throw new Error('the swarm did not do its work');
-}
-
 const per = (n: number) => (n / agents).toFixed(2).padStart(7);
 function table(title: string, map: Map<string, number>) {
   const total = [...map.values()].reduce((a, b) => a + b, 0);
@@ -92,7 +73,7 @@ function table(title: string, map: Map<string, number>) {
 }
 
 const warm = new Counts();
-await swarm(warm);
+await troupeSwarm(size, { inspect: warm.inspect });
 const counts = new Counts();
 counts.on = true;
 global.gc?.();
@@ -106,7 +87,7 @@ if (profiler) {
   } as never);
 }
 const before = made.snapshots;
-await swarm(counts);
+await troupeSwarm(size, { inspect: counts.inspect });
 const snapshots = made.snapshots - before;
 counts.on = false;
 table('actors created', counts.actors);
@@ -157,8 +138,7 @@ const { sessions } = await troupe();
 const dir = mkdtempSync(join(tmpdir(), 'troupe-counts-'));
 try {
   const session = sessions({ dir }).create();
-  await swarm(new Counts(), session);
-  session.close();
+  await troupeSwarm(size, { session });
   const stats = session.stats;
   process.stdout.write(`\njournal records per subagent: ${per(stats?.records ?? 0).trim()}\n`);
 } finally {

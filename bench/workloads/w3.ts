@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { InspectionEvent } from 'xstate';
 import { naiveLoop } from '../baselines/naive-xstate.js';
 import { plainLoop, toolTable } from '../baselines/plain-loop.js';
 import { echoTool, swarmModel, ToolCounter } from '../fixtures.js';
@@ -24,6 +25,44 @@ const counter = new ToolCounter();
 const tools = [echoTool(counter)];
 const table = toolTable(tools);
 const pi = piRunner(tools);
+
+type Troupe = Awaited<ReturnType<typeof troupe>>;
+
+/** What Troupe's swarm may be given beyond W3's size: an inspector (`bench/w3-counts.ts`), a session to journal to. */
+interface SwarmExtras {
+  inspect?: (event: InspectionEvent) => void;
+  session?: ReturnType<ReturnType<Troupe['sessions']>['create']>;
+}
+
+/**
+ * Troupe's W3 run: one supervisor swarms `size.agents` subagents, timed, then checked (every subagent completed,
+ * every tool call made once, results in order). A session is closed once the swarm is done, before the supervisor
+ * stops.
+ */
+export async function troupeSwarm(size: SwarmSize, extras: SwarmExtras = {}): Promise<{ ms: number; cpuMs: number }> {
+  const { createSupervisor } = await troupe();
+  counter.calls = 0;
+  const supervisor = createSupervisor({
+    model: swarmModel(size),
+    tools,
+    concurrency: size.concurrency,
+    maxRestarts: 0,
+    ...extras,
+  });
+  const prompts = Array.from({ length: size.agents }, (_, n) => `task ${n}`);
+  const { ms, cpuMs, value: results } = await timed(() => supervisor.swarm(prompts));
+  extras.session?.close();
+  await supervisor.stop();
+  const failed = results.filter((result) => result.status !== 'completed').length;
+  check(failed === 0, `${failed} of ${size.agents} subagents did not complete`);
+  swarmCheck(
+    results.map((result) => result.text),
+    counter,
+    size.agents,
+    size.agents * size.toolSteps,
+  );
+  return { ms, cpuMs };
+}
 
 /** Runs a swarm of independent loops under a pool of `concurrency` lanes (the baselines' fan-out). */
 async function pooled(size: SwarmSize, loop: (prompt: string) => Promise<{ text: string }>) {
@@ -64,54 +103,14 @@ export const W3: Workload<SwarmSize> = {
       ? [`W3 session journal: ${facts.journalKB} KB, ${facts.writes} writes, ${facts.records} records per run`]
       : [],
   impls: {
-    async troupe(size) {
-      const { createSupervisor } = await troupe();
-      counter.calls = 0;
-      const supervisor = createSupervisor({
-        model: swarmModel(size),
-        tools,
-        concurrency: size.concurrency,
-        maxRestarts: 0,
-      });
-      const prompts = Array.from({ length: size.agents }, (_, n) => `task ${n}`);
-      const { ms, cpuMs, value: results } = await timed(() => supervisor.swarm(prompts));
-      await supervisor.stop();
-      const failed = results.filter((result) => result.status !== 'completed').length;
-      check(failed === 0, `${failed} of ${size.agents} subagents did not complete`);
-      swarmCheck(
-        results.map((result) => result.text),
-        counter,
-        size.agents,
-        size.agents * size.toolSteps,
-      );
-      return { ms, cpuMs };
-    },
+    troupe: (size) => troupeSwarm(size),
     /** Issue 13: the same swarm journaled to a JSONL session (≤ 1.3× Troupe's row; the journal under 2 MB). */
     async 'troupe.session'(size) {
-      const { createSupervisor, sessions } = await troupe();
-      counter.calls = 0;
+      const { sessions } = await troupe();
       const dir = mkdtempSync(join(tmpdir(), 'troupe-bench-'));
       try {
         const session = sessions({ dir }).create();
-        const supervisor = createSupervisor({
-          model: swarmModel(size),
-          tools,
-          concurrency: size.concurrency,
-          maxRestarts: 0,
-          session,
-        });
-        const prompts = Array.from({ length: size.agents }, (_, n) => `task ${n}`);
-        const { ms, cpuMs, value: results } = await timed(() => supervisor.swarm(prompts));
-        session.close();
-        await supervisor.stop();
-        const failed = results.filter((result) => result.status !== 'completed').length;
-        check(failed === 0, `${failed} of ${size.agents} subagents did not complete`);
-        swarmCheck(
-          results.map((result) => result.text),
-          counter,
-          size.agents,
-          size.agents * size.toolSteps,
-        );
+        const { ms, cpuMs } = await troupeSwarm(size, { session });
         const stats = session.stats;
         check(stats !== undefined && stats.writes > 0, 'expected the session to have written its journal');
         const bytes = statSync(join(dir, `${session.id}.jsonl`)).size;
