@@ -45,6 +45,16 @@ export const POOL_TASKS = POOL_SIZE ** (POOL_DEPTH + 1);
 /** The pool of the batch that runs the task at `index`. */
 export const poolOf = (index: number): number => Math.floor(index / POOL_TASKS);
 
+/** The pool of depth 0 (counted across the batch) whose task actor runs the task at `index`. */
+export const leafPoolOf = (index: number): number => Math.floor(index / POOL_SIZE);
+
+/**
+ * A pool of depth 0 is also known to its actor system by this id (its place counted across the batch, never
+ * reused within it), so that its batch can start tasks in it directly once it exists: relayed through the pool
+ * above it, every task's START cost one more event and microstep.
+ */
+export const leafPoolSystemId = (batchId: string, leaf: number): string => `${batchSystemId(batchId)}.pool.${leaf}`;
+
 /** Actions made of other actions (declared up front, so that XState types what they enqueue). */
 export type Composite<Name extends string> = Record<Name, undefined>;
 

@@ -1,7 +1,8 @@
 /**
  * Property tests of the pool machine as the runtime composes it: a pool of depth POOL_DEPTH over pools of depth 0
  * over stand-in task actors, all real actors. Random runs of what a batch may send it (STARTs in index order with
- * gaps, CANCEL, CANCEL_ALL, SEAL) and of tasks ending are checked against a model after every step:
+ * gaps, to the pool or, once a pool of depth 0 holds a task, straight to that one, found by its system id; CANCEL,
+ * CANCEL_ALL, SEAL) and of tasks ending are checked against a model after every step:
  *
  * - every START spawns exactly one task actor, in the slot and child pool its index names, with its task;
  * - no actor ever holds more than POOL_SIZE children;
@@ -14,7 +15,14 @@ import { it } from '@fast-check/vitest';
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { type AnyActorRef, createActor, createMachine } from 'xstate';
-import { POOL_DEPTH, POOL_SIZE, POOL_TASKS, poolMachine } from '../../machines/supervisor/index.js';
+import {
+  leafPoolOf,
+  leafPoolSystemId,
+  POOL_DEPTH,
+  POOL_SIZE,
+  POOL_TASKS,
+  poolMachine,
+} from '../../machines/supervisor/index.js';
 import type { TaskSpec } from '../../src/protocol/index.js';
 
 const RUNS = Number(process.env.TROUPE_FUZZ_RUNS ?? 40);
@@ -54,14 +62,17 @@ const composed = (depth: number): typeof poolMachine =>
   depth === 0 ? leaf : poolMachine.provide({ actors: { task: fakeTask, pool: composed(depth - 1) } });
 
 type Step =
-  | { kind: 'start'; gap: number }
+  | { kind: 'start'; gap: number; direct: boolean }
   | { kind: 'finish'; pick: number }
   | { kind: 'cancel'; pick: number }
   | { kind: 'cancelAll' }
   | { kind: 'seal' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('start' as const), gap: fc.nat({ max: 20 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({ kind: fc.constant('start' as const), gap: fc.nat({ max: 20 }), direct: fc.boolean() }),
+  },
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancelAll' as const) }) },
@@ -110,7 +121,13 @@ describe('model-based: the pool machine (depth 1 over depth 0 over tasks)', () =
           const index = next + s.gap;
           if (index >= POOL_TASKS) continue;
           next = index + 1;
-          pool.send({ type: 'START', task: task(index), index });
+          const start = { type: 'START', task: task(index), index } as const;
+          // What the batch does: straight to the pool of depth 0 once it was given a task before.
+          if (s.direct && started.some((i) => leafPoolOf(i) === leafPoolOf(index))) {
+            const leaf = pool.system.get(leafPoolSystemId('b', leafPoolOf(index)));
+            expect(leaf).toBeDefined();
+            leaf?.send(start);
+          } else pool.send(start);
           started.push(index);
           live.add(index);
         } else if (s.kind === 'finish' && live.size) {

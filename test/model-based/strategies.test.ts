@@ -130,6 +130,9 @@ const testBatch = batchMachine.provide({
     }) as never,
   },
   actions: {
+    startInLeaf: (_, { event }) => {
+      rec.running.add(event.task.taskId);
+    },
     settleTask: (_, params) => {
       rec.settled.add(params.taskId);
     },

@@ -102,6 +102,8 @@ class Recorder {
   stopped = new Map<string, string>();
   settled = new Map<string, number>();
   notified = new Map<string, number>();
+  /** Started tasks by their index, wherever they were started (a CANCEL names the index). */
+  indexes = new Map<number, string>();
   batchSettled = 0;
   violations: string[] = [];
   constructor(readonly batch: BatchSpec) {}
@@ -109,6 +111,22 @@ class Recorder {
   settle(taskId: string): void {
     this.settled.set(taskId, (this.settled.get(taskId) ?? 0) + 1);
     this.running.delete(taskId);
+  }
+
+  /** A task started, through its pools or straight in its pool of depth 0. */
+  start({ task, index }: { task: TaskSpec; index: number }): void {
+    const { taskId } = task;
+    if (this.settled.has(taskId)) this.violations.push(`${taskId} started after it was settled`);
+    if (this.started.has(taskId)) this.violations.push(`${taskId} started twice`);
+    if (index !== this.batch.tasks.findIndex((t) => t.taskId === taskId)) {
+      this.violations.push(`${taskId} started as index ${index}`);
+    }
+    this.started.set(taskId, 1);
+    this.running.add(taskId);
+    this.indexes.set(index, taskId);
+    if (this.running.size > this.batch.concurrency) {
+      this.violations.push(`${this.running.size} tasks running, over the cap of ${this.batch.concurrency}`);
+    }
   }
 }
 let current = new Recorder(CASES[0]?.batch as BatchSpec);
@@ -123,31 +141,19 @@ const testMachine = batchMachine.provide({
   actors: {
     pool: fromCallback<PoolCommand>(({ receive }) => {
       const rec = current;
-      const indexes = new Map<number, string>();
       receive((command) => {
-        if (command.type === 'START') {
-          const { taskId } = command.task;
-          if (rec.settled.has(taskId)) rec.violations.push(`${taskId} started after it was settled`);
-          if (rec.started.has(taskId)) rec.violations.push(`${taskId} started twice`);
-          if (command.index !== rec.batch.tasks.findIndex((t) => t.taskId === taskId)) {
-            rec.violations.push(`${taskId} started as index ${command.index}`);
-          }
-          rec.started.set(taskId, 1);
-          rec.running.add(taskId);
-          indexes.set(command.index, taskId);
-          if (rec.running.size > rec.batch.concurrency) {
-            rec.violations.push(`${rec.running.size} tasks running, over the cap of ${rec.batch.concurrency}`);
-          }
-        } else if (command.type === 'CANCEL_ALL') {
+        if (command.type === 'START') rec.start(command);
+        else if (command.type === 'CANCEL_ALL') {
           for (const taskId of rec.running) rec.stopped.set(taskId, command.status);
         } else if (command.type === 'CANCEL') {
-          const taskId = indexes.get(command.index);
+          const taskId = rec.indexes.get(command.index);
           if (taskId && rec.running.has(taskId)) rec.stopped.set(taskId, command.status);
         }
       });
     }) as never,
   },
   actions: {
+    startInLeaf: (_, params) => current.start(params.event),
     settleTask: (_, params) => {
       if (current.started.has(params.taskId)) current.violations.push(`${params.taskId} dropped after it started`);
       current.settle(params.taskId);

@@ -479,6 +479,32 @@ describe('createSupervisor(): reading the tree', () => {
   });
 });
 
+describe('createSupervisor(): what a swarm costs XState', () => {
+  it('starts a task in its pool of depth 0 directly once that pool exists: the pool above relays only its first', async () => {
+    const starts = { above: 0, leaf: 0 };
+    const inspect = (event: InspectionEvent) => {
+      if (event.type !== '@xstate.event' || event.event.type !== 'START') return;
+      const { depth } = (event.actorRef as AnyActorRef).getSnapshot().context as { depth: number };
+      if (depth === 0) starts.leaf++;
+      else starts.above++;
+    };
+    const supervisor = createSupervisor({ model: scriptedModel(() => ({ text: 'ok' })), inspect });
+    const tasks = 40;
+    const concurrency = 4;
+    const results = await supervisor.swarm(
+      Array.from({ length: tasks }, (_, n) => `task ${n}`),
+      { concurrency },
+    );
+    expect(results.every((result) => result.status === 'completed')).toBe(true);
+    expect(starts.leaf).toBe(tasks);
+    // The first fill's tasks go down through the pools (their pool of depth 0 is spawned on the way); later, one
+    // task starts per settle, through the pools only when it is the first of its pool of 16.
+    const laterFirsts = Math.ceil(tasks / 16) - 1;
+    expect(starts.above).toBe(concurrency + laterFirsts);
+    await supervisor.stop();
+  });
+});
+
 describe('createSupervisor(): the root tells the truth about its members', () => {
   it('is busy while a member works, and idle again when it is done', async () => {
     const gate = latch();

@@ -207,9 +207,7 @@ describe('pool machine of depth 0: task actors, bounded fan-out', () => {
   });
 
   it('names task actors by slot, not by task id: the event types XState memoizes stay bounded', () => {
-    let [snapshot] = start();
-    let actions: string[];
-    [snapshot, actions] = pools.step(snapshot, startAt(POOL_SIZE + 3));
+    const [snapshot, actions] = pools.step(start()[0], startAt(POOL_SIZE + 3));
     expect(actions).toEqual(['spawn task.3']);
     // The task's own id travels in its input (the inspector reads it from the task actor's context).
     const [, raw] = transition(poolMachine, snapshot, startAt(7) as never);
@@ -217,6 +215,20 @@ describe('pool machine of depth 0: task actors, bounded fan-out', () => {
       id: 'task.7',
       input: { task: { taskId: 't7' } },
     });
+  });
+
+  it(`seals itself on its last slot (${POOL_SIZE - 1}): its batch starts tasks in it directly, unseen above`, () => {
+    let [snapshot] = start();
+    [snapshot] = pools.step(snapshot, startAt(POOL_SIZE - 2));
+    expect(snapshot.context.sealed).toBe(false);
+    const [last, actions] = pools.step(snapshot, startAt(2 * POOL_SIZE - 1));
+    snapshot = last;
+    expect(actions).toEqual([`spawn task.${POOL_SIZE - 1}`]);
+    expect(snapshot.context).toMatchObject({ sealed: true, open: [POOL_SIZE - 2, POOL_SIZE - 1] });
+    [snapshot] = pools.step(snapshot, { type: `xstate.done.actor.task.${POOL_SIZE - 2}` });
+    expect(snapshot.status).toBe('active');
+    [snapshot] = pools.step(snapshot, { type: `xstate.done.actor.task.${POOL_SIZE - 1}` });
+    expect(snapshot.status).toBe('done');
   });
 
   it('ends once sealed and every task actor has ended (in either order)', () => {
@@ -269,6 +281,35 @@ describe('pool machine of depth 1: pools of one batch, bounded fan-out', () => {
     [snapshot, actions] = pools.step(snapshot, { type: 'SEAL' });
     expect(actions).toEqual(['send pool.3 SEAL']);
     expect(snapshot.context).toMatchObject({ unsealed: [], sealed: true });
+  });
+
+  it('registers a pool of depth 0 with the system by its place in the batch, where its batch finds it', () => {
+    const index = POOL_TASKS + 3 * POOL_SIZE + 2;
+    const [, raw] = transition(poolMachine, start()[0], startAt(index) as never);
+    expect(raw[0]?.params).toMatchObject({ id: 'pool.3', systemId: `batch.b.pool.${POOL_SIZE + 3}` });
+    // One level higher, its child pool (of depth 1) is found through its parent only: one system id per place.
+    const higher = pools.start({ ...settings, batchId: 'b', background: false, depth: 2 })[0];
+    const [, above] = transition(poolMachine, higher, startAt(index) as never);
+    expect(above[0]?.params).toMatchObject({ id: 'pool.1', input: { depth: 1 } });
+    expect((above[0]?.params as { systemId?: string } | undefined)?.systemId).toBeUndefined();
+    expect(above[0]?.type).toBe('xstate.spawnChild');
+  });
+
+  it('forgets a child pool that sealed itself and ended: nothing is sealed or cancelled in it later', () => {
+    let [snapshot] = start();
+    let actions: string[];
+    [snapshot] = pools.step(snapshot, startAt(0));
+    // Its batch gave it its other tasks directly, the last one included; it sealed itself and ended.
+    [snapshot, actions] = pools.step(snapshot, { type: 'xstate.done.actor.pool.0' });
+    expect(actions).toEqual(['stop pool.0']);
+    expect(snapshot.context).toMatchObject({ open: [], unsealed: [] });
+    [snapshot, actions] = pools.step(snapshot, startAt(POOL_SIZE));
+    expect(actions).toEqual(['spawn pool.1', `send pool.1 START t${POOL_SIZE}`]);
+    // Another child's end leaves the one still filling unsealed: SEAL reaches it.
+    [snapshot] = pools.step(snapshot, startAt(2 * POOL_SIZE));
+    [snapshot] = pools.step(snapshot, { type: 'xstate.done.actor.pool.1' });
+    expect(snapshot.context).toMatchObject({ open: [2], unsealed: [2] });
+    expect(pools.step(snapshot, { type: 'SEAL' })[1]).toEqual(['send pool.2 SEAL']);
   });
 
   it('passes cancellations down, to live pools only', () => {
@@ -330,8 +371,20 @@ describe('batch machine: running → joined | cancelled → settled → released
       unsealed: [0],
     });
     const [next, more] = batches.step(snapshot, settledEvent(0));
-    expect(more).toEqual(['send pool.0 START t2', 'send pool.0 SEAL']);
+    expect(more).toEqual(['send leaf 0 START t2', 'send pool.0 SEAL']);
     expect(next.context).toMatchObject({ next: 3, running: 2, ended: 1, completed: 1 });
+  });
+
+  it(`starts a task straight in its pool of ${POOL_SIZE} once that pool was given one before, else through its pools`, () => {
+    const many = Array.from({ length: POOL_SIZE + 2 }, (_, i) => task(i));
+    let [snapshot, actions] = start(batch('b', many, POOL_SIZE));
+    expect(actions.filter((a) => a.includes('START'))).toHaveLength(POOL_SIZE);
+    expect(actions.every((a) => !a.startsWith('send leaf'))).toBe(true);
+    // The first task of the second pool of depth 0 spawns it on the way down; the next one goes to it directly.
+    [snapshot, actions] = batches.step(snapshot, settledEvent(0));
+    expect(actions).toEqual([`send pool.0 START t${POOL_SIZE}`]);
+    [snapshot, actions] = batches.step(snapshot, settledEvent(1));
+    expect(actions).toEqual([`send leaf 1 START t${POOL_SIZE + 1}`, 'send pool.0 SEAL']);
   });
 
   it(`puts at most ${POOL_TASKS} tasks in a pool, sealing each one it has moved past`, () => {
@@ -413,7 +466,7 @@ describe('batch machine: running → joined | cancelled → settled → released
     [snapshot, actions] = batches.step(snapshot, { type: 'CANCEL', taskId: 't0' });
     expect(actions).toEqual(['send pool.0 CANCEL index 0']);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0, 'cancelled'));
-    expect(actions).toEqual(['send pool.0 START t2', 'send pool.0 SEAL']);
+    expect(actions).toEqual(['send leaf 0 START t2', 'send pool.0 SEAL']);
   });
 
   it('quorum: cancelling a queued task that puts the quorum out of reach decides the join at once', () => {
@@ -476,14 +529,14 @@ describe('batch machine: running → joined | cancelled → settled → released
     expect(actions).toEqual(['spawn pool.1', `send pool.1 START t${POOL_TASKS}`]);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
-    expect(actions).toEqual([`send pool.1 START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);
+    expect(actions).toEqual([`send leaf ${POOL_SIZE} START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);
     expect(snapshot.context).toMatchObject({ next: POOL_TASKS + 2, pools: [0, 1], unsealed: [] });
     // One past the boundary: pool 0 is sealed, pool 1 stays open for the task still queued.
     [snapshot, actions] = start(batch('b', many, POOL_TASKS + 1));
     expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send pool.0 SEAL']);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
-    expect(actions).toEqual([`send pool.1 START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);
+    expect(actions).toEqual([`send leaf ${POOL_SIZE} START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);
   });
 
   it('forgets a pool that ended: a late cancel of one of its tasks goes nowhere; released once its last pool ends', () => {

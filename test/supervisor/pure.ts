@@ -61,6 +61,10 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
           return `restart ${p.agentId as string}#${p.attempt as number}${p.cause ? ` (cause ${p.cause as string})` : ''}`;
         case 'reportFailed':
           return `report ${p.type as string} ${p.taskId as string} ${p.failure as string}#${p.attempt as number}`;
+        case 'startInLeaf': {
+          const params = p as { leaf: number; event: { type: string; task: TaskSpec } };
+          return `send leaf ${params.leaf} ${params.event.type} ${params.event.task.taskId}`;
+        }
         case 'tellTask': {
           const event = p.event as { type: string; delayMs?: number; cause?: string };
           const after = event.delayMs === undefined ? '' : ` after ${event.delayMs}`;

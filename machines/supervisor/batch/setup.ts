@@ -11,13 +11,16 @@ import {
   type TaskSpec,
   taskEnd,
 } from '../../../src/protocol/index.js';
+import type { PoolStart } from '../pool/setup.js';
 import {
   type Cancellation,
   type Composite,
   indexOfChildEvent,
+  leafPoolOf,
   notifyOf,
   type OwnerNotify,
   POOL_DEPTH,
+  POOL_SIZE,
   POOL_TASKS,
   poolActorId,
   poolOf,
@@ -62,6 +65,15 @@ function dropped(context: BatchContext, task: TaskSpec, { status, text }: TaskEn
 }
 
 const SEAL = { type: 'SEAL' } as const;
+
+/**
+ * The pool of depth 0 that runs the task at `index` was given a task in an earlier macrostep: it exists and is
+ * unsealed (tasks start in order, so nothing has moved past it), and the task can start in it directly. One that
+ * gets its first task now is spawned on the way down, so its START goes through the pools above it. The cursor
+ * skips a task cancelled while queued only on its way to one it starts (or to the end), so a pool it has entered
+ * holds a started task.
+ */
+const leafAlive = (context: BatchContext, index: number): boolean => leafPoolOf(index) * POOL_SIZE < context.next;
 
 /** Whether the batch restarts siblings, so it must know which tasks still run. */
 const restartsSiblings = (context: BatchContext) => {
@@ -138,6 +150,11 @@ export const batchSetup = setup({
     notifyOwner: (_, _params: OwnerNotify) => {},
     /** Tells the supervisor (its parent) that every task settled; the runtime provides `sendParent`. */
     reportSettled: (_, _params: BatchSettled) => {},
+    /**
+     * Starts a task in the pool of depth 0 that holds it, which exists (leafAlive): the runtime finds it by its
+     * system id (`leafPoolSystemId`), the batch does not parent it.
+     */
+    startInLeaf: (_, _params: { leaf: number; event: PoolStart }) => {},
     /** Sends a started task its verdict (the runtime knows its actor): the batch does not parent its tasks. */
     tellTask: (_, _params: { taskId: string; event: TaskVerdict }) => {},
     /** The verdict on the failed run in hand, once, before its tasks are told (the runtime journals it). */
@@ -248,7 +265,10 @@ export const batchSetup = setup({
           pools = [...pools, pool];
           unsealed = [...unsealed, pool];
         }
-        enqueue({ type: 'tell', params: { to: poolActorId(pool), event: { type: 'START', task, index } } });
+        const start: PoolStart = { type: 'START', task, index };
+        if (leafAlive(context, index))
+          enqueue({ type: 'startInLeaf', params: { leaf: leafPoolOf(index), event: start } });
+        else enqueue({ type: 'tell', params: { to: poolActorId(pool), event: start } });
         running++;
       }
       // Pools the cursor has moved past get no more tasks.

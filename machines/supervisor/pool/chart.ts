@@ -6,7 +6,8 @@ import { poolSetup } from './setup.js';
  * of pools (POOL_DEPTH + 1 levels), no actor holding more than POOL_SIZE children. The batch decides what starts
  * and when; a pool spawns the child a task belongs in, seals the child pools that will get no more tasks, passes
  * cancellations down (a settled task tells its batch itself) and ends once the batch has sealed it and its children
- * are gone. A child pool that ended is stopped at once; finished task actors are not (a stop copies `children`
+ * are gone. A pool of depth 0 is also given tasks by its batch directly once it exists, and seals itself on its
+ * last slot. A child pool that ended is stopped at once; finished task actors are not (a stop copies `children`
  * again, on V8's slow path): the pool's own end stops them together.
  */
 export const poolMachine = poolSetup.createMachine({
@@ -19,6 +20,7 @@ export const poolMachine = poolSetup.createMachine({
       always: { guard: 'isDrained', target: 'drained' },
       on: {
         START: [
+          { guard: 'isLastSlot', actions: ['spawnTask', 'openChild', 'seal'] },
           { guard: 'parentsTasks', actions: ['spawnTask', 'openChild'] },
           { guard: 'isNewChild', actions: ['spawnPool', 'passDown', 'sealPassed', 'openChild'] },
           { guard: 'isLastOfChild', actions: ['passDown', 'sealPassed', 'clearUnsealed'] },

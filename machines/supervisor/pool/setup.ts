@@ -4,6 +4,8 @@ import {
   type Cancellation,
   type Composite,
   indexOfChildEvent,
+  leafPoolOf,
+  leafPoolSystemId,
   POOL_SIZE,
   poolActorId,
   type TaskSettings,
@@ -27,9 +29,11 @@ export interface PoolContext extends PoolInput {
   sealed: boolean;
 }
 
-/** `index` is the task's place in its batch: every pool on its way reads its own child from it. */
+/** A task to start: `index` is its place in its batch, from which every pool on its way reads its own child. */
+export type PoolStart = { type: 'START'; task: TaskSpec; index: number };
+
 export type PoolEvent =
-  | { type: 'START'; task: TaskSpec; index: number }
+  | PoolStart
   | ({ type: 'CANCEL'; index: number } & Cancellation)
   | ({ type: 'CANCEL_ALL' } & Cancellation)
   | { type: 'SEAL' }
@@ -93,11 +97,13 @@ export const poolSetup = setup({
     }),
     /** The child given its last task is sealed, and it was the only one unsealed. */
     clearUnsealed: assign({ unsealed: [] }),
-    forgetChild: assign({
-      open: ({ context, event }) => {
-        const child = indexOfChildEvent(event);
-        return context.open.filter((open) => open !== child);
-      },
+    /** A child that ended is gone; a pool of depth 0 may have sealed itself and ended while still unsealed here. */
+    forgetChild: assign(({ context, event }) => {
+      const child = indexOfChildEvent(event);
+      return {
+        open: context.open.filter((open) => open !== child),
+        unsealed: context.unsealed.filter((open) => open !== child),
+      };
     }),
     seal: assign({ sealed: true, unsealed: [] }),
     /** A child pool that ended is stopped at once (it may have held POOL_SIZE task actors). */
@@ -110,6 +116,11 @@ export const poolSetup = setup({
     isNewChild: ({ context, event }) => !context.open.includes(childOf(context, (event as Ev<'START'>).index)),
     /** The task is the last its child holds (its last slot, or the last task of a child pool's span). */
     isLastOfChild: ({ context, event }) => isLast(context, (event as Ev<'START'>).index),
+    /**
+     * A pool of depth 0 is given the task of its last slot: it seals itself, since its batch starts tasks in it
+     * directly and no pool above it sees that task.
+     */
+    isLastSlot: ({ context, event }) => context.depth === 0 && ((event as Ev<'START'>).index + 1) % POOL_SIZE === 0,
     /** The child that holds this task is still alive (a cancel for a child that ended has nothing to reach). */
     childAlive: ({ context, event }) => context.open.includes(childOf(context, (event as Ev<'CANCEL'>).index)),
     isDrained: ({ context }) => context.sealed && context.open.length === 0,
@@ -125,8 +136,9 @@ export const poolSetup = setup({
         input: { task, batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs },
       });
     }),
-    /** A pool one level down, spawned with its first task. */
+    /** A pool one level down, spawned with its first task; one of depth 0 is known to the system by its place. */
     spawnPool: enqueueActions(({ context, event, enqueue }) => {
+      const { index } = event as Ev<'START'>;
       const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
       const input: PoolInput = {
         batchId,
@@ -137,7 +149,10 @@ export const poolSetup = setup({
         restartDelayMs,
         depth: context.depth - 1,
       };
-      enqueue.spawnChild('pool', { id: poolActorId(childOf(context, (event as Ev<'START'>).index)), input });
+      const id = poolActorId(childOf(context, index));
+      if (input.depth === 0)
+        enqueue.spawnChild('pool', { id, systemId: leafPoolSystemId(batchId, leafPoolOf(index)), input });
+      else enqueue.spawnChild('pool', { id, input });
     }),
     sealPassed: enqueueActions(({ context, event, enqueue }) => {
       for (const child of passedBy(context, (event as Ev<'START'>).index))

@@ -4,7 +4,9 @@ import {
   type BatchSettled,
   batchMachine,
   batchSystemId,
+  leafPoolSystemId,
   POOL_DEPTH,
+  type PoolStart,
   poolMachine,
   type SupervisorInput,
   supervisorMachine,
@@ -186,6 +188,11 @@ const runtimeBatchMachine = batchMachine.provide({
     settleTask: ({ context, system }, params) => guarded(() => effectsOf(system).settleTask(context.ownerId, params)),
     notifyOwner: ({ context, system }, params) => guarded(() => effectsOf(system).notifyOwner(context.ownerId, params)),
     reportSettled: sendParent((_, params: BatchSettled) => params),
+    // The pool exists (the batch started a task in it before) and lives as long as it holds a task.
+    startInLeaf: sendTo(
+      ({ context, system }, params) => system.get(leafPoolSystemId(context.batchId, params.leaf)),
+      (_, params: { event: PoolStart }) => params.event,
+    ),
     tellTask: ({ system }, params) => guarded(() => effectsOf(system).tellTask(params.taskId, params.event)),
     // Verdicts answer the failure in hand (the event): the tree's journal keeps each as a fact.
     recordVerdict: ({ context, event, system }, params) =>
