@@ -20,8 +20,9 @@
  * heap each running W3 subagent holds (a swarm held at every subagent's third model call, after a collection, less
  * the heap before it, ÷ the subagents running) come from one child process per row. `shape ÷ naive` is XState's
  * price for the chart's shape; `troupe ÷ shape` is ours. The load average is printed beside every figure. For where
- * Troupe's own time goes, profile one row: `node --expose-gc --import tsx --cpu-prof bench/xstate-floor.ts w1
- * troupe`, then `npx tsx bench/profile.ts <file>.cpuprofile`.
+ * Troupe's own time goes, profile one row alone: `node --expose-gc --import tsx --cpu-prof bench/xstate-floor.ts
+ * w1 troupe` (or `w3`, or another row), then `npx tsx bench/profile.ts <file>.cpuprofile`. `BENCH_NO_GC=1` skips
+ * the collections before runs, as it does in the peer harness.
  */
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -35,6 +36,8 @@ import { shapeSwarm, swarmShape } from './floor/swarm.js';
 
 const W1 = { steps: 200, warmup: 10, runs: 21 };
 const W3 = { agents: 500, concurrency: 100, toolSteps: 3, latencyMs: 5, warmup: 2, runs: 7 };
+/** W3's ideal: waves of `concurrency` subagents, each of its model calls waiting the latency. */
+const IDEAL_W3_MS = Math.ceil(W3.agents / W3.concurrency) * (W3.toolSteps + 1) * W3.latencyMs;
 const ROWS = ['naive', 'shape', 'collapsed', 'troupe'] as const;
 type Row = (typeof ROWS)[number];
 type Inspect = (event: InspectionEvent) => void;
@@ -79,8 +82,10 @@ async function implOf(row: Row): Promise<Impl> {
   };
 }
 
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with node --expose-gc');
+const exposed = (globalThis as { gc?: () => void }).gc;
+if (!exposed) throw new Error('run with node --expose-gc');
+/** The collection before each run (not with BENCH_NO_GC=1); the memory probe collects regardless. */
+const gc = process.env.BENCH_NO_GC ? undefined : exposed;
 const load = () => loadavg()[0]?.toFixed(2) ?? '?';
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN;
 const w1Script = () => new Script(W1.steps);
@@ -151,8 +156,8 @@ async function alternated(impls: Map<Row, Impl>, once: (impl: Impl) => Promise<n
 async function memory(impl: Impl) {
   for (let k = 0; k < W3.warmup + W3.runs; k++) await w3Once(impl);
   const peakRssMB = (process.resourceUsage().maxRSS * 1024) / 2 ** 20;
-  gc?.();
-  gc?.();
+  exposed?.();
+  exposed?.();
   const before = process.memoryUsage().heapUsed;
   let held = 0;
   let release = () => {};
@@ -166,8 +171,8 @@ async function memory(impl: Impl) {
   const hold = { call: 2, until };
   const swarm = w3Once(impl, () => new Script(W3.toolSteps, W3.latencyMs, hold));
   while (held < concurrency) await new Promise((resolve) => setTimeout(resolve, 5));
-  gc?.();
-  gc?.();
+  exposed?.();
+  exposed?.();
   const heldKB = (process.memoryUsage().heapUsed - before) / 1024 / concurrency;
   release();
   await swarm;
@@ -179,11 +184,14 @@ const [mode, rowArg] = process.argv.slice(2);
 const row = ROWS.find((r) => r === rowArg);
 if (mode === 'memory' && row) {
   process.stdout.write(`${JSON.stringify(await memory(await implOf(row)))}\n`);
-} else if (mode === 'w1' && row) {
-  // For a CPU profile of one row (see the header).
-  const impl = await implOf(row);
-  const { medians } = await alternated(new Map([[row, impl]]), (i) => w1Once(i), W1.warmup, W1.runs * 5);
-  process.stdout.write(`${row} W1 ${medians.get(row)?.toFixed(1)} µs/step\n`);
+} else if ((mode === 'w1' || mode === 'w3') && row) {
+  // One row alone, five times the runs: for a CPU profile of it (see the header).
+  const rows = new Map([[row, await implOf(row)]]);
+  const { medians } =
+    mode === 'w1'
+      ? await alternated(rows, (impl) => w1Once(impl), W1.warmup, W1.runs * 5)
+      : await alternated(rows, (impl) => w3Once(impl), W3.warmup, W3.runs * 5);
+  process.stdout.write(`${row} ${mode} ${medians.get(row)?.toFixed(1)} (${mode === 'w1' ? 'µs/step' : 'ms'})\n`);
 } else {
   const impls = new Map<Row, Impl>();
   for (const r of ROWS) impls.set(r, await implOf(r));
@@ -199,13 +207,13 @@ if (mode === 'memory' && row) {
   }
   const ratio = (a: number | undefined, b: number | undefined) => `${((a ?? 0) / (b ?? 1)).toFixed(2)}×`;
   process.stdout.write(
-    `\n| row | W1 µs/step | W3 ms (ideal 100) | W3 peak RSS MB | W3 heap per running subagent KB |\n| --- | ---: | ---: | ---: | ---: |\n`,
+    `\n| row | W1 µs/step | W3 ms | W3 ÷ ideal | W3 peak RSS MB | W3 heap per running subagent KB |\n| --- | ---: | ---: | ---: | ---: | ---: |\n`,
   );
   for (const r of ROWS) {
-    const m = mem.get(r);
+    const [m, ms] = [mem.get(r), w3.medians.get(r) ?? 0];
     process.stdout.write(
-      `| ${r} | ${w1.medians.get(r)?.toFixed(1)} | ${w3.medians.get(r)?.toFixed(0)} | ${m?.peakRssMB.toFixed(0)} | ` +
-        `${m?.heldKB.toFixed(1)} |\n`,
+      `| ${r} | ${w1.medians.get(r)?.toFixed(1)} | ${ms.toFixed(0)} | ${(ms / IDEAL_W3_MS).toFixed(2)}× | ` +
+        `${m?.peakRssMB.toFixed(0)} | ${m?.heldKB.toFixed(1)} |\n`,
     );
   }
   process.stdout.write(
