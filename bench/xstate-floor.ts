@@ -154,6 +154,7 @@ async function alternated(impls: Map<Row, Impl>, once: (impl: Impl) => Promise<n
 
 /** A child's W3 memory: peak RSS over the harness's runs, then the heap each running subagent holds. */
 async function memory(impl: Impl) {
+  const importedMB = process.memoryUsage().rss / 2 ** 20;
   for (let k = 0; k < W3.warmup + W3.runs; k++) await w3Once(impl);
   const peakRssMB = (process.resourceUsage().maxRSS * 1024) / 2 ** 20;
   exposed?.();
@@ -176,7 +177,7 @@ async function memory(impl: Impl) {
   const heldKB = (process.memoryUsage().heapUsed - before) / 1024 / concurrency;
   release();
   await swarm;
-  return { peakRssMB, heldKB };
+  return { importedMB, peakRssMB, heldKB };
 }
 
 const self = fileURLToPath(import.meta.url);
@@ -200,20 +201,20 @@ if (mode === 'memory' && row) {
   await counts(impls);
   const w1 = await alternated(impls, (impl) => w1Once(impl), W1.warmup, W1.runs);
   const w3 = await alternated(impls, (impl) => w3Once(impl), W3.warmup, W3.runs);
-  const mem = new Map<Row, { peakRssMB: number; heldKB: number; load: string }>();
+  const mem = new Map<Row, { importedMB: number; peakRssMB: number; heldKB: number; load: string }>();
   for (const r of ROWS) {
     const out = execFileSync(process.execPath, [...process.execArgv, self, 'memory', r], { encoding: 'utf8' });
     mem.set(r, { ...JSON.parse(out.trim().split('\n').pop() as string), load: load() });
   }
   const ratio = (a: number | undefined, b: number | undefined) => `${((a ?? 0) / (b ?? 1)).toFixed(2)}×`;
   process.stdout.write(
-    `\n| row | W1 µs/step | W3 ms | W3 ÷ ideal | W3 peak RSS MB | W3 heap per running subagent KB |\n| --- | ---: | ---: | ---: | ---: | ---: |\n`,
+    `\n| row | W1 µs/step | W3 ms | W3 ÷ ideal | RSS after import MB | W3 peak RSS MB | W3 heap per running subagent KB |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n`,
   );
   for (const r of ROWS) {
     const [m, ms] = [mem.get(r), w3.medians.get(r) ?? 0];
     process.stdout.write(
       `| ${r} | ${w1.medians.get(r)?.toFixed(1)} | ${ms.toFixed(0)} | ${(ms / IDEAL_W3_MS).toFixed(2)}× | ` +
-        `${m?.peakRssMB.toFixed(0)} | ${m?.heldKB.toFixed(1)} |\n`,
+        `${m?.importedMB.toFixed(0)} | ${m?.peakRssMB.toFixed(0)} | ${m?.heldKB.toFixed(1)} |\n`,
     );
   }
   process.stdout.write(

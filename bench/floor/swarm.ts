@@ -28,20 +28,28 @@ type SwarmEvent =
   | { type: 'RELEASE' }
   | { type: 'CHILD.DONE'; taskId: string; outcome: string; text: string }
   | { type: 'TASK.SETTLED'; taskId: string; status: string }
-  | { type: `xstate.done.actor.${string}` };
+  | { type: 'CANCEL' | 'CANCEL_ALL' | 'CANCEL_BATCH' | 'RESTART' | 'RESUME' | 'GIVE_UP' | 'QUEUE' | 'TASK.FAILED' }
+  | { type: `xstate.${'done' | 'error'}.actor.${string}` };
+
+/** What every supervision actor carries in its context in Troupe (its assigns copy these keys too). */
+const settings = { ownerId: 'root', notifyOwner: false, maxRestarts: 0, restartDelayMs: 0, background: false };
+type Settings = typeof settings;
 
 /** The run in progress: what the tasks read to make their agents' scripts. */
 const run = { mkScript: (): Script => undefined as never, maxSteps: 25 };
 
 const childIndex = (event: SwarmEvent) => Number(event.type.slice(event.type.lastIndexOf('.') + 1));
 
-interface TaskContext {
+interface TaskContext extends Settings {
   taskId: string;
   batchId: string;
   attempt: number;
   alive: boolean;
   result?: { status: string; text: string };
+  failure?: string;
   delayMs: number;
+  cause?: string;
+  resume?: boolean;
 }
 
 const taskSetup = setup({
@@ -88,34 +96,62 @@ const taskSetup = setup({
       return done.taskId === context.taskId && done.outcome === 'failed';
     },
     agentGone: ({ context }) => !context.alive,
+    inBackoff: ({ context }) => context.delayMs > 0,
   },
+  delays: { backoff: ({ context }) => context.delayMs },
 });
 
 const taskMachine = taskSetup.createMachine({
   id: 'task',
-  context: ({ input }) => ({ taskId: input.taskId, batchId: 'batch', attempt: 0, alive: true, delayMs: 0 }),
+  context: ({ input }) => ({
+    ...settings,
+    taskId: input.taskId,
+    batchId: 'batch',
+    attempt: 0,
+    alive: true,
+    delayMs: 0,
+  }),
   initial: 'starting',
   states: {
-    starting: { always: { target: 'running' } },
+    starting: { always: [{ guard: 'inBackoff', target: 'restarting' }, { target: 'running' }] },
     running: {
       entry: 'startAgent',
       on: {
         'CHILD.DONE': [
-          { guard: 'isCurrentFailure', target: 'settled', actions: 'recordOutcome' },
+          { guard: 'isCurrentFailure', target: 'failed', actions: 'recordOutcome' },
           { guard: 'isCurrent', target: 'settled', actions: 'recordOutcome' },
         ],
+        'xstate.error.actor.subagent.*': { target: 'failed' },
+        CANCEL: { target: 'settled' },
+        RESTART: { target: 'restarting' },
       },
+    },
+    // A failed run waits here for its batch's verdict in Troupe; W3 has none, so a failure settles at once.
+    failed: {
+      always: { target: 'settled' },
+      on: {
+        RESTART: 'restarting',
+        RESUME: 'restarting',
+        GIVE_UP: 'settled',
+        CANCEL: 'settled',
+        'xstate.error.actor.subagent.*': {},
+      },
+    },
+    restarting: {
+      after: { backoff: { target: 'running' } },
+      on: { CANCEL: 'settled', RESTART: { target: 'restarting', reenter: true } },
     },
     settled: {
       entry: 'settle',
       always: { guard: 'agentGone', target: 'released' },
-      on: { RELEASE: 'released' },
+      on: { RELEASE: 'released', 'xstate.error.actor.subagent.*': 'released' },
     },
     released: { type: 'final', entry: 'releaseAgent' },
   },
 });
 
-interface PoolContext {
+interface PoolContext extends Settings {
+  batchId: string;
   depth: number;
   open: number[];
   unsealed: number[];
@@ -170,12 +206,20 @@ const poolSetup = setup({
     isNewChild: ({ context, event }) => !context.open.includes(childOf(context, startOf(event))),
     isLastOfChild: ({ context, event }) => isLast(context, startOf(event)),
     isDrained: ({ context }) => context.sealed && context.open.length === 0,
+    childAlive: ({ context, event }) => context.open.includes(childOf(context, startOf(event))),
   },
 });
 
 const poolMachine = poolSetup.createMachine({
   id: 'pool',
-  context: ({ input }) => ({ depth: input.depth, open: [], unsealed: [], sealed: false }),
+  context: ({ input }) => ({
+    ...settings,
+    batchId: 'batch',
+    depth: input.depth,
+    open: [],
+    unsealed: [],
+    sealed: false,
+  }),
   initial: 'open',
   states: {
     open: {
@@ -187,16 +231,27 @@ const poolMachine = poolSetup.createMachine({
           { guard: 'isLastOfChild', actions: ['passDown', 'sealPassed', 'clearUnsealed'] },
           { actions: 'passDown' },
         ],
+        CANCEL: { guard: 'childAlive', actions: 'passDown' },
+        CANCEL_ALL: [{ guard: 'parentsTasks', actions: 'passDown' }, { actions: 'passDown' }],
         SEAL: { actions: ['sealChildren', 'seal'] },
         'xstate.done.actor.pool.*': { actions: ['stopPool', 'forgetChild'] },
         'xstate.done.actor.task.*': { actions: 'forgetChild' },
+        'xstate.error.actor.task.*': { actions: 'forgetChild' },
       },
     },
     drained: { type: 'final' },
   },
 });
 
-interface BatchContext {
+interface BatchContext extends Settings {
+  batchId: string;
+  join: { kind: 'all' | 'first' | 'quorum'; n: number };
+  tasks: string[];
+  cancelled: string[];
+  unsealed: number[];
+  restarts: number[];
+  attempts: Record<string, number>;
+  done: string[];
   total: number;
   concurrency: number;
   next: number;
@@ -242,21 +297,55 @@ const batchSetup = setup({
   },
   guards: {
     allEnded: ({ context }) => context.ended === context.total,
+    // The join policy's decisions (W3 joins `all`: none of them is ever met).
+    firstCompleted: ({ context, event }) =>
+      context.join.kind === 'first' && (event as { status?: string }).status === 'completed',
+    quorumReached: ({ context }) => context.join.kind === 'quorum' && context.completed + 1 >= context.join.n,
+    quorumOutOfReach: ({ context }) =>
+      context.join.kind === 'quorum' && context.total - context.ended + context.completed < context.join.n,
     noPools: ({ context }) => context.pools.length === 0,
   },
 });
 
 const batchMachine = batchSetup.createMachine({
   id: 'batch',
-  context: ({ input }) => ({ ...input, next: 0, running: 0, ended: 0, completed: 0, pools: [] }),
+  context: ({ input }) => ({
+    ...settings,
+    ...input,
+    batchId: 'batch',
+    join: { kind: 'all', n: input.total },
+    tasks: [],
+    next: 0,
+    running: 0,
+    ended: 0,
+    completed: 0,
+    cancelled: [],
+    pools: [],
+    unsealed: [],
+    restarts: [],
+    attempts: {},
+    done: [],
+  }),
   initial: 'running',
   on: { 'xstate.done.actor.pool.*': { actions: ['stopPool', 'forgetPool'] } },
   states: {
     running: {
       entry: 'fill',
       always: { guard: 'allEnded', target: 'settled' },
-      on: { 'TASK.SETTLED': { actions: ['count', 'fill'] } },
+      on: {
+        QUEUE: { actions: 'fill' },
+        'TASK.SETTLED': [
+          { guard: 'firstCompleted', target: 'joined', actions: 'count' },
+          { guard: 'quorumReached', target: 'joined', actions: 'count' },
+          { guard: 'quorumOutOfReach', target: 'joined', actions: 'count' },
+          { actions: ['count', 'fill'] },
+        ],
+        CANCEL: { actions: 'fill' },
+        CANCEL_BATCH: 'joined',
+        'TASK.FAILED': { target: 'joined' },
+      },
     },
+    joined: { always: { guard: 'allEnded', target: 'settled' }, on: { 'TASK.SETTLED': { actions: 'count' } } },
     settled: { always: { guard: 'noPools', target: 'released' } },
     released: { type: 'final' },
   },

@@ -79,8 +79,8 @@ export async function troupeSwarm(
   const model = {
     id: 'scripted',
     provider: 'bench',
-    stream(request: { messages: Array<{ content: unknown }> }) {
-      const key = JSON.stringify(request.messages[0]?.content);
+    stream(request: { messages: Array<{ content: Array<{ text?: string }> }> }) {
+      const key = request.messages[0]?.content[0]?.text as string;
       let script = scripts.get(key);
       if (!script) {
         script = mkScript();
