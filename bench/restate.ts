@@ -15,6 +15,8 @@
  *   npm run bench:restate -- --hosts           instead: Troupe's host against @restatedev/xstate (restate-hosts.ts)
  *   npm run bench:restate -- --tree            instead: W3 as one hosted tree (a root's swarm of every agent), its
  *                                              open tasks counted for maxAgents against not counted
+ *   npm run bench:restate -- --background      instead: invocations and journal entries per background subagent
+ *                                              (restate-background.ts; `--children n`, default 100)
  *
  * Everything is on loopback: `restate-server` from the dev dependency (ports chosen by the server), workers on free
  * ports. Each round runs every row once in turn (embedded in its own process, as `npm run bench` does), so load that
@@ -31,6 +33,7 @@ import { type AgentBalancer, agentClient, balanceAgents } from '../src/restate/i
 import { FINAL_TEXT } from './fixtures.js';
 import type { Measurement } from './measure.js';
 import { median } from './measure.js';
+import { backgroundCosts } from './restate-background.js';
 import { compareHosts } from './restate-hosts.js';
 import { writeRestateSection } from './restate-section.js';
 import { check, pool } from './workload.js';
@@ -277,6 +280,9 @@ try {
   if (args.includes('--hosts')) {
     const hostsSize = smoke ? { steps: 2, turns: 4, concurrency: 2 } : { steps: 4, turns: 200, concurrency: 50 };
     const lines = await compareHosts(server, { ...hostsSize, rounds });
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } else if (args.includes('--background')) {
+    const lines = await backgroundCosts(server, smoke ? 3 : option('--children', 100), smoke);
     process.stdout.write(`${lines.join('\n')}\n`);
   } else if (args.includes('--tree')) await w3Tree();
   else await w3();

@@ -36,8 +36,8 @@ const model = (agentId: string) =>
       return { text: 'Two researchers are on it; their results will come as notifications.', usage };
     return {
       toolCalls: ['Lisbon', 'Oslo'].map((city, i) => ({
-        name: 'start_subagent',
-        args: { prompt: `Look up ${city}` },
+        name: 'agent',
+        args: { prompt: `Look up ${city}`, background: true },
         id: `research_${i}`,
       })),
       usage,

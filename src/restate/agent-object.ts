@@ -35,7 +35,16 @@ import { batchObject } from './batches.js';
 import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { forgetHandler } from './finished-agents.js';
-import { addSpent, CANCELLED, type HostedBudget, type RunAnswer, type RunRequest, type Spent } from './hand-off.js';
+import {
+  addSpent,
+  type BackgroundBatch,
+  CANCELLED,
+  type HostedBudget,
+  type RunAnswer,
+  type RunRequest,
+  type Spent,
+  tasksOfBatches,
+} from './hand-off.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
 import {
   ESCALATION,
@@ -50,17 +59,8 @@ import {
   TASK,
   type TaskRecord,
 } from './subagent-tasks.js';
-import { foregroundHandler, type HostedSupervision, hostedSubagentTools, subagentTool } from './subagents.js';
-import {
-  type BookBatch,
-  type BookStart,
-  bookedResult,
-  callBook,
-  reopenTasksOf,
-  sendBook,
-  taskBookName,
-  taskBookObject,
-} from './task-book.js';
+import { foregroundHandler, type HostedSupervision, hostedSubagentTools } from './subagents.js';
+import { bookedResult, callBook, reopenTasksOf, sendBook, taskBookName, taskBookObject } from './task-book.js';
 import { journaledTool } from './tool-batch.js';
 
 /**
@@ -87,7 +87,7 @@ export interface AgentObjectOptions {
   on?(event: AgentEvent): void;
   /**
    * Gives agents the subagent tools: `agent`, `swarm`, `task_status` and `task_cancel` (the embedded runtime's, with
-   * join policies) and `start_subagent`. A child is another object of this kind, keyed `<parent>/<task>`; background
+   * join policies and background tasks). A child is another object of this kind, keyed `<parent>/<task>`; background
    * tasks go through the parent's task book (`tasks`, served beside it).
    */
   subagents?: boolean;
@@ -285,18 +285,12 @@ export function agentObject(options: AgentObjectOptions) {
     if (options.subagents) {
       let open = (await ctx.get<number>(OPEN_CHILDREN)) ?? 0;
       // A background child may spend what the turn has left when it starts it, as a foreground one may.
-      const start = (request: Omit<BookStart, 'root' | 'budget'>) => {
+      const startBatches = (batches: BackgroundBatch[]) => {
         const budget = spendable(agent);
-        sendBook(ctx, name, agentId, 'start', { ...request, root, ...(budget ? { budget } : {}) });
-        ctx.set(OPEN_CHILDREN, ++open);
-      };
-      const startBatch = (batch: Omit<BookBatch, 'root' | 'budget'>) => {
-        const budget = spendable(agent);
-        sendBook(ctx, name, agentId, 'batch', { ...batch, root, ...(budget ? { budget } : {}) });
-        open += batch.tasks.length;
+        sendBook(ctx, name, agentId, 'batch', { batches, root, ...(budget ? { budget } : {}) });
+        open += tasksOfBatches(batches).length;
         ctx.set(OPEN_CHILDREN, open);
       };
-      if (keeps('agent')) tools.push(subagentTool(scope, turns, start));
       const call = (key: string, request: RunRequest) =>
         ctx.genericCall<RunRequest, RunAnswer>({
           service: name,
@@ -319,14 +313,14 @@ export function agentObject(options: AgentObjectOptions) {
               parameter: { task: handOffTo },
               inputSerde: restate.serde.json,
             }),
-          start: startBatch,
+          start: startBatches,
           reopen: (childId) => reopenTasksOf(ctx, name, childId),
           record: (results) => sendBook(ctx, name, agentId, 'record', { tasks: results.map(bookedResult) }),
           status: (taskId) => callBook(ctx, name, 'status', { taskId }),
           cancel: (taskId) => callBook(ctx, name, 'cancel', { taskId }),
           resume: (agentIds) => callBook(ctx, name, 'resume', { agentIds }),
           root,
-          acquire: (n, max) => acquireSlots(ctx, name, root, n, max),
+          acquire: (sizes, max) => acquireSlots(ctx, name, root, sizes, max),
           release: (n) => releaseSlots(ctx, name, root, n),
           supervision: options.supervision ?? {},
           profiles,

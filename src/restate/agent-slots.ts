@@ -33,19 +33,22 @@ const json = restate.serde.json;
 
 const slotsName = (agentObjectName: string) => `${agentObjectName}-slots`;
 
-/** Asks the counter of the tree whose root is `root` for `n` slots (a journaled call). */
+/**
+ * Asks the counter of the tree whose root is `root` for slots for batches of these sizes (one journaled call for
+ * all the batches a step starts), each granted or refused in turn.
+ */
 export function acquireSlots(
   ctx: restate.ObjectContext,
   agentObjectName: string,
   root: string,
-  n: number,
+  sizes: number[],
   max: number,
-): restate.InvocationPromise<SlotGrant> {
-  return ctx.genericCall<{ n: number; max: number }, SlotGrant>({
+): restate.InvocationPromise<SlotGrant[]> {
+  return ctx.genericCall<{ sizes: number[]; max: number }, SlotGrant[]>({
     service: slotsName(agentObjectName),
     method: 'acquire',
     key: root,
-    parameter: { n, max },
+    parameter: { sizes, max },
     inputSerde: json,
     outputSerde: json,
   });
@@ -131,12 +134,17 @@ export function slotsObject(agentObjectName: string) {
   return restate.object({
     name: slotsName(agentObjectName),
     handlers: {
-      /** Takes `n` slots if the tree stays within `max`; otherwise takes none. */
-      acquire: async (ctx: restate.ObjectContext, input: { n: number; max: number }): Promise<SlotGrant> => {
-        const open = (await ctx.get<number>(OPEN)) ?? 0;
-        if (open + input.n > input.max) return { granted: false, open };
-        ctx.set(OPEN, open + input.n);
-        return { granted: true, open };
+      /** Takes the slots of each batch in turn if the tree stays within `max`; a batch past it takes none. */
+      acquire: async (ctx: restate.ObjectContext, input: { sizes: number[]; max: number }): Promise<SlotGrant[]> => {
+        let open = (await ctx.get<number>(OPEN)) ?? 0;
+        const grants = input.sizes.map((n) => {
+          const granted = open + n <= input.max;
+          const grant = { granted, open };
+          if (granted) open += n;
+          return grant;
+        });
+        if (grants.some((grant) => grant.granted)) ctx.set(OPEN, open);
+        return grants;
       },
       /** Gives `n` slots back, as tasks of the tree end. */
       release: async (ctx: restate.ObjectContext, input: { n: number }): Promise<null> => {

@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import { escalationError, type SerializedError } from '../host/index.js';
+import { type EscalatedFailure, escalationError, type SerializedError } from '../host/index.js';
+import type { TaskResult } from '../index.js';
 import { controlName } from './control.js';
 import {
   addSpent,
@@ -11,14 +12,16 @@ import {
   type RunAnswer,
   type RunRequest,
   type Spent,
+  tasksOfBatches,
 } from './hand-off.js';
 import { journalScope } from './journal.js';
 import { runBatches } from './swarm.js';
 import { type BookSettle, sendBook } from './task-book.js';
 
 /**
- * A background batch on Restate: an object of its own (`<name>-batches`, keyed `<owner>/<first task>`), whose `supervise`
- * runs the batch as a foreground batch is supervised in its owner's turn (`runBatches`: the same strategy,
+ * Background batches on Restate: an object of their own (`<name>-batches`, keyed `<owner>/<first task>`), whose
+ * `supervise` runs the batches one step of the owner started (one invocation for all of them: a step's several
+ * background `agent` calls cost one, as one `swarm` does), each as a foreground batch is supervised in its owner's turn (`runBatches`: the same strategy,
  * intensity, per-class actions and join, decided by the same pure `failureVerdict`), while its owner's turns go on.
  * Each task's result goes to the owner's task book as it settles (`settle`), which tells the owner, as the result of
  * a lone background task does; the failure the batch escalated goes with the failed task's result, and fails the
@@ -33,9 +36,10 @@ export function batchObject(agentObjectName: string) {
   return restate.object({
     name: batchesName(agentObjectName),
     handlers: {
-      /** Runs one background batch to its end: every task settled, cancelled, or the batch escalated. */
-      supervise: async (ctx: restate.ObjectContext, batch: BatchStart): Promise<null> => {
-        const { ownerId, tasks, root, budget } = batch;
+      /** Runs background batches to their end: every task settled, cancelled, or its batch escalated. */
+      supervise: async (ctx: restate.ObjectContext, start: BatchStart): Promise<null> => {
+        const { ownerId, root, budget } = start;
+        const tasks = tasksOfBatches(start.batches);
         // One awakeable per task, which its `task_cancel` resolves: the book learns them before anything settles.
         const cancels = tasks.map(() => ctx.awakeable<null>());
         const ids = tasks.map((task, i) => ({ taskId: task.taskId, cancel: cancels[i]?.id as string }));
@@ -88,24 +92,23 @@ export function batchObject(agentObjectName: string) {
             });
           return { call: run, handOff: handOff.promise, cancelWaiting };
         };
+        let first = 0;
+        const batches = start.batches.map((batch) => {
+          const own = cancels.slice(first, first + batch.tasks.length);
+          first += batch.tasks.length;
+          return {
+            ...batch,
+            cancels: own.map((cancel) => cancel.promise),
+            escalate: (failure: EscalatedFailure) => {
+              escalation = escalationError(failure);
+            },
+            settled: (_index: number, result: TaskResult) => settle(result),
+            done: () => {},
+          };
+        });
         try {
-          await runBatches(
-            journalScope(ctx),
-            call,
-            [
-              {
-                tasks,
-                options: batch.options,
-                cancels: cancels.map((cancel) => cancel.promise),
-                escalate: (failure) => {
-                  escalation = escalationError(failure);
-                },
-                settled: (_index, result) => settle(result),
-                done: () => {},
-              },
-            ],
-            undefined,
-            (owed, task) => spent.set(task.taskId, addSpent(spent.get(task.taskId), owed) as Spent),
+          await runBatches(journalScope(ctx), call, batches, undefined, (owed, task) =>
+            spent.set(task.taskId, addSpent(spent.get(task.taskId), owed) as Spent),
           );
         } catch (error) {
           if (!(error instanceof restate.CancelledError)) throw error;

@@ -98,18 +98,27 @@ export interface BatchOptions extends RestartOptions {
   supervision?: StrategyOptions;
 }
 
-/** What the owner's task book starts a background batch with (batches.ts runs it). */
-export interface BatchStart {
-  /** The agent whose batch it is: its book hears each task's end. */
-  ownerId: string;
+/** One background batch of a step. */
+export interface BackgroundBatch {
   /** In start order (the order `restForOne` reads). */
   tasks: HostedTask[];
-  /** The tree's root (see `RunRequest.root`). */
-  root: string;
-  /** The owner's accounts when it started the batch (see `RunRequest.budget`). */
-  budget?: HostedBudget;
   /** Its concurrency, join, restarts and strategy. */
   options: BatchOptions;
+}
+
+/**
+ * What the owner's task book starts background batches with (batches.ts runs them): the batches one step of the
+ * owner's turn started, supervised together by one invocation, each by its own options.
+ */
+export interface BatchStart {
+  /** The agent whose batches they are: its book hears each task's end. */
+  ownerId: string;
+  /** The batches, each supervised by its own options. */
+  batches: BackgroundBatch[];
+  /** The tree's root (see `RunRequest.root`). */
+  root: string;
+  /** The owner's accounts when it started them (see `RunRequest.budget`). */
+  budget?: HostedBudget;
 }
 
 /** The batch object's name for an agent object's name. */
@@ -117,3 +126,6 @@ export const batchesName = (agentObjectName: string) => `${agentObjectName}-batc
 
 /** The key of a batch's object: its owner's, and its first task's id (unique per owner, stable across replays). */
 export const batchKey = (ownerId: string, tasks: readonly HostedTask[]) => `${ownerId}/${tasks[0]?.taskId ?? ''}`;
+
+/** Every task of the batches, in order. */
+export const tasksOfBatches = (batches: readonly BackgroundBatch[]) => batches.flatMap((batch) => batch.tasks);

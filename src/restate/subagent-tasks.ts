@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
-import { notificationDelivery, notificationMessage, restartDecision, type SerializedError } from '../host/index.js';
+import { notificationDelivery, notificationMessage, type SerializedError } from '../host/index.js';
 import type { Message, RunResult, UserMessage } from '../index.js';
 import { withdrawResult } from './control.js';
 import {
@@ -13,11 +13,11 @@ import {
   WAITING,
 } from './hand-off.js';
 import type { HostedSupervision } from './subagents.js';
-import { sendBook, stopTasksOf } from './task-book.js';
+import { stopTasksOf } from './task-book.js';
 
 /**
- * How a hosted subagent runs its task and hands off: the agent object's `task` (background), `run` (foreground) and
- * `notify` (a child's result) handlers. A task is finished once its agent's turn has ended with none
+ * How a hosted subagent runs its task and hands off: the agent object's `run` (a task of a batch, foreground or
+ * background) and `notify` (a child's result) handlers. A task is finished once its agent's turn has ended with none
  * of its own background children open; so the hand-off may come from a later turn than the task's first, the one
  * the last of their results woke.
  */
@@ -37,22 +37,6 @@ export interface ChildNotification {
   spent?: Spent;
   /** The failure the child's background batch escalated with this end: the parent's next turn fails with it. */
   escalation?: SerializedError;
-}
-
-/**
- * A subagent task as a parent's object hands it to the task that runs it: whose, which task, the prompt, and the
- * profiles its child is built from.
- */
-export interface TaskRequest {
-  parentId: string;
-  taskId: string;
-  prompt: string;
-  /** The profiles a new child is built from (see `RunRequest.profiles`). */
-  profiles?: string[];
-  /** The tree's root (see `RunRequest.root`). */
-  root?: string;
-  /** What the parent's turn had left when it started the task (see `RunRequest.budget`). */
-  budget?: HostedBudget;
 }
 
 /**
@@ -83,11 +67,8 @@ export interface TaskRecord {
   parentId: string;
   taskId: string;
   reported: boolean;
-  /**
-   * A foreground task's: the parent's awakeable, resolved with the hand-off (its `run` answered `waiting`); a
-   * background task's result goes to the parent's task book instead.
-   */
-  handOffTo?: string;
+  /** The awakeable of the batch that runs the task, resolved with the hand-off (its `run` answered `waiting`). */
+  handOffTo: string;
   /**
    * The hand-off of the task's last turn, while it waits for its background children: an agent that does not wake
    * for their results runs no later turn, so its task is finished with this one once the last has come (embedded,
@@ -180,9 +161,8 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
   }
 
   /**
-   * A subagent with no open children of its own (or a cancelled one) reports its last turn to its parent, once per
-   * task: a background task's to the parent's task book, which tells the parent; a foreground task's to the
-   * awakeable its parent waits on.
+   * A subagent with no open children of its own (or a cancelled one) reports its last turn to the awakeable its
+   * batch waits on, once per task.
    */
   async function reportIfSettled(ctx: restate.ObjectContext, handOff: HandOff): Promise<void> {
     const task = await ctx.get<TaskRecord>(TASK);
@@ -194,47 +174,14 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
       return;
     }
     const spent = plus(task.spent, handOff.spent);
-    if (task.handOffTo) ctx.resolveAwakeable(task.handOffTo, { ...handOff, ...(spent ? { spent } : {}) });
-    else {
-      const { taskId, parentId } = task;
-      const settle = { taskId, status: handOff.status, text: handOff.text, ...(spent ? { spent } : {}) };
-      sendBook(ctx, host.name, parentId, 'settle', settle);
-    }
+    ctx.resolveAwakeable(task.handOffTo, { ...handOff, ...(spent ? { spent } : {}) });
     ctx.set(TASK, { ...task, reported: true });
   }
 
   const handlers = {
     /**
-     * A subagent's task: one turn. Its result goes to the parent as a message once the turn has ended and its own
-     * background children have all reported (then from the `notify` that brings the last of them).
-     */
-    task: async (ctx: restate.ObjectContext, request: TaskRequest): Promise<Outcome | null> => {
-      await beginTask(ctx, request);
-      ctx.set(TASK, { parentId: request.parentId, taskId: request.taskId, reported: false } satisfies TaskRecord);
-      let turn: HostedTurn<Outcome>;
-      try {
-        turn = await host.turn(ctx, request.prompt, request.budget);
-        // A failed task starts again from its prompt with a fresh history, after a durable backoff.
-        for (let attempt = 0; turn.handOff.status === 'failed'; attempt++) {
-          const restart = restartDecision(attempt, host.supervision);
-          if (!restart.restart) break;
-          await ctx.sleep(restart.delayMs);
-          await host.clearHistory(ctx);
-          turn = await host.turn(ctx, request.prompt, request.budget);
-        }
-      } catch (error) {
-        // Cancelled outside a turn's effects (a restart's backoff, the turn's own state reads): reported so.
-        if (!(error instanceof restate.CancelledError)) throw error;
-        await reportIfSettled(ctx, CANCELLED);
-        return null;
-      }
-      await reportIfSettled(ctx, turn.handOff);
-      return turn.outcome;
-    },
-
-    /**
-     * A foreground task (the `agent` and `swarm` tools): one turn, whose hand-off is the answer to the parent's
-     * call; or, when the turn has started background children that have not reported yet, `waiting`, and the
+     * A task of a batch (the `agent` and `swarm` tools; a background batch's object calls it as a parent's turn
+     * does): one turn, whose hand-off is the answer to the call; or, when the turn has started background children that have not reported yet, `waiting`, and the
      * hand-off of the last turn their notifications wake goes to the parent's awakeable (from `notify`): a task is finished only once its agent is idle with none of them open. A restart (`fresh`) drops
      * the failed attempt's history first.
      */

@@ -1,5 +1,4 @@
 import * as restate from '@restatedev/restate-sdk';
-import { z } from 'zod';
 import {
   checkStrategy,
   type EscalatedFailure,
@@ -16,12 +15,21 @@ import {
   subagentTools,
   tooManyAgents,
 } from '../host/index.js';
-import { type AnyTool, defineTool, type SupervisionOptions, type TaskResult } from '../index.js';
+import type { AnyTool, SupervisionOptions, TaskResult } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
-import type { BatchOptions, HandOff, HostedBudget, HostedTask, RunAnswer, RunRequest, Spent } from './hand-off.js';
+import type {
+  BackgroundBatch,
+  BatchOptions,
+  HandOff,
+  HostedBudget,
+  HostedTask,
+  RunAnswer,
+  RunRequest,
+  Spent,
+} from './hand-off.js';
 import { type JournalScope, serially } from './journal.js';
 import { type Batch, runBatches, type StartedTask } from './swarm.js';
-import type { BookBatch, BookedTask, BookStart } from './task-book.js';
+import type { BookedTask } from './task-book.js';
 
 /** On a parent: the children of the foreground batches its turn runs now (see `foregroundHandler`). */
 const FOREGROUND = 'foreground';
@@ -57,10 +65,10 @@ export interface HostedTree {
   /** Cancels a foreground task whose child answered `waiting` (through the child's control object). */
   cancelWaiting(childId: string, handOffTo: string): void;
   /**
-   * Starts a background batch through the parent's task book (`task-book.ts`): its own object supervises it
-   * (`batches.ts`), and the book reports each task's end to `notify`.
+   * Starts the background batches of one step through the parent's task book (`task-book.ts`): an object of their
+   * own supervises them (`batches.ts`), and the book reports each task's end to `notify`.
    */
-  start(batch: Omit<BookBatch, 'root' | 'budget'>): void;
+  start(batches: BackgroundBatch[]): void;
   /** The tree's root (this agent's own id for a root), which counts the tree's `maxAgents` and its depth. */
   root: string;
   /** A child cancelled before and resumed now may start background tasks again (its book was stopped). */
@@ -72,8 +80,8 @@ export interface HostedTree {
   cancel(taskId: string): restate.RestatePromise<'cancelled' | 'finished' | 'unknown'>;
   /** Takes finished children for a resume, each refused where the book no longer keeps it (a journaled call). */
   resume(agentIds: string[]): restate.RestatePromise<(ResumeRefusal | null)[]>;
-  /** The tree's slot counter (`agent-slots.ts`), unless `maxAgents` is `Infinity`. */
-  acquire(n: number, max: number): restate.RestatePromise<SlotGrant>;
+  /** The tree's slot counter (`agent-slots.ts`), unless `maxAgents` is `Infinity`: slots for batches of these sizes. */
+  acquire(sizes: number[], max: number): restate.RestatePromise<SlotGrant[]>;
   release(n: number): void;
   supervision: HostedSupervision;
   /** The tree's profiles, and the profiles this agent was built from (root first; none for a root). */
@@ -109,13 +117,21 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     ...(onFailure ? { onFailure } : {}),
   };
   /**
-   * Takes slots for batches of these sizes from the tree's counter (unless `maxAgents` is `Infinity`: one journaled
-   * call each, awaited together); a batch the tree has no room for is refused (`tooManyAgents`).
+   * Takes slots for the batches asked for together from the tree's counter (unless `maxAgents` is `Infinity`: one
+   * journaled call for all of them); a batch the tree has no room for is refused (`tooManyAgents`). The accepted
+   * ones, in order; the resumed children among them may start background tasks again.
    */
-  const acquire = async (sizes: number[]): Promise<(SpawnRefused | undefined)[]> => {
-    if (maxAgents === undefined) return sizes.map(() => undefined);
-    const grants = await tree.scope.wait(restate.RestatePromise.all(sizes.map((n) => tree.acquire(n, maxAgents))));
-    return grants.map((grant, i) => (grant.granted ? undefined : tooManyAgents(sizes[i] ?? 0, maxAgents, grant.open)));
+  const accept = async <T, R>(asked: Asked<Together<T>, R>[]): Promise<Asked<Together<T>, R>[]> => {
+    const sizes = asked.map(({ value }) => value.tasks.length);
+    const grants = maxAgents === undefined ? undefined : await tree.scope.wait(tree.acquire(sizes, maxAgents));
+    const accepted = asked.filter((one, i) => {
+      const grant = grants?.[i];
+      if (maxAgents === undefined || grant?.granted) return true;
+      one.reject(tooManyAgents(sizes[i] ?? 0, maxAgents, grant?.open ?? 0));
+      return false;
+    });
+    for (const one of accepted) for (const childId of one.value.resumed) tree.reopen(childId);
+    return accepted;
   };
   // Each attempt of a task has an awakeable of its own, for a hand-off that comes after the call has answered.
   const startChild =
@@ -136,58 +152,47 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
       return { call, handOff: handOff.promise, cancelWaiting: () => tree.cancelWaiting(task.agentId, handOff.id) };
     };
   // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
-  let waiting: { batch: Batch; resumed: string[]; fail(error: unknown): void }[] | undefined;
-  const runTogether = (callerId: string, batch: Omit<Batch, 'done'>, resumed: string[]) =>
-    new Promise<TaskResult[]>((resolve, reject) => {
-      const entry = { batch: { ...batch, done: resolve }, resumed, fail: reject };
-      if (waiting) {
-        waiting.push(entry);
-        return;
+  const runTogether = perTick<Together<Omit<Batch, 'done'>>, TaskResult[]>((asked) => {
+    serially(tree.scope, async () => {
+      const accepted = await accept(asked);
+      const release = maxAgents === undefined ? undefined : tree.release;
+      // What they settled with goes to the parent's book in one message once all are over (the turn's next
+      // step cannot come sooner), so `task_status` knows a finished foreground task.
+      const finished: TaskResult[] = [];
+      const batches = accepted.map(({ value: { resumed: _resumed, ...batch }, resolve }) => ({
+        ...batch,
+        done: (results: TaskResult[]) => {
+          finished.push(...results);
+          resolve(results);
+        },
+      }));
+      // The children are listed in the parent's state while they run (its shared `foreground` handler), so a
+      // client can find them, and their questions, from the ingress alone: a child's key is in the parent's
+      // journal only. One state write and one clear per step that runs foreground batches.
+      const { ctx } = tree.scope;
+      ctx.set(
+        FOREGROUND,
+        accepted.flatMap((one) => one.value.tasks.map((task) => task.agentId)),
+      );
+      try {
+        await runBatches(tree.scope, startChild(tree.scope.ctx.key), batches, release, tree.charge);
+      } finally {
+        ctx.clear(FOREGROUND);
       }
-      waiting = [entry];
-      queueMicrotask(() => {
-        const entries = waiting ?? [];
-        waiting = undefined;
-        serially(tree.scope, async () => {
-          const refusals = await acquire(entries.map((one) => one.batch.tasks.length));
-          const accepted = entries.filter((one, i) => {
-            const refused = refusals[i];
-            if (refused) one.fail(refused);
-            return !refused;
-          });
-          for (const one of accepted) for (const childId of one.resumed) tree.reopen(childId);
-          const release = maxAgents === undefined ? undefined : tree.release;
-          // What they settled with goes to the parent's book in one message once all are over (the turn's next
-          // step cannot come sooner), so `task_status` knows a finished foreground task.
-          const finished: TaskResult[] = [];
-          const batches = accepted.map(({ batch }) => ({
-            ...batch,
-            done: (results: TaskResult[]) => {
-              finished.push(...results);
-              batch.done(results);
-            },
-          }));
-          // The children are listed in the parent's state while they run (its shared `foreground` handler), so a
-          // client can find them, and their questions, from the ingress alone: a child's key is in the parent's
-          // journal only. One state write and one clear per step that runs foreground batches.
-          const { ctx } = tree.scope;
-          ctx.set(
-            FOREGROUND,
-            accepted.flatMap((one) => one.batch.tasks.map((task) => task.agentId)),
-          );
-          try {
-            await runBatches(tree.scope, startChild(callerId), batches, release, tree.charge);
-          } finally {
-            ctx.clear(FOREGROUND);
-          }
-          if (finished.length > 0) tree.record(finished);
-          // The tree's permissions are one: what a child was allowed "always" holds in this turn's next steps.
-          await tree.relearn();
-        }).catch((error) => {
-          for (const one of entries) one.fail(error);
-        });
-      });
+      if (finished.length > 0) tree.record(finished);
+      // The tree's permissions are one: what a child was allowed "always" holds in this turn's next steps.
+      await tree.relearn();
+    }).catch((error) => {
+      for (const one of asked) one.reject(error);
     });
+  });
+  // The background batches asked for together (a step's calls) start together: one slot call, one message to the
+  // parent's book, one invocation of the batch object for all of them.
+  const startTogether = inOneEffect<Together<BackgroundBatch>>(tree.scope, async (asked) => {
+    const accepted = await accept(asked);
+    if (accepted.length > 0) tree.start(accepted.map(({ value: { tasks, options } }) => ({ tasks, options })));
+    for (const one of accepted) one.resolve();
+  });
   const host: SubagentHost = {
     profileNames: tree.profiles.names,
     profileDescription: (name) => tree.profiles.description(name),
@@ -211,16 +216,11 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
         supervision: strategy,
       };
       if (background) {
-        await serially(tree.scope, async () => {
-          const [refused] = await acquire([tasks.length]);
-          if (refused) throw refused;
-          for (const childId of resumed) tree.reopen(childId);
-          tree.start({ tasks, options });
-        });
+        await startTogether({ tasks, options, resumed });
         return { taskIds: tasks.map((task) => task.taskId) };
       }
       const escalate = (failure: EscalatedFailure) => tree.escalate(escalationError(failure));
-      const results = await runTogether(callerId, { tasks, options, escalate }, resumed);
+      const results = await runTogether({ tasks, options, escalate, resumed });
       return { taskIds: tasks.map((task) => task.taskId), results };
     },
     // The caller is the turn's own agent: its book holds its tasks only.
@@ -236,6 +236,66 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     cancel: (_callerId, taskId) => serially(tree.scope, () => tree.scope.wait(tree.cancel(taskId))),
   };
   return subagentTools(host);
+}
+
+/** A batch asked for, with the finished children it resumes. */
+type Together<T> = T & { tasks: HostedTask[]; resumed: string[] };
+
+/** One request gathered by `perTick`, settled by its flush. */
+interface Asked<T, R> {
+  value: T;
+  resolve(result: R): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Gathers what is asked for in one tick (a step's tool calls start together) and hands it to `flush` at once, in
+ * the order asked: the same order on every replay.
+ */
+function perTick<T, R>(flush: (asked: Asked<T, R>[]) => void): (value: T) => Promise<R> {
+  let waiting: Asked<T, R>[] | undefined;
+  return (value) =>
+    new Promise<R>((resolve, reject) => {
+      const asked = { value, resolve, reject };
+      if (waiting) {
+        waiting.push(asked);
+        return;
+      }
+      waiting = [asked];
+      queueMicrotask(() => {
+        const all = waiting ?? [];
+        waiting = undefined;
+        flush(all);
+      });
+    });
+}
+
+/**
+ * Runs the requests asked for while its effect waits for its place in the invocation's queue as one effect: the
+ * place is taken by the first request, where it asks (so the effect keeps the place a lone request's had, before
+ * the step's journaled tool calls), and the effect takes every request asked for by the time it runs.
+ */
+function inOneEffect<T>(
+  scope: JournalScope,
+  run: (asked: Asked<T, void>[]) => Promise<void>,
+): (value: T) => Promise<void> {
+  let open: Asked<T, void>[] | undefined;
+  return (value) =>
+    new Promise<void>((resolve, reject) => {
+      const asked = { value, resolve, reject };
+      if (open) {
+        open.push(asked);
+        return;
+      }
+      const group = [asked];
+      open = group;
+      serially(scope, () => {
+        open = undefined;
+        return run(group);
+      }).catch((error) => {
+        for (const one of group) one.reject(error);
+      });
+    });
 }
 
 /**
@@ -280,31 +340,5 @@ function tasksOf(
     const own = request.agentId.startsWith(`${callerId}/`) && !request.agentId.slice(callerId.length + 1).includes('/');
     if (!own) throw new SpawnRefused(resumeRefused(request.agentId, 'not-own'));
     return { taskId, agentId: request.agentId, prompt: request.prompt };
-  });
-}
-
-/**
- * Starts a background subagent: a message to another object of this kind (journaled, so sent exactly once). Its
- * task id is derived from the parent, the turn and the model's call id, never from a clock or a random source, so a
- * replay sends the same message to the same child.
- */
-export function subagentTool(
-  scope: JournalScope,
-  turn: number,
-  start: (request: Omit<BookStart, 'root'>) => void,
-): AnyTool {
-  return defineTool({
-    name: 'start_subagent',
-    description:
-      'Starts a subagent on a task in the background. Its result arrives later as a <notification> message; ' +
-      'do not wait for it in this turn.',
-    schema: z.object({ prompt: z.string().describe('The task, complete and self-contained') }),
-    async execute({ prompt }, toolCtx) {
-      const taskId = `t${turn}.${toolCtx.toolCallId}`;
-      const childId = `${toolCtx.agentId}/${taskId}`;
-      // In the invocation's effect queue: the send is a journal entry too, and its position must replay.
-      await serially(scope, async () => start({ taskId, agentId: childId, prompt }));
-      return `Started task ${taskId} (agent ${childId}). Its result will arrive as a notification.`;
-    },
   });
 }

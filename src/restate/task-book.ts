@@ -4,7 +4,7 @@ import type { TaskResult } from '../index.js';
 import { releaseSlots } from './agent-slots.js';
 import { offerResult, withdrawResult } from './control.js';
 import { agentsFinished, claimResumes, forgetBook } from './finished-agents.js';
-import { type BatchStart, batchesName, batchKey, type HostedBudget, type Spent } from './hand-off.js';
+import { type BatchStart, batchesName, batchKey, type Spent, tasksOfBatches } from './hand-off.js';
 
 /**
  * The background tasks of one hosted agent, as `task_status` and `task_cancel` see them: a small object keyed by
@@ -26,8 +26,6 @@ export interface BookedTask {
   status: TaskStatus;
   /** The hand-off, once settled. */
   text?: string;
-  /** A background task's `task` invocation, for a cancel through Restate (a foreground task has ended). */
-  invocationId?: string;
   /** A task of a background batch: the batch's invocation (batches.ts), cancelled when the owner is. */
   batch?: string;
   /** A task of a background batch: the batch's awakeable that cancels it alone (`task_cancel`). */
@@ -36,19 +34,6 @@ export interface BookedTask {
   notifyId?: string;
   /** The tree's root, whose `maxAgents` slot the task holds (absent in records written before it was kept). */
   root?: string;
-}
-
-/** What the parent asks the book to start (the child's `task` request, with the parent's key as its book). */
-export interface BookStart {
-  taskId: string;
-  agentId: string;
-  prompt: string;
-  /** The profiles a new child is built from (see `RunRequest`). */
-  profiles?: string[];
-  /** The tree's root (see `RunRequest.root`). */
-  root: string;
-  /** What the parent's turn had left (see `RunRequest.budget`). */
-  budget?: HostedBudget;
 }
 
 /** A child's end, as it tells the book (its hand-off). */
@@ -62,7 +47,7 @@ export interface BookSettle {
   escalation?: SerializedError;
 }
 
-/** A background batch, as its owner's turn asks the book to start it. */
+/** The background batches one step started, as its owner's turn asks the book to start them. */
 export type BookBatch = Omit<BatchStart, 'ownerId'>;
 
 /** The awakeables that cancel a batch's tasks one by one, as the batch tells its owner's book. */
@@ -128,8 +113,8 @@ export function sendBook(
   ctx: restate.ObjectContext,
   agentObjectName: string,
   parentId: string,
-  method: 'start' | 'batch' | 'cancels' | 'settle' | 'record',
-  parameter: BookStart | BookBatch | BookCancels | BookSettle | BookRecord,
+  method: 'batch' | 'cancels' | 'settle' | 'record',
+  parameter: BookBatch | BookCancels | BookSettle | BookRecord,
 ): void {
   ctx.genericSend({ service: taskBookName(agentObjectName), method, key: parentId, parameter, inputSerde: json });
 }
@@ -215,53 +200,20 @@ export function taskBookObject(
   };
   /** A task stopped with its cancelled owner: its child cancelled, and the child's own tasks stopped in turn. */
   const stopTask = async (ctx: restate.ObjectContext, taskId: string, record: BookedTask) => {
-    for (const running of [record.invocationId, record.batch]) {
-      if (running) ctx.invocation(running as restate.InvocationId).cancel();
-    }
+    if (record.batch) ctx.invocation(record.batch as restate.InvocationId).cancel();
     await conclude(ctx, taskId, { ...record, ...taskEnd('stopped') }, false);
     stopTasksOf(ctx, agentObjectName, record.agentId);
   };
   return restate.object({
     name: taskBookName(agentObjectName),
     handlers: {
-      /** Starts a background task: the child's `task` (journaled, sent once) and its record, `running`. */
-      start: async (ctx: restate.ObjectContext, request: BookStart): Promise<null> => {
-        if (await ctx.get<BookedTask>(recordKey(request.taskId))) return null;
-        if (await ctx.get<boolean>(STOPPED)) {
-          // Sent by a turn of the owner that its cancellation had not reached yet: nothing starts (its slot back).
-          const never: BookedTask = { agentId: request.agentId, root: request.root, ...taskEnd('stopped') };
-          await conclude(ctx, request.taskId, never, false);
-          return null;
-        }
-        const handle = ctx.genericSend({
-          service: agentObjectName,
-          method: 'task',
-          key: request.agentId,
-          parameter: {
-            parentId: ctx.key,
-            taskId: request.taskId,
-            prompt: request.prompt,
-            root: request.root,
-            ...(request.profiles ? { profiles: request.profiles } : {}),
-            ...(request.budget ? { budget: request.budget } : {}),
-          },
-          inputSerde: json,
-        });
-        const record: BookedTask = {
-          agentId: request.agentId,
-          root: request.root,
-          status: 'running',
-          invocationId: await handle.invocationId,
-        };
-        ctx.set(recordKey(request.taskId), record);
-        return null;
-      },
       /**
-       * Starts a background batch: its object's `run` (journaled, sent once, batches.ts), which supervises its tasks
-       * and tells each end here (`settle`), and a `running` record for each.
+       * Starts background batches: their object's `supervise` (journaled, sent once, batches.ts), which supervises
+       * their tasks and tells each end here (`settle`), and a `running` record for each.
        */
       batch: async (ctx: restate.ObjectContext, request: BookBatch): Promise<null> => {
-        const { tasks, root } = request;
+        const { root } = request;
+        const tasks = tasksOfBatches(request.batches);
         if (await ctx.get<BookedTask>(recordKey(tasks[0]?.taskId ?? ''))) return null;
         if (await ctx.get<boolean>(STOPPED)) {
           for (const { taskId, agentId } of tasks) {
@@ -312,8 +264,7 @@ export function taskBookObject(
         const record = await ctx.get<BookedTask>(recordKey(input.taskId));
         if (!record) return 'unknown';
         if (record.status !== 'running') return 'finished';
-        if (record.invocationId) ctx.invocation(record.invocationId as restate.InvocationId).cancel();
-        // A batch's task: its batch cancels it alone (a batch that has not said how yet is told by `cancels`).
+        // Its batch cancels it alone (a batch that has not said how yet is told by `cancels`).
         if (record.cancelBy) ctx.resolveAwakeable(record.cancelBy, null);
         await conclude(ctx, input.taskId, { ...record, ...taskEnd('cancelled') });
         // Its subtree stops with it (the child may have no turn running to hear its cancellation: it may be

@@ -205,4 +205,24 @@ describe.each(HOSTS)('%s', (_name, start) => {
     // The batch's one restart in the window, then the escalation.
     expect(log.filter((line) => line === 'asked fail y11')).toHaveLength(2);
   });
+
+  it('background agent: a model failure set to escalate restarts nothing and fails the turn its result wakes', async () => {
+    const root = 'escal-s12';
+    // The child fails once the root's turn is over (a failure during it would end that turn).
+    const started = await host.prompt(root, `#background ${JSON.stringify(['trip e12 go_e12'])}`);
+    expect(started).toMatchObject({ stopReason: 'completed', text: 'started' });
+    log.push('go e12');
+    await host.notified(root, 1);
+    expect(await host.prompt(root, 'anything else?')).toMatchObject({ stopReason: 'completed', text: 'started' });
+    const history = await host.history(root);
+    expectValidHistory(history);
+    expect(notificationsOf(history).map(plain)).toEqual([
+      notification('failed', 'The subagent failed: The key for e12 was refused'),
+    ]);
+    // The turn the result woke failed before asking the model.
+    const answers = history.filter((message) => message.role === 'assistant' && message.stopReason === 'stop');
+    expect(answers).toHaveLength(2);
+    // The tree's `onFailure` decided: no restart (its `maxRestarts` alone would allow two).
+    expect(log.filter((line) => line === 'asked trip e12')).toHaveLength(1);
+  });
 });

@@ -15,7 +15,7 @@ import { freePort, startWorker, type WorkerProcess } from './fixtures/workers.js
 // a tool, is cancelled by its parent (`task_cancel`); its book stops the four (cancel, record `interrupted`, slot
 // back, their own books stopped) while both worker processes behind the balancer are killed -9 and started again.
 // Every child settles once, nobody hears of them, and the tree's slot count comes back to what the tasks still open
-// hold. Then a `start` for the stopped subagent that arrives late is refused, its slot given back.
+// hold. Then a background batch for the stopped subagent that arrives late is refused, its slot given back.
 
 const CHILDREN = 4;
 let server: RestateDevServer;
@@ -87,7 +87,7 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
 
   // The `cancelled` notification joined the turn that cancelled, at its next step (as embedded): it answers it.
   expect(await client.result(invocation)).toMatchObject({ stopReason: 'completed', text: 'noted' });
-  // Each child's task settled once: `interrupted` in the embedded words, started once (its `task` invocation), and
+  // Each child's task settled once: `interrupted` in the embedded words, started once (its `run` invocation), and
   // its block ended by the cascade's cancel at most once (a block its dead worker ran was run again, being safe to
   // repeat, and that one was aborted).
   for (const child of children) {
@@ -134,18 +134,15 @@ it("kill -9 of the workers during a cancelled subagent's stop cascade: each chil
   const took = Date.parse(stopped?.completed_at ?? '') - Date.parse(stopped?.created_at ?? '');
   console.log(`cascade: ${abortedAtKill} of ${CHILDREN} children aborted at the kill; the stop took ${took} ms`);
 
-  // A `start` for the stopped subagent arriving now (as one its turn journaled before the cancel would): its slot
+  // A batch for the stopped subagent arriving now (as one its turn journaled before the cancel would): its slot
   // taken as a parent's turn takes it, then refused by the stopped book: recorded `interrupted`, nothing started,
   // the slot given back, the subagent not told.
-  expect(await ingress<{ granted: boolean }>(`troupe-agent-slots/${root}/acquire`, { n: 1, max: 100 })).toMatchObject({
-    granted: true,
-  });
+  const grants = await ingress<{ granted: boolean }[]>(`troupe-agent-slots/${root}/acquire`, { sizes: [1], max: 100 });
+  expect(grants).toMatchObject([{ granted: true }]);
   expect(await slots(root)).toBe(2);
   const late = `${parent}/t9.late`;
-  await ingress(`troupe-agent-tasks/${encodeURIComponent(parent)}/start/send`, {
-    taskId: 't9.late',
-    agentId: late,
-    prompt: 'quick late',
+  await ingress(`troupe-agent-tasks/${encodeURIComponent(parent)}/batch/send`, {
+    batches: [{ tasks: [{ taskId: 't9.late', agentId: late, prompt: 'quick late' }], options: { concurrency: 4 } }],
     root,
   });
   expect(

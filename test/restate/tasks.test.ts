@@ -93,3 +93,27 @@ it('task_status knows a finished foreground task, as embedded, until keepHistory
   const embedded = await embeddedBoss('foreground', { keepHistory: 2 });
   expect(withoutIds(toolResults(embedded))).toEqual(withoutIds(toolResults(history)));
 }, 120_000);
+
+it("a step's background `agent` calls start as one batch object's invocation, with one slot call, as a swarm does", async () => {
+  const root = 'boss-bgstep-1';
+  expect((await harness.client.prompt(root, 'background ["quick a", "quick b", "quick c"]')).text).toBe('joined');
+  const history = await until(
+    () => harness.client.history(root),
+    (h) => notificationsOf(h).length === 3,
+  );
+  expect(notificationsOf(history).sort()).toEqual(
+    ['a', 'b', 'c'].map(
+      (what, i) =>
+        `<notification task_id="t0.a${i}" agent_id="${root}/t0.a${i}" status="completed">did ${what}</notification>`,
+    ),
+  );
+  const invocations = (handler: string, key: string) =>
+    sql<{ n: number }>(
+      harness.server.adminUrl,
+      `SELECT count(*) AS n FROM sys_invocation WHERE target_handler_name = '${handler}' AND target_service_key LIKE '${key}'`,
+    ).then(([row]) => Number(row?.n));
+  expect(await invocations('supervise', `${root}/%`)).toBe(1);
+  expect(await invocations('acquire', root)).toBe(1);
+  expect(await invocations('batch', root)).toBe(1);
+  expect(await invocations('run', `${root}/%`)).toBe(3);
+}, 120_000);
