@@ -30,6 +30,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { InspectionEvent } from 'xstate';
 import { agentShape, shapeRun } from './floor/agent.js';
+import { allocated } from './floor/alloc.js';
 import { naiveRun } from './floor/naive.js';
 import { counters, FINAL_TEXT, pooled, Script } from './floor/script.js';
 import { shapeSwarm, swarmShape } from './floor/swarm.js';
@@ -177,7 +178,10 @@ async function memory(impl: Impl) {
   const heldKB = (process.memoryUsage().heapUsed - before) / 1024 / concurrency;
   release();
   await swarm;
-  return { importedMB, peakRssMB, heldKB };
+  const bytes = await allocated(() => w3Once(impl));
+  const perAgentKB = (n: number) => n / 1024 / agents;
+  const allocKB = Object.fromEntries(Object.entries(bytes).map(([group, n]) => [group, perAgentKB(n)]));
+  return { importedMB, peakRssMB, heldKB, allocKB };
 }
 
 const self = fileURLToPath(import.meta.url);
@@ -201,20 +205,23 @@ if (mode === 'memory' && row) {
   await counts(impls);
   const w1 = await alternated(impls, (impl) => w1Once(impl), W1.warmup, W1.runs);
   const w3 = await alternated(impls, (impl) => w3Once(impl), W3.warmup, W3.runs);
-  const mem = new Map<Row, { importedMB: number; peakRssMB: number; heldKB: number; load: string }>();
+  const mem = new Map<Row, Awaited<ReturnType<typeof memory>> & { load: string }>();
   for (const r of ROWS) {
     const out = execFileSync(process.execPath, [...process.execArgv, self, 'memory', r], { encoding: 'utf8' });
     mem.set(r, { ...JSON.parse(out.trim().split('\n').pop() as string), load: load() });
   }
   const ratio = (a: number | undefined, b: number | undefined) => `${((a ?? 0) / (b ?? 1)).toFixed(2)}×`;
   process.stdout.write(
-    `\n| row | W1 µs/step | W3 ms | W3 ÷ ideal | RSS after import MB | W3 peak RSS MB | W3 heap per running subagent KB |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n`,
+    `\n| row | W1 µs/step | W3 ms | W3 ÷ ideal | RSS after import MB | W3 peak RSS MB | W3 heap per running subagent KB | W3 allocated per subagent KB: XState + Troupe + bench + Node |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n`,
   );
   for (const r of ROWS) {
     const [m, ms] = [mem.get(r), w3.medians.get(r) ?? 0];
     process.stdout.write(
       `| ${r} | ${w1.medians.get(r)?.toFixed(1)} | ${ms.toFixed(0)} | ${(ms / IDEAL_W3_MS).toFixed(2)}× | ` +
-        `${m?.importedMB.toFixed(0)} | ${m?.peakRssMB.toFixed(0)} | ${m?.heldKB.toFixed(1)} |\n`,
+        `${m?.importedMB.toFixed(0)} | ${m?.peakRssMB.toFixed(0)} | ${m?.heldKB.toFixed(1)} | ` +
+        `${Object.values(m?.allocKB ?? {})
+          .map((kb) => kb.toFixed(0))
+          .join(' + ')} |\n`,
     );
   }
   process.stdout.write(
