@@ -365,9 +365,11 @@ export function agentObject(options: AgentObjectOptions) {
     if (Array.isArray(budget)) seams.openUnder(budget);
     // Charged before the turn opens its account: it goes to the lifetime account.
     if (book.spent) seams.charge(book.spent);
-    control.attach(agent, (message) => {
+    control.attach(agent, (message, escalation) => {
       if (seams.delivery() !== 'step') return false;
       seams.notify([message]);
+      // A background batch escalated with this result: the turn fails at the step the result joins.
+      if (escalation) seams.escalate(escalation);
       return true;
     });
     // The idle agent does not wake for them: its machine keeps them, and they join the turn below at its first step.

@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import type { SerializedError } from '../host/index.js';
 import type { UserMessage } from '../index.js';
 
 /**
@@ -48,8 +49,10 @@ export type ControlMessage =
    * before that `notify` can run): a running turn that takes it hands it to its agent, where it joins the next step
    * boundary, and the turn stores its task id with the history it joined (`TAKEN`). The `notify` that
    * runs afterwards finds the id there and runs no turn; one that does not withdraws the message, and delivers it.
+   * `escalation`: the failure the child's batch escalated with it, which fails the turn that takes it at the step
+   * the result joins.
    */
-  | { kind: 'notify'; taskId: string; message: UserMessage };
+  | { kind: 'notify'; taskId: string; message: UserMessage; escalation?: SerializedError };
 
 /** The running turn's doorbell: an awakeable's id, and the invocation id of the turn that waits for it. */
 export interface Doorbell {
@@ -78,21 +81,19 @@ export function takeMessages(ctx: restate.ObjectContext, agentObjectName: string
   });
 }
 
+/** A background child's result offered to its parent's running turn, with the failure its batch escalated. */
+type Offer = { taskId: string; message: UserMessage; escalation?: SerializedError };
+
 /**
  * Offers a background child's result to the agent's running turn (a call, so it is there before the `notify` its
  * book sends next): whether a turn ran to take it.
  */
-export function offerResult(
-  ctx: restate.ObjectContext,
-  agentObjectName: string,
-  taskId: string,
-  message: UserMessage,
-): Promise<boolean> {
-  return ctx.genericCall<{ taskId: string; message: UserMessage }, boolean>({
+export function offerResult(ctx: restate.ObjectContext, agentObjectName: string, offer: Offer): Promise<boolean> {
+  return ctx.genericCall<Offer, boolean>({
     service: controlName(agentObjectName),
     method: 'notify',
     key: ctx.key,
-    parameter: { taskId, message },
+    parameter: offer,
     inputSerde: json,
     outputSerde: json,
   });
@@ -171,8 +172,8 @@ export function controlObject(agentObjectName: string) {
        * A background child's result, for the running turn (called by the parent's task book; see `notify` above):
        * whether a turn ran to take it (when none did, its `notify` has nothing to look for or withdraw).
        */
-      notify: async (ctx: restate.ObjectContext, input: { taskId: string; message: UserMessage }): Promise<boolean> =>
-        accept(ctx, { kind: 'notify', taskId: input.taskId, message: input.message }),
+      notify: async (ctx: restate.ObjectContext, input: Offer): Promise<boolean> =>
+        accept(ctx, { kind: 'notify', ...input }),
       /**
        * The parent's `notify` delivers this result itself: no turn may take it any more. Exclusive, so it is
        * ordered after every take; the book's `notify` call came before, so nothing of this task arrives later.
@@ -225,8 +226,11 @@ export interface Controllable {
   interrupt(): void;
 }
 
-/** Hands a running agent a result (`HostedAgent.notify`); false when it is not running, so it cannot join a step. */
-export type Notifiable = (message: UserMessage) => boolean;
+/**
+ * Hands a running agent a result (`HostedAgent.notify`), and the failure its batch escalated with it
+ * (`HostedAgent.escalate`); false when it is not running, so it cannot join a step.
+ */
+export type Notifiable = (message: UserMessage, escalation?: SerializedError) => boolean;
 
 const RUNG: unique symbol = Symbol('rung');
 
@@ -242,7 +246,7 @@ export class TurnControl {
   /** Steers applied after an interrupt: the interrupted turn is over for them, so they start one of their own. */
   private followUps: string[] = [];
   /** Results handed to the agent: those that the stored history holds are this turn's to record (`TAKEN`). */
-  readonly taken: { taskId: string; message: UserMessage }[] = [];
+  readonly taken: Offer[] = [];
   private notifyTarget: Notifiable | undefined;
 
   /**
@@ -266,7 +270,7 @@ export class TurnControl {
   apply(message: ControlMessage): void {
     if (message.kind === 'notify') {
       // An interrupted turn takes no step any more: the result's own `notify` delivers it.
-      if (!this.interrupted && this.notifyTarget?.(message.message)) this.taken.push(message);
+      if (!this.interrupted && this.notifyTarget?.(message.message, message.escalation)) this.taken.push(message);
       return;
     }
     if (message.kind === 'steer') {

@@ -118,19 +118,24 @@ export interface TaskHost<Outcome> {
  * Results the turn took that its stored history holds, or that its agent's machine still holds for the next turn
  * (`left`: the turn was interrupted before their step; the host keeps them in `NOTES`), recorded with it for their
  * `notify` (`TAKEN`), which then runs no turn. One taken and neither stored nor held is left to its `notify`, which
- * delivers it.
+ * delivers it. A held one's escalation waits with it: the next turn fails with it at its first step.
  */
 export async function recordTaken(
   ctx: restate.ObjectContext,
-  taken: readonly { taskId: string; message: UserMessage }[],
+  taken: readonly { taskId: string; message: UserMessage; escalation?: SerializedError }[],
   results: readonly RunResult[],
   left: readonly Message[] = [],
 ): Promise<void> {
   if (taken.length === 0) return;
   const text = (message: Message) => (message.role === 'user' ? JSON.stringify(message.content) : undefined);
-  const stored = new Set([...results.flatMap((result) => result.messages), ...left].map(text));
-  const joined = taken.filter(({ message }) => stored.has(text(message))).map(({ taskId }) => taskId);
-  if (joined.length > 0) ctx.set(TAKEN, [...((await ctx.get<string[]>(TAKEN)) ?? []), ...joined]);
+  const held = new Set(left.map(text));
+  const stored = new Set([...results.flatMap((result) => result.messages).map(text), ...held]);
+  const joined = taken.filter(({ message }) => stored.has(text(message)));
+  if (joined.length > 0) {
+    ctx.set(TAKEN, [...((await ctx.get<string[]>(TAKEN)) ?? []), ...joined.map(({ taskId }) => taskId)]);
+  }
+  const escalated = joined.find(({ message, escalation }) => escalation && held.has(text(message)));
+  if (escalated?.escalation) ctx.set(ESCALATION, escalated.escalation);
 }
 
 /** The handlers, and the report the agent object's other turns make too (a `steered` one may be the last). */
@@ -215,7 +220,6 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
     notify: async (ctx: restate.ObjectContext, notification: ChildNotification): Promise<Outcome | null> => {
       ctx.set(OPEN_CHILDREN, Math.max(0, ((await ctx.get<number>(OPEN_CHILDREN)) ?? 0) - 1));
       const { taskId, agentId, status, text } = notification;
-      if (notification.escalation) ctx.set(ESCALATION, notification.escalation);
       // The child's spending is its task's: owed to the parent with the task's hand-off, and counted in the
       // agent's lifetime account.
       if (notification.spent) {
@@ -244,6 +248,8 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
         // No turn took it (or none stored it): delivered here, so no later turn may take it.
         await withdrawResult(ctx, host.name, taskId);
       }
+      // The turn this result wakes (or the next, for an agent that does not wake) fails with it at its first step.
+      if (notification.escalation) ctx.set(ESCALATION, notification.escalation);
       // No turn of this agent runs while its exclusive `notify` does: the result wakes it, or waits for its next turn.
       if (notificationDelivery({ running: false, wakes: await host.wakes(ctx) }) === 'hold') {
         ctx.set(NOTES, [...((await ctx.get<UserMessage[]>(NOTES)) ?? []), message]);

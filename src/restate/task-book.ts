@@ -187,7 +187,8 @@ export function taskBookObject(
     // First to the parent's running turn, if any (control.ts), where it joins the next step; a call, so
     // it is there before the `notify` below exists, which withdraws it, or finds the turn that took it.
     const message = notificationMessage(taskId, settled.agentId, settled.status, parameter.text);
-    const offered = await offerResult(ctx, agentObjectName, taskId, message);
+    const escalation = told.escalation ? { escalation: told.escalation } : {};
+    const offered = await offerResult(ctx, agentObjectName, { taskId, message, ...escalation });
     const notify = ctx.genericSend({
       service: agentObjectName,
       method: 'notify',

@@ -237,6 +237,24 @@ export const MUTANTS: Record<string, Mutant> = {
       },
     },
   },
+  'escalation-next-turn': {
+    breaks: "a background batch's escalation fails its owner's next turn, not the running one its result joins",
+    host: 'restate',
+    handlers: {
+      control: {
+        notify:
+          (original) =>
+          (ctx, { escalation: _escalation, ...offer }) =>
+            original(ctx, offer),
+      },
+      agent: {
+        notify: (original) => (ctx, notification) => {
+          if (notification.escalation) ctx.set('escalation', notification.escalation);
+          return original(ctx, notification);
+        },
+      },
+    },
+  },
   'approvals-inverted': {
     breaks: 'an approval is answered the other way',
     host: 'embedded',

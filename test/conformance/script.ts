@@ -163,6 +163,12 @@ function rootAnswer(task: string, request: ModelRequest, results: string[], last
       if (n === 0) return calls(call('agent', { prompt: `gated ${arg}`, background: true }, 'a0'));
       if (n === 1) return calls(call('gated', { who: `root-${arg}` }, 'g'));
       return say(noted ? 'noted' : 'went on');
+    // A background task that fails once the root waits in `gated` (the test logs `go <arg>` then): its batch
+    // escalates into the running turn.
+    case 'escalinturn':
+      if (n === 0) return calls(call('agent', { prompt: `trip ${arg} go_${arg}`, background: true }, 'a0'));
+      if (n === 1) return calls(call('gated', { who: `root-${arg}` }, 'g'));
+      return say(noted ? 'noted' : 'went on');
     // A foreground task, then the same agent resumed by its id with a second prompt.
     case 'resume': {
       const agentId = results[0]?.match(/agent_id="([^"]+)"/)?.[1] ?? '';

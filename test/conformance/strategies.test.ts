@@ -225,4 +225,23 @@ describe.each(HOSTS)('%s', (_name, start) => {
     // The tree's `onFailure` decided: no restart (its `maxRestarts` alone would allow two).
     expect(log.filter((line) => line === 'asked trip e12')).toHaveLength(1);
   });
+
+  it('background escalation into a running turn: the owner’s turn fails at its next step boundary', async () => {
+    const root = 'escal-s13';
+    const turn = await host.send(root, '#escalinturn e13');
+    await logged('start gated root-e13');
+    // The child fails while the root waits in `gated`: its batch escalates, and the result joins the running turn.
+    await host.notifiedDuringTurn(root, () => log.push('go e13'));
+    openGate('root-e13');
+    // Two model calls: the step boundary after `gated` fails the turn instead of asking a third.
+    expect(await turn.outcome).toMatchObject({ stopReason: 'error', text: '', usage: { input: 20, output: 10 } });
+    const history = await host.history(root);
+    expectValidHistory(history);
+    expect(history.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'user']);
+    expect(notificationsOf(history).map(plain)).toEqual([
+      notification('failed', 'The subagent failed: The key for e13 was refused'),
+    ]);
+    // Delivered once: the next turn does not fail with it again.
+    expect(await host.prompt(root, 'anything else?')).toMatchObject({ stopReason: 'completed', text: 'went on' });
+  });
 });
