@@ -32,7 +32,7 @@ import {
 } from './agent-slots.js';
 import { applyRemembered, approvalHandlers, awaitApprovals } from './approvals.js';
 import { batchObject } from './batches.js';
-import { controlName, controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
+import { controlObject, type Doorbell, openingOf, TurnControl, takeMessages } from './control.js';
 import { forwardEvents } from './events.js';
 import { forgetHandler } from './finished-agents.js';
 import {
@@ -40,9 +40,8 @@ import {
   type BackgroundBatch,
   CANCELLED,
   type HostedBudget,
-  type RunAnswer,
-  type RunRequest,
   type Spent,
+  startChildRun,
   tasksOfBatches,
 } from './hand-off.js';
 import { journaledModel, journaledRetry, journalScope } from './journal.js';
@@ -291,28 +290,11 @@ export function agentObject(options: AgentObjectOptions) {
         open += tasksOfBatches(batches).length;
         ctx.set(OPEN_CHILDREN, open);
       };
-      const call = (key: string, request: RunRequest) =>
-        ctx.genericCall<RunRequest, RunAnswer>({
-          service: name,
-          method: 'run',
-          key,
-          parameter: request,
-          inputSerde: restate.serde.json,
-          outputSerde: restate.serde.json,
-        });
       tools.push(
         ...hostedSubagentTools({
           scope,
           turn: turns,
-          call,
-          cancelWaiting: (childId, handOffTo) =>
-            ctx.genericSend({
-              service: controlName(name),
-              method: 'cancel',
-              key: childId,
-              parameter: { task: handOffTo },
-              inputSerde: restate.serde.json,
-            }),
+          startChild: startChildRun(ctx, name, { parentId: agentId, root, budget: () => spendable(agent) }),
           start: startBatches,
           reopen: (childId) => reopenTasksOf(ctx, name, childId),
           record: (results) => sendBook(ctx, name, agentId, 'record', { tasks: results.map(bookedResult) }),
@@ -326,7 +308,6 @@ export function agentObject(options: AgentObjectOptions) {
           profiles,
           lineage,
           check: (profile) => profiles.child(config, profile, kept),
-          budgetLeft: () => spendable(agent),
           charge: (spent) => {
             if (agent) hostedAgent(agent).charge(spent);
           },

@@ -1,17 +1,13 @@
 import * as restate from '@restatedev/restate-sdk';
 import { type EscalatedFailure, escalationError, type SerializedError } from '../host/index.js';
 import type { TaskResult } from '../index.js';
-import { controlName } from './control.js';
 import {
   addSpent,
   type BatchStart,
   batchesName,
   CANCELLED,
-  type HandOff,
-  type HostedTask,
-  type RunAnswer,
-  type RunRequest,
   type Spent,
+  startChildRun,
   tasksOfBatches,
 } from './hand-off.js';
 import { journalScope } from './journal.js';
@@ -21,15 +17,15 @@ import { type BookSettle, sendBook } from './task-book.js';
 /**
  * Background batches on Restate: an object of their own (`<name>-batches`, keyed `<owner>/<first task>`), whose
  * `supervise` runs the batches one step of the owner started (one invocation for all of them: a step's several
- * background `agent` calls cost one, as one `swarm` does), each as a foreground batch is supervised in its owner's turn (`runBatches`: the same strategy,
- * intensity, per-class actions and join, decided by the same pure `failureVerdict`), while its owner's turns go on.
- * Each task's result goes to the owner's task book as it settles (`settle`), which tells the owner, as the result of
- * a lone background task does; the failure the batch escalated goes with the failed task's result, and fails the
+ * background `agent` calls cost one, as one `swarm` does), each as a foreground batch is supervised in its owner's
+ * turn (`runBatches`, each attempt started by `startChildRun`: the same strategy, intensity, per-class actions and
+ * join, decided by the same pure `failureVerdict`), while its owner's turns go on. Each task's result goes to the
+ * owner's task book as it settles (`settle`), which tells the owner; the failure the batch escalated goes with the failed task's result, and fails the
  * owner's turn that result reaches. The book cancels one task through an awakeable of the batch's (`cancels`), and
  * the whole batch by cancelling this invocation (its owner was cancelled).
  */
 
-const json = restate.serde.json;
+const _json = restate.serde.json;
 
 /** The batch object of the agents hosted by the object named `agentObjectName` (served beside it). */
 export function batchObject(agentObjectName: string) {
@@ -62,36 +58,6 @@ export function batchObject(agentObjectName: string) {
             ...(escalated ? { escalation: escalated } : {}),
           });
         };
-        const call = (task: HostedTask, fresh: boolean) => {
-          const handOff = ctx.awakeable<HandOff>();
-          const request: RunRequest = {
-            parentId: ownerId,
-            taskId: task.taskId,
-            prompt: task.prompt,
-            root,
-            ...(task.profiles ? { profiles: task.profiles } : {}),
-            ...(fresh ? { fresh } : {}),
-            ...(budget ? { budget } : {}),
-            handOffTo: handOff.id,
-          };
-          const run = ctx.genericCall<RunRequest, RunAnswer>({
-            service: agentObjectName,
-            method: 'run',
-            key: task.agentId,
-            parameter: request,
-            inputSerde: json,
-            outputSerde: json,
-          });
-          const cancelWaiting = () =>
-            ctx.genericSend({
-              service: controlName(agentObjectName),
-              method: 'cancel',
-              key: task.agentId,
-              parameter: { task: handOff.id },
-              inputSerde: json,
-            });
-          return { call: run, handOff: handOff.promise, cancelWaiting };
-        };
         let first = 0;
         const batches = start.batches.map((batch) => {
           const own = cancels.slice(first, first + batch.tasks.length);
@@ -107,8 +73,12 @@ export function batchObject(agentObjectName: string) {
           };
         });
         try {
-          await runBatches(journalScope(ctx), call, batches, undefined, (owed, task) =>
-            spent.set(task.taskId, addSpent(spent.get(task.taskId), owed) as Spent),
+          await runBatches(
+            journalScope(ctx),
+            startChildRun(ctx, agentObjectName, { parentId: ownerId, root, budget: () => budget }),
+            batches,
+            undefined,
+            (owed, task) => spent.set(task.taskId, addSpent(spent.get(task.taskId), owed) as Spent),
           );
         } catch (error) {
           if (!(error instanceof restate.CancelledError)) throw error;

@@ -1,3 +1,4 @@
+import * as restate from '@restatedev/restate-sdk';
 import type { AccountView } from '../host/index.js';
 import {
   type FailureClass,
@@ -7,6 +8,7 @@ import {
   taskEnd,
 } from '../host/index.js';
 import type { BudgetLimits } from '../index.js';
+import { controlName } from './control.js';
 
 /**
  * What a parent (or a background batch's object) and a child's `run` handler say to each other, and what a book
@@ -129,3 +131,60 @@ export const batchKey = (ownerId: string, tasks: readonly HostedTask[]) => `${ow
 
 /** Every task of the batches, in order. */
 export const tasksOfBatches = (batches: readonly BackgroundBatch[]) => batches.flatMap((batch) => batch.tasks);
+
+/** A task's child at work: the call to its `run`, and where its hand-off comes if the call answers `waiting`. */
+export interface StartedTask {
+  call: restate.InvocationPromise<RunAnswer>;
+  handOff: restate.RestatePromise<HandOff>;
+  /**
+   * Cancels the task once its call has answered `waiting` (no invocation of the child may be running then, or
+   * another than `run`): the child's running turn, or the next one, ends cancelled and hands off `cancelled`.
+   */
+  cancelWaiting(): void;
+}
+
+/** Whose children a batch starts: the parent, the tree's root, and what each attempt may spend when it starts. */
+export interface ChildRuns {
+  parentId: string;
+  root: string;
+  /** The accounts an attempt opens under (read when it starts: a foreground one, what its parent's turn has left). */
+  budget(): HostedBudget | undefined;
+}
+
+/**
+ * Starts one attempt of a task's child, for a batch in a parent's turn or in a background batch's object: a call
+ * to the child's `run` (journaled), with an awakeable of the attempt's own for a hand-off that comes after the call
+ * has answered `waiting`, withdrawn by a `cancel` through the child's control object.
+ */
+export function startChildRun(ctx: restate.ObjectContext, agentObjectName: string, runs: ChildRuns) {
+  return (task: HostedTask, fresh: boolean): StartedTask => {
+    const handOff = ctx.awakeable<HandOff>();
+    const budget = runs.budget();
+    const call = ctx.genericCall<RunRequest, RunAnswer>({
+      service: agentObjectName,
+      method: 'run',
+      key: task.agentId,
+      parameter: {
+        parentId: runs.parentId,
+        taskId: task.taskId,
+        prompt: task.prompt,
+        root: runs.root,
+        ...(task.profiles ? { profiles: task.profiles } : {}),
+        ...(fresh ? { fresh } : {}),
+        ...(budget ? { budget } : {}),
+        handOffTo: handOff.id,
+      },
+      inputSerde: restate.serde.json,
+      outputSerde: restate.serde.json,
+    });
+    const cancelWaiting = () =>
+      ctx.genericSend({
+        service: controlName(agentObjectName),
+        method: 'cancel',
+        key: task.agentId,
+        parameter: { task: handOff.id },
+        inputSerde: restate.serde.json,
+      });
+    return { call, handOff: handOff.promise, cancelWaiting };
+  };
+}

@@ -17,18 +17,9 @@ import {
 } from '../host/index.js';
 import type { AnyTool, SupervisionOptions, TaskResult } from '../index.js';
 import { countedLimit, type SlotGrant } from './agent-slots.js';
-import type {
-  BackgroundBatch,
-  BatchOptions,
-  HandOff,
-  HostedBudget,
-  HostedTask,
-  RunAnswer,
-  RunRequest,
-  Spent,
-} from './hand-off.js';
+import type { BackgroundBatch, BatchOptions, HostedTask, Spent, StartedTask } from './hand-off.js';
 import { type JournalScope, serially } from './journal.js';
-import { type Batch, runBatches, type StartedTask } from './swarm.js';
+import { type Batch, runBatches } from './swarm.js';
 import type { BookedTask } from './task-book.js';
 
 /** On a parent: the children of the foreground batches its turn runs now (see `foregroundHandler`). */
@@ -60,10 +51,8 @@ export interface HostedTree {
   scope: JournalScope;
   /** The turn's number: with the tool call's id, it names the tasks (stable across replays). */
   turn: number;
-  /** Calls a child object's `run` handler (a foreground task). */
-  call(childId: string, request: RunRequest): restate.InvocationPromise<RunAnswer>;
-  /** Cancels a foreground task whose child answered `waiting` (through the child's control object). */
-  cancelWaiting(childId: string, handOffTo: string): void;
+  /** Starts one attempt of a foreground task's child (`startChildRun`, within what the turn has left). */
+  startChild(task: HostedTask, fresh: boolean): StartedTask;
   /**
    * Starts the background batches of one step through the parent's task book (`task-book.ts`): an object of their
    * own supervises them (`batches.ts`), and the book reports each task's end to `notify`.
@@ -89,8 +78,6 @@ export interface HostedTree {
   lineage: readonly string[];
   /** Checks that a child of this agent can be built from a profile (throws the refusal otherwise). */
   check(profile: string): void;
-  /** The turn's accounts, which a foreground child's turn opens under (undefined: no budget covers it). */
-  budgetLeft(): HostedBudget | undefined;
   /** Charges what a foreground child spent to the turn's account (`HostedAgent.charge`). */
   charge(spent: Spent): void;
   /** Takes up the approvals remembered in the tree meanwhile (a foreground child's, answered "always"). */
@@ -133,24 +120,6 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
     for (const one of accepted) for (const childId of one.value.resumed) tree.reopen(childId);
     return accepted;
   };
-  // Each attempt of a task has an awakeable of its own, for a hand-off that comes after the call has answered.
-  const startChild =
-    (parentId: string) =>
-    (task: HostedTask, fresh: boolean): StartedTask => {
-      const handOff = tree.scope.ctx.awakeable<HandOff>();
-      const budget = tree.budgetLeft();
-      const call = tree.call(task.agentId, {
-        parentId,
-        taskId: task.taskId,
-        prompt: task.prompt,
-        root: tree.root,
-        ...(task.profiles ? { profiles: task.profiles } : {}),
-        ...(fresh ? { fresh } : {}),
-        ...(budget ? { budget } : {}),
-        handOffTo: handOff.id,
-      });
-      return { call, handOff: handOff.promise, cancelWaiting: () => tree.cancelWaiting(task.agentId, handOff.id) };
-    };
   // The foreground batches asked for in one tick (a step's `agent` and `swarm` calls start together) run together.
   const runTogether = perTick<Together<Omit<Batch, 'done'>>, TaskResult[]>((asked) => {
     serially(tree.scope, async () => {
@@ -175,7 +144,7 @@ export function hostedSubagentTools(tree: HostedTree): AnyTool[] {
         accepted.flatMap((one) => one.value.tasks.map((task) => task.agentId)),
       );
       try {
-        await runBatches(tree.scope, startChild(tree.scope.ctx.key), batches, release, tree.charge);
+        await runBatches(tree.scope, tree.startChild, batches, release, tree.charge);
       } finally {
         ctx.clear(FOREGROUND);
       }

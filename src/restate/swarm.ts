@@ -9,7 +9,15 @@ import {
   taskEnd,
 } from '../host/index.js';
 import type { TaskResult } from '../index.js';
-import { type BatchOptions, CANCELLED, type HandOff, type HostedTask, type RunAnswer, type Spent } from './hand-off.js';
+import {
+  type BatchOptions,
+  CANCELLED,
+  type HandOff,
+  type HostedTask,
+  type RunAnswer,
+  type Spent,
+  type StartedTask,
+} from './hand-off.js';
 import type { JournalScope } from './journal.js';
 
 /**
@@ -18,17 +26,6 @@ import type { JournalScope } from './journal.js';
  * the order in which the calls completed. Restate journals that order (the combinators'
  * completions), so a replay after a crash decides the same way, exactly once, and re-issues nothing it had issued.
  */
-
-/** A task's child at work: the call to its `run`, and where its hand-off comes if the call answers `waiting`. */
-export interface StartedTask {
-  call: restate.InvocationPromise<RunAnswer>;
-  handOff: restate.RestatePromise<HandOff>;
-  /**
-   * Cancels the task once its call has answered `waiting` (no invocation of the child may be running then, or
-   * another than `run`): the child's running turn, or the next one, ends cancelled and hands off `cancelled`.
-   */
-  cancelWaiting(): void;
-}
 
 /** A batch being run: its tasks, its policy, and how far it is. */
 export interface Batch {
