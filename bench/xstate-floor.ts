@@ -96,27 +96,35 @@ function checked(what: string, ok: boolean, detail: string) {
   if (!ok) throw new Error(`${what} did not do its work: ${detail}`);
 }
 
-async function w1Once(impl: Impl, inspect?: Inspect): Promise<number> {
-  counters.toolExecs = 0;
-  counters.modelCalls = 0;
-  gc?.();
-  const start = performance.now();
-  const text = await impl.w1(w1Script(), inspect);
-  const ms = performance.now() - start;
-  checked('W1', text === FINAL_TEXT && counters.toolExecs === W1.steps, `${text}, ${counters.toolExecs} tools`);
-  return (ms * 1000) / W1.steps;
+/** Wall and CPU time of one run (W1: µs per step; W3: ms). */
+interface Timing {
+  wall: number;
+  cpu: number;
 }
 
-async function w3Once(impl: Impl, mkScript = w3Script, inspect?: Inspect): Promise<number> {
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; wallMs: number; cpuMs: number }> {
+  gc?.();
+  const [start, cpu] = [performance.now(), process.cpuUsage()];
+  const value = await work();
+  const used = process.cpuUsage(cpu);
+  return { value, wallMs: performance.now() - start, cpuMs: (used.user + used.system) / 1000 };
+}
+
+async function w1Once(impl: Impl, inspect?: Inspect): Promise<Timing> {
   counters.toolExecs = 0;
   counters.modelCalls = 0;
-  gc?.();
-  const start = performance.now();
-  const done = await impl.w3(mkScript, inspect);
-  const ms = performance.now() - start;
+  const { value: text, wallMs, cpuMs } = await timed(() => impl.w1(w1Script(), inspect));
+  checked('W1', text === FINAL_TEXT && counters.toolExecs === W1.steps, `${text}, ${counters.toolExecs} tools`);
+  return { wall: (wallMs * 1000) / W1.steps, cpu: (cpuMs * 1000) / W1.steps };
+}
+
+async function w3Once(impl: Impl, mkScript = w3Script, inspect?: Inspect): Promise<Timing> {
+  counters.toolExecs = 0;
+  counters.modelCalls = 0;
+  const { value: done, wallMs, cpuMs } = await timed(() => impl.w3(mkScript, inspect));
   const ok = done === agents && counters.toolExecs === agents * W3.toolSteps;
   checked('W3', ok && counters.modelCalls === agents * (W3.toolSteps + 1), `${done} done, ${counters.toolExecs} tools`);
-  return ms;
+  return { wall: wallMs, cpu: cpuMs };
 }
 
 /** Events, microsteps and actors per W1 step and per W3 subagent, from XState's inspection events. */
@@ -142,22 +150,26 @@ async function counts(impls: Map<Row, Impl>) {
   }
 }
 
-/** Runs every row in turn, `runs` times after `warmup`; the median of each, and the load at the end. */
-async function alternated(impls: Map<Row, Impl>, once: (impl: Impl) => Promise<number>, warmup: number, runs: number) {
-  const figures = new Map<Row, number[]>([...impls.keys()].map((row) => [row, []]));
+/** Runs every row in turn, `runs` times after `warmup`; the median wall and CPU of each, and the load at the end. */
+async function alternated(impls: Map<Row, Impl>, once: (impl: Impl) => Promise<Timing>, warmup: number, runs: number) {
+  const figures = new Map<Row, Timing[]>([...impls.keys()].map((row) => [row, []]));
   for (let k = 0; k < warmup + runs; k++)
     for (const [row, impl] of impls) {
       const figure = await once(impl);
       if (k >= warmup) figures.get(row)?.push(figure);
     }
-  return { medians: new Map([...figures].map(([row, values]) => [row, median(values)])), load: load() };
+  const medians = new Map<Row, Timing>();
+  for (const [row, values] of figures)
+    medians.set(row, { wall: median(values.map((t) => t.wall)), cpu: median(values.map((t) => t.cpu)) });
+  return { medians, load: load() };
 }
 
 /** A child's W3 memory: peak RSS over the harness's runs, then the heap each running subagent holds. */
-async function memory(impl: Impl) {
-  const importedMB = process.memoryUsage().rss / 2 ** 20;
-  for (let k = 0; k < W3.warmup + W3.runs; k++) await w3Once(impl);
-  const peakRssMB = (process.resourceUsage().maxRSS * 1024) / 2 ** 20;
+/**
+ * The heap each running subagent holds: a swarm held at every subagent's third model call (after two tool steps),
+ * collected, less the heap collected before it, ÷ the subagents running.
+ */
+async function heldKB(impl: Impl): Promise<number> {
   exposed?.();
   exposed?.();
   const before = process.memoryUsage().heapUsed;
@@ -170,18 +182,26 @@ async function memory(impl: Impl) {
     held++;
     return gate;
   };
-  const hold = { call: 2, until };
-  const swarm = w3Once(impl, () => new Script(W3.toolSteps, W3.latencyMs, hold));
+  const swarm = w3Once(impl, () => new Script(W3.toolSteps, W3.latencyMs, { call: 2, until }));
   while (held < concurrency) await new Promise((resolve) => setTimeout(resolve, 5));
   exposed?.();
   exposed?.();
-  const heldKB = (process.memoryUsage().heapUsed - before) / 1024 / concurrency;
+  const kb = (process.memoryUsage().heapUsed - before) / 1024 / concurrency;
   release();
   await swarm;
+  return kb;
+}
+
+/** A child's W3 memory: RSS after import, peak RSS over the harness's runs, held heap (median of 3), allocation. */
+async function memory(impl: Impl) {
+  const importedMB = process.memoryUsage().rss / 2 ** 20;
+  for (let k = 0; k < W3.warmup + W3.runs; k++) await w3Once(impl);
+  const peakRssMB = (process.resourceUsage().maxRSS * 1024) / 2 ** 20;
+  const held = [await heldKB(impl), await heldKB(impl), await heldKB(impl)];
   const bytes = await allocated(() => w3Once(impl));
   const perAgentKB = (n: number) => n / 1024 / agents;
   const allocKB = Object.fromEntries(Object.entries(bytes).map(([group, n]) => [group, perAgentKB(n)]));
-  return { importedMB, peakRssMB, heldKB, allocKB };
+  return { importedMB, peakRssMB, heldKB: median(held), allocKB };
 }
 
 const self = fileURLToPath(import.meta.url);
@@ -196,7 +216,10 @@ if (mode === 'memory' && row) {
     mode === 'w1'
       ? await alternated(rows, (impl) => w1Once(impl), W1.warmup, W1.runs * 5)
       : await alternated(rows, (impl) => w3Once(impl), W3.warmup, W3.runs * 5);
-  process.stdout.write(`${row} ${mode} ${medians.get(row)?.toFixed(1)} (${mode === 'w1' ? 'µs/step' : 'ms'})\n`);
+  const unit = mode === 'w1' ? 'µs/step' : 'ms';
+  process.stdout.write(
+    `${row} ${mode} ${medians.get(row)?.wall.toFixed(1)} ${unit} (CPU ${medians.get(row)?.cpu.toFixed(1)})\n`,
+  );
 } else {
   const impls = new Map<Row, Impl>();
   for (const r of ROWS) impls.set(r, await implOf(r));
@@ -211,36 +234,63 @@ if (mode === 'memory' && row) {
     mem.set(r, { ...JSON.parse(out.trim().split('\n').pop() as string), load: load() });
   }
   const ratio = (a: number | undefined, b: number | undefined) => `${((a ?? 0) / (b ?? 1)).toFixed(2)}×`;
-  process.stdout.write(
-    `\n| row | W1 µs/step | W3 ms | W3 ÷ ideal | RSS after import MB | W3 peak RSS MB | W3 heap per running subagent KB | W3 allocated per subagent KB: XState + Troupe + bench + Node |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n`,
-  );
-  for (const r of ROWS) {
-    const [m, ms] = [mem.get(r), w3.medians.get(r) ?? 0];
+  const table = (head: string[], rows: string[][]) =>
     process.stdout.write(
-      `| ${r} | ${w1.medians.get(r)?.toFixed(1)} | ${ms.toFixed(0)} | ${(ms / IDEAL_W3_MS).toFixed(2)}× | ` +
-        `${m?.importedMB.toFixed(0)} | ${m?.peakRssMB.toFixed(0)} | ${m?.heldKB.toFixed(1)} | ` +
-        `${Object.values(m?.allocKB ?? {})
-          .map((kb) => kb.toFixed(0))
-          .join(' + ')} |\n`,
+      `\n| ${head.join(' | ')} |\n| --- |${' ---: |'.repeat(head.length - 1)}\n${rows.map((r) => `| ${r.join(' | ')} |\n`).join('')}`,
     );
-  }
+  table(
+    [
+      'row',
+      'W1 µs/step (CPU)',
+      'W3 ms (CPU)',
+      'W3 ÷ ideal',
+      'RSS after import MB',
+      'W3 peak RSS MB',
+      'W3 heap per running subagent KB',
+      'W3 allocated per subagent KB: XState + Troupe + bench + Node',
+    ],
+    ROWS.map((r) => {
+      const [a, b, m] = [w1.medians.get(r), w3.medians.get(r), mem.get(r)];
+      const alloc = Object.values(m?.allocKB ?? {}).map((kb) => kb.toFixed(0));
+      return [
+        r,
+        `${a?.wall.toFixed(1)} (${a?.cpu.toFixed(1)})`,
+        `${b?.wall.toFixed(0)} (${b?.cpu.toFixed(0)})`,
+        `${((b?.wall ?? 0) / IDEAL_W3_MS).toFixed(2)}×`,
+        `${m?.importedMB.toFixed(0)}`,
+        `${m?.peakRssMB.toFixed(0)}`,
+        `${m?.heldKB.toFixed(1)}`,
+        alloc.join(' + '),
+      ];
+    }),
+  );
   process.stdout.write(
     `\nload average (1 min) after: W1 ${w1.load}, W3 ${w3.load}, memory ${mem.get('troupe')?.load}\n`,
   );
-  process.stdout.write(
-    '\n| ratio | W1 | W3 | W3 peak RSS | W3 heap per subagent |\n| --- | ---: | ---: | ---: | ---: |\n',
+  const allocOf = (r: Row) => Object.values(mem.get(r)?.allocKB ?? {}).reduce((sum, kb) => sum + kb, 0);
+  table(
+    ['ratio', 'W1', 'W1 CPU', 'W3', 'W3 CPU', 'W3 peak RSS', 'W3 held heap', 'W3 allocated'],
+    (
+      [
+        ['shape ÷ naive (XState, for the chart)', 'shape', 'naive'],
+        ['collapsed ÷ naive', 'collapsed', 'naive'],
+        ['shape ÷ collapsed (the tool phases)', 'shape', 'collapsed'],
+        ['troupe ÷ shape (ours)', 'troupe', 'shape'],
+        ['troupe ÷ naive', 'troupe', 'naive'],
+      ] as const
+    ).map(([name, a, b]) => {
+      const [w1a, w1b, w3a, w3b] = [w1.medians.get(a), w1.medians.get(b), w3.medians.get(a), w3.medians.get(b)];
+      const [ma, mb] = [mem.get(a), mem.get(b)];
+      return [
+        name,
+        ratio(w1a?.wall, w1b?.wall),
+        ratio(w1a?.cpu, w1b?.cpu),
+        ratio(w3a?.wall, w3b?.wall),
+        ratio(w3a?.cpu, w3b?.cpu),
+        ratio(ma?.peakRssMB, mb?.peakRssMB),
+        ratio(ma?.heldKB, mb?.heldKB),
+        ratio(allocOf(a), allocOf(b)),
+      ];
+    }),
   );
-  for (const [name, a, b] of [
-    ['shape ÷ naive (XState, for the chart)', 'shape', 'naive'],
-    ['collapsed ÷ naive', 'collapsed', 'naive'],
-    ['shape ÷ collapsed (the tool phases)', 'shape', 'collapsed'],
-    ['troupe ÷ shape (ours)', 'troupe', 'shape'],
-    ['troupe ÷ naive', 'troupe', 'naive'],
-  ] as const) {
-    const [ma, mb] = [mem.get(a), mem.get(b)];
-    process.stdout.write(
-      `| ${name} | ${ratio(w1.medians.get(a), w1.medians.get(b))} | ${ratio(w3.medians.get(a), w3.medians.get(b))} | ` +
-        `${ratio(ma?.peakRssMB, mb?.peakRssMB)} | ${ratio(ma?.heldKB, mb?.heldKB)} |\n`,
-    );
-  }
 }

@@ -9,7 +9,8 @@ import {
   stopChild,
   toPromise,
 } from 'xstate';
-import { type agentShape, seats } from './agent.js';
+import type { agentShape } from './agent.js';
+import { seats } from './agent-setup.js';
 import type { Script } from './script.js';
 
 /**
@@ -38,6 +39,7 @@ type Settings = typeof settings;
 /** The run in progress: what the tasks read to make their agents' scripts. */
 const run = { mkScript: (): Script => undefined as never, maxSteps: 25 };
 
+const leafId = (index: number) => `batch.pool.${Math.floor(index / POOL_SIZE)}`;
 const childIndex = (event: SwarmEvent) => Number(event.type.slice(event.type.lastIndexOf('.') + 1));
 
 interface TaskContext extends Settings {
@@ -171,11 +173,12 @@ const poolSetup = setup({
       const index = startOf(event);
       enqueue.spawnChild('task', { id: `task.${childOf(context, index)}`, input: { taskId: `task ${index}` } });
     }),
+    /** A pool of depth 0 is known to the system by its place in the batch: the batch starts tasks in it directly. */
     spawnPool: enqueueActions(({ context, event, enqueue }) => {
-      enqueue.spawnChild('pool', {
-        id: `pool.${childOf(context, startOf(event))}`,
-        input: { depth: context.depth - 1 },
-      });
+      const index = startOf(event);
+      const [id, input] = [`pool.${childOf(context, index)}`, { depth: context.depth - 1 }];
+      if (input.depth === 0) enqueue.spawnChild('pool', { id, systemId: leafId(index), input });
+      else enqueue.spawnChild('pool', { id, input });
     }),
     passDown: enqueueActions(({ context, event, enqueue }) => {
       const child = childOf(context, startOf(event));
@@ -197,12 +200,16 @@ const poolSetup = setup({
       return { open: [...context.open, child], unsealed: isLast(context, index) ? [] : [child] };
     }),
     clearUnsealed: assign({ unsealed: [] }),
-    forgetChild: assign({ open: ({ context, event }) => context.open.filter((open) => open !== childIndex(event)) }),
+    forgetChild: assign(({ context, event }) => ({
+      open: context.open.filter((open) => open !== childIndex(event)),
+      unsealed: context.unsealed.filter((open) => open !== childIndex(event)),
+    })),
     seal: assign({ sealed: true, unsealed: [] }),
     stopPool: stopChild(({ event }) => `pool.${childIndex(event)}`),
   },
   guards: {
     parentsTasks: ({ context }) => context.depth === 0,
+    isLastSlot: ({ context, event }) => context.depth === 0 && (startOf(event) + 1) % POOL_SIZE === 0,
     isNewChild: ({ context, event }) => !context.open.includes(childOf(context, startOf(event))),
     isLastOfChild: ({ context, event }) => isLast(context, startOf(event)),
     isDrained: ({ context }) => context.sealed && context.open.length === 0,
@@ -226,6 +233,7 @@ const poolMachine = poolSetup.createMachine({
       always: { guard: 'isDrained', target: 'drained' },
       on: {
         START: [
+          { guard: 'isLastSlot', actions: ['spawnTask', 'openChild', 'seal'] },
           { guard: 'parentsTasks', actions: ['spawnTask', 'openChild'] },
           { guard: 'isNewChild', actions: ['spawnPool', 'passDown', 'sealPassed', 'openChild'] },
           { guard: 'isLastOfChild', actions: ['passDown', 'sealPassed', 'clearUnsealed'] },
@@ -271,7 +279,7 @@ const batchSetup = setup({
   actors: { pool: poolMachine as AnyActorLogic },
   actions: {
     /** Starts queued tasks up to the cap: a top pool is spawned with its first task, sealed with its last. */
-    fill: enqueueActions(({ context, enqueue }) => {
+    fill: enqueueActions(({ context, enqueue, system }) => {
       let { next, running } = context;
       const pools = [...context.pools];
       while (running < context.concurrency && next < context.total) {
@@ -280,7 +288,10 @@ const batchSetup = setup({
           enqueue.spawnChild('pool', { id: `pool.${top}`, input: { depth: 1 } });
           pools.push(top);
         }
-        enqueue.sendTo(`pool.${top}`, { type: 'START', index: next });
+        // A pool of depth 0 the cursor entered in an earlier macrostep exists: the task starts in it directly.
+        const start = { type: 'START' as const, index: next };
+        if (Math.floor(next / POOL_SIZE) * POOL_SIZE < context.next) enqueue.sendTo(system.get(leafId(next)), start);
+        else enqueue.sendTo(`pool.${top}`, start);
         if ((next + 1) % TOP_SPAN === 0 || next + 1 === context.total) enqueue.sendTo(`pool.${top}`, { type: 'SEAL' });
         next++;
         running++;
