@@ -21,7 +21,13 @@ const modelAnswer = [
     target: '#agent.running.turn.step.tools.finalizing',
     actions: ['recordAssistant', 'refuseCutOffCalls'],
   },
-  // The worker validates the calls as it answers (and runs them if nothing can refuse one): nothing to ask.
+  // The worker validates the calls as it answers and, if nothing can refuse one, runs the valid ones: no phase to pass.
+  {
+    guard: 'isCurrentAllowedToolAnswer',
+    target: '#agent.running.turn.step.tools.executing',
+    actions: ['recordAssistant', 'takeToolCalls'],
+  },
+  // Validated as it came, but some call may be refused: nothing to ask for validation.
   {
     guard: 'isCurrentValidatedToolAnswer',
     target: '#agent.running.turn.step.tools',
@@ -55,9 +61,9 @@ const modelFailure = [
  *
  * The chart is shaped for the cost of a step, which XState charges per event, per microstep and per assign (each
  * clones the snapshot): a step with tools of an agent nothing restricts is three events (the model request, its
- * answer with the calls validated, their results), four microsteps (model → validating → executing → finalizing →
- * the next step) and three assigns (the step counter, the calls, their results): phases that every call passes
- * change nothing in the context.
+ * answer with the calls validated, their results), three microsteps (model → executing → finalizing → the next
+ * step) and three assigns (the step counter, the calls, their results): phases that every call passes change
+ * nothing in the context, and a phase with nothing to do is not entered.
  */
 export const agentMachine = agentSetup.createMachine({
   id: 'agent',
@@ -248,7 +254,6 @@ export const agentMachine = agentSetup.createMachine({
                       // answer's macrostep (one event each way fewer per step than a request and its reply).
                       always: [
                         { guard: and(['wasValidated', 'allDone']), target: 'finalizing' },
-                        { guard: 'wasAllowed', target: 'executing' },
                         { guard: 'wasValidated', target: 'authorizing', actions: 'requestAuthorization' },
                       ],
                       on: {

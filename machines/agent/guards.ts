@@ -55,10 +55,16 @@ export const agentGuards = {
     const done = reply<'MODEL_DONE'>(event);
     return done.validated !== undefined && isCurrentModelReply(context, done) && hasToolCalls(done);
   },
+  /**
+   * A tool answer validated as it came, and nothing can refuse its calls: the worker runs the valid ones as it
+   * answers, so the batch is `executing` at once (one whose calls are all invalid leaves it at once, as a denied one).
+   */
+  isCurrentAllowedToolAnswer: ({ context, event }) => {
+    const done = reply<'MODEL_DONE'>(event);
+    return done.validated?.allowed === true && isCurrentModelReply(context, done) && hasToolCalls(done);
+  },
   /** The current batch came validated with its answer (see `validation`). */
   wasValidated: ({ context }) => context.validation !== undefined,
-  /** The current batch came validated with its answer, and nothing can refuse a call: it runs unasked. */
-  wasAllowed: ({ context }) => context.validation === 'allowed',
   /** Tool calls in an answer cut off by the output limit may be incomplete. */
   isCurrentCutOffToolAnswer: ({ context, event }) => {
     const done = reply<'MODEL_DONE'>(event);

@@ -311,7 +311,7 @@ describe('answers, decisions and results', () => {
     expect(goesOn.context.calls.some((state) => state.halt)).toBe(false);
   });
 
-  it('the last results of a batch go straight to finalizing: a step with tools is four microsteps', () => {
+  it('the last results of a batch go straight to finalizing: a step with tools is three or four microsteps', () => {
     // The cost of a step is charged per microstep (docs/architecture/xstate.md); the inspector shows each of them.
     const microstepsOf = (...events: AgentMachineEvent[]) => {
       const microsteps: string[] = [];
@@ -346,6 +346,17 @@ describe('answers, decisions and results', () => {
     ]);
     expect(microstepsOf(toolAnswer(['c1', 'c2']), allowed, results(1, 'c2', 'c1'))).toEqual([
       ...untilExecuting,
+      `TOOL_RESULTS ${tools('finalizing')}`,
+      `TOOL_RESULTS ${MODEL}`,
+    ]);
+    // Validated with the answer and nothing can refuse a call (the worker runs them as it answers): the answer goes
+    // straight to executing, a step with tools is three microsteps.
+    const validated: AgentMachineEvent = {
+      ...toolAnswer(['c1', 'c2']),
+      validated: { outcomes: [{ toolCallId: 'c1' }, { toolCallId: 'c2' }], allowed: true },
+    } as AgentMachineEvent;
+    expect(microstepsOf(validated, results(1, 'c2', 'c1'))).toEqual([
+      `MODEL_DONE ${tools('executing')}`,
       `TOOL_RESULTS ${tools('finalizing')}`,
       `TOOL_RESULTS ${MODEL}`,
     ]);

@@ -257,7 +257,7 @@ describe('a tool answer the worker validated as it answered', () => {
     validated: allowed ? { outcomes, allowed } : { outcomes },
   });
 
-  it('nothing can refuse a call: validating → executing in the one event, with no request to the worker', () => {
+  it('nothing can refuse a call: model → executing in the one event, with no request to the worker', () => {
     const event = validatedAnswer([{ toolCallId: 'c1' }, { toolCallId: 'c2' }], true);
     const [snapshot, actions] = drive(inModel(), event);
     expect(stateOf(snapshot)).toBe(tools('executing'));
@@ -265,6 +265,11 @@ describe('a tool answer the worker validated as it answered', () => {
     expect(actions).toEqual(['recordAssistant']);
     expect(snapshot.context).toMatchObject({ batch: 1, validation: 'allowed' });
     expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'open']);
+  });
+
+  it('a late answer that nothing could refuse is ignored, as any late answer is', () => {
+    const late = { ...validatedAnswer([{ toolCallId: 'c1' }, { toolCallId: 'c2' }], true), step: 0 };
+    expectIgnored(inModel(), late as AgentMachineEvent);
   });
 
   it('invalid calls are answered with their error in the same assign; the valid rest run', () => {

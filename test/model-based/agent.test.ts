@@ -167,6 +167,7 @@ function eventsFor(snapshot: Snapshot): AgentMachineEvent[] {
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${batch + 1}.1`)], 'tool_calls') },
       { type: 'MODEL_DONE', turn, step, message: message([call(`b${batch + 1}.1`)], 'length') },
       validatedAnswer(turn, step, batch + 1, { allowed: true }),
+      validatedAnswer(turn, step, batch + 1, {}),
       { type: 'MODEL_ERROR', turn, step, error: trip },
       { type: 'MODEL_ERROR', turn, step, error: { name: 'HookFailed', code: 'hook_failed', message: 'boom' } },
     );
