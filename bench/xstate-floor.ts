@@ -16,13 +16,15 @@
  * - `collapsed`: the same with the tool phases (validate → authorize → execute → finalize) folded into one state;
  * - `troupe`: Troupe itself, driven as the peer harness drives it.
  *
- * W1 and W3 run in this process, alternated, a forced `gc()` before each run, as the harness does. Peak RSS and the
- * heap each running W3 subagent holds (a swarm held at every subagent's third model call, after a collection, less
- * the heap before it, ÷ the subagents running) come from one child process per row. `shape ÷ naive` is XState's
- * price for the chart's shape; `troupe ÷ shape` is ours. The load average is printed beside every figure. For where
- * Troupe's own time goes, profile one row alone: `node --expose-gc --import tsx --cpu-prof bench/xstate-floor.ts
- * w1 troupe` (or `w3`, or another row), then `npx tsx bench/profile.ts <file>.cpuprofile`. `BENCH_NO_GC=1` skips
- * the collections before runs, as it does in the peer harness.
+ * W1 and W3 run in this process, alternated, a forced `gc()` before each run, as the harness does (W1 63 times, not
+ * 21: a 30 ms run is easily moved by a shared machine's other tenants), wall and CPU time. One child process per row
+ * gives W3's memory: RSS after import, peak RSS over the harness's runs, the heap each running subagent holds (a
+ * swarm held at every subagent's third model call, collected, less the heap before it, ÷ the subagents running) and
+ * what a swarm allocates per subagent, by who allocates (XState, Troupe, the benchmark's code, Node). `shape ÷
+ * naive` is XState's price for the chart's shape; `troupe ÷ shape` is ours. The load average is printed beside every
+ * figure. For where Troupe's own time goes, profile one row alone: `node --expose-gc --import tsx --cpu-prof
+ * bench/xstate-floor.ts w1 troupe` (or `w3`, or another row), then `npx tsx bench/profile.ts <file>.cpuprofile`.
+ * `BENCH_NO_GC=1` skips the collections before runs, as it does in the peer harness.
  */
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -35,7 +37,7 @@ import { naiveRun } from './floor/naive.js';
 import { counters, FINAL_TEXT, pooled, Script } from './floor/script.js';
 import { shapeSwarm, swarmShape } from './floor/swarm.js';
 
-const W1 = { steps: 200, warmup: 10, runs: 21 };
+const W1 = { steps: 200, warmup: 10, runs: 63 };
 const W3 = { agents: 500, concurrency: 100, toolSteps: 3, latencyMs: 5, warmup: 2, runs: 7 };
 /** W3's ideal: waves of `concurrency` subagents, each of its model calls waiting the latency. */
 const IDEAL_W3_MS = Math.ceil(W3.agents / W3.concurrency) * (W3.toolSteps + 1) * W3.latencyMs;
