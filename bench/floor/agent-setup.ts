@@ -242,7 +242,8 @@ export const shapeSetup = setup({
     isCurrentValidatedToolAnswer: ({ context, event }) =>
       event.validated !== undefined && isCurrentReply(context, event) && hasToolCalls(event),
     wasValidated: ({ context }) => context.validation !== undefined,
-    wasAllowed: ({ context }) => context.validation === 'allowed',
+    isCurrentAllowedToolAnswer: ({ context, event }) =>
+      event.validated?.allowed === true && isCurrentReply(context, event) && hasToolCalls(event),
     isCurrentCutOffToolAnswer: ({ context, event }) =>
       event.code === 'length' && isCurrentReply(context, event) && hasToolCalls(event),
     isCurrentGuardrailTrip: ({ context, event }) =>

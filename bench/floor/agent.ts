@@ -21,16 +21,23 @@ const goRound = [
 ] as const;
 
 const TOOLS = '#agent.running.turn.step.tools';
-const modelAnswer = [
-  { guard: 'isCurrentCutOffToolAnswer', target: TOOLS, actions: ['recordAssistant', 'refuseCutOffCalls'] },
-  { guard: 'isCurrentValidatedToolAnswer', target: TOOLS, actions: ['recordAssistant', 'takeToolCalls'] },
-  {
-    guard: 'isCurrentToolAnswer',
-    target: TOOLS,
-    actions: ['recordAssistant', 'takeToolCalls', 'requestValidation'],
-  },
-  { guard: 'isCurrentModelReply', target: '#agent.running.turn.step.answered', actions: 'recordAssistant' },
-] as const;
+/** The model's answer; an answer nothing can refuse skips validating (collapsed: there is one state to enter). */
+const modelAnswer = (collapsed: boolean) =>
+  [
+    { guard: 'isCurrentCutOffToolAnswer', target: TOOLS, actions: ['recordAssistant', 'refuseCutOffCalls'] },
+    {
+      guard: 'isCurrentAllowedToolAnswer',
+      target: collapsed ? TOOLS : `${TOOLS}.executing`,
+      actions: ['recordAssistant', 'takeToolCalls'],
+    },
+    { guard: 'isCurrentValidatedToolAnswer', target: TOOLS, actions: ['recordAssistant', 'takeToolCalls'] },
+    {
+      guard: 'isCurrentToolAnswer',
+      target: TOOLS,
+      actions: ['recordAssistant', 'takeToolCalls', 'requestValidation'],
+    },
+    { guard: 'isCurrentModelReply', target: '#agent.running.turn.step.answered', actions: 'recordAssistant' },
+  ] as const;
 
 const modelFailure = [
   { guard: 'isCurrentGuardrailTrip', target: '#agent.running.nextTurn', actions: ['tripGuardrail', 'endTurn'] },
@@ -44,7 +51,6 @@ const phases = {
     validating: {
       always: [
         { guard: and(['wasValidated', 'allDone']), target: 'finalizing' },
-        { guard: 'wasAllowed', target: 'executing' },
         { guard: 'wasValidated', target: 'authorizing', actions: 'requestAuthorization' },
       ],
       on: {
@@ -208,7 +214,7 @@ export function agentShape(collapsed: boolean) {
                     on: {
                       PREPARING: { guard: 'isCurrentModelReply', target: 'preparing' },
                       REVIEWING: { guard: 'isCurrentModelReply', target: 'reviewing' },
-                      MODEL_DONE: [...modelAnswer],
+                      MODEL_DONE: modelAnswer(collapsed),
                       CONTEXT_FULL: { guard: 'isCurrentModelReply', target: 'compacting', actions: 'markCompaction' },
                       MODEL_ERROR: [
                         { guard: 'isCurrentOverflow', target: 'compacting', actions: 'markCompaction' },
@@ -216,7 +222,7 @@ export function agentShape(collapsed: boolean) {
                       ],
                     },
                   },
-                  reviewing: { on: { MODEL_DONE: [...modelAnswer], MODEL_ERROR: [...modelFailure] } },
+                  reviewing: { on: { MODEL_DONE: modelAnswer(collapsed), MODEL_ERROR: [...modelFailure] } },
                   compacting: {
                     invoke: {
                       id: 'compactor',
