@@ -14,6 +14,20 @@ const goRound = [
   { target: '#agent.running.turn.step', reenter: true },
 ] as const;
 
+/**
+ * A final answer completes the turn, and `nextTurn`'s choice is made in the same microstep (the way most turns end,
+ * one hop shorter): the next queued input starts a turn, or the run ends.
+ */
+const completeTurn = [
+  {
+    guard: 'hasQueuedInput',
+    target: '#agent.running.turn',
+    reenter: true,
+    actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn', 'dequeueTurn', 'startTurn'],
+  },
+  { target: '#agent.idle', actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn', 'endRun'] },
+] as const;
+
 /** The model's answer, taken in `model` or, after the afterModelCall hooks, in `reviewing`. */
 const modelAnswer = [
   {
@@ -218,10 +232,7 @@ export const agentMachine = agentSetup.createMachine({
                   always: [
                     { guard: 'hasInjections', target: '#agent.running.turn.between' },
                     { guard: 'expectsOutput', target: 'checkingOutput' },
-                    {
-                      target: '#agent.running.nextTurn',
-                      actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn'],
-                    },
+                    ...completeTurn,
                   ],
                 },
                 checkingOutput: {

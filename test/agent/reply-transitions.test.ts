@@ -311,7 +311,7 @@ describe('answers, decisions and results', () => {
     expect(goesOn.context.calls.some((state) => state.halt)).toBe(false);
   });
 
-  it('the last results of a batch go straight to finalizing: a step with tools is three or four microsteps', () => {
+  it('the last results of a batch go straight to finalizing, a completed turn to its next: microsteps per step and turn', () => {
     // The cost of a step is charged per microstep (docs/architecture/xstate.md); the inspector shows each of them.
     const microstepsOf = (...events: AgentMachineEvent[]) => {
       const microsteps: string[] = [];
@@ -359,6 +359,14 @@ describe('answers, decisions and results', () => {
       `MODEL_DONE ${tools('executing')}`,
       `TOOL_RESULTS ${tools('finalizing')}`,
       `TOOL_RESULTS ${MODEL}`,
+    ]);
+    // A final answer: answered, then the turn completes and the run ends (or the next input's turn starts) at once.
+    const answered = JSON.stringify({ running: { turn: { step: 'answered' } } });
+    expect(microstepsOf(textAnswer())).toEqual([`MODEL_DONE ${answered}`, 'MODEL_DONE "idle"']);
+    expect(microstepsOf(prompt(), textAnswer())).toEqual([
+      `PROMPT ${MODEL}`,
+      `MODEL_DONE ${answered}`,
+      `MODEL_DONE ${MODEL}`,
     ]);
   });
 
