@@ -6,6 +6,9 @@ export default defineConfig({
     // test/check/fixtures holds deliberately broken trees that the check tests feed to the tools, never tests.
     exclude: [...configDefaults.exclude, 'test/check/fixtures/**'],
     testTimeout: 20_000,
+    // `expect.poll` waits for something another process or a page does. Its 1 s default is a timing assumption that
+    // a loaded machine breaks (a page that has not re-rendered yet); a state that never comes still fails the test.
+    expect: { poll: { timeout: 10_000 } },
     // Every test process dies of any unhandled rejection (issue 11: no promise the runtime starts may reject
     // unhandled), so the whole suite proves it, not only the odd-throw cases.
     execArgv: ['--unhandled-rejections=strict'],
