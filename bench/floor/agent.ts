@@ -20,6 +20,17 @@ const goRound = [
   { target: '#agent.running.turn.step', reenter: true },
 ] as const;
 
+/** A final answer completes the turn and makes `nextTurn`'s choice in the same microstep. */
+const completeTurn = [
+  {
+    guard: 'hasQueuedInput',
+    target: '#agent.running.turn',
+    reenter: true,
+    actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn', 'dequeueTurn', 'startTurn'],
+  },
+  { target: '#agent.idle', actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn', 'endRun'] },
+] as const;
+
 const TOOLS = '#agent.running.turn.step.tools';
 /** The model's answer; an answer nothing can refuse skips validating (collapsed: there is one state to enter). */
 const modelAnswer = (collapsed: boolean) =>
@@ -236,10 +247,7 @@ export function agentShape(collapsed: boolean) {
                     always: [
                       { guard: 'hasInjections', target: '#agent.running.turn.between' },
                       { guard: 'expectsOutput', target: 'checkingOutput' },
-                      {
-                        target: '#agent.running.nextTurn',
-                        actions: [{ type: 'stopWith', params: { reason: 'completed' } }, 'endTurn'],
-                      },
+                      ...completeTurn,
                     ],
                   },
                   checkingOutput: {
