@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { type AgentEvent, createAgent, createSupervisor } from '../../src/index.js';
+import { emptyUsage } from '../../src/protocol/index.js';
 import { EventBus } from '../../src/runtime/env/bus.js';
+import { TreeRegistry } from '../../src/runtime/tree/registry.js';
+import { TreeUsage } from '../../src/runtime/tree/usage.js';
 import { router } from './helpers.js';
 
 /** Each agent whose first prompt is `A` or `B` starts one subagent (`a-child` / `b-child`), then answers. */
@@ -121,5 +124,18 @@ describe('the bus keeps one agent’s listeners by agent', () => {
     bus.publishDelta({ agentId: 'a', turn: 1, step: 1 }, { type: 'text', delta: 'y' });
     expect(order.at(-1)).toBe('b:message_update');
     expect(order).toHaveLength(5);
+  });
+});
+
+describe('the tree counts usage without a bus event per model answer', () => {
+  it('wants no usage event of its agents, and still adds each answer to its total', () => {
+    const bus = new EventBus();
+    const usage = new TreeUsage(bus, new TreeRegistry(bus));
+    // Nobody listens: an agent builds no usage event for its answers.
+    expect(bus.wants('usage')).toBe(false);
+    const answer = { ...emptyUsage(), input: 3, output: 2 };
+    bus.countUsage?.('a', answer);
+    bus.countUsage?.('b', answer);
+    expect(usage.total).toMatchObject({ input: 6, output: 4 });
   });
 });

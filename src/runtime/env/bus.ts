@@ -1,4 +1,11 @@
-import type { AgentEvent, AgentEventBody, AgentEventOf, AgentEventType, MessageDelta } from '../../protocol/index.js';
+import type {
+  AgentEvent,
+  AgentEventBody,
+  AgentEventOf,
+  AgentEventType,
+  MessageDelta,
+  Usage,
+} from '../../protocol/index.js';
 
 export type Listener<E = AgentEvent> = (event: E) => void;
 
@@ -70,6 +77,11 @@ export class EventBus {
   private byAgent?: Map<string, Listeners>;
   /** Listeners of each type (and of all, `'*'`) in every scope, for `wants`. */
   private readonly counts = new Map<string, number>();
+  /**
+   * The supervision tree's token accounts, told each model answer's usage directly: as a listener of `usage` they
+   * made every agent of the tree build and publish an event per answer that nobody else may want.
+   */
+  countUsage?: (agentId: string, usage: Usage) => void;
 
   constructor(private readonly onListenerError: (error: unknown) => void = reportListenerError) {}
 

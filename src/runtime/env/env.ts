@@ -260,6 +260,7 @@ export class AgentEnv implements EventOrigin {
   addUsage(usage: Usage, at?: Place): void {
     addUsage(this.turnUsage, usage);
     addUsage(this.totalUsage, usage);
+    this.bus.countUsage?.(this.agentId, usage);
     if (this.bus.wants('usage')) {
       const turnUsage = { ...this.turnUsage };
       const totalUsage = { ...this.totalUsage };

@@ -7,9 +7,9 @@ export class TreeUsage {
   readonly total: Usage = emptyUsage();
 
   constructor(bus: EventBus, nodes: TreeRegistry) {
-    bus.on('usage', (event) => {
-      addUsage(this.total, event.usage);
-      for (const node of nodes.lineage(event.agentId)) addUsage(node.subtreeUsage, event.usage);
-    });
+    bus.countUsage = (agentId, usage) => {
+      addUsage(this.total, usage);
+      for (const node of nodes.lineage(agentId)) addUsage(node.subtreeUsage, usage);
+    };
   }
 }
