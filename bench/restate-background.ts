@@ -11,6 +11,7 @@ import * as restate from '@restatedev/restate-sdk';
 import { type ModelRequest, type ScriptedAnswer, scriptedModel } from '../src/index.js';
 import type { RestateDevServer } from '../src/restate/dev-server.js';
 import { agentClient, agentObject } from '../src/restate/index.js';
+import { adminQuery } from './restate-admin.js';
 import { check } from './workload.js';
 
 const NAME = 'bg';
@@ -38,23 +39,13 @@ function rootAnswer(request: ModelRequest): ScriptedAnswer {
   };
 }
 
-async function query<T>(server: RestateDevServer, sql: string): Promise<T[]> {
-  const response = await fetch(`${server.adminUrl}/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ query: sql }),
-  });
-  if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { rows: T[] }).rows;
-}
-
 /** Invocations and journal entries of the tree under `root`, by object, once none of them is left running. */
 async function costOf(server: RestateDevServer, root: string, notifications: number) {
   const family = FAMILY.map((name) => `'${name}'`).join(', ');
   const of = `FROM sys_invocation WHERE target_service_name IN (${family}) AND target_service_key LIKE '${root}%'`;
   for (let i = 0; ; i++) {
-    const [open] = await query<{ n: number }>(server, `SELECT count(*) AS n ${of} AND status != 'completed'`);
-    const [told] = await query<{ n: number }>(
+    const [open] = await adminQuery<{ n: number }>(server, `SELECT count(*) AS n ${of} AND status != 'completed'`);
+    const [told] = await adminQuery<{ n: number }>(
       server,
       `SELECT count(*) AS n ${of} AND target_service_name = '${NAME}' AND target_handler_name = 'notify' ` +
         `AND target_service_key = '${root}' AND status = 'completed'`,
@@ -63,12 +54,12 @@ async function costOf(server: RestateDevServer, root: string, notifications: num
     check(i < 600, `the tree under ${root} did not settle: ${open?.n} open, ${told?.n} notifications`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const rows = await query<{ service: string; handler: string; invocations: number }>(
+  const rows = await adminQuery<{ service: string; handler: string; invocations: number }>(
     server,
     `SELECT target_service_name AS service, target_handler_name AS handler, count(*) AS invocations ${of} ` +
       'GROUP BY 1, 2 ORDER BY 1, 2',
   );
-  const entries = await query<{ service: string; handler: string; n: number }>(
+  const entries = await adminQuery<{ service: string; handler: string; n: number }>(
     server,
     'SELECT i.target_service_name AS service, i.target_handler_name AS handler, count(*) AS n FROM sys_journal j ' +
       `JOIN sys_invocation i ON j.id = i.id WHERE i.target_service_name IN (${family}) ` +

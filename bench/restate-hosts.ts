@@ -23,6 +23,7 @@ import type { RestateDevServer } from '../src/restate/dev-server.js';
 import { agentClient, agentObject } from '../src/restate/index.js';
 import { runtimeAgentMachine } from '../src/runtime/agent/wiring.js';
 import { median } from './measure.js';
+import { adminQuery } from './restate-admin.js';
 import { check, pool } from './workload.js';
 
 interface LoopInput {
@@ -75,25 +76,15 @@ const echo = defineTool({
   execute: ({ text }) => text,
 });
 
-async function query<T>(server: RestateDevServer, sql: string): Promise<T[]> {
-  const response = await fetch(`${server.adminUrl}/query`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ query: sql }),
-  });
-  if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { rows: T[] }).rows;
-}
-
 /** Invocations and journal entries of one object's keys that start with `prefix`. */
 async function costOf(server: RestateDevServer, object: string, prefix: string) {
   const of = `FROM sys_invocation WHERE target_service_name = '${object}' AND target_service_key LIKE '${prefix}%'`;
-  const [invocations] = await query<{ n: number }>(server, `SELECT count(*) AS n ${of}`);
-  const [entries] = await query<{ n: number }>(
+  const [invocations] = await adminQuery<{ n: number }>(server, `SELECT count(*) AS n ${of}`);
+  const [entries] = await adminQuery<{ n: number }>(
     server,
     `SELECT count(*) AS n FROM sys_journal WHERE id IN (SELECT id ${of})`,
   );
-  const [state] = await query<{ n: number }>(
+  const [state] = await adminQuery<{ n: number }>(
     server,
     `SELECT count(*) AS n FROM sys_journal WHERE entry_type = 'Command: SetState' AND id IN (SELECT id ${of})`,
   );

@@ -33,6 +33,7 @@ import { type AgentBalancer, agentClient, balanceAgents } from '../src/restate/i
 import { FINAL_TEXT } from './fixtures.js';
 import type { Measurement } from './measure.js';
 import { median } from './measure.js';
+import { adminQuery } from './restate-admin.js';
 import { backgroundCosts } from './restate-background.js';
 import { compareHosts } from './restate-hosts.js';
 import { writeRestateSection } from './restate-section.js';
@@ -184,15 +185,7 @@ async function journalOf(
   server: RestateDevServer,
   object: string,
 ): Promise<{ turns: number; invocations: number; rows: JournalCount[] }> {
-  const query = async <T>(sql: string): Promise<T[]> => {
-    const response = await fetch(`${server.adminUrl}/query`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ query: sql }),
-    });
-    if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`);
-    return ((await response.json()) as { rows: T[] }).rows;
-  };
+  const query = <T>(sql: string) => adminQuery<T>(server, sql);
   const family = ['', '-control', '-tasks', '-slots'].map((suffix) => `'${object}${suffix}'`).join(', ');
   const of = `FROM sys_invocation WHERE target_service_name IN (${family}) AND status = 'completed'`;
   const [{ n: turns } = { n: 0 }] = await query<{ n: number }>(
