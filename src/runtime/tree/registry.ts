@@ -103,11 +103,6 @@ export class TreeRegistry {
     return parentId === undefined ? undefined : this.nodes.get(parentId);
   }
 
-  /** The agent and its live ancestors, nearest first. */
-  *lineage(agentId: string): Iterable<TreeNode> {
-    for (let node = this.nodes.get(agentId); node; node = this.parentOf(node)) yield node;
-  }
-
   /** A snapshot of every registered agent (a release changes the registry while it is walked). */
   all(): TreeNode[] {
     return [...this.nodes.values()];

@@ -9,7 +9,8 @@ export class TreeUsage {
   constructor(bus: EventBus, nodes: TreeRegistry) {
     bus.countUsage = (agentId, usage) => {
       addUsage(this.total, usage);
-      for (const node of nodes.lineage(agentId)) addUsage(node.subtreeUsage, usage);
+      // The agent and its live ancestors, walked in place: this runs once per model answer of every agent.
+      for (let node = nodes.registered(agentId); node; node = nodes.parentOf(node)) addUsage(node.subtreeUsage, usage);
     };
   }
 }
