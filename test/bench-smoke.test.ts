@@ -29,6 +29,9 @@ describe('bench smoke run', () => {
     const steps = W1.sizes.smoke.steps;
     expect(m.verified?.['running.turn.step.tools.finalizing']).toBe(steps);
     expect(m.verified?.['running.turn.step.model']).toBe(steps + 1);
+    expect(m.verified?.['running.turn.step.tools.executing']).toBe(steps);
+    // Nothing can refuse a call: the answer goes from `model` straight to `executing`.
+    expect(m.verified?.['running.turn.step.tools.validating']).toBe(0);
     expect(m.verified?.['running.turn.step.tools.authorizing']).toBe(0);
   });
 });

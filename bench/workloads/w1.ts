@@ -15,16 +15,20 @@ interface ToolLoopSize {
 
 /**
  * The agent statechart's states every tool step must pass through, and every step's. W1's agent has no policy, rules
- * or mode, so nothing can refuse a call: its batches run once validated and never enter `authorizing`.
+ * or mode, so nothing can refuse a call: the worker validates the calls with the answer, and the batch goes from
+ * `model` straight to `executing`, never entering `validating` or `authorizing`.
  */
 const STEP_STATES = ['running.turn.step', 'running.turn.step.model'];
 const TOOL_PHASES = [
   'running.turn.step.tools',
-  'running.turn.step.tools.validating',
   'running.turn.step.tools.executing',
   'running.turn.step.tools.finalizing',
 ];
-const SKIPPED_PHASES = ['running.turn.step.tools.authorizing', 'running.turn.step.tools.awaitingApproval'];
+const SKIPPED_PHASES = [
+  'running.turn.step.tools.validating',
+  'running.turn.step.tools.authorizing',
+  'running.turn.step.tools.awaitingApproval',
+];
 
 /** Every state path a state value is in, ancestors included: `{ a: { b: 'c' } }` → a, a.b, a.b.c. */
 function activePaths(value: unknown, prefix = ''): string[] {
