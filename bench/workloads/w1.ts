@@ -127,8 +127,8 @@ export const W1: Workload<ToolLoopSize> = {
     'naive.uncollected': 'naive XState loop, no full collection before each run',
     'troupe.session': 'Troupe journaling to a JSONL session (durability step)',
     'troupe.session.nowrite': 'the same session on a store that discards what it is given (no system call)',
-    'troupe.controls': 'Troupe with 3 permission rules and 2 tool hooks (issue 15)',
-    'troupe.budget': 'Troupe with token, cost and time budgets it never reaches (issue 15)',
+    'troupe.controls': 'Troupe with 3 permission rules and 2 tool hooks',
+    'troupe.budget': 'Troupe with token, cost and time budgets it never reaches',
   },
   notes: ({ impl, facts }) =>
     impl === 'troupe.session'
