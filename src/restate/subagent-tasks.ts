@@ -186,9 +186,10 @@ export function subagentTasks<Outcome>(host: TaskHost<Outcome>) {
   const handlers = {
     /**
      * A task of a batch (the `agent` and `swarm` tools; a background batch's object calls it as a parent's turn
-     * does): one turn, whose hand-off is the answer to the call; or, when the turn has started background children that have not reported yet, `waiting`, and the
-     * hand-off of the last turn their notifications wake goes to the parent's awakeable (from `notify`): a task is finished only once its agent is idle with none of them open. A restart (`fresh`) drops
-     * the failed attempt's history first.
+     * does): one turn, whose hand-off is the answer to the call; or, when the turn has started background children
+     * that have not reported yet, `waiting`, and the hand-off of the last turn their notifications wake goes to the
+     * parent's awakeable (from `notify`): a task is finished only once its agent is idle with none of them open. A
+     * restart (`fresh`) drops the failed attempt's history first.
      */
     run: async (ctx: restate.ObjectContext, request: RunRequest): Promise<RunAnswer> => {
       try {
