@@ -1,6 +1,7 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import { z } from 'zod';
 import type { JsonObject } from '../protocol/index.js';
+import { re2 as linearEngine } from './re2.js';
 
 /** The schemas made by {@link jsonSchema}, with the JSON Schema they came from: the model is sent the original. */
 const originals = new WeakMap<z.ZodType, JsonObject>();
@@ -81,7 +82,7 @@ function linearPatterns(schema: z.ZodType, seen: Set<unknown>): void {
 function linear(pattern: RegExp): RegExp {
   let re2: RE2JS;
   try {
-    re2 = RE2JS.compile(pattern.source);
+    re2 = linearEngine().compile(pattern.source);
   } catch {
     return { lastIndex: 0, test: () => true, toString: () => pattern.toString() } as unknown as RegExp;
   }

@@ -91,6 +91,21 @@ describe('optional peer dependencies', () => {
     expect(resolved).toContain('ws');
   }, 120_000);
 
+  it('leave re2js and croner unloaded by importing troupe until a pattern or a schedule needs them', async () => {
+    // Both are dependencies that most programs never use (linear-time patterns, cron schedules): loaded on first use.
+    const { stdout, resolved } = await child(`
+      const root = await import(${src('index.ts')});
+      const { readFileSync } = await import('node:fs');
+      const seen = (name) => readFileSync(process.env.PEERS_LOG, 'utf8').split('\\n').some((line) => line.endsWith(' ' + name));
+      const atImport = [seen('re2js'), seen('croner')];
+      root.jsonSchema({ type: 'object', properties: { id: { type: 'string', pattern: '^a+$' } } });
+      const agent = root.createAgent({ model: root.scriptedModel([]) });
+      agent.schedule('0 0 1 1 *', 'happy new year').stop();
+      console.log(...atImport, seen('re2js'), seen('croner'));`);
+    expect(stdout.trim()).toBe('false false true true');
+    expect(resolved).toContain('xstate');
+  }, 120_000);
+
   it('fail each feature that needs one with a MissingPeerError naming the package and the install line', async () => {
     const { stdout } = await child(
       `

@@ -1,5 +1,14 @@
-import { Cron } from 'croner';
+import { createRequire } from 'node:module';
+import type { Cron } from 'croner';
 import { nanoid } from 'nanoid';
+
+let cronClass: typeof Cron | undefined;
+
+/** croner, loaded when the first schedule starts: a process that schedules nothing does not pay its 2.5 MB. */
+function croner(): typeof Cron {
+  cronClass ??= (createRequire(import.meta.url)('croner') as typeof import('croner')).Cron;
+  return cronClass;
+}
 
 export interface ScheduleOptions {
   /**
@@ -81,7 +90,7 @@ export function startSchedule(
   options: ScheduleOptions = {},
   hooks: ScheduleHooks = {},
 ): ScheduleTimer {
-  const pattern = new Cron(cron, { paused: true, ...(options.timezone ? { timezone: options.timezone } : {}) });
+  const pattern = new (croner())(cron, { paused: true, ...(options.timezone ? { timezone: options.timezone } : {}) });
   const overlap = options.overlap ?? 'skip';
   let runs = 0;
   let skipped = 0;

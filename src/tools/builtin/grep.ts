@@ -4,9 +4,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import picomatch from 'picomatch';
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
 import { z } from 'zod';
 import { type AnyTool, defineTool, type ToolContext } from '../define-tool.js';
+import { re2 } from '../re2.js';
 import { withoutSecrets } from './environ.js';
 import { walk } from './walk.js';
 import { type Workspace, WorkspaceError } from './workspace.js';
@@ -126,7 +127,8 @@ const BACKTRACKING_ONLY = /\\[1-9]|\\k<|\(\?<?[=!]/;
  */
 function compilePattern(pattern: string, ignoreCase: boolean): RE2JS {
   try {
-    return RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    const engine = re2();
+    return engine.compile(pattern, ignoreCase ? engine.CASE_INSENSITIVE : 0);
   } catch (error) {
     const why = BACKTRACKING_ONLY.test(pattern)
       ? 'backreferences (\\1) and lookaround ((?=, (?!, (?<=, (?<!) are not supported: grep patterns use RE2 syntax, as ripgrep does'
