@@ -63,3 +63,46 @@ describe("the model call's abort signal", () => {
     });
   }
 });
+
+describe('model-call signals across agents', () => {
+  it("never carry one agent's stale listener or interrupt into another agent's call", async () => {
+    const signals: AbortSignal[] = [];
+    let staleAbort = false;
+    const streaming = latch();
+    const inner = scriptedModel(() => ({ text: 'done' }));
+    const model: Model = {
+      id: 'probe',
+      provider: 'scripted',
+      stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+        signals.push(signal);
+        const n = signals.length;
+        // The first agent's call leaves a listener behind, as some SDKs do.
+        if (n === 1) signal.addEventListener('abort', () => (staleAbort = true));
+        if (n !== 3) return inner.stream(request, signal);
+        return (async function* () {
+          streaming.resolve();
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          yield* [];
+          throw new ModelError({ code: 'aborted', message: 'aborted' });
+        })();
+      },
+    };
+    const first = createAgent({ model });
+    const second = createAgent({ model });
+    const third = createAgent({ model });
+    expect((await first.prompt('one')).text).toBe('done');
+    expect((await second.prompt('two')).text).toBe('done');
+
+    // The third agent's call waits; the second agent, idle, is interrupted: nothing of it reaches the third.
+    const running = third.prompt('three');
+    await streaming;
+    second.interrupt();
+    expect(signals[2]?.aborted).toBe(false);
+    third.interrupt();
+    expect((await running).stopReason).toBe('interrupted');
+    expect(signals[2]?.aborted).toBe(true);
+    // The first agent's listener belongs to a call long finished: no later call's interrupt reaches it.
+    expect(staleAbort).toBe(false);
+    await Promise.all([first.stop(), second.stop(), third.stop()]);
+  });
+});

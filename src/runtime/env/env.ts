@@ -1,4 +1,3 @@
-import { getEventListeners } from 'node:events';
 import type { AgentContext } from '../../../machines/agent/index.js';
 import {
   ContextEngine,
@@ -40,7 +39,7 @@ import type { Budget, BudgetLimits } from '../budget/budget.js';
 import { type ApprovalRecipient, ApprovalWaits } from './approval-waits.js';
 import type { EventBus, EventOrigin, Place } from './bus.js';
 import type { HookRunner } from './hooks.js';
-import { type ModelCall, partialMessage, ToolBatch } from './in-flight.js';
+import { giveBack, listened, type ModelCall, partialMessage, ToolBatch, takeController } from './in-flight.js';
 import type { LiveTools } from './live-tools.js';
 import { type Journaling, unrecorded } from './recording.js';
 import type { RetryPolicy } from './retry.js';
@@ -131,8 +130,8 @@ export class AgentEnv implements EventOrigin {
   /** Where the current turn's messages start in the transcript. */
   turnStart = 0;
   modelCall?: ModelCall;
-  // Shared by the model calls until one is aborted: making an AbortSignal costs several µs on Node 20 (more than
-  // the rest of a scripted step outside XState), and a call that ends normally leaves its signal as it found it.
+  // Shared by the model calls of a run until one is aborted (a call that ends normally leaves its signal as it found
+  // it), then given back for other agents' calls (see takeController).
   private modelController?: AbortController;
   /** The tool batch in flight: an interrupt closes it, and a new one takes its place. */
   toolBatch = new ToolBatch();
@@ -339,8 +338,6 @@ export class AgentEnv implements EventOrigin {
     if (call && !call.closed) {
       call.closed = true;
       call.controller.abort();
-      // An aborted controller serves no later call; one whose call had ended (a run's end) still does.
-      if (call.controller === this.modelController) this.modelController = undefined;
       if (call.streaming && this.bus.wants('message_end')) {
         this.emit(
           {
@@ -353,14 +350,19 @@ export class AgentEnv implements EventOrigin {
       }
     }
     this.modelCall = undefined;
+    // No call uses the controller now: another agent's may, unless it was just aborted (see giveBack).
+    if (this.modelController) {
+      giveBack(this.modelController);
+      this.modelController = undefined;
+    }
     this.toolBatch.abort();
     this.toolBatch = new ToolBatch();
     this.parsedArgs.clear();
   }
 
-  /** Starts a model call: the shared controller, or a new one when the last was aborted or is still listened to. */
+  /** Starts a model call: the run's controller, or an idle one when the last was aborted or is still listened to. */
   openModelCall(): ModelCall {
-    this.modelController ??= new AbortController();
+    this.modelController ??= takeController();
     const call: ModelCall = {
       controller: this.modelController,
       closed: false,
@@ -372,15 +374,9 @@ export class AgentEnv implements EventOrigin {
     return call;
   }
 
-  /**
-   * A model call is over. Its controller serves the next call only if nothing still listens to its signal: a
-   * provider that leaves a listener behind (some SDKs add one per request and never remove it) would otherwise
-   * collect one per step, and an abort meant for a later call would reach it.
-   */
+  /** A model call is over: its controller serves the next call if nothing still listens to it (see listened). */
   closeModelCall(call: ModelCall): void {
-    if (call.controller === this.modelController && getEventListeners(call.controller.signal, 'abort').length > 0) {
-      this.modelController = undefined;
-    }
+    if (call.controller === this.modelController && listened(call.controller)) this.modelController = undefined;
   }
 }
 

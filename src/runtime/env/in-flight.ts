@@ -1,5 +1,6 @@
 // An agent's work in flight as an interrupt sees it: the model call it closes at once (and the partial answer it
 // announces as discarded) and the tool batch whose calls abort with it.
+import { getEventListeners } from 'node:events';
 import { type AssistantContent, type AssistantMessage, emptyUsage, type Model } from '../../protocol/index.js';
 
 /** A model call in flight, so that an interrupt can close it synchronously. */
@@ -16,6 +17,33 @@ export interface ModelCall {
    * name it as its final message will (see `callIdentity`). Made at the attempt's first tool call.
    */
   streamedCalls?: { byProvider: Map<string, string>; ids: Set<string> };
+}
+
+/**
+ * Model-call controllers nobody uses, shared by the agents of the process: making an AbortSignal costs several µs
+ * on Node 20 (more than the rest of a scripted step outside XState), and a swarm's subagents each make their calls
+ * in one run. An agent keeps one for its run's calls and gives it back when the run ends (see AgentEnv).
+ */
+const idle: AbortController[] = [];
+/** Enough for the calls of a wide swarm; past it, a controller given back is left to the collector. */
+const MAX_IDLE = 1024;
+
+export function takeController(): AbortController {
+  return idle.pop() ?? new AbortController();
+}
+
+/**
+ * Whether something still listens to a controller's signal after its call: a provider that leaves a listener behind
+ * (some SDKs add one per request and never remove it) would collect one per call on a controller that serves
+ * another, and an abort meant for a later call would reach it.
+ */
+export function listened(controller: AbortController): boolean {
+  return getEventListeners(controller.signal, 'abort').length > 0;
+}
+
+/** Gives back a controller whose calls are over: another call may use it unless it was aborted or is listened to. */
+export function giveBack(controller: AbortController): void {
+  if (idle.length < MAX_IDLE && !controller.signal.aborted && !listened(controller)) idle.push(controller);
 }
 
 /** What a model call has streamed so far, as the message a discarded attempt's `message_end` carries. */
