@@ -10,16 +10,24 @@ import { taskSetup } from './setup.js';
  */
 export const taskMachine = taskSetup.createMachine({
   id: 'task',
+  // One literal, no spread of the input: on this V8 a spread takes a slow path, here once per task.
   context: ({ input }) => {
-    const waiting = input.task.backoffMs !== undefined;
+    const { task } = input;
+    const waiting = task.backoffMs !== undefined;
     return {
-      ...input,
+      task,
+      batchId: input.batchId,
+      background: input.background,
+      ownerId: input.ownerId,
+      notifyOwner: input.notifyOwner,
+      maxRestarts: input.maxRestarts,
+      restartDelayMs: input.restartDelayMs,
       // Waiting out a backoff, it has no agent yet, and `restarting` counts the run it waits for on entry.
-      attempt: (input.task.attempt ?? 0) - (waiting ? 1 : 0),
+      attempt: (task.attempt ?? 0) - (waiting ? 1 : 0),
       alive: !waiting,
-      delayMs: input.task.backoffMs ?? 0,
-      cause: input.task.cause,
-      resume: input.task.resume,
+      delayMs: task.backoffMs ?? 0,
+      cause: task.cause,
+      resume: task.resume,
     };
   },
   initial: 'starting',
