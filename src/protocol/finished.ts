@@ -22,11 +22,28 @@ export interface KeepLimits {
   keepHistory: number;
 }
 
-/** A window of `limit` ids, oldest first, once `id` joins it as the newest: the ids in it, and those pushed out. */
+/**
+ * A window of `limit` ids, oldest first (a Set keeps insertion order), once `id` joins it as the newest, changed in
+ * place: returns the ids pushed out, oldest first. In place, because the embedded tree moves a window per finished
+ * subagent and copying one of `keepHistory` ids each time grows with the limit.
+ */
+export function keepIn(window: Set<string>, id: string, limit: number): string[] {
+  window.delete(id);
+  window.add(id);
+  const out: string[] = [];
+  for (const oldest of window) {
+    if (window.size <= limit) break;
+    window.delete(oldest);
+    out.push(oldest);
+  }
+  return out;
+}
+
+/** `keepIn` on a copy: the ids in the window, and those pushed out. */
 export function keepWindow(ids: readonly string[], id: string, limit: number): { ids: string[]; out: string[] } {
-  const next = [...ids.filter((known) => known !== id), id];
-  const out = next.splice(0, Math.max(0, next.length - limit));
-  return { ids: next, out };
+  const window = new Set(ids);
+  const out = keepIn(window, id, limit);
+  return { ids: [...window], out };
 }
 
 /**

@@ -96,8 +96,8 @@ describe('what a parent keeps of its finished subagents', () => {
   });
 
   it.each([
-    ['src/runtime/tree/kept.ts', PROTOCOL, 'keepWindow'],
-    ['src/runtime/tree/history-archive.ts', PROTOCOL, 'keepWindow'],
+    ['src/runtime/tree/kept.ts', PROTOCOL, 'keepIn'],
+    ['src/runtime/tree/history-archive.ts', PROTOCOL, 'keepIn'],
     ['src/runtime/tree/tree.ts', PROTOCOL, 'resumeRefused'],
     ['src/restate/finished-agents.ts', HOST, 'finishAgent'],
     ['src/restate/subagents.ts', HOST, 'resumeRefused'],

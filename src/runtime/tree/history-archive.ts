@@ -1,4 +1,4 @@
-import { keepWindow, type Message, type Usage } from '../../protocol/index.js';
+import { keepIn, type Message, type Usage } from '../../protocol/index.js';
 
 /** What is kept of a stopped subagent, so that a resume can rebuild it. */
 export interface ArchivedAgent {
@@ -30,7 +30,7 @@ export class HistoryArchive {
   private readonly entries = new Map<string, ArchivedAgent>();
   private readonly restoredKept = new Map<string, ArchivedAgent>();
   /** Each owner's archived agents, oldest first. */
-  private readonly byOwner = new Map<string, string[]>();
+  private readonly byOwner = new Map<string, Set<string>>();
 
   constructor(private readonly keepHistory: number) {}
 
@@ -50,27 +50,25 @@ export class HistoryArchive {
   /** Takes an agent out (it is being rebuilt). */
   delete(agentId: string): void {
     const archived = this.entries.get(agentId);
-    if (archived)
-      this.own(
-        archived.ownerId,
-        (this.byOwner.get(archived.ownerId) ?? []).filter((id) => id !== agentId),
-      );
-    this.entries.delete(agentId);
+    if (archived) {
+      const owned = this.byOwner.get(archived.ownerId);
+      if (owned?.delete(agentId) && owned.size === 0) this.byOwner.delete(archived.ownerId);
+      this.entries.delete(agentId);
+    }
     this.restoredKept.delete(agentId);
   }
 
-  /** Archives a stopped agent; the oldest of its owner's beyond `keepHistory` are forgotten (`keepWindow`). */
+  /** Archives a stopped agent; the oldest of its owner's beyond `keepHistory` are forgotten (`keepIn`). */
   add(agentId: string, agent: ArchivedAgent): void {
     this.delete(agentId);
-    const { ids, out } = keepWindow(this.byOwner.get(agent.ownerId) ?? [], agentId, this.keepHistory);
-    this.own(agent.ownerId, ids);
-    if (ids.includes(agentId)) this.entries.set(agentId, agent);
-    for (const forgotten of out) this.entries.delete(forgotten);
-  }
-
-  private own(ownerId: string, ids: string[]): void {
-    if (ids.length > 0) this.byOwner.set(ownerId, ids);
-    else this.byOwner.delete(ownerId);
+    let owned = this.byOwner.get(agent.ownerId);
+    if (!owned) {
+      owned = new Set();
+      this.byOwner.set(agent.ownerId, owned);
+    }
+    for (const forgotten of keepIn(owned, agentId, this.keepHistory)) this.entries.delete(forgotten);
+    if (owned.has(agentId)) this.entries.set(agentId, agent);
+    if (owned.size === 0) this.byOwner.delete(agent.ownerId);
   }
 
   /** A finished agent that was kept alive before a restart, restored from the journal. */
