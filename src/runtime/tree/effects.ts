@@ -133,17 +133,18 @@ export class TreeEffects {
     const fresh = record.base ?? (params.attempt === 0 ? archived?.messages : undefined);
     const messages = params.resume ? (archived?.messages ?? record.history) : fresh;
     record.history = undefined;
+    const spawned = new SpawnedAgent(taskActor, params.task.agentId);
     const env = new AgentEnv(
       params.task.agentId,
       owner.id,
       this.profiles.childSettings(owner.settings, record.profile),
       new Transcript(messages),
       this.bus,
-      new SpawnedAgent(taskActor, params.task.agentId),
+      spawned,
       this.observer.agentJournal(),
       record.budget,
     );
-    const node = new TreeNode(env, owner.depth + 1, record.profile, taskActor, undefined);
+    const node = new TreeNode(env, owner.depth + 1, record.profile, taskActor, spawned);
     if (archived && record.base) {
       addUsage(env.totalUsage, archived.usage);
       addUsage(node.subtreeUsage, archived.subtreeUsage);
@@ -203,7 +204,7 @@ export class TreeEffects {
     const spawned = new SpawnedAgent(supervisor, agentId);
     const journal = this.observer.agentJournal();
     const env = new AgentEnv(agentId, owner.id, pending.settings, transcript, this.bus, spawned, journal);
-    this.registry.register(new TreeNode(env, 0, 'member', supervisor, undefined));
+    this.registry.register(new TreeNode(env, 0, 'member', supervisor, spawned));
   }
 
   /**

@@ -45,7 +45,8 @@ export class TreeNode implements Owner {
     readonly profile: string,
     /** The actor it lives under (its task actor, or the root supervisor for a member); undefined for a root agent. */
     readonly parent: AnyActorRef | undefined,
-    private actorRef: AnyActorRef | undefined,
+    /** Its actor: given for a root agent; for a spawned one, the handle its runtime finds it by (one look-up for both). */
+    private readonly actor: { readonly ref: AnyActorRef | undefined },
   ) {}
 
   get id(): string {
@@ -58,12 +59,8 @@ export class TreeNode implements Owner {
     return this.env;
   }
 
-  /** Its actor: given for a root agent, found among its parent's children for a spawned one. */
   get ref(): AnyActorRef | undefined {
-    if (!this.actorRef && this.parent) {
-      this.actorRef = this.parent.getSnapshot().children[childId(this.id)] as AnyActorRef | undefined;
-    }
-    return this.actorRef;
+    return this.actor.ref;
   }
 
   delegate(command: SupervisorCommand): void {
@@ -84,7 +81,10 @@ export class TreeNode implements Owner {
   }
 }
 
-/** The actor of an agent spawned under `parent` (its task actor, or the root supervisor for a member), once it runs. */
+/**
+ * The actor of an agent spawned under `parent` (its task actor, or the root supervisor for a member), once it runs:
+ * found among its parent's children at the first ask after its spawn, then kept.
+ */
 export class SpawnedAgent implements AgentHandle {
   private found?: AgentActorRef;
 

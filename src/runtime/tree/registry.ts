@@ -65,7 +65,7 @@ export class TreeRegistry {
 
   /** A root agent (`createAgent` with subagents): depth 0, its own actor, its runtime registered by itself. */
   addRoot(env: AgentEnv, actor: AnyActorRef): TreeNode {
-    const node = new TreeNode(env, 0, 'root', undefined, actor);
+    const node = new TreeNode(env, 0, 'root', undefined, { ref: actor });
     this.add(node);
     return node;
   }
