@@ -5,6 +5,8 @@ import type {
   ImagePart,
   Message,
   TextPart,
+  ToolCallPart,
+  ToolMessage,
   ToolResultPart,
   UserContent,
   UserMessage,
@@ -29,6 +31,8 @@ const IMAGE_NOTE: TextPart = {
   type: 'text',
   text: '[An image was here; it was left out because the request was too large for the provider.]',
 };
+/** Calls in one answer that the usual step's shortcut checks pairwise for a repeated id; more go the general way. */
+const MAX_IN_ORDER = 16;
 const CONTINUING: UserMessage = { role: 'user', content: [{ type: 'text', text: '(The conversation continues.)' }] };
 
 /**
@@ -59,7 +63,7 @@ export class Projection {
       const message = source[i] as Message;
       if (message.role === 'user') this.pushUser(message, chunk);
       else if (message.role === 'assistant') this.pushAssistant(message, i, chunk);
-      else this.dropStrays(message.content, chunk);
+      else if (i !== chunk.sentWhole) this.dropStrays(message.content, chunk);
     }
     if (this.options.strict && this.messages[0]?.role === 'assistant') this.messages.unshift(CONTINUING);
     if (chunk.emptyDropped > 0) this.report({ kind: 'empty_text_dropped', count: chunk.emptyDropped });
@@ -102,10 +106,26 @@ export class Projection {
 
   private pushAssistant(message: AssistantMessage, index: number, chunk: Chunk): void {
     const content = this.assistantContent(message.content, chunk);
-    const calls = content.filter((part) => part.type === 'tool_call');
     if (content.length === 0) return;
     this.messages.push(content === message.content ? message : { ...message, content });
-    if (calls.length === 0) return;
+    let calls: ToolCallPart[] | undefined;
+    for (let i = 0; i < content.length; i++) {
+      const part = content[i] as AssistantContent;
+      if (part.type !== 'tool_call') continue;
+      calls ??= [];
+      calls.push(part);
+    }
+    if (calls === undefined) return;
+    const next = chunk.source[index + 1];
+    if (next?.role === 'tool' && index + 1 < chunk.to && this.answersInOrder(calls, next, chunk)) {
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i] as ToolCallPart;
+        this.sent.set(call.id, call.name);
+      }
+      chunk.sentWhole = index + 1;
+      this.messages.push(next);
+      return;
+    }
     const results: ToolResultPart[] = [];
     for (const call of calls) {
       const found = chunk.resultFor(call.id);
@@ -113,7 +133,7 @@ export class Projection {
         if (found.index !== index + 1) {
           this.report({ kind: 'late_result_moved', toolCallId: call.id, toolName: call.name });
         }
-        chunk.used.add(found.part);
+        chunk.use(found.part);
         results.push(this.options.replaceImages ? this.resultWithoutImages(found.part, chunk) : found.part);
       } else {
         this.report({ kind: 'missing_result', toolCallId: call.id, toolName: call.name });
@@ -121,12 +141,27 @@ export class Projection {
       }
       this.sent.set(call.id, call.name);
     }
-    const next = chunk.source[index + 1];
     const same =
       next?.role === 'tool' &&
       next.content.length === results.length &&
       next.content.every((part, i) => part === results[i]);
     this.messages.push(same ? next : { role: 'tool', content: results });
+  }
+
+  /**
+   * A live agent's usual step: the stored message after the calls holds their results, one each and in order, and
+   * is sent as it is. It must be the chunk's first tool message that was not sent whole this way, so that no earlier
+   * one can hold a result for these calls (the general path takes a call's first result in the chunk).
+   */
+  private answersInOrder(calls: ToolCallPart[], next: ToolMessage, chunk: Chunk): boolean {
+    const n = calls.length;
+    if (chunk.straysBefore || this.options.replaceImages || next.content.length !== n || n > MAX_IN_ORDER) return false;
+    for (let i = 0; i < n; i++) {
+      const id = (calls[i] as ToolCallPart).id;
+      if ((next.content[i] as ToolResultPart).toolCallId !== id || this.sent.has(id)) return false;
+      for (let j = 0; j < i; j++) if ((calls[j] as ToolCallPart).id === id) return false;
+    }
+    return true;
   }
 
   private assistantContent(content: AssistantContent[], chunk: Chunk): AssistantContent[] {
@@ -164,44 +199,74 @@ export class Projection {
 
   /** Results in a stored tool message that were not sent with their call. */
   private dropStrays(parts: ToolResultPart[], chunk: Chunk): void {
+    chunk.straysBefore = true;
     for (const part of parts) {
-      if (chunk.used.has(part)) continue; // sent with its call
-      if (chunk.callsAhead.has(part.toolCallId) && !this.sent.has(part.toolCallId)) continue; // its call comes later
+      if (chunk.used(part)) continue; // sent with its call
+      if (chunk.callAhead(part.toolCallId) && !this.sent.has(part.toolCallId)) continue; // its call comes later
       this.report({ kind: 'orphan_result_dropped', toolCallId: part.toolCallId, toolName: part.toolName });
     }
   }
 }
 
-/** One run of stored messages being projected: where each result is, which calls it makes, and counts. */
+/**
+ * One run of stored messages being projected: counts, and where each result is and which calls it makes, looked up
+ * only when a step is not the usual one (see Projection.answersInOrder).
+ */
 class Chunk {
-  /** Results sent with their call. */
-  readonly used = new Set<ToolResultPart>();
-  readonly callsAhead = new Set<string>();
   emptyDropped = 0;
   merged = 0;
   opaqueDropped = 0;
   imagesReplaced = 0;
-  private readonly results = new Map<string, { part: ToolResultPart; index: number }>();
+  /** The tool message last sent whole with the calls before it. */
+  sentWhole = -1;
+  /** Whether a tool message of the chunk went the general way: the usual step's shortcut no longer holds. */
+  straysBefore = false;
+  /** Results sent with their call by the general way. */
+  private usedParts?: Set<ToolResultPart>;
+  private calls?: Set<string>;
+  private results?: Map<string, { part: ToolResultPart; index: number }>;
 
   constructor(
     readonly source: readonly Message[],
-    from: number,
-    to: number,
-  ) {
-    for (let i = from; i < to; i++) {
-      const message = source[i] as Message;
-      if (message.role === 'tool') {
+    private readonly from: number,
+    readonly to: number,
+  ) {}
+
+  /** The chunk's first result for a call, and the index of its message. */
+  resultFor(toolCallId: string): { part: ToolResultPart; index: number } | undefined {
+    if (!this.results) {
+      this.results = new Map();
+      for (let i = this.from; i < this.to; i++) {
+        const message = this.source[i] as Message;
+        if (message.role !== 'tool') continue;
         for (const part of message.content) {
           if (!this.results.has(part.toolCallId)) this.results.set(part.toolCallId, { part, index: i });
         }
-      } else if (message.role === 'assistant') {
-        for (const part of message.content) if (part.type === 'tool_call') this.callsAhead.add(part.id);
       }
     }
+    return this.results.get(toolCallId);
   }
 
-  resultFor(toolCallId: string): { part: ToolResultPart; index: number } | undefined {
-    return this.results.get(toolCallId);
+  use(part: ToolResultPart): void {
+    this.usedParts ??= new Set();
+    this.usedParts.add(part);
+  }
+
+  used(part: ToolResultPart): boolean {
+    return this.usedParts?.has(part) ?? false;
+  }
+
+  /** Whether a message of the chunk makes this call. */
+  callAhead(toolCallId: string): boolean {
+    if (!this.calls) {
+      this.calls = new Set();
+      for (let i = this.from; i < this.to; i++) {
+        const message = this.source[i] as Message;
+        if (message.role !== 'assistant') continue;
+        for (const part of message.content) if (part.type === 'tool_call') this.calls.add(part.id);
+      }
+    }
+    return this.calls.has(toolCallId);
   }
 }
 

@@ -132,4 +132,28 @@ describe('the projection repairs what providers refuse, without touching the sto
     expect(repairs).toEqual([{ kind: 'user_messages_merged', count: 1 }]);
     expect(projection.append(stored, stored.length)).toBe(messages);
   });
+
+  it('pairs a step with the results stored after it only within one append', () => {
+    const repairs: ContextRepair[] = [];
+    const projection = new Projection(loose, (r) => repairs.push(r));
+    const stored: Message[] = [user('a'), assistant(call('c1'), call('c2')), tool(result('c1'), result('c2'))];
+    // The results are stored after the append that took their calls: the calls were closed, the results are orphans.
+    projection.append(stored, 0, 2);
+    const messages = projection.append(stored, 2);
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(messages[2]?.content).not.toBe(stored[2]?.content);
+    expect(repairs.map((r) => r.kind)).toEqual([
+      'missing_result',
+      'missing_result',
+      'orphan_result_dropped',
+      'orphan_result_dropped',
+    ]);
+  });
+
+  it('answers a call id repeated in one message once, as a history loaded whole', () => {
+    const history: Message[] = [user('a'), assistant(call('c1'), call('c1')), tool(result('c1'), result('c1'))];
+    const { messages, repairs } = project(history, loose);
+    expect(messages[2]?.content).toEqual([result('c1'), expect.objectContaining({ toolCallId: 'c1', isError: true })]);
+    expect(repairs.map((r) => r.kind)).toEqual(['missing_result', 'orphan_result_dropped']);
+  });
 });
