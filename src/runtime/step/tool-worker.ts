@@ -63,10 +63,18 @@ function run(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: ToolRe
   const { hooks } = env.settings;
   // Identical calls of one answer run once: their twins share the result (see addTwins). With gates, after them:
   // each call is gated on its own, and only the calls that pass are deduped.
-  const running = hooks?.gates
-    ? gateThenExecute(env, hooks, batch, calls, outbox)
-    : execute(env, batch, env.toolResults.dedupe(calls), outbox);
-  running.catch((error: unknown) => {
+  let running: Promise<void> | undefined;
+  if (hooks?.gates) running = gateThenExecute(env, hooks, batch, calls, outbox);
+  else {
+    const deduped = env.toolResults.dedupe(calls);
+    // The usual batch, one call, runs without `execute`: an async function that returns a promise resolves a
+    // microtask hop later than the promise it returns.
+    running =
+      deduped.length === 1
+        ? runIfOpen(env, batch, deduped[0] as ToolCallPart, env.toolBatch, outbox)
+        : execute(env, batch, deduped, outbox);
+  }
+  running?.catch((error: unknown) => {
     // runTool turns every failure of a tool into its result; this is for a failure of our own. The calls still get
     // an answer (the machine takes it only for calls still open), or the batch would never end.
     reportInternalError(`running the tools of agent ${env.agentId} failed`, error);
@@ -188,8 +196,6 @@ async function execute(
 ): Promise<void> {
   if (calls.length === 0) return;
   const toolBatch = env.toolBatch;
-  // The usual batch, one call: no grouping.
-  if (calls.length === 1) return runIfOpen(env, batch, calls[0] as ToolCallPart, toolBatch, outbox);
   const { tools } = env;
   const { toolConcurrency } = env.settings;
   const groups = groupCalls(calls, (call) => tools.get(call.name)?.executionMode ?? 'parallel');
