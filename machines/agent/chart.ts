@@ -1,3 +1,5 @@
+// Over 400 lines: the agent's whole statechart, one config read top to bottom (its implementations are in setup.ts
+// and guards.ts); split, its transitions would point across files.
 import { type ActorRefFrom, and } from 'xstate';
 import { agentSetup } from './setup.js';
 
@@ -108,12 +110,18 @@ export const agentMachine = agentSetup.createMachine({
   },
   initial: 'idle',
   states: {
+    // An idle agent's input opens its turn in the microstep that starts the run: `nextTurn` would only dequeue it
+    // (nothing is queued while idle), one hop more per run.
     idle: {
       on: {
-        PROMPT: { target: 'running', actions: ['enqueue', 'startRun'] },
+        PROMPT: { target: '#agent.running.turn', actions: ['enqueue', 'startRun', 'dequeueTurn', 'startTurn'] },
         STEER: { actions: 'inject' },
         NOTIFY: [
-          { guard: 'wakesOnNotification', target: 'running', actions: ['wakeWithNotification', 'startRun'] },
+          {
+            guard: 'wakesOnNotification',
+            target: '#agent.running.turn',
+            actions: ['wakeWithNotification', 'startRun', 'dequeueTurn', 'startTurn'],
+          },
           { actions: 'inject' },
         ],
       },

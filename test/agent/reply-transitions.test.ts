@@ -311,8 +311,9 @@ describe('answers, decisions and results', () => {
     expect(goesOn.context.calls.some((state) => state.halt)).toBe(false);
   });
 
-  it('the last results of a batch go straight to finalizing, a completed turn to its next: microsteps per step and turn', () => {
+  it('a prompt opens its turn at once, the last results of a batch go straight to finalizing: microsteps per step and turn', () => {
     // The cost of a step is charged per microstep (docs/architecture/xstate.md); the inspector shows each of them.
+    let opening: string[] = [];
     const microstepsOf = (...events: AgentMachineEvent[]) => {
       const microsteps: string[] = [];
       const actor = createActor(agentMachine, {
@@ -324,7 +325,9 @@ describe('answers, decisions and results', () => {
         },
       });
       actor.start();
+      microsteps.length = 0;
       actor.send(prompt());
+      opening = [...microsteps];
       microsteps.length = 0;
       for (const event of events) actor.send(event);
       const taken = [...microsteps];
@@ -368,6 +371,8 @@ describe('answers, decisions and results', () => {
       `MODEL_DONE ${answered}`,
       `MODEL_DONE ${MODEL}`,
     ]);
+    // An idle agent's prompt starts the run, the turn and its first step in one microstep.
+    expect(opening).toEqual([`PROMPT ${MODEL}`]);
   });
 
   it('a gate that holds back one call leaves the calls refused before it as they were', () => {

@@ -74,7 +74,7 @@ describe('idle', () => {
   it('NOTIFY wakes the agent with the notification as the turn input', () => {
     const [snapshot, actions] = drive(start()[0], notify);
     expect(stateOf(snapshot)).toBe(MODEL);
-    expect(actions[0]).toBe('startRun');
+    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'xstate.sendTo']);
     expect(snapshot.context.current).toMatchObject({ inputId: 'n1', expectsOutput: false });
     expect(snapshot.context.current?.messages[0]?.source).toBe('notification');
   });
