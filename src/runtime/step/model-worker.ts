@@ -30,7 +30,7 @@ export function requestModel(
   sendBack: (reply: WorkerReply | AgentCommand) => void,
   outbox: ToolResultOutbox,
 ): void {
-  callModel(env, request, sendBack, outbox).catch((error: unknown) => lastResort(env, request, sendBack, error));
+  void callModel(env, request, sendBack, outbox);
 }
 
 /** What a replay injects after a final answer is no wake-up (the agent is running): its input id is never used. */
@@ -55,8 +55,9 @@ function answer(env: AgentEnv, done: ModelDone, sendBack: (reply: WorkerReply) =
 
 /**
  * One request, answered once after retries. Each attempt is streamed here rather than in a function of its own,
- * and the reply is sent from here rather than from a `.then`: every async function awaited and every `.then` is
- * a promise and a microtask hop per step, on the path every step takes.
+ * the reply is sent from here rather than from a `.then`, and a failure of our own is caught here rather than by a
+ * `.catch`: every async function awaited and every `.then` is a promise and a microtask hop per step, on the path
+ * every step takes.
  */
 async function callModel(
   env: AgentEnv,
@@ -64,129 +65,133 @@ async function callModel(
   sendBack: (reply: WorkerReply | AgentCommand) => void,
   outbox: ToolResultOutbox,
 ): Promise<void> {
-  const { turn, step } = request;
-  const recorded = env.journal.answer(turn, step);
-  if (recorded) {
-    // A resumed or replayed step whose answer is in the journal: the model is not asked again (and a budget that
-    // ran out meanwhile is judged once the replay has caught up: the journaled steps happened).
-    if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
-    if (env.stopped) return;
-    // A final answer the turn went on after (a steer or a notification arrived meanwhile): they are injected
-    // first, so that the replay goes round too instead of ending the turn.
-    const after = recorded.content.some((part) => part.type === 'tool_call')
-      ? undefined
-      : env.journal.joinedAt(env.transcript.length + 1);
-    if (after) sendBack({ type: 'NOTIFY', messages: after, inputId: REPLAYED });
-    answer(env, answered(env, turn, step, recorded), sendBack, outbox);
-    return;
-  }
-  // A step does not start on a spent budget (an ancestor's may have run out before this turn began).
-  const over = env.budget?.exhaustion();
-  if (over) {
-    if (!env.stopped) sendBack({ type: 'BUDGET_EXHAUSTED', turn, error: exhaustionError(over) });
-    return;
-  }
-  // Its subagents escalated a failure (see Tree.escalate): the turn ends failed with the cause, once.
-  const escalation = env.escalation;
-  if (escalation) {
-    env.escalation = undefined;
-    if (!env.stopped) sendBack({ type: 'MODEL_ERROR', turn, step, error: escalation });
-    return;
-  }
-  // A turn's first request evaluates the system prompt's function parts (synchronously when none is async).
-  if (env.systemPrompt.isStale(turn)) {
-    const refreshed = env.systemPrompt.refresh(env.agentId, turn);
-    if (typeof refreshed === 'object') await refreshed;
-    if (env.stopped) return;
-  }
-  let modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
-  // Context (src/context): a request past the compaction threshold goes back to the machine, which compacts.
-  const full = request.mayCompact ? env.context.overThreshold(modelRequest, env.transcript.messages) : undefined;
-  if (full) {
-    if (!env.stopped) sendBack({ type: 'CONTEXT_FULL', turn, step, ...full });
-    return;
-  }
-  const call = env.openModelCall();
-  const { bus } = env;
-  const model = env.settings.model;
-  const { hooks } = env.settings;
   try {
-    if (hooks?.prepares(step)) {
-      const prepared = await prepareWithHooks(env, hooks, call, request, modelRequest, sendBack);
-      if (!prepared) return;
-      modelRequest = prepared;
-    }
-    for (let attempt = 1; ; attempt++) {
-      let message: AssistantMessage | undefined;
-      try {
-        call.text = '';
-        call.reasoning = '';
-        call.streamedCalls = undefined;
-        call.streaming = true;
-        if (bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt });
-        for await (const event of model.stream(modelRequest, call.controller.signal)) {
-          if (call.closed) break;
-          if (event.type === 'done') {
-            call.streaming = false;
-            // A custom model's answer is checked here, at the boundary: a malformed one would otherwise throw
-            // inside the machine's guards and take the actor down with every prompt waiting on it.
-            const checked = checkModelAnswer(event.message, model, env.transcript.callIds());
-            if ('problem' in checked) {
-              throw new ModelError({ code: 'bad_response', message: checked.problem, provider: model.provider });
-            }
-            message = checked.message;
-            for (const repair of checked.reused) {
-              env.emit({ type: 'context_repair', repair: { kind: 'call_id_reused', ...repair }, strict: false });
-            }
-            break;
-          }
-          onDelta(env, call, event);
-        }
-        if (message === undefined) {
-          if (call.closed) throw new ModelError({ code: 'aborted', message: 'The model call was aborted' });
-          throw new ModelError({
-            code: 'bad_response',
-            message: 'The model stream ended without a final message',
-            provider: model.provider,
-          });
-        }
-      } catch (thrown) {
-        if (call.closed) return; // interrupted: the interrupt already reported the discarded attempt
-        const error = toModelError(thrown, model.provider);
-        // A history or media refusal is sent once more, repaired (src/context).
-        const repaired = env.context.retry(error, modelRequest, env.transcript.messages);
-        if (repaired) {
-          discardAttempt(env, call, 'retry');
-          modelRequest = repaired;
-          continue;
-        }
-        const delayMs = retryDelay(error, attempt, env.settings.retry, env.settings.retry.random);
-        if (delayMs === undefined) {
-          const reply = fail(env, call, turn, step, error);
-          if (!env.stopped) sendBack(reply);
-          return;
-        }
-        discardAttempt(env, call, 'retry');
-        env.emit({ type: 'model_retry', attempt, delayMs, error: error.toJSON() });
-        try {
-          await env.settings.retry.sleep(delayMs, call.controller.signal);
-        } catch {
-          return; // interrupted while waiting
-        }
-        continue;
-      }
-      if (call.closed) return;
-      if (hooks?.reviews) {
-        const reviewed = await reviewWithHooks(env, hooks, call, request, message, sendBack);
-        if (!reviewed) return;
-        message = reviewed;
-      }
-      call.closed = true;
-      if (!env.stopped) answer(env, answered(env, turn, step, message), sendBack, outbox);
+    const { turn, step } = request;
+    const recorded = env.journal.answer(turn, step);
+    if (recorded) {
+      // A resumed or replayed step whose answer is in the journal: the model is not asked again (and a budget that
+      // ran out meanwhile is judged once the replay has caught up: the journaled steps happened).
+      if (env.bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt: 1 });
+      if (env.stopped) return;
+      // A final answer the turn went on after (a steer or a notification arrived meanwhile): they are injected
+      // first, so that the replay goes round too instead of ending the turn.
+      const after = recorded.content.some((part) => part.type === 'tool_call')
+        ? undefined
+        : env.journal.joinedAt(env.transcript.length + 1);
+      if (after) sendBack({ type: 'NOTIFY', messages: after, inputId: REPLAYED });
+      answer(env, answered(env, turn, step, recorded), sendBack, outbox);
       return;
     }
-  } finally {
-    env.closeModelCall(call);
+    // A step does not start on a spent budget (an ancestor's may have run out before this turn began).
+    const over = env.budget?.exhaustion();
+    if (over) {
+      if (!env.stopped) sendBack({ type: 'BUDGET_EXHAUSTED', turn, error: exhaustionError(over) });
+      return;
+    }
+    // Its subagents escalated a failure (see Tree.escalate): the turn ends failed with the cause, once.
+    const escalation = env.escalation;
+    if (escalation) {
+      env.escalation = undefined;
+      if (!env.stopped) sendBack({ type: 'MODEL_ERROR', turn, step, error: escalation });
+      return;
+    }
+    // A turn's first request evaluates the system prompt's function parts (synchronously when none is async).
+    if (env.systemPrompt.isStale(turn)) {
+      const refreshed = env.systemPrompt.refresh(env.agentId, turn);
+      if (typeof refreshed === 'object') await refreshed;
+      if (env.stopped) return;
+    }
+    let modelRequest = env.buildRequest(env.outputSpecFor(request.inputId)?.jsonSchema);
+    // Context (src/context): a request past the compaction threshold goes back to the machine, which compacts.
+    const full = request.mayCompact ? env.context.overThreshold(modelRequest, env.transcript.messages) : undefined;
+    if (full) {
+      if (!env.stopped) sendBack({ type: 'CONTEXT_FULL', turn, step, ...full });
+      return;
+    }
+    const call = env.openModelCall();
+    const { bus } = env;
+    const model = env.settings.model;
+    const { hooks } = env.settings;
+    try {
+      if (hooks?.prepares(step)) {
+        const prepared = await prepareWithHooks(env, hooks, call, request, modelRequest, sendBack);
+        if (!prepared) return;
+        modelRequest = prepared;
+      }
+      for (let attempt = 1; ; attempt++) {
+        let message: AssistantMessage | undefined;
+        try {
+          call.text = '';
+          call.reasoning = '';
+          call.streamedCalls = undefined;
+          call.streaming = true;
+          if (bus.wants('message_start')) env.emit({ type: 'message_start', role: 'assistant', attempt });
+          for await (const event of model.stream(modelRequest, call.controller.signal)) {
+            if (call.closed) break;
+            if (event.type === 'done') {
+              call.streaming = false;
+              // A custom model's answer is checked here, at the boundary: a malformed one would otherwise throw
+              // inside the machine's guards and take the actor down with every prompt waiting on it.
+              const checked = checkModelAnswer(event.message, model, env.transcript.callIds());
+              if ('problem' in checked) {
+                throw new ModelError({ code: 'bad_response', message: checked.problem, provider: model.provider });
+              }
+              message = checked.message;
+              for (const repair of checked.reused) {
+                env.emit({ type: 'context_repair', repair: { kind: 'call_id_reused', ...repair }, strict: false });
+              }
+              break;
+            }
+            onDelta(env, call, event);
+          }
+          if (message === undefined) {
+            if (call.closed) throw new ModelError({ code: 'aborted', message: 'The model call was aborted' });
+            throw new ModelError({
+              code: 'bad_response',
+              message: 'The model stream ended without a final message',
+              provider: model.provider,
+            });
+          }
+        } catch (thrown) {
+          if (call.closed) return; // interrupted: the interrupt already reported the discarded attempt
+          const error = toModelError(thrown, model.provider);
+          // A history or media refusal is sent once more, repaired (src/context).
+          const repaired = env.context.retry(error, modelRequest, env.transcript.messages);
+          if (repaired) {
+            discardAttempt(env, call, 'retry');
+            modelRequest = repaired;
+            continue;
+          }
+          const delayMs = retryDelay(error, attempt, env.settings.retry, env.settings.retry.random);
+          if (delayMs === undefined) {
+            const reply = fail(env, call, turn, step, error);
+            if (!env.stopped) sendBack(reply);
+            return;
+          }
+          discardAttempt(env, call, 'retry');
+          env.emit({ type: 'model_retry', attempt, delayMs, error: error.toJSON() });
+          try {
+            await env.settings.retry.sleep(delayMs, call.controller.signal);
+          } catch {
+            return; // interrupted while waiting
+          }
+          continue;
+        }
+        if (call.closed) return;
+        if (hooks?.reviews) {
+          const reviewed = await reviewWithHooks(env, hooks, call, request, message, sendBack);
+          if (!reviewed) return;
+          message = reviewed;
+        }
+        call.closed = true;
+        if (!env.stopped) answer(env, answered(env, turn, step, message), sendBack, outbox);
+        return;
+      }
+    } finally {
+      env.closeModelCall(call);
+    }
+  } catch (error) {
+    lastResort(env, request, sendBack, error);
   }
 }
 
