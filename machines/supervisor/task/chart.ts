@@ -44,7 +44,8 @@ export const taskMachine = taskSetup.createMachine({
       on: {
         'CHILD.DONE': [
           { guard: 'isCurrentFailure', target: 'failed', actions: 'recordFailure' },
-          { guard: 'isCurrent', target: 'settled', actions: 'recordOutcome' },
+          // Settled with the outcome in hand (see `settle`).
+          { guard: 'isCurrent', target: 'settled' },
         ],
         // A crash of the agent is a failed run of the task, never the task actor's own error.
         'xstate.error.actor.subagent.*': { target: 'failed', actions: ['recordFailure', 'stopAgent'] },
