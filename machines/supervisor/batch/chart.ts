@@ -56,7 +56,7 @@ export const batchMachine = batchSetup.createMachine({
           { guard: 'firstCompleted', target: 'joined', actions: 'count' },
           { guard: 'quorumReached', target: 'joined', actions: 'count' },
           { guard: 'quorumOutOfReach', target: 'joined', actions: 'count' },
-          { actions: ['count', 'fill'] },
+          { actions: 'countAndFill' },
         ],
         // A queued task is dropped here, a started one cancelled through its pool (cancelTask).
         CANCEL: [

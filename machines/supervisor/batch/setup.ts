@@ -16,12 +16,8 @@ import {
   type Cancellation,
   type Composite,
   indexOfChildEvent,
-  leafPoolOf,
   notifyOf,
   type OwnerNotify,
-  POOL_DEPTH,
-  POOL_SIZE,
-  POOL_TASKS,
   poolActorId,
   poolOf,
   type SettleParams,
@@ -29,16 +25,8 @@ import {
   type TaskVerdict,
   type Tell,
 } from '../shared.js';
-import type { TaskSettled } from '../task/setup.js';
+import { countOf, fillFrom, SEAL, withSettle } from './fill.js';
 import type { BatchContext, BatchEvent, BatchInput, BatchSettled, BatchVerdict, Escalation } from './types.js';
-
-/** The join counts with the settle in hand counted: what the join guards decide on. */
-function withSettle(context: BatchContext, event: BatchEvent): { completed: number; ended: number } {
-  return {
-    completed: context.completed + ((event as TaskSettled).status === 'completed' ? 1 : 0),
-    ended: context.ended + 1,
-  };
-}
 
 /**
  * Where the task `taskId` stands: its index, and whether it is still queued (not started yet); undefined for a
@@ -63,23 +51,6 @@ function dropped(context: BatchContext, task: TaskSpec, { status, text }: TaskEn
     kept: false,
   };
 }
-
-const SEAL = { type: 'SEAL' } as const;
-
-/**
- * The pool of depth 0 that runs the task at `index` was given a task in an earlier macrostep: it exists and is
- * unsealed (tasks start in order, so nothing has moved past it), and the task can start in it directly. One that
- * gets its first task now is spawned on the way down, so its START goes through the pools above it. The cursor
- * skips a task cancelled while queued only on its way to one it starts (or to the end), so a pool it has entered
- * holds a started task.
- */
-const leafAlive = (context: BatchContext, index: number): boolean => leafPoolOf(index) * POOL_SIZE < context.next;
-
-/** Whether the batch restarts siblings, so it must know which tasks still run. */
-const restartsSiblings = (context: BatchContext) => {
-  const strategy = context.supervision?.strategy;
-  return strategy === 'oneForAll' || strategy === 'restForOne';
-};
 
 /** Tasks started and not settled, by index, in start order. */
 function activeOf(context: BatchContext): number[] {
@@ -231,7 +202,16 @@ export const batchSetup = setup({
     dropQueued: Cancellation;
     recordEscalation: Pick<Escalation, 'because'>;
   } & Composite<
-    'fill' | 'count' | 'cancelTask' | 'stopPool' | 'restartAll' | 'restartRest' | 'restartOne' | 'resumeTask' | 'giveUp'
+    | 'fill'
+    | 'count'
+    | 'countAndFill'
+    | 'cancelTask'
+    | 'stopPool'
+    | 'restartAll'
+    | 'restartRest'
+    | 'restartOne'
+    | 'resumeTask'
+    | 'giveUp'
   >
 >({
   actions: {
@@ -241,53 +221,11 @@ export const batchSetup = setup({
       if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
     }),
     /** Starts queued tasks up to the cap, each in its pool, and seals the pools it has moved past. */
-    fill: enqueueActions(({ context, enqueue }) => {
-      let { next, running, pools, unsealed } = context;
-      const size = context.tasks.length;
-      while (running < context.concurrency && next < size) {
-        const index = next++;
-        const task = context.tasks[index] as TaskSpec;
-        if (context.cancelled.includes(task.taskId)) continue;
-        const pool = poolOf(index);
-        if (!pools.includes(pool)) {
-          enqueue.spawnChild('pool', {
-            id: poolActorId(pool),
-            input: {
-              batchId: context.batchId,
-              background: context.background,
-              ownerId: context.ownerId,
-              notifyOwner: context.notifyOwner,
-              maxRestarts: context.maxRestarts,
-              restartDelayMs: context.restartDelayMs,
-              depth: POOL_DEPTH,
-            },
-          });
-          pools = [...pools, pool];
-          unsealed = [...unsealed, pool];
-        }
-        const start: PoolStart = { type: 'START', task, index };
-        if (leafAlive(context, index))
-          enqueue({ type: 'startInLeaf', params: { leaf: leafPoolOf(index), event: start } });
-        else enqueue({ type: 'tell', params: { to: poolActorId(pool), event: start } });
-        running++;
-      }
-      // Pools the cursor has moved past get no more tasks.
-      const sealing = unsealed.filter((pool) => next >= size || (pool + 1) * POOL_TASKS <= next);
-      for (const pool of sealing) enqueue({ type: 'tell', params: { to: poolActorId(pool), event: SEAL } });
-      // Both `if`s below only save a context copy when nothing moved (a task started only by moving the cursor,
-      // a pool spawned only for a started task): recording unchanged values is the same state.
-      // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same pools)
-      if (sealing.length) unsealed = unsealed.filter((pool) => !sealing.includes(pool));
-      // Stryker disable next-line ConditionalExpression: `true` records unchanged values (the same state)
-      if (next !== context.next || sealing.length)
-        enqueue({ type: 'record', params: { next, running, pools, unsealed } });
-    }),
+    fill: enqueueActions(({ context, enqueue }) => fillFrom(context, enqueue)),
     /** A task settled: its slot is free, and the join counts move. */
-    count: assign(({ context, event }) => ({
-      running: context.running - 1,
-      ...withSettle(context, event),
-      ...(restartsSiblings(context) ? { done: [...context.done, (event as TaskSettled).taskId] } : {}),
-    })),
+    count: assign(({ context, event }) => countOf(context, event)),
+    /** `count`, then `fill` from the counts, recorded in one assign (each is a snapshot copy, once per task). */
+    countAndFill: enqueueActions(({ context, event, enqueue }) => fillFrom(context, enqueue, countOf(context, event))),
     /** The failed task and every sibling still running restart (`oneForAll`). */
     restartAll: enqueueActions(({ context, event, enqueue }) => {
       const { verdict, tells, changes } = restartOf(context, event, 'oneForAll');
