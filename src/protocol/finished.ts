@@ -40,7 +40,7 @@ export function keepIn(window: Set<string>, id: string, limit: number): string[]
 }
 
 /** `keepIn` on a copy: the ids in the window, and those pushed out. */
-export function keepWindow(ids: readonly string[], id: string, limit: number): { ids: string[]; out: string[] } {
+function keepWindow(ids: readonly string[], id: string, limit: number): { ids: string[]; out: string[] } {
   const window = new Set(ids);
   const out = keepIn(window, id, limit);
   return { ids: [...window], out };
