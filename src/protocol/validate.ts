@@ -147,30 +147,41 @@ export function checkModelAnswer(
   if (problem) return { problem: `the model's final message: ${problem}` };
   const message = raw as unknown as AssistantMessage;
   let repaired: AssistantMessage | undefined;
-  const copy = () => {
-    repaired ??= { ...message, content: [...message.content] };
-    return repaired;
-  };
   let calls = 0;
+  // The ids of this message's calls so far: the first alone, a set from the second on (most answers make one).
+  let first: string | undefined;
   let ids: Set<string> | undefined;
   let reused: ReusedCallId[] | undefined;
   for (let i = 0; i < message.content.length; i++) {
     const part = message.content[i] as AssistantContent;
     if (part.type !== 'tool_call') continue;
     calls++;
-    ids ??= new Set();
-    if (ids.has(part.id) || taken.has(part.id)) {
+    if (calls === 2) ids = new Set([first as string]);
+    let id = part.id;
+    if (id === first || ids?.has(id) || taken.has(id)) {
       const seen = ids;
-      const id = callIdentity(part.id, (candidate) => seen.has(candidate) || taken.has(candidate));
-      copy().content[i] = { ...part, id } satisfies ToolCallPart;
-      ids.add(id);
+      const only = first;
+      id = callIdentity(part.id, (candidate) => candidate === only || seen?.has(candidate) || taken.has(candidate));
+      repaired ??= copyOf(message);
+      repaired.content[i] = { ...part, id } satisfies ToolCallPart;
       reused ??= [];
       reused.push({ toolCallId: id, providerId: part.id, toolName: part.name });
-    } else ids.add(part.id);
+    }
+    if (ids) ids.add(id);
+    else first = id;
   }
-  if (!nonEmptyString(message.provider)) copy().provider = model.provider;
-  if (!nonEmptyString(message.model)) copy().model = model.id;
-  if (message.stopReason === undefined) copy().stopReason = calls > 0 ? 'tool_calls' : 'stop';
+  if (!nonEmptyString(message.provider)) {
+    repaired ??= copyOf(message);
+    repaired.provider = model.provider;
+  }
+  if (!nonEmptyString(message.model)) {
+    repaired ??= copyOf(message);
+    repaired.model = model.id;
+  }
+  if (message.stopReason === undefined) {
+    repaired ??= copyOf(message);
+    repaired.stopReason = calls > 0 ? 'tool_calls' : 'stop';
+  }
   if (!usageOk(message.usage)) {
     const given: Record<string, unknown> = isRecord(message.usage) ? message.usage : {};
     const usage = {} as Usage;
@@ -178,9 +189,15 @@ export function checkModelAnswer(
       const value = given[key];
       usage[key] = typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0;
     }
-    copy().usage = usage;
+    repaired ??= copyOf(message);
+    repaired.usage = usage;
   }
   return { message: repaired ?? message, reused: reused ?? NONE_REUSED };
+}
+
+/** A copy to repair: the model's object is never changed. */
+function copyOf(message: AssistantMessage): AssistantMessage {
+  return { ...message, content: [...message.content] };
 }
 
 /** A history given to `createAgent({ messages })` that cannot be resumed: says which message, and why. */
