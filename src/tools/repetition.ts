@@ -48,6 +48,7 @@ export class RepetitionCounter {
     const count = (this.seen.get(key) ?? 0) + 1;
     this.seen.set(key, count);
     const { note, warn, finish, stop } = this.ladder;
+    if (count < note) return undefined;
     const same = `${call.name} with these exact arguments`;
     // Past the stop (a turn the caller let go on) every further call stops again.
     if (count >= stop) {

@@ -49,9 +49,9 @@ export class ToolResults {
   }
 
   /** The calls that share `call`'s result, each with a copy of it under its own id. */
-  twinsOf(call: ToolCallPart, outcome: FinishedOutput): { call: ToolCallPart; outcome: FinishedOutput }[] {
+  twinsOf(call: ToolCallPart, outcome: FinishedOutput): readonly { call: ToolCallPart; outcome: FinishedOutput }[] {
     const twins = this.twins?.get(call.id);
-    if (!twins) return [];
+    if (!twins) return NO_TWINS;
     return twins.map((twin) => ({ call: twin, outcome: { ...outcome, result: renamed(outcome.result, twin.id) } }));
   }
 
@@ -128,6 +128,9 @@ export class ToolResults {
     return rung;
   }
 }
+
+/** What {@link ToolResults.twinsOf} gives a call without twins (nearly every call): no array made per call. */
+const NO_TWINS: readonly { call: ToolCallPart; outcome: FinishedOutput }[] = Object.freeze([]);
 
 function renamed(result: ToolResultPart, toolCallId: string): ToolResultPart {
   return { ...result, toolCallId };
