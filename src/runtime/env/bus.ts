@@ -95,6 +95,8 @@ export class EventBus {
   }
 
   publish(origin: EventOrigin, body: AgentEventBody, at?: Place): AgentEvent | undefined {
+    // Most events of a run have no listener at all (step_start, turn_end, ...): two lookups say so.
+    if (!this.wants(body.type)) return undefined;
     const typed = this.global.byType?.get(body.type);
     const all = this.global.all !== undefined && this.global.all.size > 0 ? this.global.all : undefined;
     const own = this.byAgent?.get(origin.agentId);

@@ -1,4 +1,4 @@
-import { jsonCopy, type Message } from '../../protocol/index.js';
+import { type AssistantContent, jsonCopy, type Message } from '../../protocol/index.js';
 
 /** An agent's history: append-only, owned by the runtime, never copied per transition. */
 export class Transcript {
@@ -23,11 +23,15 @@ export class Transcript {
 
   /** Every tool-call id the history holds, kept up to date as it grows (the log is only ever appended to). */
   callIds(): ReadonlySet<string> {
-    const ids = this.ids;
-    for (; this.scanned < this.log.length; this.scanned++) {
-      const message = this.log[this.scanned] as Message;
+    const { ids, log } = this;
+    for (; this.scanned < log.length; this.scanned++) {
+      const message = log[this.scanned] as Message;
       if (message.role !== 'assistant') continue;
-      for (const part of message.content) if (part.type === 'tool_call') ids.add(part.id);
+      const { content } = message;
+      for (let i = 0; i < content.length; i++) {
+        const part = content[i] as AssistantContent;
+        if (part.type === 'tool_call') ids.add(part.id);
+      }
     }
     return ids;
   }
