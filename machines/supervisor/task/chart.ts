@@ -30,17 +30,16 @@ export const taskMachine = taskSetup.createMachine({
       resume: task.resume,
     };
   },
-  initial: 'starting',
+  // No eventless hop to choose where it starts (each is a microstep, once per subagent): `running` passes a task
+  // restored in its backoff on.
+  initial: 'running',
   states: {
-    starting: {
-      description:
-        "Started again from a journal in the middle of its restart's backoff, it waits out what is left of it in " +
-        '`restarting`; otherwise its agent runs at once.',
-      always: [{ guard: 'inBackoff', target: 'restarting' }, { target: 'running' }],
-    },
     running: {
-      description: 'Its agent works on the prompt.',
+      description:
+        "Its agent works on the prompt. Started again from a journal in the middle of its restart's backoff, it " +
+        'has no agent yet (startAgent starts none) and waits out what is left of it in `restarting`.',
       entry: 'startAgent',
+      always: { guard: 'inBackoff', target: 'restarting' },
       on: {
         'CHILD.DONE': [
           { guard: 'isCurrentFailure', target: 'failed', actions: 'recordFailure' },

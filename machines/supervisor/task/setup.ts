@@ -130,8 +130,11 @@ export const taskSetup = setup({
       return done.taskId === context.task.taskId && (done.outcome === 'failed' || done.failure !== undefined);
     },
     agentGone: ({ context }) => !context.alive,
-    /** Started again from a journal while its restart's backoff was under way (TaskSpec.backoffMs). */
-    inBackoff: ({ context }) => context.task.backoffMs !== undefined,
+    /**
+     * In `running` without an agent: started again from a journal while its restart's backoff was under way
+     * (TaskSpec.backoffMs). Every other way into `running` has its agent spawned (recordAlive).
+     */
+    inBackoff: ({ context }) => !context.alive,
   },
   delays: {
     /** The backoff its batch gave (failureVerdict: the failed run's `restartDelayMs · 2^attempt`). */
@@ -153,7 +156,9 @@ export const taskSetup = setup({
   >
 >({
   actions: {
+    /** Not while it waits out a restored backoff (inBackoff): its agent starts after it. */
     startAgent: enqueueActions(({ context, enqueue }) => {
+      if (!context.alive) return;
       const { task } = context;
       enqueue({
         type: 'prepareTask',
