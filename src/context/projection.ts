@@ -12,6 +12,7 @@ import type {
   UserMessage,
 } from '../protocol/index.js';
 import { errorResult } from '../protocol/index.js';
+import { keepShape } from '../protocol/shapes.js';
 
 export interface ProjectionOptions {
   /** Send adjacent user messages as one (Anthropic wants roles to alternate; a strict projection always merges). */
@@ -269,6 +270,9 @@ class Chunk {
     return this.calls.has(toolCallId);
   }
 }
+
+// Made and dropped by every append: see src/protocol/shapes.ts.
+keepShape(new Chunk([], 0, 0));
 
 /** The projection of a whole history at once, with the repairs it made. */
 export function project(

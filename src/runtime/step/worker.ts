@@ -2,6 +2,7 @@ import { fromCallback } from 'xstate';
 import type { WorkerInput, WorkerRequest } from '../../../machines/agent/index.js';
 import { envOf } from '../env/registry.js';
 import { requestModel } from './model-worker.js';
+import './specimens.js';
 import { ToolResultOutbox } from './tool-result-outbox.js';
 import { requestTools } from './tool-worker.js';
 

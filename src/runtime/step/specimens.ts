@@ -1,0 +1,60 @@
+// A specimen of each object an agent's step makes per agent or per call, kept with keepShape (see
+// src/protocol/shapes.ts): without them, every collection that finds no agent alive drops the optimised code of the
+// model and tool workers, the context projection and the transcript, and the next agents warm it up again.
+import { Permissions } from '../../permissions/index.js';
+import type { Message, Model, ToolCallPart } from '../../protocol/index.js';
+import { keepShape } from '../../protocol/shapes.js';
+import { ToolRegistry } from '../../tools/index.js';
+import { EventBus } from '../env/bus.js';
+import { AgentEnv } from '../env/env.js';
+import { ToolBatch } from '../env/in-flight.js';
+import { retryPolicy } from '../env/retry.js';
+import { Transcript } from '../env/transcript.js';
+import { CallContext } from './call-context.js';
+import { ToolResultOutbox } from './tool-result-outbox.js';
+
+const model: Model = {
+  id: 'specimen',
+  provider: 'specimen',
+  stream: () => {
+    throw new Error('a specimen is never asked');
+  },
+};
+const call: ToolCallPart = { type: 'tool_call', id: 'specimen', name: 'specimen', arguments: {} };
+const history: Message[] = [
+  { role: 'user', content: [{ type: 'text', text: 'specimen' }] },
+  {
+    role: 'assistant',
+    content: [call],
+    provider: 'specimen',
+    model: 'specimen',
+    stopReason: 'tool_calls',
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+  },
+  {
+    role: 'tool',
+    content: [{ type: 'tool_result', toolCallId: 'specimen', toolName: 'specimen', content: [], isError: false }],
+  },
+];
+
+const env = new AgentEnv(
+  'specimen',
+  undefined,
+  {
+    model,
+    tools: new ToolRegistry([]),
+    toolConcurrency: 1,
+    permissions: new Permissions(),
+    retry: retryPolicy(undefined),
+    toolIntent: false,
+  },
+  new Transcript(history),
+  new EventBus(),
+  { ref: undefined },
+);
+// A call's projection, chunk and call ids, as the model worker makes them.
+env.buildRequest(undefined);
+env.transcript.callIds();
+keepShape(env);
+keepShape(new ToolResultOutbox(env, () => {}));
+keepShape(new CallContext(env, call, new ToolBatch()));
