@@ -3,6 +3,7 @@ import type { ToolCallPart } from '../../protocol/index.js';
 import type { FinishedOutput } from '../../tools/index.js';
 import type { AgentEnv } from '../env/env.js';
 import type { ToolBatch } from '../env/in-flight.js';
+import { onMicrotask } from '../env/microtask.js';
 
 /** A call the tool worker finished (ran, replayed from a journal, or a twin of one), waiting to be delivered. */
 interface Finished {
@@ -51,7 +52,7 @@ export class ToolResultOutbox {
       return;
     }
     this.scheduled = true;
-    queueMicrotask(this.flushNow);
+    onMicrotask(this.flushNow);
   }
 
   private flush(): void {

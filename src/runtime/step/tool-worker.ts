@@ -23,6 +23,7 @@ import type { AgentEnv } from '../env/env.js';
 import { reportInternalError } from '../env/env.js';
 import type { HookRunner } from '../env/hooks.js';
 import type { ToolBatch } from '../env/in-flight.js';
+import { onMicrotask } from '../env/microtask.js';
 import { CallContext, isToolTimeout, withTimeout } from './call-context.js';
 import { checkOutput } from './output-check.js';
 import type { ToolResultOutbox } from './tool-result-outbox.js';
@@ -124,7 +125,7 @@ function runUnasked(
 ): void {
   const valid = calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
   const toolBatch = env.toolBatch;
-  queueMicrotask(() => {
+  onMicrotask(() => {
     const batch = batchOf();
     if (!toolBatch.aborted && batch !== undefined) run(env, batch, valid, outbox);
   });
