@@ -1,6 +1,8 @@
-// A specimen of each object an agent's step makes per agent or per call, kept with keepShape (see
-// src/protocol/shapes.ts): without them, every collection that finds no agent alive drops the optimised code of the
-// model and tool workers, the context projection and the transcript, and the next agents warm it up again.
+// A specimen of each object an agent's step makes per agent or per call, and of XState's per actor, kept with
+// keepShape (see src/protocol/shapes.ts): without them, every collection that finds no agent alive drops the
+// optimised code of the model and tool workers, the context projection and the transcript, and the next agents warm
+// it up again.
+import { createActor, fromCallback, sendTo, setup } from 'xstate';
 import { Permissions } from '../../permissions/index.js';
 import type { Message, Model, ToolCallPart } from '../../protocol/index.js';
 import { keepShape } from '../../protocol/shapes.js';
@@ -58,3 +60,20 @@ env.transcript.callIds();
 keepShape(env);
 keepShape(new ToolResultOutbox(env, () => {}));
 keepShape(new CallContext(env, call, new ToolBatch()));
+
+// XState's own per-actor objects (the actor, its mailbox, its system, a callback child's scope): the worker's
+// replies are sent through them, and the model and tool workers' optimised code inlines that path.
+const specimenWorker = fromCallback<{ type: 'ASK' }>(({ receive, sendBack }) => {
+  receive(() => sendBack({ type: 'ANSWER' }));
+});
+const specimenActor = createActor(
+  setup({
+    types: { events: {} as { type: 'GO' } | { type: 'ANSWER' } },
+    actors: { specimenWorker },
+  }).createMachine({
+    invoke: { id: 'worker', src: 'specimenWorker' },
+    on: { GO: { actions: sendTo('worker', { type: 'ASK' }) }, ANSWER: {} },
+  }),
+).start();
+specimenActor.send({ type: 'GO' });
+keepShape(specimenActor);
