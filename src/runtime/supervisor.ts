@@ -27,6 +27,7 @@ import { journalAnswer } from './env/registry.js';
 import type { RetryOptions } from './env/retry.js';
 import type { Session } from './session/session.js';
 import { RootOwner } from './tree/nodes.js';
+import './tree/specimens.js';
 import { SpawnRefused, type TaskResult } from './tree/subagent-tools.js';
 import { type ApprovalTarget, missingModel, type SupervisionOptions, Tree } from './tree/tree.js';
 
