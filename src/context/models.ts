@@ -51,9 +51,17 @@ const KNOWN: Record<string, ModelInfo> = {
   'claude-3-5-haiku': { contextWindow: 200_000, maxOutput: 8_192, prices: p(0.8, 4, 0.08, 1) },
 };
 
+/** The table's entry for each model id asked about: every agent asks once, and a swarm's agents share a model. */
+const known = new Map<string, ModelInfo | undefined>();
+const MAX_KNOWN = 256;
+
 /** What is known about a model id: the table, with `overrides` (by exact id or prefix) taking precedence. */
 export function modelInfo(id: string, overrides?: Record<string, Partial<ModelInfo>>): ModelInfo | undefined {
-  const base = longestPrefix(KNOWN, id);
+  let base = known.get(id);
+  if (base === undefined && !known.has(id)) {
+    base = longestPrefix(KNOWN, id);
+    if (known.size < MAX_KNOWN) known.set(id, base);
+  }
   const own = overrides ? longestPrefix(overrides, id) : undefined;
   if (!own) return base;
   const merged = { ...base, ...own };

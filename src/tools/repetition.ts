@@ -25,11 +25,16 @@ export interface Rung {
  * file twelve times is as stuck as one that retries a failing command.
  */
 export class RepetitionCounter {
-  private readonly ladder: RepetitionLadder;
+  private readonly ladder: Readonly<RepetitionLadder>;
   private readonly seen = new Map<string, number>();
   private turn = -1;
 
-  constructor(ladder: Partial<RepetitionLadder> = {}) {
+  constructor(ladder?: Partial<RepetitionLadder>) {
+    // Every agent makes one: most take the default ladder as it is.
+    if (ladder === undefined) {
+      this.ladder = DEFAULT_LADDER;
+      return;
+    }
     const merged = { ...DEFAULT_LADDER, ...ladder };
     const { note, warn, finish, stop } = merged;
     if (!(note >= 2 && note <= warn && warn <= finish && finish <= stop)) {
