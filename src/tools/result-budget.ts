@@ -51,7 +51,11 @@ export class ResultBudget {
     const max = this.max;
     if (max === false) return result;
     let size = 0;
-    for (const item of result.content) if (item.type === 'text') size += item.text.length;
+    const { content } = result;
+    for (let i = 0; i < content.length; i++) {
+      const item = content[i] as (typeof content)[number];
+      if (item.type === 'text') size += item.text.length;
+    }
     if (size <= max) return result;
     let full = '';
     for (const item of result.content) if (item.type === 'text') full += full ? `\n${item.text}` : item.text;

@@ -8,7 +8,9 @@ import {
   ModelError,
   type ModelEvent,
   type ModelRequest,
+  type ToolCallPart,
   toModelError,
+  toolCallsOf,
 } from '../../protocol/index.js';
 import { exhaustionError, viewAfter } from '../budget/budget.js';
 import { type AgentEnv, reportInternalError } from '../env/env.js';
@@ -37,10 +39,16 @@ export function requestModel(
 const REPLAYED = 'notify.replayed';
 
 /** The answer for the machine, priced where the model's prices are known (for observers: the inspector's usage table). */
-function answered(env: AgentEnv, turn: number, step: number, message: AssistantMessage): ModelDone {
+function answered(
+  env: AgentEnv,
+  turn: number,
+  step: number,
+  message: AssistantMessage,
+  calls: ToolCallPart[],
+): ModelDone {
   const cost = costOf(message.usage, env.context.prices);
   // Its tool calls are validated as it is given, so that the machine need not ask (see validateAnswer).
-  const validated = validateAnswer(env, message);
+  const validated = validateAnswer(env, message, calls);
   const done: ModelDone = { type: 'MODEL_DONE', turn, step, message, cost, validated };
   // The budget as it stands once this answer is charged, for the inspector's usage table.
   if (env.budget) done.budget = viewAfter(env.budget.view(), message.usage, cost);
@@ -48,9 +56,18 @@ function answered(env: AgentEnv, turn: number, step: number, message: AssistantM
 }
 
 /** Gives the machine the answer; calls nothing can refuse run once it has taken it. */
-function answer(env: AgentEnv, done: ModelDone, sendBack: (reply: WorkerReply) => void, outbox: ToolResultOutbox) {
+function answer(
+  env: AgentEnv,
+  turn: number,
+  step: number,
+  message: AssistantMessage,
+  sendBack: (reply: WorkerReply) => void,
+  outbox: ToolResultOutbox,
+) {
+  const calls = toolCallsOf(message);
+  const done = answered(env, turn, step, message, calls);
   sendBack(done);
-  if (done.validated?.allowed) runValidatedAnswer(env, done.message, done.validated, outbox);
+  if (done.validated?.allowed) runValidatedAnswer(env, calls, done.validated, outbox);
 }
 
 /**
@@ -79,7 +96,7 @@ async function callModel(
         ? undefined
         : env.journal.joinedAt(env.transcript.length + 1);
       if (after) sendBack({ type: 'NOTIFY', messages: after, inputId: REPLAYED });
-      answer(env, answered(env, turn, step, recorded), sendBack, outbox);
+      answer(env, turn, step, recorded, sendBack, outbox);
       return;
     }
     // A step does not start on a spent budget (an ancestor's may have run out before this turn began).
@@ -184,7 +201,7 @@ async function callModel(
           message = reviewed;
         }
         call.closed = true;
-        if (!env.stopped) answer(env, answered(env, turn, step, message), sendBack, outbox);
+        if (!env.stopped) answer(env, turn, step, message, sendBack, outbox);
         return;
       }
     } finally {

@@ -8,7 +8,6 @@ import {
   redactToolResult,
   type ToolCallPart,
   type ToolResultPart,
-  toolCallsOf,
 } from '../../protocol/index.js';
 import {
   type AnyTool,
@@ -84,12 +83,16 @@ function run(env: AgentEnv, batch: number, calls: ToolCallPart[], outbox: ToolRe
 }
 
 /**
- * A tool answer's calls, validated as the model worker gives the answer (MODEL_DONE's `validated`), so that the
- * machine asks for no VALIDATE; none for an answer cut off by the output limit, whose calls the machine refuses.
+ * A tool answer's calls (`toolCallsOf` the answer), validated as the model worker gives the answer (MODEL_DONE's
+ * `validated`), so that the machine asks for no VALIDATE; none for an answer cut off by the output limit, whose
+ * calls the machine refuses.
  */
-export function validateAnswer(env: AgentEnv, message: AssistantMessage): ValidationOutcomes | undefined {
+export function validateAnswer(
+  env: AgentEnv,
+  message: AssistantMessage,
+  calls: ToolCallPart[],
+): ValidationOutcomes | undefined {
   if (message.stopReason === 'length') return undefined;
-  const calls = toolCallsOf(message);
   return calls.length === 0 ? undefined : validate(env, calls);
 }
 
@@ -99,11 +102,10 @@ export function validateAnswer(env: AgentEnv, message: AssistantMessage): Valida
  */
 export function runValidatedAnswer(
   env: AgentEnv,
-  message: AssistantMessage,
+  calls: ToolCallPart[],
   validated: ValidationOutcomes,
   outbox: ToolResultOutbox,
 ): void {
-  const calls = toolCallsOf(message);
   runUnasked(env, calls, validated, outbox, () => {
     const context = env.machineContext;
     // The machine's calls are the answer's own parts once it has taken it.
