@@ -24,6 +24,7 @@ import {
 } from '../../protocol/index.js';
 import type { EventBus } from '../env/bus.js';
 import { AgentEnv, type RunResult } from '../env/env.js';
+import { onMicrotask } from '../env/microtask.js';
 import type { AnyActorSystem } from '../env/registry.js';
 import { Transcript } from '../env/transcript.js';
 import type { TreeBook } from './book.js';
@@ -126,7 +127,7 @@ export class TreeEffects {
     if (previous) {
       this.finalizeRelease(previous);
       // The earlier task actor lets go of it (its release finds the agent no longer its own).
-      if (previous.parent !== taskActor) queueMicrotask(() => previous.parent?.send({ type: 'RELEASE' }));
+      if (previous.parent !== taskActor) onMicrotask(() => previous.parent?.send({ type: 'RELEASE' }));
     }
     const archived = this.book.archived(params.task.agentId);
     // A restart starts afresh from the task's base; a resume goes on from the history it has.
@@ -286,7 +287,7 @@ export class TreeEffects {
     this.book.forgetKept(node.env.parentId ?? '', agentId);
     node.released = true;
     node.stopSubagents();
-    queueMicrotask(() => this.finalizeRelease(node));
+    onMicrotask(() => this.finalizeRelease(node));
   }
 
   /** Keeps the background results of `ownerId` until the returned release is called (see NotificationOutbox.hold). */
@@ -330,7 +331,7 @@ export class TreeEffects {
 
   /** A member's run starts or ends: its supervisor hears it after the member's transition has settled. */
   private tellSupervisor(node: TreeNode, type: 'MEMBER.BUSY' | 'MEMBER.IDLE'): void {
-    queueMicrotask(() => {
+    onMicrotask(() => {
       const supervisor = node.parent;
       if (!node.released && supervisor?.getSnapshot().status === 'active') supervisor.send({ type, agentId: node.id });
     });
@@ -374,7 +375,7 @@ export class TreeEffects {
    */
   private checkFinished(node: TreeNode): void {
     if (!node.task || !node.parent) return;
-    queueMicrotask(() => {
+    onMicrotask(() => {
       const task = node.task;
       if (node.released || !task || task.status !== 'running' || node.openBackground > 0) return;
       const snapshot = node.ref?.getSnapshot();
