@@ -43,8 +43,7 @@ export const taskMachine = taskSetup.createMachine({
       on: {
         'CHILD.DONE': [
           { guard: 'isCurrentFailure', target: 'failed', actions: 'recordFailure' },
-          // Settled with the outcome in hand (see `settle`).
-          { guard: 'isCurrent', target: 'settled' },
+          { guard: 'isCurrent', target: 'settled', actions: 'recordOutcome' },
         ],
         // A crash of the agent is a failed run of the task, never the task actor's own error.
         'xstate.error.actor.subagent.*': { target: 'failed', actions: ['recordFailure', 'stopAgent'] },

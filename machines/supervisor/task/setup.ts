@@ -27,7 +27,7 @@ export interface TaskContext extends TaskInput {
   attempt: number;
   /** Its agent actor exists (it is stopped on a restart, a cancel, a crash, and on release). */
   alive: boolean;
-  /** How its last run failed, while its batch decides; how it ended, when a cancel settles it (see `resultOf`). */
+  /** How it ended, once settled; how its last run failed, while its batch decides. */
   result?: { status: SettleParams['status']; text: string };
   failure?: FailureClass;
   /** The backoff its batch gave for the restart under way. */
@@ -56,18 +56,9 @@ function crashText(event: unknown): string {
   return `The subagent crashed: ${why}`;
 }
 
-/**
- * A completed run settles with its CHILD.DONE in hand (the only one that enters `settled`), unrecorded: an assign
- * is a snapshot copy, once per subagent. Every other way in records its result first (failure, crash, cancel).
- */
-function resultOf(context: TaskContext, event: TaskEvent): NonNullable<TaskContext['result']> {
-  if (event.type === 'CHILD.DONE') return { status: event.outcome, text: event.text };
-  // Stryker disable next-line all: `settled` is entered otherwise only with a result recorded (failure, crash, cancel)
-  return context.result ?? { status: 'failed' as const, text: 'The task ended without a result.' };
-}
-
-function settleParams(context: TaskContext, event: TaskEvent): SettleParams {
-  const result = resultOf(context, event);
+function settleParams(context: TaskContext): SettleParams {
+  // Stryker disable next-line all: `settled` is entered only with a result recorded (outcome, crash, cancel)
+  const result = context.result ?? { status: 'failed' as const, text: 'The task ended without a result.' };
   return {
     taskId: context.task.taskId,
     agentId: context.task.agentId,
@@ -147,6 +138,7 @@ export const taskSetup = setup({
     | 'stopAgent'
     | 'releaseAgent'
     | 'nextAttempt'
+    | 'recordOutcome'
     | 'recordFailure'
     | 'recordCancel'
     | 'recordRestart'
@@ -211,6 +203,12 @@ export const taskSetup = setup({
       failure: undefined,
       result: undefined,
     })),
+    recordOutcome: assign({
+      result: ({ event }) => {
+        const done = event as Extract<TaskEvent, { type: 'CHILD.DONE' }>;
+        return { status: done.outcome, text: done.text };
+      },
+    }),
     /**
      * How the run failed, what the task settles with if its batch gives up: its turn's outcome and text (a spent
      * budget ends `interrupted`), or what crashed its agent (a crash is a `tool` failure).
@@ -240,8 +238,8 @@ export const taskSetup = setup({
         return { status: cancel.status, text: cancel.text };
       },
     }),
-    settle: enqueueActions(({ context, event, enqueue }) => {
-      const params = settleParams(context, event);
+    settle: enqueueActions(({ context, enqueue }) => {
+      const params = settleParams(context);
       enqueue({ type: 'settleTask', params });
       if (params.background && context.notifyOwner) enqueue({ type: 'notifyOwner', params: notifyOf(params) });
       enqueue({
