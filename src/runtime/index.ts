@@ -1,3 +1,6 @@
+// A real agent's turn, kept so that a collection keeps its objects' hidden classes (see the module).
+import './agent/specimens.js';
+
 export {
   Agent,
   type ConversationInput,
