@@ -29,7 +29,11 @@ export class ToolResultOutbox {
   private finished: Finished[] = [];
   private scheduled = false;
   private immediate?: ReturnType<typeof setImmediate>;
-  private readonly flushNow = () => this.flush();
+  /**
+   * `flush` bound, not an arrow: an arrow's optimised code lives only while an outbox does, so a collection with no
+   * agent alive would drop it and every next agent compile it again; the prototype's method keeps its code.
+   */
+  private readonly flushNow = this.flush.bind(this);
 
   constructor(
     private readonly env: AgentEnv,
