@@ -14,9 +14,11 @@ import type {
   TaskStatus,
   Usage,
 } from '../protocol/index.js';
+import { keepShape } from '../protocol/shapes.js';
 import type { AnyTool } from '../tools/index.js';
 import { Agent, attachTo } from './agent/agent.js';
 import { type AgentConfig, agentSettings } from './agent/config.js';
+import { specimenModel, specimenTool } from './agent/specimens.js';
 import { describeTree, type TreeView } from './agent/tree-view.js';
 import { runtimeSupervisorMachine } from './agent/wiring.js';
 import { type BudgetLimits, checkLimits } from './budget/budget.js';
@@ -377,3 +379,9 @@ function permissionsUnder(tree: Permissions, own: PermissionsConfig | Permission
   if (own instanceof Permissions) return own;
   return own ? tree.child(own) : tree;
 }
+
+// A real swarm of two subagents, run once when the runtime loads and kept running, as agent/specimens.ts keeps an
+// agent's turn: what a root supervisor and its tree make per swarm keep their hidden classes through a collection.
+const specimen = new Supervisor({ id: 'specimen', model: specimenModel(false), tools: [specimenTool], retry: false });
+keepShape(specimen);
+void specimen.swarm(['specimen task', 'specimen task']).catch(() => {});

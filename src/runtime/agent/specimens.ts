@@ -5,7 +5,7 @@
 // subagent and per task (the spawned actors, their settings, nodes and records, the batch and pool actors, their
 // stops), gets its hidden class from the hot path's own code, so only a kept object of each keeps those classes
 // through a collection with no agent alive; a hand-built look-alike would keep a class of its own. The agents stay
-// idle, as a program's agent between two prompts does.
+// idle, as a program's agent between two prompts does. The supervisor keeps a swarm of its own the same way.
 import { z } from 'zod';
 import type { AssistantMessage, Model, ModelEvent, ToolCallPart } from '../../protocol/index.js';
 import { keepShape } from '../../protocol/shapes.js';
@@ -32,7 +32,7 @@ function answer(content: AssistantMessage['content'], stopReason: AssistantMessa
  * A model that answers from the conversation alone: after a tool's result, the final text; after the prompt, a call of
  * the specimen tool, or (`lead`, on its own prompt) a swarm of two tasks, whose subagents share this model.
  */
-function specimenModel(lead: boolean): Model {
+export function specimenModel(lead: boolean): Model {
   return {
     id: 'specimen',
     provider: 'specimen',
@@ -51,14 +51,21 @@ function specimenModel(lead: boolean): Model {
   };
 }
 
-const tool = defineTool({
+/** A tool a specimen's model calls. */
+export const specimenTool = defineTool({
   name: 'specimen',
   description: 'specimen',
   schema: z.object({ n: z.number() }),
   execute: async () => 'specimen',
 });
-const alone = new Agent({ id: 'specimen', model: specimenModel(false), tools: [tool], retry: false });
-const lead = new Agent({ id: 'specimen-lead', model: specimenModel(true), tools: [tool], retry: false, subagents: {} });
+const alone = new Agent({ id: 'specimen', model: specimenModel(false), tools: [specimenTool], retry: false });
+const lead = new Agent({
+  id: 'specimen-lead',
+  model: specimenModel(true),
+  tools: [specimenTool],
+  retry: false,
+  subagents: {},
+});
 keepShape(alone);
 keepShape(lead);
 void alone.prompt(PROMPT).catch(() => {});
