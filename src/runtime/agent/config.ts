@@ -143,7 +143,11 @@ function registryFor(tools: readonly AnyTool[], extra: readonly AnyTool[]): Tool
   return registry;
 }
 
-/** The fixed part of an agent's runtime, from its config. */
+/**
+ * The fixed part of an agent's runtime, from its config. Every key is always there (undefined when unset), in one
+ * order: settings of any config then share one hidden class, the one the kept specimen agent's settings hold
+ * (agent/specimens.ts), instead of one per combination of options that a collection frees when no agent has it.
+ */
 export function agentSettings(given: AgentConfig<unknown>, extraTools: readonly AnyTool[] = NO_TOOLS): AgentSettings {
   const config = resolveProfile(given);
   const skills = skillsFor(config.skills);
@@ -154,18 +158,17 @@ export function agentSettings(given: AgentConfig<unknown>, extraTools: readonly 
     toolConcurrency: positive(config.toolConcurrency ?? 8, 'toolConcurrency'),
     policy: chainPolicies(config.policy),
     permissions: config.permissions instanceof Permissions ? config.permissions : new Permissions(config.permissions),
-    ...(config.approvalTimeoutMs === undefined
-      ? {}
-      : { approvalTimeoutMs: positive(config.approvalTimeoutMs, 'approvalTimeoutMs') }),
-    ...(config.hooks ? { hooks: new HookRunner(config.hooks) } : {}),
-    ...(config.outputSchema ? { output: outputSpec(config.outputSchema) } : {}),
+    approvalTimeoutMs:
+      config.approvalTimeoutMs === undefined ? undefined : positive(config.approvalTimeoutMs, 'approvalTimeoutMs'),
+    hooks: config.hooks ? new HookRunner(config.hooks) : undefined,
+    output: config.outputSchema ? outputSpec(config.outputSchema) : undefined,
     retry: retryPolicy(config.retry),
     maxTokens: config.maxTokens,
     temperature: config.temperature,
     reasoning: config.reasoning,
     toolIntent: config.toolIntent ?? false,
-    ...(config.context ? { context: config.context } : {}),
-    ...(config.toolResults ? { toolResults: config.toolResults } : {}),
-    ...(config.budget ? { budget: checkLimits(config.budget, 'budget') } : {}),
+    context: config.context,
+    toolResults: config.toolResults,
+    budget: config.budget ? checkLimits(config.budget, 'budget') : undefined,
   };
 }
