@@ -77,3 +77,7 @@ const specimenActor = createActor(
 ).start();
 specimenActor.send({ type: 'GO' });
 keepShape(specimenActor);
+
+// Node's own timer objects (a Timeout and the list of its duration): hooks' deadlines, retries' waits and a model
+// client's timers make them per call, and a collection may find none pending. Unref'd: it never holds the process.
+keepShape(setInterval(() => {}, 2 ** 31 - 1).unref());
