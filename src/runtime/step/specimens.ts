@@ -2,7 +2,7 @@
 // keepShape (see src/protocol/shapes.ts): without them, every collection that finds no agent alive drops the
 // optimised code of the model and tool workers, the context projection and the transcript, and the next agents warm
 // it up again.
-import { createActor, fromCallback, sendTo, setup } from 'xstate';
+import { createActor, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import { Permissions } from '../../permissions/index.js';
 import type { Message, Model, ToolCallPart } from '../../protocol/index.js';
 import { keepShape } from '../../protocol/shapes.js';
@@ -62,7 +62,9 @@ keepShape(new ToolResultOutbox(env, () => {}));
 keepShape(new CallContext(env, call, new ToolBatch()));
 
 // XState's own per-actor objects (the actor, its mailbox, its system, a callback child's scope): the worker's
-// replies are sent through them, and the model and tool workers' optimised code inlines that path.
+// replies are sent through them, and the model and tool workers' optimised code inlines that path. And the `enqueue`
+// function an enqueueActions action is given (made per call, its methods added one by one), which the supervision
+// machines' actions take on every spawn and settle.
 const specimenWorker = fromCallback<{ type: 'ASK' }>(({ receive, sendBack }) => {
   receive(() => sendBack({ type: 'ANSWER' }));
 });
@@ -71,6 +73,7 @@ const specimenActor = createActor(
     types: { events: {} as { type: 'GO' } | { type: 'ANSWER' } },
     actors: { specimenWorker },
   }).createMachine({
+    entry: enqueueActions(({ enqueue }) => keepShape(enqueue)),
     invoke: { id: 'worker', src: 'specimenWorker' },
     on: { GO: { actions: sendTo('worker', { type: 'ASK' }) }, ANSWER: {} },
   }),
