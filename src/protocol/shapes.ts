@@ -10,3 +10,20 @@ const specimens: object[] = [];
 export function keepShape(specimen: object): void {
   specimens.push(specimen);
 }
+
+const toTake: (() => void)[] = [];
+
+/**
+ * Specimens made by running real agents, taken when the process makes its first agent or supervisor rather than when
+ * the runtime loads: importing Troupe runs nothing, and what a turn reads once and keeps (the environment's secrets)
+ * is read when the program's own first agent would read it, after the program has set its environment up.
+ */
+export function specimensToTake(take: () => void): void {
+  toTake.push(take);
+}
+
+/** Takes the pending specimens, once: every agent and supervisor calls it as it is made. */
+export function takeSpecimens(): void {
+  if (toTake.length === 0) return;
+  for (const take of toTake.splice(0)) take();
+}

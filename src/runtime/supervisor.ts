@@ -14,7 +14,7 @@ import type {
   TaskStatus,
   Usage,
 } from '../protocol/index.js';
-import { keepShape } from '../protocol/shapes.js';
+import { keepShape, specimensToTake, takeSpecimens } from '../protocol/shapes.js';
 import type { AnyTool } from '../tools/index.js';
 import { Agent, attachTo } from './agent/agent.js';
 import { type AgentConfig, agentSettings } from './agent/config.js';
@@ -107,6 +107,7 @@ export class Supervisor {
   private readonly session?: Session;
 
   constructor(config: SupervisorConfig = {}) {
+    takeSpecimens();
     this.id = config.session?.bindSupervisor(config.id) ?? config.id ?? `supervisor_${nanoid(10)}`;
     this.runtime = config.session?.openTree(this.bus, config) ?? new Tree(this.bus, config);
     const settings = agentSettings(
@@ -380,8 +381,10 @@ function permissionsUnder(tree: Permissions, own: PermissionsConfig | Permission
   return own ? tree.child(own) : tree;
 }
 
-// A real swarm of two subagents, run once when the runtime loads and kept running, as agent/specimens.ts keeps an
+// A real swarm of two subagents, run once with the first agent or supervisor and kept, as agent/specimens.ts keeps an
 // agent's turn: what a root supervisor and its tree make per swarm keep their hidden classes through a collection.
-const specimen = new Supervisor({ id: 'specimen', model: specimenModel(false), tools: [specimenTool], retry: false });
-keepShape(specimen);
-void specimen.swarm(['specimen task', 'specimen task']).catch(() => {});
+specimensToTake(() => {
+  const specimen = new Supervisor({ id: 'specimen', model: specimenModel(false), tools: [specimenTool], retry: false });
+  keepShape(specimen);
+  void specimen.swarm(['specimen task', 'specimen task']).catch(() => {});
+});

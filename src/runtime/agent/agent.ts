@@ -24,6 +24,7 @@ import {
   resumableHistory,
   userMessage,
 } from '../../protocol/index.js';
+import { takeSpecimens } from '../../protocol/shapes.js';
 import { type OutputSpec, outputSpec } from '../../tools/index.js';
 import { Budget, type BudgetLimits, checkLimits, checkTotalLimits } from '../budget/budget.js';
 import { takeApproval } from '../env/approval-waits.js';
@@ -183,6 +184,7 @@ export class Agent<Output = unknown> {
    */
   constructor(config: AgentConfig<Output>, conversationOf: Agent<Output>);
   constructor(original: AgentConfig<Output>, from?: AttachedAgent | Agent<Output>) {
+    takeSpecimens();
     const config = resolveProfile(original);
     const attached = from instanceof Agent ? undefined : from;
     const conversationOf = from instanceof Agent ? from : undefined;

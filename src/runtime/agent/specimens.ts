@@ -1,4 +1,4 @@
-// Real turns, taken once when the runtime loads and kept with keepShape (see src/protocol/shapes.ts): an agent's
+// Real turns, taken once when the process makes its first agent or supervisor (see specimensToTake) and kept with keepShape (see src/protocol/shapes.ts): an agent's
 // (a model call that asks for a tool, the tool's result, the final answer), and one that runs a swarm of two
 // subagents each taking such a turn. What a turn makes per agent (its settings, env, XState actor, system, mailbox and
 // snapshots, the machine's context as each assign leaves it, the workers' objects), and what the tree makes per
@@ -8,7 +8,7 @@
 // idle, as a program's agent between two prompts does. The supervisor keeps a swarm of its own the same way.
 import { z } from 'zod';
 import type { AssistantMessage, Model, ModelEvent, ToolCallPart } from '../../protocol/index.js';
-import { keepShape } from '../../protocol/shapes.js';
+import { keepShape, specimensToTake } from '../../protocol/shapes.js';
 import { defineTool } from '../../tools/index.js';
 import { Agent } from './agent.js';
 
@@ -58,15 +58,17 @@ export const specimenTool = defineTool({
   schema: z.object({ n: z.number() }),
   execute: async () => 'specimen',
 });
-const alone = new Agent({ id: 'specimen', model: specimenModel(false), tools: [specimenTool], retry: false });
-const lead = new Agent({
-  id: 'specimen-lead',
-  model: specimenModel(true),
-  tools: [specimenTool],
-  retry: false,
-  subagents: {},
+specimensToTake(() => {
+  const alone = new Agent({ id: 'specimen', model: specimenModel(false), tools: [specimenTool], retry: false });
+  const lead = new Agent({
+    id: 'specimen-lead',
+    model: specimenModel(true),
+    tools: [specimenTool],
+    retry: false,
+    subagents: {},
+  });
+  keepShape(alone);
+  keepShape(lead);
+  void alone.prompt(PROMPT).catch(() => {});
+  void lead.prompt(PROMPT).catch(() => {});
 });
-keepShape(alone);
-keepShape(lead);
-void alone.prompt(PROMPT).catch(() => {});
-void lead.prompt(PROMPT).catch(() => {});
