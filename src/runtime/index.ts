@@ -1,4 +1,4 @@
-// A real agent's turn, kept so that a collection keeps its objects' hidden classes (see the module).
+// The real turns the first agent takes and keeps, so that a collection keeps their objects' hidden classes.
 import './agent/specimens.js';
 
 export {

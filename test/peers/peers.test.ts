@@ -106,6 +106,21 @@ describe('optional peer dependencies', () => {
     expect(resolved).toContain('xstate');
   }, 120_000);
 
+  it('run nothing on importing troupe: the kept specimens are taken by the first agent', async () => {
+    // The step's specimens keep a Node timer (unref'd): counted by wrapping setInterval before the import.
+    const { stdout } = await child(`
+      let timers = 0;
+      const setIntervalOf = globalThis.setInterval;
+      globalThis.setInterval = (...args) => (timers++, setIntervalOf(...args));
+      const root = await import(${src('index.ts')});
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const atImport = timers;
+      const agent = root.createAgent({ model: root.scriptedModel([{ text: 'hi' }]) });
+      await agent.prompt('hello');
+      console.log(atImport, timers > 0);`);
+    expect(stdout.trim()).toBe('0 true');
+  }, 120_000);
+
   it('fail each feature that needs one with a MissingPeerError naming the package and the install line', async () => {
     const { stdout } = await child(
       `

@@ -1,11 +1,11 @@
-// Real turns, taken once when the process makes its first agent or supervisor (see specimensToTake) and kept with keepShape (see src/protocol/shapes.ts): an agent's
-// (a model call that asks for a tool, the tool's result, the final answer), and one that runs a swarm of two
-// subagents each taking such a turn. What a turn makes per agent (its settings, env, XState actor, system, mailbox and
-// snapshots, the machine's context as each assign leaves it, the workers' objects), and what the tree makes per
-// subagent and per task (the spawned actors, their settings, nodes and records, the batch and pool actors, their
-// stops), gets its hidden class from the hot path's own code, so only a kept object of each keeps those classes
-// through a collection with no agent alive; a hand-built look-alike would keep a class of its own. The agents stay
-// idle, as a program's agent between two prompts does. The supervisor keeps a swarm of its own the same way.
+// Real turns, taken once the process makes its first agent or supervisor (specimensToTake) and kept with keepShape
+// (see src/protocol/shapes.ts): an agent's (a model call that asks for a tool, the tool's result, the final answer),
+// and one that runs a swarm of two subagents each taking such a turn. What a turn makes per agent (its settings, env,
+// XState actor, system, mailbox and snapshots, the machine's context as each assign leaves it, the workers' objects),
+// and what the tree makes per subagent and per task (the spawned actors, their settings, nodes and records, the batch
+// and pool actors, their stops), gets its hidden class from the hot path's own code, so only a kept object of each
+// keeps those classes through a collection with no agent alive; a hand-built look-alike would keep a class of its
+// own. The agents stay idle, as a program's agent between two prompts does. The supervisor keeps a swarm the same way.
 import { z } from 'zod';
 import type { AssistantMessage, Model, ModelEvent, ToolCallPart } from '../../protocol/index.js';
 import { keepShape, specimensToTake } from '../../protocol/shapes.js';
