@@ -10,16 +10,20 @@ import {
 import { echo, latch } from './helpers.js';
 
 /**
- * A model whose every call is recorded with its signal. Call 1 asks for a tool, and, like some SDKs, may leave an
- * abort listener on its signal; call 2 streams nothing until it is aborted; later calls answer at once.
+ * A model whose every call is recorded with its signal. Call 1, like some SDKs, may leave an abort listener on its
+ * signal; call `waiting` streams nothing until it is aborted; the others are answered by `inner` (by default: a tool
+ * call first, then text).
  */
-function probe(options: { leaveListener: boolean }) {
+function probe(options: { leaveListener: boolean; waiting?: number; inner?: Model }) {
   const signals: AbortSignal[] = [];
   let staleAbort = false;
   const streaming = latch();
-  const inner = scriptedModel((_request, index) =>
-    index === 0 ? { toolCalls: [{ name: 'echo', args: { text: 'a' } }] } : { text: 'after the interrupt' },
-  );
+  const waiting = options.waiting ?? 2;
+  const inner =
+    options.inner ??
+    scriptedModel((_request, index) =>
+      index === 0 ? { toolCalls: [{ name: 'echo', args: { text: 'a' } }] } : { text: 'after the interrupt' },
+    );
   const model: Model = {
     id: 'probe',
     provider: 'scripted',
@@ -27,7 +31,7 @@ function probe(options: { leaveListener: boolean }) {
       signals.push(signal);
       const n = signals.length;
       if (n === 1 && options.leaveListener) signal.addEventListener('abort', () => (staleAbort = true));
-      if (n !== 2) return inner.stream(request, signal);
+      if (n !== waiting) return inner.stream(request, signal);
       return (async function* () {
         streaming.resolve();
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
@@ -66,27 +70,12 @@ describe("the model call's abort signal", () => {
 
 describe('model-call signals across agents', () => {
   it("never carry one agent's stale listener or interrupt into another agent's call", async () => {
-    const signals: AbortSignal[] = [];
-    let staleAbort = false;
-    const streaming = latch();
-    const inner = scriptedModel(() => ({ text: 'done' }));
-    const model: Model = {
-      id: 'probe',
-      provider: 'scripted',
-      stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
-        signals.push(signal);
-        const n = signals.length;
-        // The first agent's call leaves a listener behind, as some SDKs do.
-        if (n === 1) signal.addEventListener('abort', () => (staleAbort = true));
-        if (n !== 3) return inner.stream(request, signal);
-        return (async function* () {
-          streaming.resolve();
-          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-          yield* [];
-          throw new ModelError({ code: 'aborted', message: 'aborted' });
-        })();
-      },
-    };
+    // Call 1 (the first agent's) leaves a listener behind; call 3 (the third agent's) waits.
+    const { model, signals, streaming, staleAbort } = probe({
+      leaveListener: true,
+      waiting: 3,
+      inner: scriptedModel(() => ({ text: 'done' })),
+    });
     const first = createAgent({ model });
     const second = createAgent({ model });
     const third = createAgent({ model });
@@ -102,7 +91,7 @@ describe('model-call signals across agents', () => {
     expect((await running).stopReason).toBe('interrupted');
     expect(signals[2]?.aborted).toBe(true);
     // The first agent's listener belongs to a call long finished: no later call's interrupt reaches it.
-    expect(staleAbort).toBe(false);
+    expect(staleAbort()).toBe(false);
     await Promise.all([first.stop(), second.stop(), third.stop()]);
   });
 });
