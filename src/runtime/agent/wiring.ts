@@ -22,6 +22,7 @@ import {
   lastAssistant,
   ModelError,
   OutputValidationError,
+  type ToolResultPart,
   type TurnError,
   textOf,
 } from '../../protocol/index.js';
@@ -112,7 +113,9 @@ export const runtimeAgentMachine = agentMachine.provide({
       const env = envOf(system, context.agentId);
       env.closeApprovals();
       env.parsedArgs.clear();
-      const results = context.calls.flatMap((state) => (state.result ? [state.result] : []));
+      // A loop, not flatMap's callback: a closure made per step dies with it, and a collection drops its code.
+      const results: ToolResultPart[] = [];
+      for (const state of context.calls) if (state.result) results.push(state.result);
       env.append({ role: 'tool', content: results }, context);
     },
     announceApprovals: ({ context, system, self }) => {

@@ -369,6 +369,7 @@ export class AgentEnv implements EventOrigin {
       streaming: false,
       text: '',
       reasoning: '',
+      streamedCalls: undefined,
     };
     this.modelCall = call;
     return call;

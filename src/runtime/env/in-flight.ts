@@ -14,9 +14,10 @@ export interface ModelCall {
   reasoning: string;
   /**
    * The attempt's streamed tool calls: each provider id's latest Troupe identity, so that a call's stream events
-   * name it as its final message will (see `callIdentity`). Made at the attempt's first tool call.
+   * name it as its final message will (see `callIdentity`). Made at the attempt's first tool call; the key is there
+   * from the start, so that every call has one hidden class (see src/protocol/shapes.ts).
    */
-  streamedCalls?: { byProvider: Map<string, string>; ids: Set<string> };
+  streamedCalls: { byProvider: Map<string, string>; ids: Set<string> } | undefined;
 }
 
 /**

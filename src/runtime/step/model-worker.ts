@@ -255,7 +255,12 @@ function streamedCall(env: AgentEnv, call: ModelCall, providerId: string): strin
   call.streamedCalls ??= { byProvider: new Map(), ids: new Set() };
   const streamed = call.streamedCalls;
   const history = env.transcript.callIds();
-  const id = callIdentity(providerId, (candidate) => history.has(candidate) || streamed.ids.has(candidate));
+  // A fresh id, the usual case, is checked without a closure: one made per call dies with it, and a collection
+  // drops its optimised code, which the next calls compile again.
+  const fresh = !history.has(providerId) && !streamed.ids.has(providerId);
+  const id = fresh
+    ? providerId
+    : callIdentity(providerId, (candidate) => history.has(candidate) || streamed.ids.has(candidate));
   streamed.byProvider.set(providerId, id);
   streamed.ids.add(id);
   return id;

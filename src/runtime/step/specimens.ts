@@ -14,6 +14,8 @@ import { retryPolicy } from '../env/retry.js';
 import { Transcript } from '../env/transcript.js';
 import { CallContext } from './call-context.js';
 import { ToolResultOutbox } from './tool-result-outbox.js';
+import { UnaskedRun } from './tool-worker.js';
+import { WorkerInbox } from './worker-inbox.js';
 
 const model: Model = {
   id: 'specimen',
@@ -60,6 +62,10 @@ specimensToTake(() => {
   env.transcript.callIds();
   keepShape(env);
   keepShape(new ToolResultOutbox(env, () => {}));
+  keepShape(new WorkerInbox(env, () => {}));
+  keepShape(
+    new UnaskedRun(env, [call], { outcomes: [{ toolCallId: call.id }] }, new ToolResultOutbox(env, () => {}), 0),
+  );
   keepShape(new CallContext(env, call, new ToolBatch()));
 
   // XState's own per-actor objects (the actor, its mailbox, its system, a callback child's scope): the worker's

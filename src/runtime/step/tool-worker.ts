@@ -37,7 +37,7 @@ export function requestTools(env: AgentEnv, request: ToolWorkerRequest, outbox: 
     case 'VALIDATE': {
       const validated = validate(env, request.calls);
       outbox.reply({ type: 'VALIDATED', batch: request.batch, ...validated });
-      if (validated.allowed) runUnasked(env, request.calls, validated, outbox, () => request.batch);
+      if (validated.allowed) runUnasked(new UnaskedRun(env, request.calls, validated, outbox, request.batch));
       break;
     }
     case 'AUTHORIZE':
@@ -106,31 +106,48 @@ export function runValidatedAnswer(
   validated: ValidationOutcomes,
   outbox: ToolResultOutbox,
 ): void {
-  runUnasked(env, calls, validated, outbox, () => {
-    const context = env.machineContext;
-    // The machine's calls are the answer's own parts once it has taken it.
-    return context !== undefined && context.calls[0]?.call === calls[0] ? context.batch : undefined;
-  });
+  runUnasked(new UnaskedRun(env, calls, validated, outbox, undefined));
 }
 
 /**
  * Nothing can refuse these calls: the valid ones run without an EXECUTE (an event each way costs more than the phase
- * it would announce), as batch `batchOf()` (undefined: the machine did not take them). They start once the machine has
- * taken the answer, a microtask later: an interrupt it takes first closes the batch, and nothing starts.
+ * it would announce). They start once the machine has taken the answer, a microtask later: an interrupt it takes
+ * first closes the batch, and nothing starts. A class and a bound method rather than closures: a closure made per
+ * batch dies with it, and a full collection then drops its optimised code, which every next batch compiles again.
  */
-function runUnasked(
-  env: AgentEnv,
-  calls: ToolCallPart[],
-  validated: ValidationOutcomes,
-  outbox: ToolResultOutbox,
-  batchOf: () => number | undefined,
-): void {
-  const valid = calls.filter((_, index) => validated.outcomes[index]?.error === undefined);
-  const toolBatch = env.toolBatch;
-  onMicrotask(() => {
-    const batch = batchOf();
-    if (!toolBatch.aborted && batch !== undefined) run(env, batch, valid, outbox);
-  });
+export class UnaskedRun {
+  private readonly valid: ToolCallPart[];
+  private readonly toolBatch: ToolBatch;
+
+  constructor(
+    private readonly env: AgentEnv,
+    private readonly calls: ToolCallPart[],
+    validated: ValidationOutcomes,
+    private readonly outbox: ToolResultOutbox,
+    /** The batch they were asked as; undefined for an answer's calls, whose batch the machine makes of them. */
+    private readonly asked: number | undefined,
+  ) {
+    this.valid = [];
+    for (let index = 0; index < calls.length; index++) {
+      if (validated.outcomes[index]?.error === undefined) this.valid.push(calls[index] as ToolCallPart);
+    }
+    this.toolBatch = env.toolBatch;
+  }
+
+  start(): void {
+    const batch = this.asked ?? this.answerBatch();
+    if (!this.toolBatch.aborted && batch !== undefined) run(this.env, batch, this.valid, this.outbox);
+  }
+
+  /** The batch the machine made of the answer's calls (its calls are the answer's own parts); undefined if none. */
+  private answerBatch(): number | undefined {
+    const context = this.env.machineContext;
+    return context !== undefined && context.calls[0]?.call === this.calls[0] ? context.batch : undefined;
+  }
+}
+
+function runUnasked(pending: UnaskedRun): void {
+  onMicrotask(pending.start.bind(pending));
 }
 
 function validate(env: AgentEnv, calls: ToolCallPart[]): ValidationOutcomes {
