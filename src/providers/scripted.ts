@@ -12,6 +12,7 @@ import {
   textOf,
   type Usage,
 } from '../protocol/index.js';
+import { keepShape, specimensToTake } from '../protocol/shapes.js';
 import { toolCallPart } from './tool-call.js';
 
 /** A tool call in a scripted answer: the tool's name and its arguments (an object, or raw text to test broken JSON). */
@@ -93,16 +94,32 @@ export interface ScriptedModel extends Model {
  * });
  */
 export function scriptedModel(script: Script, options: ScriptedModelOptions = {}): ScriptedModel {
-  const state = new ScriptState(script, options.id ?? 'scripted', options.record ?? true);
-  return {
-    id: state.id,
-    provider: 'scripted',
-    requests: state.requests,
-    get calls() {
-      return state.calls;
-    },
-    stream: (request: ModelRequest, signal: AbortSignal) => new Playback(state, request, signal),
-  };
+  return new Scripted(new ScriptState(script, options.id ?? 'scripted', options.record ?? true));
+}
+
+/**
+ * The model `scriptedModel` returns: a class, so that `stream` is one function for every scripted model. V8 drops
+ * the optimised code of a function whose every function object died, so an arrow made per model would be compiled
+ * again by each model made after a collection; the specimens below keep these classes' hidden classes for the same
+ * reason (see src/protocol/shapes.ts).
+ */
+class Scripted implements ScriptedModel {
+  readonly id: string;
+  readonly provider: string = 'scripted';
+  readonly requests: ModelRequest[];
+
+  constructor(private readonly state: ScriptState) {
+    this.id = state.id;
+    this.requests = state.requests;
+  }
+
+  get calls(): number {
+    return this.state.calls;
+  }
+
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    return new Playback(this.state, request, signal);
+  }
 }
 
 /** What the answers of one scripted model share: the script, the counters and the recorded requests. */
@@ -336,3 +353,12 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+specimensToTake(() => {
+  // A model that has played a tool call to its end, as every scripted step does (see `Scripted`).
+  const model = new Scripted(new ScriptState([{ toolCalls: [{ name: 'specimen', args: {} }] }], 'specimen', false));
+  const playback = model.stream({ messages: [], tools: [] }, new AbortController().signal) as Playback;
+  for (let i = 0; i < 8; i++) void playback.next();
+  keepShape(model);
+  keepShape(playback);
+});

@@ -59,6 +59,13 @@ describe('scriptedModel', () => {
     });
   }
 
+  it('gives every model one stream function, whose optimised code outlives the models', () => {
+    const one = scriptedModel([{ text: 'a' }]);
+    const other = scriptedModel([{ text: 'b' }], { id: 'other', record: false });
+    expect(one.stream).toBe(other.stream);
+    expect([one.id, other.id, one.provider]).toEqual(['scripted', 'other', 'scripted']);
+  });
+
   it('streams the answer in chunks, then the whole message', async () => {
     const { events } = await play(answers.everything as ScriptedAnswer);
     expect(events.map((e) => ('delta' in e ? e.delta : e.type))).toEqual([
