@@ -68,10 +68,12 @@ export function swarmModel(size: { toolSteps: number; latencyMs: number }): Scri
     (request): ScriptedAnswer => {
       let step = 0;
       for (const message of request.messages) if (message.role === 'assistant') step++;
-      const latency = size.latencyMs > 0 ? { latencyMs: size.latencyMs } : {};
+      // Literals, not spreads: a literal's hidden class lives as long as its code, a spread's only while an answer
+      // made by it does (a collection between two runs would free it, and the model's code that reads answers).
+      const latencyMs = size.latencyMs;
       return step < size.toolSteps
-        ? { ...latency, toolCalls: [{ name: 'echo', args: { text: `step ${step}` } }] }
-        : { ...latency, text: FINAL_TEXT };
+        ? { latencyMs, toolCalls: [{ name: 'echo', args: { text: `step ${step}` } }] }
+        : { latencyMs, text: FINAL_TEXT };
     },
     { record: false },
   );

@@ -1,10 +1,10 @@
 /**
- * Which functions a full collection makes V8 compile again: W1's loop (`npm run bench`'s troupe row, from src/)
- * warmed up, then run `RUNS` times with a forced collection before each, under `--trace-opt --print-opt-source`,
+ * Which functions a full collection makes V8 compile again: W1's loop (`npm run bench`'s troupe row, from src/),
+ * or with `w3` a swarm of 200 subagents (W3's shape, no latency), warmed up, then run `RUNS` times with a forced collection before each, under `--trace-opt --print-opt-source`,
  * beside the same runs without the collections (the control: what the JIT still compiles as it warms up). The
  * optimisations of the measured runs are listed by function and summed by owner (Troupe, XState, zod, Node):
  *
- *   node --import tsx bench/recompiles.ts          (--json: the collected runs' counts by function, as JSON)
+ *   node --import tsx bench/recompiles.ts [w3]     (--json: the collected runs' counts by function, as JSON)
  *
  * V8 keeps a function's optimised code only while one of its function objects lives, and a hidden class only while
  * an object with it lives: a closure made per call or per agent, or a kind of object with no specimen kept, is
@@ -18,6 +18,7 @@ const WARMUP = 40;
 const RUNS = 16;
 const STEPS = 200;
 const MARK = '@@measured run';
+const WORKLOAD = process.argv.includes('w3') ? 'w3' : 'w1';
 
 if (process.argv.includes('--child')) await child(process.argv.includes('--collect'));
 else if (process.argv.includes('--json')) {
@@ -26,7 +27,7 @@ else if (process.argv.includes('--json')) {
 } else {
   const collected = recompiled(true);
   const control = recompiled(false);
-  console.log(`Optimisations in ${RUNS} runs of W1 after ${WARMUP} warm-up runs, by owner:\n`);
+  console.log(`Optimisations in ${RUNS} runs of ${WORKLOAD.toUpperCase()} after ${WARMUP} warm-up runs, by owner:\n`);
   console.log('  with a full collection before each run | without (control)');
   for (const owner of new Set([...collected.owners.keys(), ...control.owners.keys()])) {
     const n = collected.owners.get(owner) ?? 0;
@@ -37,14 +38,22 @@ else if (process.argv.includes('--json')) {
 }
 
 async function child(collect: boolean): Promise<void> {
-  const { createAgent } = await import('../src/index.js');
-  const { echoTool, toolLoopModel, ToolCounter } = await import('./fixtures.js');
+  const { createAgent, createSupervisor } = await import('../src/index.js');
+  const { echoTool, swarmModel, toolLoopModel, ToolCounter } = await import('./fixtures.js');
   const tools = [echoTool(new ToolCounter())];
-  const run = async () => {
-    const agent = createAgent({ model: toolLoopModel(STEPS), tools, maxSteps: STEPS + 1 });
-    await agent.prompt('go');
-    await agent.stop();
-  };
+  const run =
+    WORKLOAD === 'w1'
+      ? async () => {
+          const agent = createAgent({ model: toolLoopModel(STEPS), tools, maxSteps: STEPS + 1 });
+          await agent.prompt('go');
+          await agent.stop();
+        }
+      : async () => {
+          const model = swarmModel({ toolSteps: 3, latencyMs: 0 });
+          const supervisor = createSupervisor({ model, tools, concurrency: 100, maxRestarts: 0 });
+          await supervisor.swarm(Array.from({ length: 200 }, (_, n) => `task ${n}`));
+          await supervisor.stop();
+        };
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run the child with --expose-gc');
   for (let i = 0; i < WARMUP; i++) await run();
@@ -57,7 +66,7 @@ async function child(collect: boolean): Promise<void> {
 
 function recompiled(collect: boolean): { owners: Map<string, number>; rows: [string, number][] } {
   const args = ['--expose-gc', '--trace-opt', '--print-opt-source', '--import', 'tsx', fileURLToPath(import.meta.url)];
-  const out = spawnSync(process.execPath, [...args, '--child', ...(collect ? ['--collect'] : [])], {
+  const out = spawnSync(process.execPath, [...args, WORKLOAD, '--child', ...(collect ? ['--collect'] : [])], {
     encoding: 'utf8',
     maxBuffer: 1 << 30,
     env: childEnv(),
@@ -90,7 +99,7 @@ function childEnv(): NodeJS.ProcessEnv {
 }
 
 function ownerOf(key: string): string {
-  if (key.startsWith('src/')) return 'Troupe (src/)';
+  if (key.startsWith('src/') || key.startsWith('machines/')) return 'Troupe (src/, machines/)';
   if (key.startsWith('bench/')) return "the bench's fixtures";
   if (key.startsWith('xstate/')) return 'XState';
   if (key.startsWith('zod/')) return 'zod';

@@ -177,7 +177,7 @@ export class Supervisor {
   swarm(tasks: readonly (SwarmTask | string)[], options?: SwarmOptions): Promise<TaskResult[]>;
   async swarm(tasks: readonly (SwarmTask | string)[], options: SwarmOptions = {}): Promise<TaskResult[] | string[]> {
     this.assertRunning();
-    const requests = tasks.map((task) => (typeof task === 'string' ? { prompt: task } : task));
+    const requests = tasks.map(asRequest);
     const batch = this.runtime.startBatch(this.owner, requests, {
       background: options.background === true,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -340,6 +340,11 @@ export class Supervisor {
 }
 
 /** The batch's own supervision, where the swarm names any (else the tree's applies). */
+/** A swarm's task as given: a prompt alone, or the whole task. */
+function asRequest(task: SwarmTask | string): SwarmTask {
+  return typeof task === 'string' ? { prompt: task } : task;
+}
+
 function supervisionOf({ strategy, intensity, onFailure }: StrategyOptions): { supervision?: StrategyOptions } {
   if (!strategy && !intensity && !onFailure) return {};
   return {

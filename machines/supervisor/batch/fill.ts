@@ -79,15 +79,21 @@ export function fillFrom(context: BatchContext, enqueue: FillQueue, counted?: Pa
     else enqueue({ type: 'tell', params: { to: poolActorId(pool), event: start } });
     running++;
   }
-  // Pools the cursor has moved past get no more tasks.
-  const sealing = unsealed.filter((pool) => next >= size || (pool + 1) * POOL_TASKS <= next);
-  for (const pool of sealing) enqueue({ type: 'tell', params: { to: poolActorId(pool), event: SEAL } });
-  // Both `if`s below only save a context copy when nothing moved (a task started only by moving the cursor,
-  // a pool spawned only for a started task): recording unchanged values is the same state.
-  // Stryker disable next-line ConditionalExpression: equivalent (filtering out nothing keeps the same pools)
-  if (sealing.length) unsealed = unsealed.filter((pool) => !sealing.includes(pool));
+  // Pools the cursor has moved past get no more tasks; the others stay unsealed (`open`, made at the first sealed).
+  // A loop, not filter's callbacks: a closure made per settle dies with it, and a collection drops its code.
+  let open: number[] | undefined;
+  for (let i = 0; i < unsealed.length; i++) {
+    const pool = unsealed[i] as number;
+    if (next >= size || (pool + 1) * POOL_TASKS <= next) {
+      enqueue({ type: 'tell', params: { to: poolActorId(pool), event: SEAL } });
+      open ??= unsealed.slice(0, i);
+    } else open?.push(pool);
+  }
+  if (open) unsealed = open;
+  // Only save a context copy when something moved (a task started only by moving the cursor, a pool spawned only
+  // for a started task): recording unchanged values is the same state.
   // Stryker disable next-line ConditionalExpression: `true` records unchanged values (the same state)
-  if (counted || next !== context.next || sealing.length) {
+  if (counted || next !== context.next || open) {
     const changes = counted ?? {};
     changes.next = next;
     changes.running = running;

@@ -3,6 +3,7 @@ import type { BudgetLimits, JoinPolicy, Message, StrategyOptions, TaskSpec } fro
 import type { Budget } from '../budget/budget.js';
 import type { RestoredSpend } from '../budget/ledger.js';
 import type { Owner } from './nodes.js';
+import type { OpenedBatch } from './observer.js';
 import type { SubagentProfiles } from './subagent-profiles.js';
 import { SpawnRefused, type SubagentRequest, tooManyAgents } from './subagent-tools.js';
 import { type Limits, positive } from './supervision-options.js';
@@ -152,4 +153,22 @@ export function planTasks(
     records.push(record);
   }
   return { specs, records };
+}
+
+/**
+ * A planned batch's tasks as its observers see them (OpenedBatch's `tasks`). A loop, not map's callback: a closure
+ * made per batch dies with it, and a collection drops its optimised code.
+ */
+export function observedTasks(specs: readonly TaskSpec[], records: readonly TaskRecord[]): OpenedBatch['tasks'] {
+  const tasks: OpenedBatch['tasks'] = [];
+  for (let i = 0; i < specs.length; i++) {
+    const spec = specs[i] as TaskSpec;
+    tasks.push({
+      taskId: spec.taskId,
+      agentId: spec.agentId,
+      profile: records[i]?.profile ?? 'default',
+      prompt: spec.prompt,
+    });
+  }
+  return tasks;
 }

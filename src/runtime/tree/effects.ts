@@ -62,7 +62,8 @@ export function agentIdle(
  * What the supervision machines do to the world, for one tree: a task's agent built before its spawn (its
  * "started" fact), its settle recorded and reported (its "settled" fact), background results delivered through
  * the outbox, stopped agents released into the archive, and a finished agent's CHILD.DONE. Each reads and writes
- * the registry and the book it is given; the journal hears each fact through the observer.
+ * the registry and the book it is given; the journal hears each fact through the observer. What runs a microtask
+ * later is a bound method, never an arrow: a closure made per subagent dies with it, and a collection drops its code.
  */
 export class TreeEffects {
   private readonly outbox = new NotificationOutbox();
@@ -78,7 +79,7 @@ export class TreeEffects {
   ) {
     bus.on('agent_start', (event) => {
       const node = this.registry.registered(event.agentId);
-      if (node?.profile === 'member') this.tellSupervisor(node, 'MEMBER.BUSY');
+      if (node?.profile === 'member') onMicrotask(this.tellSupervisor.bind(this, node, 'MEMBER.BUSY'));
     });
   }
 
@@ -107,7 +108,7 @@ export class TreeEffects {
     const node = this.registry.node(agentId);
     if (!node) return;
     node.lastStop = { stopReason, error };
-    if (node.profile === 'member') this.tellSupervisor(node, 'MEMBER.IDLE');
+    if (node.profile === 'member') onMicrotask(this.tellSupervisor.bind(this, node, 'MEMBER.IDLE'));
     else this.checkFinished(node);
   }
 
@@ -287,7 +288,7 @@ export class TreeEffects {
     this.book.forgetKept(node.env.parentId ?? '', agentId);
     node.released = true;
     node.stopSubagents();
-    onMicrotask(() => this.finalizeRelease(node));
+    onMicrotask(this.finalizeRelease.bind(this, node));
   }
 
   /** Keeps the background results of `ownerId` until the returned release is called (see NotificationOutbox.hold). */
@@ -329,12 +330,10 @@ export class TreeEffects {
     this.outbox.close();
   }
 
-  /** A member's run starts or ends: its supervisor hears it after the member's transition has settled. */
+  /** A member's run started or ended: its supervisor hears it (a microtask later, the member's transition settled). */
   private tellSupervisor(node: TreeNode, type: 'MEMBER.BUSY' | 'MEMBER.IDLE'): void {
-    onMicrotask(() => {
-      const supervisor = node.parent;
-      if (!node.released && supervisor?.getSnapshot().status === 'active') supervisor.send({ type, agentId: node.id });
-    });
+    const supervisor = node.parent;
+    if (!node.released && supervisor?.getSnapshot().status === 'active') supervisor.send({ type, agentId: node.id });
   }
 
   private toOutbox(owner: TreeNode, taskId: string, delivered: () => void): void {
@@ -375,26 +374,27 @@ export class TreeEffects {
    */
   private checkFinished(node: TreeNode): void {
     if (!node.task || !node.parent) return;
-    onMicrotask(() => {
-      const task = node.task;
-      if (node.released || !task || task.status !== 'running' || node.openBackground > 0) return;
-      const snapshot = node.ref?.getSnapshot();
-      if (snapshot?.status !== 'active' || !snapshot.matches('idle')) return;
-      const taskActor = node.parent;
-      if (taskActor?.getSnapshot().status !== 'active') return;
-      // Built as literals, without spreads: on this V8 a spread takes a slow path, here once per subagent.
-      const stopReason = node.lastStop?.stopReason;
-      const error = node.lastStop?.error;
-      const { status: outcome, text } = handOffOf({
-        stopReason,
-        error,
-        text: textOf(lastAssistant(node.env.transcript.messages)),
-        output: node.lastOutput,
-      });
-      const failure = failureClassOf(stopReason, error);
-      const done: ChildDone = { type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text };
-      if (failure !== undefined) done.failure = failure;
-      taskActor.send(done);
+    onMicrotask(this.finishIfDone.bind(this, node));
+  }
+
+  private finishIfDone(node: TreeNode): void {
+    const task = node.task;
+    if (node.released || !task || task.status !== 'running' || node.openBackground > 0) return;
+    const snapshot = node.ref?.getSnapshot();
+    if (snapshot?.status !== 'active' || !snapshot.matches('idle')) return;
+    const taskActor = node.parent;
+    if (taskActor?.getSnapshot().status !== 'active') return;
+    // Built as literals, without spreads: on this V8 a spread takes a slow path, here once per subagent.
+    const { stopReason, error } = node.lastStop ?? {};
+    const { status: outcome, text } = handOffOf({
+      stopReason,
+      error,
+      text: textOf(lastAssistant(node.env.transcript.messages)),
+      output: node.lastOutput,
     });
+    const failure = failureClassOf(stopReason, error);
+    const done: ChildDone = { type: 'CHILD.DONE', agentId: node.id, taskId: task.taskId, outcome, text };
+    if (failure !== undefined) done.failure = failure;
+    taskActor.send(done);
   }
 }

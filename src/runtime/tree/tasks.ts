@@ -69,7 +69,11 @@ export class TaskBook {
 
   /** The open tasks an owner started (its supervisor is stopping). */
   openOf(ownerId: string): TaskRecord[] {
-    return [...this.records.values()].filter((r) => r.ownerId === ownerId && r.status === 'running');
+    const open: TaskRecord[] = [];
+    for (const record of this.records.values()) {
+      if (record.ownerId === ownerId && record.status === 'running') open.push(record);
+    }
+    return open;
   }
 
   /** Records a batch's tasks as open; `done` settles with their results in task order. */

@@ -5,7 +5,7 @@ import { checkLimits } from '../budget/budget.js';
 import type { EventBus } from '../env/bus.js';
 import type { AnyActorSystem } from '../env/registry.js';
 import { batchAccount } from '../step/turn-budget.js';
-import { type BatchOptions, newId, planTasks, refusalsOf } from './batch-plan.js';
+import { type BatchOptions, newId, observedTasks, planTasks, refusalsOf } from './batch-plan.js';
 import { TreeBook } from './book.js';
 import { TreeEffects } from './effects.js';
 import { type Owner, TreeNode } from './nodes.js';
@@ -211,12 +211,7 @@ export class Tree implements SubagentHost {
       ...(join && join.kind !== 'all' ? { join } : {}),
       ...(options.budget ? { budget: options.budget } : {}),
       ...(supervision ? { supervision } : {}),
-      tasks: specs.map((spec, i) => ({
-        taskId: spec.taskId,
-        agentId: spec.agentId,
-        profile: records[i]?.profile ?? 'default',
-        prompt: spec.prompt,
-      })),
+      tasks: observedTasks(specs, records),
     });
     const batch: BatchSpec = { batchId, background: options.background, concurrency, tasks: specs };
     if (join && join.kind !== 'all') batch.join = join;
