@@ -1,10 +1,12 @@
 /**
- * Which functions a full collection makes V8 compile again: W1's loop (`npm run bench`'s troupe row, from src/),
- * or with `w3` a swarm of 200 subagents (W3's shape, no latency), warmed up, then run `RUNS` times with a forced collection before each, under `--trace-opt --print-opt-source`,
- * beside the same runs without the collections (the control: what the JIT still compiles as it warms up). The
- * optimisations of the measured runs are listed by function and summed by owner (Troupe, XState, zod, Node):
+ * Which functions full collections make V8 compile again: W1's loop (`npm run bench`'s troupe row, from src/), or
+ * with `w3` a swarm of 200 subagents (W3's shape, no latency), `WARMUP` runs and then `RUNS` more, in two processes
+ * under `--trace-opt --print-opt-source`: one with a forced collection before each of the last runs, one without
+ * (the control). Every optimisation the first makes beyond the control's is one the collections caused; they are
+ * listed by function and summed by owner (Troupe, XState, zod, Node). Whole processes are compared, not runs:
+ * V8 prints its traces through a buffer that a marker written between two runs would not keep in order.
  *
- *   node --import tsx bench/recompiles.ts [w3]     (--json: the collected runs' counts by function, as JSON)
+ *   node --import tsx bench/recompiles.ts [w3]     (--json: the extra optimisations by function, as JSON)
  *
  * V8 keeps a function's optimised code only while one of its function objects lives, and a hidden class only while
  * an object with it lives: a closure made per call or per agent, or a kind of object with no specimen kept, is
@@ -17,24 +19,42 @@ import { fileURLToPath } from 'node:url';
 const WARMUP = 40;
 const RUNS = 16;
 const STEPS = 200;
-const MARK = '@@measured run';
 const WORKLOAD = process.argv.includes('w3') ? 'w3' : 'w1';
 
+type Counts = Map<string, number>;
+
 if (process.argv.includes('--child')) await child(process.argv.includes('--collect'));
-else if (process.argv.includes('--json')) {
-  // For test/agent/collection.test.ts: the collected runs' optimisations by function.
-  process.stdout.write(`${JSON.stringify(Object.fromEntries(recompiled(true).rows))}\n`);
-} else {
-  const collected = recompiled(true);
-  const control = recompiled(false);
-  console.log(`Optimisations in ${RUNS} runs of ${WORKLOAD.toUpperCase()} after ${WARMUP} warm-up runs, by owner:\n`);
-  console.log('  with a full collection before each run | without (control)');
-  for (const owner of new Set([...collected.owners.keys(), ...control.owners.keys()])) {
-    const n = collected.owners.get(owner) ?? 0;
-    console.log(`${String(n).padStart(5)}  ${owner.padEnd(34)}| ${control.owners.get(owner) ?? 0}`);
+else {
+  const collected = optimisations(true);
+  const control = optimisations(false);
+  const extra: [string, number][] = [];
+  for (const [where, n] of collected) {
+    const more = n - (control.get(where) ?? 0);
+    if (more > 0) extra.push([where, more]);
   }
-  console.log('\nWith the collections, by function (file:name @ source offset):\n');
-  for (const [key, n] of collected.rows) console.log(`${String(n).padStart(5)}  ${key}`);
+  extra.sort((a, b) => b[1] - a[1]);
+  if (process.argv.includes('--json')) {
+    // For test/agent/collection.test.ts.
+    process.stdout.write(`${JSON.stringify(Object.fromEntries(extra))}\n`);
+  } else report(collected, control, extra);
+}
+
+function report(collected: Counts, control: Counts, extra: [string, number][]): void {
+  const byOwner = (rows: Iterable<[string, number]>) => {
+    const owners = new Map<string, number>();
+    for (const [where, n] of rows) owners.set(ownerOf(where), (owners.get(ownerOf(where)) ?? 0) + n);
+    return owners;
+  };
+  const [all, base, more] = [byOwner(collected), byOwner(control), byOwner(extra)];
+  console.log(`${WORKLOAD.toUpperCase()}: ${WARMUP} runs, then ${RUNS} with a full collection before each or not.`);
+  console.log('Optimisations in the whole process, by owner:\n');
+  console.log('  with collections | without | the collections’ own');
+  for (const owner of new Set([...all.keys(), ...base.keys()])) {
+    const cells = [all.get(owner) ?? 0, base.get(owner) ?? 0, more.get(owner) ?? 0].map((n) => String(n).padStart(5));
+    console.log(`${cells[0]}   ${cells[1]}   ${cells[2]}   ${owner}`);
+  }
+  console.log('\nThe collections’ own, by function (file:name @ source offset):\n');
+  for (const [where, n] of extra) console.log(`${String(n).padStart(5)}  ${where}`);
 }
 
 async function child(collect: boolean): Promise<void> {
@@ -59,12 +79,12 @@ async function child(collect: boolean): Promise<void> {
   for (let i = 0; i < WARMUP; i++) await run();
   for (let i = 0; i < RUNS; i++) {
     if (collect) gc();
-    process.stdout.write(`${MARK}\n`);
     await run();
   }
 }
 
-function recompiled(collect: boolean): { owners: Map<string, number>; rows: [string, number][] } {
+/** Every optimisation of one child process, by function. */
+function optimisations(collect: boolean): Counts {
   const args = ['--expose-gc', '--trace-opt', '--print-opt-source', '--import', 'tsx', fileURLToPath(import.meta.url)];
   const out = spawnSync(process.execPath, [...args, WORKLOAD, '--child', ...(collect ? ['--collect'] : [])], {
     encoding: 'utf8',
@@ -72,9 +92,8 @@ function recompiled(collect: boolean): { owners: Map<string, number>; rows: [str
     env: childEnv(),
   });
   if (out.status !== 0) throw new Error(`the child failed: ${out.stderr}`);
-  const lines = out.stdout.split('\n');
-  const counts = new Map<string, number>();
-  for (const line of lines.slice(lines.indexOf(MARK))) {
+  const counts: Counts = new Map();
+  for (const line of out.stdout.split('\n')) {
     const source = /^--- FUNCTION SOURCE \((.*)\) id\{\d+,-1\} start\{(\d+)\} ---$/.exec(line);
     if (!source) continue;
     const [, where = '', start = ''] = source;
@@ -85,10 +104,7 @@ function recompiled(collect: boolean): { owners: Map<string, number>; rows: [str
     const key = `${file} @${start}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  const rows = [...counts].sort((a, b) => b[1] - a[1]);
-  const owners = new Map<string, number>();
-  for (const [key, n] of rows) owners.set(ownerOf(key), (owners.get(ownerOf(key)) ?? 0) + n);
-  return { owners, rows };
+  return counts;
 }
 
 /** Production mode, and no NODE_V8_COVERAGE from a coverage run: precise coverage changes what V8 optimises. */
