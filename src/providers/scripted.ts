@@ -98,26 +98,28 @@ export function scriptedModel(script: Script, options: ScriptedModelOptions = {}
 }
 
 /**
- * The model `scriptedModel` returns: a class, so that `stream` is one function for every scripted model. V8 drops
- * the optimised code of a function whose every function object died, so an arrow made per model would be compiled
- * again by each model made after a collection; the specimens below keep these classes' hidden classes for the same
- * reason (see src/protocol/shapes.ts).
+ * The model `scriptedModel` returns. Its `stream` is the prototype's `play`, bound: one function's optimised code for
+ * every scripted model (V8 drops the code of a function none of whose objects live, so an arrow made per model would
+ * be compiled again by each model made after a collection), and still callable detached, as a provider's is. The
+ * specimens below keep these classes' hidden classes for the same reason (see src/protocol/shapes.ts).
  */
 class Scripted implements ScriptedModel {
   readonly id: string;
   readonly provider: string = 'scripted';
   readonly requests: ModelRequest[];
+  readonly stream: (request: ModelRequest, signal: AbortSignal) => AsyncIterable<ModelEvent>;
 
   constructor(private readonly state: ScriptState) {
     this.id = state.id;
     this.requests = state.requests;
+    this.stream = this.play.bind(this);
   }
 
   get calls(): number {
     return this.state.calls;
   }
 
-  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
+  private play(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent> {
     return new Playback(this.state, request, signal);
   }
 }
