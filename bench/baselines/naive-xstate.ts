@@ -40,8 +40,9 @@ const naiveMachine = setup({
     emitted: {} as { type: 'delta'; delta: string },
   },
   actors: {
-    callModel: fromPromise<AssistantMessage, ModelInput>(({ input }) =>
-      answerOf(input.model, input.messages, (delta) => input.parent.send({ type: 'DELTA', delta })),
+    // fromPromise makes an AbortController per invocation whether it is used or not: the call listens to its own.
+    callModel: fromPromise<AssistantMessage, ModelInput>(({ input, signal }) =>
+      answerOf(input.model, input.messages, signal, (delta) => input.parent.send({ type: 'DELTA', delta })),
     ),
     runTools: fromPromise<ToolResultPart[], { tools: ToolTable; answer: AssistantMessage }>(({ input }) =>
       runBatch(input.tools, toolCallsOf(input.answer)),

@@ -63,11 +63,13 @@ function toPi(answer: AssistantMessage): PiAssistantMessage {
 }
 
 function scriptedStreamFn(model: Model): StreamFn {
-  return (_model, context) => {
+  return (_model, context, options) => {
     const stream = createAssistantMessageEventStream();
+    // The agent's own signal, as a provider would listen to (pi gives one per run).
+    const signal = options?.signal ?? new AbortController().signal;
     void (async () => {
       // pi's transcript has the roles the scripted model reads (it counts assistant messages).
-      const answer = toPi(await answerOf(model, context.messages as unknown as Message[]));
+      const answer = toPi(await answerOf(model, context.messages as unknown as Message[], signal));
       stream.push({ type: 'start', partial: answer });
       stream.push({ type: 'done', reason: answer.stopReason as 'stop' | 'toolUse', message: answer });
     })();

@@ -5,8 +5,10 @@ import { type AnyTool, type ToolContext, toToolResult } from '../../src/tools/in
 /**
  * The two baselines are as lean as the peer harness's (`shared/bench-peers`: plain-loop.ts, xstate-loop.ts), so
  * that the project's table cannot flatter Troupe: they call the tools straight (no argument validation), run a
- * step's calls with one `Promise.all`, and share one signal and one tool context. What they keep is the scripted
- * model that every row of a workload shares (its cost is the "scripted model alone" row).
+ * step's calls with one `Promise.all`, and share one tool context. Each run has its own abort signal, as each
+ * Troupe agent has: the scripted model listens to it while it waits, and one signal shared by thousands of waiting
+ * calls (W7) would make every `addEventListener` walk all their listeners. What they keep is the scripted model
+ * that every row of a workload shares (its cost is the "scripted model alone" row).
  */
 
 export interface LoopOptions {
@@ -39,8 +41,9 @@ export async function plainLoop(
   options: LoopOptions,
 ): Promise<LoopResult> {
   const messages: Message[] = [userMessage(prompt)];
+  const { signal } = new AbortController();
   for (let step = 1; step <= options.maxSteps; step++) {
-    const answer = await answerOf(model, messages, options.onTextDelta);
+    const answer = await answerOf(model, messages, signal, options.onTextDelta);
     messages.push(answer);
     const calls = toolCallsOf(answer);
     if (calls.length === 0) return { messages, steps: step, text: textOfAnswer(answer) };
@@ -53,9 +56,10 @@ export async function plainLoop(
 export async function answerOf(
   model: Model,
   messages: Message[],
+  signal: AbortSignal,
   onTextDelta?: (delta: string) => void,
 ): Promise<AssistantMessage> {
-  for await (const event of model.stream({ messages, tools: NO_TOOL_SPECS }, neverAborted)) {
+  for await (const event of model.stream({ messages, tools: NO_TOOL_SPECS }, signal)) {
     if (event.type === 'text_delta') onTextDelta?.(event.delta);
     else if (event.type === 'done') return event.message;
   }
