@@ -61,11 +61,10 @@ specimensToTake(() => {
   env.buildRequest(undefined);
   env.transcript.callIds();
   keepShape(env);
-  keepShape(new ToolResultOutbox(env, () => {}));
+  const outbox = new ToolResultOutbox(env, () => {});
+  keepShape(outbox);
   keepShape(new WorkerInbox(env, () => {}));
-  keepShape(
-    new UnaskedRun(env, [call], { outcomes: [{ toolCallId: call.id }] }, new ToolResultOutbox(env, () => {}), 0),
-  );
+  keepShape(new UnaskedRun(env, [call], { outcomes: [{ toolCallId: call.id }] }, outbox, 0));
   keepShape(new CallContext(env, call, new ToolBatch()));
 
   // XState's own per-actor objects (the actor, its mailbox, its system, a callback child's scope): the worker's

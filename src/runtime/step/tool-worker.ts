@@ -37,7 +37,7 @@ export function requestTools(env: AgentEnv, request: ToolWorkerRequest, outbox: 
     case 'VALIDATE': {
       const validated = validate(env, request.calls);
       outbox.reply({ type: 'VALIDATED', batch: request.batch, ...validated });
-      if (validated.allowed) runUnasked(new UnaskedRun(env, request.calls, validated, outbox, request.batch));
+      if (validated.allowed) new UnaskedRun(env, request.calls, validated, outbox, request.batch).schedule();
       break;
     }
     case 'AUTHORIZE':
@@ -106,7 +106,7 @@ export function runValidatedAnswer(
   validated: ValidationOutcomes,
   outbox: ToolResultOutbox,
 ): void {
-  runUnasked(new UnaskedRun(env, calls, validated, outbox, undefined));
+  new UnaskedRun(env, calls, validated, outbox, undefined).schedule();
 }
 
 /**
@@ -134,7 +134,12 @@ export class UnaskedRun {
     this.toolBatch = env.toolBatch;
   }
 
-  start(): void {
+  /** Starts them a microtask later, once the machine has taken the answer (see above). */
+  schedule(): void {
+    onMicrotask(this.start.bind(this));
+  }
+
+  private start(): void {
     const batch = this.asked ?? this.answerBatch();
     if (!this.toolBatch.aborted && batch !== undefined) run(this.env, batch, this.valid, this.outbox);
   }
@@ -144,10 +149,6 @@ export class UnaskedRun {
     const context = this.env.machineContext;
     return context !== undefined && context.calls[0]?.call === this.calls[0] ? context.batch : undefined;
   }
-}
-
-function runUnasked(pending: UnaskedRun): void {
-  onMicrotask(pending.start.bind(pending));
 }
 
 function validate(env: AgentEnv, calls: ToolCallPart[]): ValidationOutcomes {
