@@ -24,7 +24,9 @@
  * naive` is XState's price for the chart's shape; `troupe ÷ shape` is ours. The load average is printed beside every
  * figure. For where Troupe's own time goes, profile one row alone: `node --expose-gc --import tsx --cpu-prof
  * bench/xstate-floor.ts w1 troupe` (or `w3`, or another row), then `npx tsx bench/profile.ts <file>.cpuprofile`.
- * `BENCH_NO_GC=1` skips the collections before runs, as it does in the peer harness.
+ * `BENCH_NO_GC=1` skips the collections before runs, as it does in the peer harness. `w7 [N]` runs W7's shape in
+ * every row instead (N subagents at once, default 5,000, one tool step, 1.5 s latency, three alternated runs): wall
+ * time ÷ the ideal and CPU per subagent.
  */
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -50,6 +52,8 @@ interface Impl {
   w1(script: Script, inspect?: Inspect): Promise<string>;
   /** One W3 swarm: how many subagents completed with the final text. */
   w3(mkScript: () => Script, inspect?: Inspect): Promise<number>;
+  /** W7: `n` subagents all at once; how many completed with the final text. */
+  w7(n: number, mkScript: () => Script): Promise<number>;
 }
 
 const shapes = { shape: agentShape(false), collapsed: agentShape(true) };
@@ -64,6 +68,10 @@ async function implOf(row: Row): Promise<Impl> {
         const texts = await pooled(agents, concurrency, () => naiveRun(mkScript(), inspect));
         return texts.filter((text) => text === FINAL_TEXT).length;
       },
+      async w7(n, mkScript) {
+        const texts = await pooled(n, n, () => naiveRun(mkScript()));
+        return texts.filter((text) => text === FINAL_TEXT).length;
+      },
     };
   if (row === 'troupe') {
     const { troupeRun, troupeSwarm } = await import('./floor/troupe.js');
@@ -71,6 +79,10 @@ async function implOf(row: Row): Promise<Impl> {
       w1: (script, inspect) => troupeRun(script, W1.steps + 1, inspect),
       async w3(mkScript, inspect) {
         const texts = await troupeSwarm(agents, concurrency, mkScript, inspect);
+        return texts.filter((text) => text === FINAL_TEXT).length;
+      },
+      async w7(n, mkScript) {
+        const texts = await troupeSwarm(n, n, mkScript);
         return texts.filter((text) => text === FINAL_TEXT).length;
       },
     };
@@ -82,6 +94,7 @@ async function implOf(row: Row): Promise<Impl> {
       return reason === 'completed' ? FINAL_TEXT : reason;
     },
     w3: (mkScript, inspect) => shapeSwarm(swarm, agents, concurrency, mkScript, 25, inspect),
+    w7: (n, mkScript) => shapeSwarm(swarm, n, n, mkScript, 25),
   };
 }
 
@@ -211,6 +224,22 @@ const [mode, rowArg] = process.argv.slice(2);
 const row = ROWS.find((r) => r === rowArg);
 if (mode === 'memory' && row) {
   process.stdout.write(`${JSON.stringify(await memory(await implOf(row)))}\n`);
+} else if (mode === 'w7') {
+  // W7's shape (every subagent at once, one tool step, 1.5 s latency) in every row, alternated: CPU per subagent.
+  const n = Number(rowArg ?? 5000);
+  const size = { n, latencyMs: 1500, runs: 3 };
+  const impls = new Map<Row, Impl>();
+  for (const r of ROWS) impls.set(r, await implOf(r));
+  const once = async (impl: Impl): Promise<Timing> => {
+    counters.toolExecs = 0;
+    counters.modelCalls = 0;
+    const { value: done, wallMs, cpuMs } = await timed(() => impl.w7(size.n, () => new Script(1, size.latencyMs)));
+    checked('W7', done === size.n && counters.toolExecs === size.n, `${done} done, ${counters.toolExecs} tools`);
+    return { wall: wallMs / (2 * size.latencyMs), cpu: (cpuMs * 1000) / size.n };
+  };
+  const { medians, load: after } = await alternated(impls, once, 1, size.runs);
+  process.stdout.write(`W7 at ${n}: row, wall ÷ ideal, CPU µs per subagent (load after ${after})\n`);
+  for (const [r, t] of medians) process.stdout.write(`${r.padEnd(9)} ${t.wall.toFixed(2)}× ${t.cpu.toFixed(0)} µs\n`);
 } else if ((mode === 'w1' || mode === 'w3') && row) {
   // One row alone, five times the runs: for a CPU profile of it (see the header).
   const rows = new Map([[row, await implOf(row)]]);

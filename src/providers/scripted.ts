@@ -289,7 +289,9 @@ async function* paced(
   pending: ScriptedAnswer | Promise<ScriptedAnswer>,
   signal: AbortSignal,
 ): AsyncGenerator<ModelEvent> {
-  const answer = await pending;
+  // An answer the script has at once starts its latency with the call: an `await` on it would first wait for the
+  // microtask queue, which a burst of thousands of calls fills, so every latency would start after the burst.
+  const answer = isPromise(pending) ? await pending : pending;
   if (answer.latencyMs) await sleep(answer.latencyMs, signal);
   throwIfAborted(signal);
   const chunk = answer.chunkSize ?? 8;

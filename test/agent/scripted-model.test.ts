@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type ModelEvent, scriptedModel, textOf } from '../../src/index.js';
 import type { ScriptedAnswer } from '../../src/providers/index.js';
@@ -64,6 +64,22 @@ describe('scriptedModel', () => {
     const events: ModelEvent[] = [];
     for await (const event of stream({ messages: [], tools: [] }, new AbortController().signal)) events.push(event);
     expect(events.at(-1)).toMatchObject({ type: 'done', message: { content: [{ type: 'text', text: 'alone' }] } });
+  });
+
+  it("starts an answer's latency with the call, not after the microtask queue drains", async () => {
+    // A swarm starts thousands of calls in one burst of microtasks: a latency that began after a hop through that
+    // queue would begin after the whole burst, and every subagent would wait longer than its model.
+    vi.useFakeTimers();
+    try {
+      const model = scriptedModel([{ text: 'late', latencyMs: 1000 }]);
+      const stream = model.stream({ messages: [], tools: [] }, new AbortController().signal);
+      const first = stream[Symbol.asyncIterator]().next();
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(await first).toMatchObject({ value: { type: 'text_delta', delta: 'late' } });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('streams the answer in chunks, then the whole message', async () => {
