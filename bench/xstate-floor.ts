@@ -24,9 +24,9 @@
  * naive` is XState's price for the chart's shape; `troupe ÷ shape` is ours. The load average is printed beside every
  * figure. For where Troupe's own time goes, profile one row alone: `node --expose-gc --import tsx --cpu-prof
  * bench/xstate-floor.ts w1 troupe` (or `w3`, or another row), then `npx tsx bench/profile.ts <file>.cpuprofile`.
- * `BENCH_NO_GC=1` skips the collections before runs, as it does in the peer harness. `w7 [N]` runs W7's shape in
- * every row instead (N subagents at once, default 5,000, one tool step, 1.5 s latency, three alternated runs): wall
- * time ÷ the ideal and CPU per subagent.
+ * `BENCH_NO_GC=1` skips the collections before runs, as it does in the peer harness. `w7 [N] [row]` runs W7's shape
+ * in every row (or one) instead: N subagents at once (default 5,000), one tool step, 1.5 s latency, three alternated
+ * runs; wall time ÷ the ideal and CPU per subagent.
  */
 import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -228,8 +228,9 @@ if (mode === 'memory' && row) {
   // W7's shape (every subagent at once, one tool step, 1.5 s latency) in every row, alternated: CPU per subagent.
   const n = Number(rowArg ?? 5000);
   const size = { n, latencyMs: 1500, runs: 3 };
+  const only = ROWS.find((r) => r === process.argv[4]);
   const impls = new Map<Row, Impl>();
-  for (const r of ROWS) impls.set(r, await implOf(r));
+  for (const r of ROWS) if (!only || r === only) impls.set(r, await implOf(r));
   const once = async (impl: Impl): Promise<Timing> => {
     counters.toolExecs = 0;
     counters.modelCalls = 0;

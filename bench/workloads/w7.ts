@@ -11,7 +11,8 @@ import { swarmCheck } from './checks.js';
  * between them, so the ideal is two latencies whatever their number; what a subagent costs must not grow with the
  * number of its live siblings. One run sweeps the sizes upwards (after a short warm-up swarm, so the first size
  * does not pay for the JIT): the figure is the wall time of the largest; the facts are every size's wall time
- * and CPU time per subagent, and the heap each live subagent holds while it waits for its first answer.
+ * and CPU time per subagent, and the heap each live subagent holds while it waits for its first answer (weighed in
+ * one more swarm of the largest size, after the timed ones).
  */
 interface SiblingsSize {
   /** Swarm sizes, ascending; each swarm starts all of its subagents at once. */
@@ -42,15 +43,19 @@ async function sweep(size: SiblingsSize, swarm: Swarm): Promise<Timed> {
   let last = { ms: 0, cpuMs: 0 };
   for (const agents of size.siblings) {
     counter.calls = 0;
-    const before = settledHeap();
-    const weighed = agents === largest ? heapWhileWaiting(size.latencyMs) : undefined;
     const { ms, cpuMs, value: texts } = await timed(() => swarm(agents, size.latencyMs));
     swarmCheck(texts, counter, agents, agents * TOOL_STEPS);
     facts[`wallMs@${agents}`] = ms;
     facts[`cpuUsPerAgent@${agents}`] = (cpuMs * 1000) / agents;
-    if (weighed) facts.heapKBPerLiveAgent = ((await weighed) - before) / agents / 1024;
     last = { ms, cpuMs };
   }
+  // The heap is weighed in a swarm of its own, untimed: weighing collects everything twice while every subagent
+  // waits, a pause as long as the heap is large (0.3 s at 10,000), which the timed swarm must not include.
+  counter.calls = 0;
+  const before = settledHeap();
+  const weighed = heapWhileWaiting(size.latencyMs);
+  swarmCheck(await swarm(largest, size.latencyMs), counter, largest, largest * TOOL_STEPS);
+  facts.heapKBPerLiveAgent = ((await weighed) - before) / largest / 1024;
   // Flat from 1,000 up: below that a subagent still pays for code the JIT has not optimised yet.
   const from = size.siblings.find((n) => n >= 1000) ?? size.siblings[0] ?? 0;
   facts.cpuGrowth = (facts[`cpuUsPerAgent@${largest}`] ?? 0) / (facts[`cpuUsPerAgent@${from}`] ?? 1);
