@@ -1,10 +1,12 @@
 /**
  * Property tests of the pool machine as the runtime composes it: a pool of depth POOL_DEPTH over pools of depth 0
- * over stand-in task actors, all real actors. Random runs of what a batch may send it (STARTs in index order with
- * gaps, to the pool or, once a pool of depth 0 holds a task, straight to that one, found by its system id; CANCEL,
- * CANCEL_ALL, SEAL) and of tasks ending are checked against a model after every step:
+ * over stand-in task actors, all real actors. Random runs of what a batch may send it (a first FILL of tasks in index
+ * order with gaps, or none; then STARTs in index order with gaps, to the pool or, once a pool of depth 0 holds a
+ * task, straight to that one, found by its system id; CANCEL, CANCEL_ALL, SEAL) and of tasks ending are checked
+ * against a model after every step:
  *
- * - every START spawns exactly one task actor, in the slot and child pool its index names, with its task;
+ * - every task given (by FILL or START) spawns exactly one task actor, in the slot and child pool its index names,
+ *   with its task;
  * - no actor ever holds more than POOL_SIZE children;
  * - a CANCEL reaches the task of its index while that task is alive, and nothing else; CANCEL_ALL reaches every
  *   live task once;
@@ -103,9 +105,10 @@ describe('model-based: the pool machine (depth 1 over depth 0 over tasks)', () =
     expect(POOL_TASKS).toBe(POOL_SIZE * POOL_SIZE);
   });
 
-  it.prop([fc.array(step, { maxLength: 80 }), fc.nat({ max: POOL_TASKS - 1 })], { numRuns: RUNS })(
+  const fill = fc.array(fc.nat({ max: 20 }), { maxLength: 2 * POOL_SIZE + 4 });
+  it.prop([fill, fc.array(step, { maxLength: 80 }), fc.nat({ max: POOL_TASKS - 1 })], { numRuns: RUNS })(
     'spawns each task once in its place, reaches only live tasks, and ends exactly when sealed and empty',
-    (steps, first) => {
+    (fillGaps, steps, first) => {
       seen = { started: new Map(), cancels: new Map(), refs: new Map() };
       const settings = { ownerId: 'o', notifyOwner: false, maxRestarts: 0, restartDelayMs: 0 };
       const pool = createActor(composed(POOL_DEPTH), {
@@ -116,7 +119,18 @@ describe('model-based: the pool machine (depth 1 over depth 0 over tasks)', () =
       const cancels = new Map<number, number>();
       let sealed = false;
       let next = first;
-      for (const s of steps) {
+      // What its batch sends a pool it has just spawned: the tasks of that fill, at once.
+      const starts = [];
+      for (const gap of fillGaps) {
+        const index = next + gap;
+        if (index >= POOL_TASKS) break;
+        next = index + 1;
+        starts.push({ type: 'START', task: task(index), index } as const);
+        started.push(index);
+        live.add(index);
+      }
+      if (starts.length) pool.send({ type: 'FILL', starts });
+      for (const s of [{ kind: 'filled' } as const, ...steps]) {
         if (s.kind === 'start' && !sealed) {
           const index = next + s.gap;
           if (index >= POOL_TASKS) continue;

@@ -122,9 +122,10 @@ let rec = new BatchRecorder();
 
 const testBatch = batchMachine.provide({
   actors: {
-    pool: fromCallback<{ type: string; task?: TaskSpec }>(({ receive }) => {
+    pool: fromCallback<{ type: string; task?: TaskSpec; starts?: Array<{ task: TaskSpec }> }>(({ receive }) => {
       receive((command) => {
         if (command.type === 'START' && command.task) rec.running.add(command.task.taskId);
+        for (const start of command.type === 'FILL' ? (command.starts ?? []) : []) rec.running.add(start.task.taskId);
         if (command.type === 'CANCEL_ALL') for (const taskId of rec.running) rec.stopped.add(taskId);
       });
     }) as never,

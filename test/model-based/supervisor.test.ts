@@ -133,6 +133,7 @@ let current = new Recorder(CASES[0]?.batch as BatchSpec);
 
 type PoolCommand =
   | { type: 'START'; task: TaskSpec; index: number }
+  | { type: 'FILL'; starts: Array<{ type: 'START'; task: TaskSpec; index: number }> }
   | { type: 'CANCEL'; index: number; status: string }
   | { type: 'CANCEL_ALL'; status: string }
   | { type: 'SEAL' };
@@ -143,6 +144,7 @@ const testMachine = batchMachine.provide({
       const rec = current;
       receive((command) => {
         if (command.type === 'START') rec.start(command);
+        else if (command.type === 'FILL') for (const start of command.starts) rec.start(start);
         else if (command.type === 'CANCEL_ALL') {
           for (const taskId of rec.running) rec.stopped.set(taskId, command.status);
         } else if (command.type === 'CANCEL') {

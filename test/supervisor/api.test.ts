@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyActorRef, type InspectionEvent, waitFor as xstateWaitFor } from 'xstate';
 import { z } from 'zod';
+import { POOL_TASKS } from '../../machines/supervisor/index.js';
 import { type AgentEvent, createAgent, createSupervisor, defineTool, scriptedModel, textOf } from '../../src/index.js';
 import { emptyUsage } from '../../src/protocol/index.js';
 import { describeTree, SpawnRefused, type TreeView } from '../../src/runtime/index.js';
@@ -480,28 +481,51 @@ describe('createSupervisor(): reading the tree', () => {
 });
 
 describe('createSupervisor(): what a swarm costs XState', () => {
-  it('starts a task in its pool of depth 0 directly once that pool exists: the pool above relays only its first', async () => {
-    const starts = { above: 0, leaf: 0 };
+  /** The STARTs and FILLs the pools of a swarm hear, by the depth of the pool. */
+  async function poolEvents(tasks: number, concurrency: number) {
+    const heard = { above: 0, leaf: 0, fills: 0, filled: 0 };
+    const started: string[] = [];
     const inspect = (event: InspectionEvent) => {
-      if (event.type !== '@xstate.event' || event.event.type !== 'START') return;
-      const { depth } = (event.actorRef as AnyActorRef).getSnapshot().context as { depth: number };
-      if (depth === 0) starts.leaf++;
-      else starts.above++;
+      if (event.type !== '@xstate.event') return;
+      const { type } = event.event;
+      const context = (event.actorRef as AnyActorRef).getSnapshot().context as { task?: { taskId: string } };
+      if (type === 'xstate.init' && (event.actorRef as AnyActorRef).id.startsWith('task.'))
+        started.push(context.task?.taskId as string);
+      if (type === 'FILL') {
+        heard.fills++;
+        heard.filled += (event.event as unknown as { starts: unknown[] }).starts.length;
+      }
+      if (type !== 'START') return;
+      if ((context as { depth?: number }).depth === 0) heard.leaf++;
+      else heard.above++;
     };
     const supervisor = createSupervisor({ model: scriptedModel(() => ({ text: 'ok' })), inspect });
-    const tasks = 40;
-    const concurrency = 4;
     const results = await supervisor.swarm(
       Array.from({ length: tasks }, (_, n) => `task ${n}`),
       { concurrency },
     );
-    expect(results.every((result) => result.status === 'completed')).toBe(true);
-    expect(starts.leaf).toBe(tasks);
-    // The first fill's tasks go down through the pools (their pool of depth 0 is spawned on the way); later, one
-    // task starts per settle, through the pools only when it is the first of its pool of 16.
-    const laterFirsts = Math.ceil(tasks / 16) - 1;
-    expect(starts.above).toBe(concurrency + laterFirsts);
+    expect(results.map((result) => result.status)).toEqual(results.map(() => 'completed'));
+    // Every task started once, in order.
+    expect(started).toEqual(results.map((result) => result.taskId));
     await supervisor.stop();
+    return heard;
+  }
+
+  it('starts a task in its pool of depth 0 directly once that pool exists: the pool above relays only its first', async () => {
+    const tasks = 40;
+    const concurrency = 4;
+    const heard = await poolEvents(tasks, concurrency);
+    // The first fill's tasks go to the pool it spawns in one FILL; later, one task starts per settle, through the
+    // pools only when it is the first of its pool of 16.
+    expect(heard).toMatchObject({ fills: 1, filled: concurrency });
+    const laterFirsts = Math.ceil(tasks / 16) - 1;
+    expect(heard.above).toBe(laterFirsts);
+    expect(heard.leaf).toBe(tasks - concurrency);
+  });
+
+  it(`starts a first fill of ${POOL_TASKS + 44} tasks with one FILL per pool it spawns, and no START`, async () => {
+    const tasks = POOL_TASKS + 44;
+    expect(await poolEvents(tasks, tasks)).toEqual({ above: 0, leaf: 0, fills: 2, filled: tasks });
   });
 });
 

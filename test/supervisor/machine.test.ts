@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialTransition, transition } from 'xstate';
+import { createMachine, initialTransition, transition } from 'xstate';
 import {
   batchMachine,
   batchSystemId,
@@ -231,6 +231,24 @@ describe('pool machine of depth 0: task actors, bounded fan-out', () => {
     expect(snapshot.status).toBe('done');
   });
 
+  it('created with its tasks (or given them in one FILL), holds them in their slots and seals itself on the last', () => {
+    const starts = [POOL_SIZE + 3, 2 * POOL_SIZE - 1].map(startAt);
+    const input = { ...settings, batchId: 'b', background: false, depth: 0 };
+    const [created, actions] = pools.start({ ...input, starts });
+    const [filled] = pools.step(start()[0], { type: 'FILL', starts });
+    for (const snapshot of [created, filled]) {
+      expect(snapshot.context).toEqual({ ...input, open: [3, POOL_SIZE - 1], unsealed: [], sealed: true });
+      expect(Object.keys(snapshot.children)).toEqual(['task.3', `task.${POOL_SIZE - 1}`]);
+    }
+    expect(actions).toEqual([]);
+    // Sealed by the pool above it, it ends once its tasks have.
+    let [snapshot] = pools.start({ ...input, starts: [startAt(0)], sealed: true });
+    expect(snapshot.context).toMatchObject({ open: [0], sealed: true });
+    [snapshot] = pools.step(snapshot, { type: 'xstate.done.actor.task.0' });
+    expect(snapshot.status).toBe('done');
+    expect(pools.start({ ...input, starts: [startAt(0)] })[0].context.sealed).toBe(false);
+  });
+
   it('ends once sealed and every task actor has ended (in either order)', () => {
     let [snapshot] = start();
     [snapshot] = pools.step(snapshot, startAt(0));
@@ -331,6 +349,65 @@ describe('pool machine of depth 1: pools of one batch, bounded fan-out', () => {
     ]);
   });
 
+  it('FILL spawns its children with their tasks at once: what START by START does, with no START sent', () => {
+    // Stand-in task actors show the task each was spawned with.
+    const stand = createMachine({ context: ({ input }: { input: { task: { taskId: string } } }) => input });
+    const filled = poolMachine.provide({
+      actors: { task: stand, pool: poolMachine.provide({ actors: { task: stand } }) },
+    });
+    const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+    const fills = [
+      [0, 1, 2],
+      range(0, POOL_SIZE + 3),
+      // Tasks cancelled while queued leave gaps: a child the fill moved past is sealed, the last one is not.
+      [1, 2, 3 * POOL_SIZE + 4, 3 * POOL_SIZE + 5],
+      range(POOL_SIZE - 2, 2 * POOL_SIZE),
+      range(POOL_TASKS - POOL_SIZE - 1, POOL_TASKS),
+      [POOL_TASKS + 5],
+    ];
+    for (const indexes of fills) {
+      let [byStart] = start();
+      const sealed = new Set<string>();
+      for (const index of indexes) {
+        const [next, actions] = pools.step(byStart, startAt(index));
+        byStart = next;
+        for (const action of actions) if (action.endsWith(' SEAL')) sealed.add(action.split(' ')[1] as string);
+      }
+      const [first] = initialTransition(filled, { ...settings, batchId: 'b', background: false, depth: 1 });
+      const [byFill, actions] = transition(filled, first, { type: 'FILL', starts: indexes.map(startAt) } as never);
+      expect(actions.map((action) => action.type)).toEqual([]);
+      expect(byFill.context).toEqual(byStart.context);
+      // Each child pool holds its tasks in their slots, sealed exactly when START by START sealed it.
+      const children = (ref: unknown) =>
+        (ref as { getSnapshot(): { children: Record<string, unknown> } }).getSnapshot();
+      const expected = Object.fromEntries(
+        Object.keys(byStart.children).map((id) => {
+          const mine = indexes.filter((index) => `pool.${Math.floor(index / POOL_SIZE) % POOL_SIZE}` === id);
+          const slots = mine.map((index) => index % POOL_SIZE);
+          const tasks = Object.fromEntries(mine.map((index) => [`task.${index % POOL_SIZE}`, `t${index}`]));
+          return [id, { open: slots, unsealed: [], sealed: sealed.has(id), tasks }];
+        }),
+      );
+      const got = Object.fromEntries(
+        Object.entries(byFill.children).map(([id, child]) => {
+          const { context, children: tasks } = children(child) as never as {
+            context: { open: number[]; unsealed: number[]; sealed: boolean };
+            children: Record<string, unknown>;
+          };
+          const ids = Object.entries(tasks).map(([slot, ref]) => [
+            slot,
+            (children(ref) as never as { context: { task: { taskId: string } } }).context.task.taskId,
+          ]);
+          return [
+            id,
+            { open: context.open, unsealed: context.unsealed, sealed: context.sealed, tasks: Object.fromEntries(ids) },
+          ];
+        }),
+      );
+      expect(got).toEqual(expected);
+    }
+  });
+
   it('ends once sealed and every pool has ended (in either order)', () => {
     let [snapshot] = start();
     [snapshot] = pools.step(snapshot, startAt(0));
@@ -360,7 +437,8 @@ describe('batch machine: running → joined | cancelled → settled → released
   it('starts up to its concurrency in pool 0 and queues the rest; each settle frees a slot for the next', () => {
     const [snapshot, actions] = start();
     expect(snapshot.value).toBe('running');
-    expect(actions).toEqual(['spawn pool.0', 'send pool.0 START t0', 'send pool.0 START t1']);
+    // A pool spawned in a fill is given that fill's tasks in it at once.
+    expect(actions).toEqual(['spawn pool.0', 'send pool.0 FILL t0,t1']);
     expect(snapshot.context).toMatchObject({
       next: 2,
       running: 2,
@@ -378,8 +456,7 @@ describe('batch machine: running → joined | cancelled → settled → released
   it(`starts a task straight in its pool of ${POOL_SIZE} once that pool was given one before, else through its pools`, () => {
     const many = Array.from({ length: POOL_SIZE + 2 }, (_, i) => task(i));
     let [snapshot, actions] = start(batch('b', many, POOL_SIZE));
-    expect(actions.filter((a) => a.includes('START'))).toHaveLength(POOL_SIZE);
-    expect(actions.every((a) => !a.startsWith('send leaf'))).toBe(true);
+    expect(actions).toEqual(['spawn pool.0', `send pool.0 FILL ${many.slice(0, POOL_SIZE).map((t) => t.taskId)}`]);
     // The first task of the second pool of depth 0 spawns it on the way down; the next one goes to it directly.
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
     expect(actions).toEqual([`send pool.0 START t${POOL_SIZE}`]);
@@ -391,11 +468,18 @@ describe('batch machine: running → joined | cancelled → settled → released
     const many = Array.from({ length: POOL_TASKS + 2 }, (_, i) => task(i));
     const [snapshot, actions] = start(batch('b', many, POOL_TASKS + 2));
     expect(actions.filter((a) => a.startsWith('spawn'))).toEqual(['spawn pool.0', 'spawn pool.1']);
-    expect(actions.filter((a) => a.startsWith('send pool.1 START'))).toHaveLength(2);
-    expect(actions.filter((a) => a.endsWith('SEAL'))).toEqual(['send pool.0 SEAL', 'send pool.1 SEAL']);
+    expect(actions.filter((a) => a.includes('START'))).toEqual([]);
+    // Each is given its own tasks of the fill, in order, once, before the next pool is spawned; then both are sealed.
+    const ids = (from: number, to: number) => many.slice(from, to).map((t) => t.taskId);
+    expect(actions).toEqual([
+      'spawn pool.0',
+      `send pool.0 FILL ${ids(0, POOL_TASKS)}`,
+      'spawn pool.1',
+      `send pool.1 FILL ${ids(POOL_TASKS, POOL_TASKS + 2)}`,
+      'send pool.0 SEAL',
+      'send pool.1 SEAL',
+    ]);
     expect(snapshot.context.pools).toEqual([0, 1]);
-    // A pool is told each task's index in the batch (its pool and slot follow from it).
-    expect(actions).toContain(`send pool.1 START t${POOL_TASKS + 1}`);
   });
 
   it('settles once every task has; the supervisor hears it; it is released when its pools are gone', () => {
@@ -526,7 +610,7 @@ describe('batch machine: running → joined | cancelled → settled → released
     ]);
     expect(snapshot.context).toMatchObject({ next: POOL_TASKS, pools: [0], unsealed: [] });
     [snapshot, actions] = batches.step(snapshot, settledEvent(0));
-    expect(actions).toEqual(['spawn pool.1', `send pool.1 START t${POOL_TASKS}`]);
+    expect(actions).toEqual(['spawn pool.1', `send pool.1 FILL t${POOL_TASKS}`]);
     expect(snapshot.context.unsealed).toEqual([1]);
     [snapshot, actions] = batches.step(snapshot, settledEvent(1));
     expect(actions).toEqual([`send leaf ${POOL_SIZE} START t${POOL_TASKS + 1}`, 'send pool.1 SEAL']);

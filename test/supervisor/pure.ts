@@ -35,10 +35,13 @@ function describeActions(actions: ReadonlyArray<{ type: string; params?: unknown
             task?: TaskSpec;
             taskId?: string;
             index?: number;
+            starts?: Array<{ task: TaskSpec }>;
           };
           // A task's place: its index in the batch (what every pool on its way is told).
           const place = event.task || event.index === undefined ? undefined : `index ${event.index}`;
-          const detail = event.task?.taskId ?? event.taskId ?? place ?? event.status ?? '';
+          // A FILL: the tasks a pool starts with, by id.
+          const tasks = event.starts?.map((start) => start.task.taskId).join(',');
+          const detail = event.task?.taskId ?? event.taskId ?? tasks ?? place ?? event.status ?? '';
           return `send ${p.targetId as string} ${event.type}${detail ? ` ${detail}` : ''}`;
         }
         case 'reportSettled': {

@@ -18,9 +18,9 @@ export function withSettle(context: BatchContext, event: BatchEvent): { complete
 /**
  * The pool of depth 0 that runs the task at `index` was given a task in an earlier macrostep: it exists and is
  * unsealed (tasks start in order, so nothing has moved past it), and the task can start in it directly. One that
- * gets its first task now is spawned on the way down, so its START goes through the pools above it. The cursor
- * skips a task cancelled while queued only on its way to one it starts (or to the end), so a pool it has entered
- * holds a started task.
+ * gets its first task now is spawned on the way down: its START goes through the pools above it, or, if its batch
+ * spawns the pool above it in this fill, it is spawned with its tasks (FILL). The cursor skips a task cancelled
+ * while queued only on its way to one it starts (or to the end), so a pool it has entered holds a started task.
  */
 const leafAlive = (context: BatchContext, index: number): boolean => leafPoolOf(index) * POOL_SIZE < context.next;
 
@@ -38,6 +38,11 @@ export function countOf(context: BatchContext, event: BatchEvent): Partial<Batch
   return counted;
 }
 
+/** Tells the pool spawned in this fill the tasks it starts with. */
+function tellFill(enqueue: FillQueue, pool: number, starts: PoolStart[]): void {
+  enqueue({ type: 'tell', params: { to: poolActorId(pool), event: { type: 'FILL', starts } } });
+}
+
 /** What `fill` enqueues: starts, seals, spawned pools, and its `record`. */
 interface FillQueue {
   (action: { type: 'tell'; params: Tell } | { type: 'startInLeaf'; params: { leaf: number; event: PoolStart } }): void;
@@ -47,18 +52,28 @@ interface FillQueue {
 
 /**
  * Starts queued tasks up to the cap, each in its pool, and seals the pools it has moved past; `counted`, the counts
- * a settle moved, are recorded with what it moves.
+ * a settle moved, are recorded with what it moves. A pool spawned here is given its tasks of this fill in one FILL,
+ * not a START each relayed down to child pools that do not exist yet; in a message, not in its input, which XState
+ * keeps as long as the pool lives. Tasks still start in order: those of pools that exist come first (the cursor is
+ * past them), and each pool spawned here is told its FILL before the next one is spawned.
  */
 export function fillFrom(context: BatchContext, enqueue: FillQueue, counted?: Partial<BatchContext>): void {
   let { next, pools, unsealed } = context;
   let running = counted?.running ?? context.running;
   const size = context.tasks.length;
+  // The pool spawned in this fill that the cursor is in, and its tasks so far.
+  let spawned = -1;
+  let starts: PoolStart[] = [];
   while (running < context.concurrency && next < size) {
     const index = next++;
     const task = context.tasks[index] as TaskSpec;
     if (context.cancelled.includes(task.taskId)) continue;
     const pool = poolOf(index);
-    if (!pools.includes(pool)) {
+    const start: PoolStart = { type: 'START', task, index };
+    running++;
+    if (pool === spawned) starts.push(start);
+    else if (!pools.includes(pool)) {
+      if (starts.length) tellFill(enqueue, spawned, starts);
       enqueue.spawnChild('pool', {
         id: poolActorId(pool),
         input: {
@@ -73,12 +88,13 @@ export function fillFrom(context: BatchContext, enqueue: FillQueue, counted?: Pa
       });
       pools = [...pools, pool];
       unsealed = [...unsealed, pool];
-    }
-    const start: PoolStart = { type: 'START', task, index };
-    if (leafAlive(context, index)) enqueue({ type: 'startInLeaf', params: { leaf: leafPoolOf(index), event: start } });
+      spawned = pool;
+      starts = [start];
+    } else if (leafAlive(context, index))
+      enqueue({ type: 'startInLeaf', params: { leaf: leafPoolOf(index), event: start } });
     else enqueue({ type: 'tell', params: { to: poolActorId(pool), event: start } });
-    running++;
   }
+  if (starts.length) tellFill(enqueue, spawned, starts);
   // Pools the cursor has moved past get no more tasks; the others stay unsealed (`open`, made at the first sealed).
   // A loop, not filter's callbacks: a closure made per settle dies with it, and a collection drops its code.
   let open: number[] | undefined;

@@ -12,15 +12,30 @@ import {
   type Tell,
   taskActorId,
 } from '../shared.js';
+import type { TaskInput } from '../task/setup.js';
 
-export interface PoolInput extends TaskSettings {
+/** What a pool keeps of its input: its batch, its tasks' settings and its depth. */
+export interface PoolSettings extends TaskSettings {
   batchId: string;
   background: boolean;
   /** 0: its children are task actors; n: they are pools of depth n − 1. */
   depth: number;
 }
 
-export interface PoolContext extends PoolInput {
+export interface PoolInput extends PoolSettings {
+  /**
+   * The tasks it starts with, in index order, when the pool above it spawns it in a fill (see `firstChildren`): its
+   * children are spawned with them as it is created. XState keeps an actor's input for its whole life; a pool of
+   * depth 0 keeps task actors holding these same tasks as long as it lives (finished ones are stopped with it), so
+   * they cost it nothing more. A pool of depth 1 or more would keep the tasks of child pools that already ended:
+   * the batch gives its own pools (of depth POOL_DEPTH, 1) their tasks in a message (FILL) instead.
+   */
+  starts?: PoolStart[];
+  /** The fill that spawned it moved past it or gave it its last task: no task will come later. */
+  sealed?: boolean;
+}
+
+export interface PoolContext extends PoolSettings {
   /** Children alive, by their place in the pool (0 … POOL_SIZE − 1). */
   open: number[];
   /** Child pools that may still be given a task (a task actor is never sealed: it gets one task). */
@@ -34,6 +49,8 @@ export type PoolStart = { type: 'START'; task: TaskSpec; index: number };
 
 export type PoolEvent =
   | PoolStart
+  /** The tasks a pool its batch has just spawned starts with, in index order: its first fill, in one message. */
+  | { type: 'FILL'; starts: PoolStart[] }
   | ({ type: 'CANCEL'; index: number } & Cancellation)
   | ({ type: 'CANCEL_ALL' } & Cancellation)
   | { type: 'SEAL' }
@@ -44,21 +61,97 @@ type Ev<T extends PoolEvent['type']> = Extract<PoolEvent, { type: T }>;
 
 /** How many of a batch's tasks one child of a pool of this depth holds (1: a child is a task actor). */
 const spanOf = (depth: number): number => POOL_SIZE ** depth;
+type Depth = Pick<PoolContext, 'depth'>;
 /** The child of the pool that runs the task at `index` of the batch. */
-const childOf = (context: PoolContext, index: number): number => Math.floor(index / spanOf(context.depth)) % POOL_SIZE;
+const childOf = (context: Depth, index: number): number => Math.floor(index / spanOf(context.depth)) % POOL_SIZE;
 const childActorId = (context: PoolContext, child: number): string =>
   context.depth === 0 ? taskActorId(child) : poolActorId(child);
 /** The task at `index` is the last its child holds: that child gets no more tasks. */
-const isLast = (context: PoolContext, index: number): boolean => (index + 1) % spanOf(context.depth) === 0;
+const isLast = (context: Depth, index: number): boolean => (index + 1) % spanOf(context.depth) === 0;
+/**
+ * A pool of depth 0 given the task of its last slot seals itself: its batch starts tasks in it directly, and no pool
+ * above it sees that task.
+ */
+const isLastSlot = (context: Depth, index: number): boolean => context.depth === 0 && (index + 1) % POOL_SIZE === 0;
 /**
  * The child pools that get no more tasks once the task at `index` has started: the batch starts tasks in order, so
  * no child after its child exists yet, and every other unsealed one is passed; its child too when the task is the
  * last it holds.
  */
-function passedBy(context: PoolContext, index: number): number[] {
+function passedBy(context: Pick<PoolContext, 'depth' | 'unsealed'>, index: number): number[] {
   const child = childOf(context, index);
   const passed = context.unsealed.filter((open) => open !== child);
   return isLast(context, index) ? [...passed, child] : passed;
+}
+
+/** What a child of this pool is spawned with: a task actor's input (its task's id travels in it). */
+function taskInput(context: PoolSettings, task: TaskSpec): TaskInput {
+  const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
+  return { task, batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs };
+}
+
+/** What a child of this pool is spawned with: a pool's input, one level down. */
+function poolInput(context: PoolSettings): PoolInput {
+  const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
+  return { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs, depth: context.depth - 1 };
+}
+
+/** A pool of depth 0 is known to the system by its place in the batch (that of any task it holds). */
+const poolSystemId = (context: PoolSettings, index: number): string | undefined =>
+  context.depth === 1 ? leafPoolSystemId(context.batchId, leafPoolOf(index)) : undefined;
+
+/** XState's `spawn`, as a context factory and an `assign` are given it. */
+type Spawn = (
+  src: 'task' | 'pool',
+  options: { id: string; systemId?: string; input: TaskInput | PoolInput },
+) => unknown;
+
+/**
+ * A pool with no children yet given many tasks at once (its batch's FILL, or its input's `starts`) spawns its
+ * children with them in one go: their `children` copied once, in one snapshot, with no START each through it. What it
+ * does is what START by START would: each child is spawned with its tasks (a child pool gets them in its input,
+ * sealed if this fill moved past it or gave it its last task: `passedBy` decides), in index order, so tasks start
+ * in order; it is open; only the child still filling stays unsealed; a pool of depth 0 given its last slot seals
+ * itself.
+ */
+function firstChildren(
+  context: PoolContext,
+  starts: PoolStart[],
+  spawn: Spawn,
+): Pick<PoolContext, 'open' | 'unsealed' | 'sealed'> {
+  const groups: PoolStart[][] = [];
+  const passed: number[] = [];
+  let unsealed = context.unsealed;
+  for (const start of starts) {
+    const child = childOf(context, start.index);
+    const group = groups.at(-1);
+    if (group && childOf(context, (group[0] as PoolStart).index) === child) group.push(start);
+    else groups.push([start]);
+    passed.push(...passedBy({ depth: context.depth, unsealed }, start.index));
+    unsealed = isLast(context, start.index) ? [] : [child];
+  }
+  const open = [...context.open];
+  for (const group of groups) {
+    const { task, index } = group[0] as PoolStart;
+    const child = childOf(context, index);
+    open.push(child);
+    if (context.depth === 0) spawn('task', { id: taskActorId(child), input: taskInput(context, task) });
+    else {
+      const input: PoolInput = { ...poolInput(context), starts: group, sealed: passed.includes(child) };
+      const systemId = poolSystemId(context, index);
+      spawn('pool', systemId ? { id: poolActorId(child), systemId, input } : { id: poolActorId(child), input });
+    }
+  }
+  const last = starts.at(-1);
+  const sealed = context.sealed || (last !== undefined && isLastSlot(context, last.index));
+  return { open, unsealed, sealed };
+}
+
+/** A pool's context as it is created: spawned with its tasks (`starts`), its children are spawned with it. */
+export function initialContext(input: PoolInput, spawn: Spawn): PoolContext {
+  const { starts, sealed = false, ...settings } = input;
+  const context: PoolContext = { ...settings, open: [], unsealed: [], sealed };
+  return starts?.length ? { ...context, ...firstChildren(context, starts, spawn) } : context;
 }
 
 const SEAL = { type: 'SEAL' } as const;
@@ -106,6 +199,8 @@ export const poolSetup = setup({
       };
     }),
     seal: assign({ sealed: true, unsealed: [] }),
+    /** The tasks of its first fill: its children are spawned with them at once (see `firstChildren`). */
+    spawnFirst: assign(({ context, event, spawn }) => firstChildren(context, (event as Ev<'FILL'>).starts, spawn)),
     /** A child pool that ended is stopped at once (it may have held POOL_SIZE task actors). */
     stopPool: stopChild(({ event }) => poolActorId(indexOfChildEvent(event))),
   },
@@ -116,11 +211,8 @@ export const poolSetup = setup({
     isNewChild: ({ context, event }) => !context.open.includes(childOf(context, (event as Ev<'START'>).index)),
     /** The task is the last its child holds (its last slot, or the last task of a child pool's span). */
     isLastOfChild: ({ context, event }) => isLast(context, (event as Ev<'START'>).index),
-    /**
-     * A pool of depth 0 is given the task of its last slot: it seals itself, since its batch starts tasks in it
-     * directly and no pool above it sees that task.
-     */
-    isLastSlot: ({ context, event }) => context.depth === 0 && ((event as Ev<'START'>).index + 1) % POOL_SIZE === 0,
+    /** A pool of depth 0 is given the task of its last slot (see `isLastSlot`). */
+    isLastSlot: ({ context, event }) => isLastSlot(context, (event as Ev<'START'>).index),
     /** The child that holds this task is still alive (a cancel for a child that ended has nothing to reach). */
     childAlive: ({ context, event }) => context.open.includes(childOf(context, (event as Ev<'CANCEL'>).index)),
     isDrained: ({ context }) => context.sealed && context.open.length === 0,
@@ -130,28 +222,15 @@ export const poolSetup = setup({
     /** A task actor in the task's slot; the task's id travels in its input. */
     spawnTask: enqueueActions(({ context, event, enqueue }) => {
       const { task, index } = event as Ev<'START'>;
-      const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
-      enqueue.spawnChild('task', {
-        id: taskActorId(childOf(context, index)),
-        input: { task, batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs },
-      });
+      enqueue.spawnChild('task', { id: taskActorId(childOf(context, index)), input: taskInput(context, task) });
     }),
     /** A pool one level down, spawned with its first task; one of depth 0 is known to the system by its place. */
     spawnPool: enqueueActions(({ context, event, enqueue }) => {
       const { index } = event as Ev<'START'>;
-      const { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs } = context;
-      const input: PoolInput = {
-        batchId,
-        background,
-        ownerId,
-        notifyOwner,
-        maxRestarts,
-        restartDelayMs,
-        depth: context.depth - 1,
-      };
       const id = poolActorId(childOf(context, index));
-      if (input.depth === 0)
-        enqueue.spawnChild('pool', { id, systemId: leafPoolSystemId(batchId, leafPoolOf(index)), input });
+      const systemId = poolSystemId(context, index);
+      const input = poolInput(context);
+      if (systemId) enqueue.spawnChild('pool', { id, systemId, input });
       else enqueue.spawnChild('pool', { id, input });
     }),
     sealPassed: enqueueActions(({ context, event, enqueue }) => {
