@@ -107,7 +107,21 @@ function pool(parts: Measurement[]): Measurement {
     pooled.cpuFigures = cpuFigures;
     pooled.cpuMedian = median(cpuFigures);
   }
+  const facts = pooledFacts(parts);
+  if (facts) pooled.facts = facts;
   return pooled;
+}
+
+/** A row's facts: each number the median of its rounds' (as the figure is), anything else the first round's. */
+function pooledFacts(parts: Measurement[]): Measurement['facts'] {
+  const first = parts[0]?.facts;
+  if (!first) return undefined;
+  const facts: NonNullable<Measurement['facts']> = { ...first };
+  for (const [key, value] of Object.entries(first)) {
+    if (typeof value !== 'number') continue;
+    facts[key] = median(parts.map((m) => m.facts?.[key]).filter((n): n is number => typeof n === 'number'));
+  }
+  return facts;
 }
 
 const input: ReportInput = {
