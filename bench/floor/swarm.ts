@@ -25,6 +25,7 @@ const TOP_SPAN = POOL_SIZE * POOL_SIZE;
 type Index = { index: number };
 type SwarmEvent =
   | ({ type: 'START' } & Index)
+  | { type: 'FILL'; indexes: number[] }
   | { type: 'SEAL' }
   | { type: 'RELEASE' }
   | { type: 'CHILD.DONE'; taskId: string; outcome: string; text: string }
@@ -165,8 +166,41 @@ const childOf = (context: PoolContext, index: number) => Math.floor(index / span
 const isLast = (context: PoolContext, index: number) => (index + 1) % spanOf(context.depth) === 0;
 const startOf = (event: SwarmEvent) => (event as Index).index;
 
+type PoolInput = { depth: number; starts?: number[]; sealed?: boolean };
+type Spawn = (src: 'task' | 'pool', options: { id: string; systemId?: string; input: unknown }) => unknown;
+
+/**
+ * Troupe's first fill (`FILL`): a pool its batch spawns gets that fill's tasks at once and spawns its children
+ * with them (a child pool with its own tasks in its input, which spawns its task actors as it is created).
+ */
+function firstChildren(context: PoolContext, indexes: number[], spawn: Spawn) {
+  const last = indexes[indexes.length - 1] as number;
+  const lastChild = childOf(context, last);
+  const open = [...context.open];
+  const groups = new Map<number, number[]>();
+  for (const index of indexes) {
+    const child = childOf(context, index);
+    groups.set(child, [...(groups.get(child) ?? []), index]);
+  }
+  for (const [child, starts] of groups) {
+    open.push(child);
+    if (context.depth === 0) spawn('task', { id: `task.${child}`, input: { taskId: `task ${starts[0]}` } });
+    else {
+      const sealed = child !== lastChild || isLast(context, last);
+      spawn('pool', {
+        id: `pool.${child}`,
+        systemId: leafId(starts[0] as number),
+        input: { depth: 0, starts, sealed },
+      });
+    }
+  }
+  const sealedLast = context.depth === 0 || isLast(context, last);
+  const sealed = context.sealed || (context.depth === 0 && (last + 1) % POOL_SIZE === 0);
+  return { open, unsealed: sealedLast ? [] : [lastChild], sealed };
+}
+
 const poolSetup = setup({
-  types: { context: {} as PoolContext, events: {} as SwarmEvent, input: {} as { depth: number } },
+  types: { context: {} as PoolContext, events: {} as SwarmEvent, input: {} as PoolInput },
   actors: { task: taskMachine as AnyActorLogic, pool: fromCallback(() => {}) as AnyActorLogic },
   actions: {
     spawnTask: enqueueActions(({ context, event, enqueue }) => {
@@ -205,6 +239,9 @@ const poolSetup = setup({
       unsealed: context.unsealed.filter((open) => open !== childIndex(event)),
     })),
     seal: assign({ sealed: true, unsealed: [] }),
+    spawnFirst: assign(({ context, event, spawn }) =>
+      firstChildren(context, (event as Extract<SwarmEvent, { type: 'FILL' }>).indexes, spawn as Spawn),
+    ),
     stopPool: stopChild(({ event }) => `pool.${childIndex(event)}`),
   },
   guards: {
@@ -219,14 +256,17 @@ const poolSetup = setup({
 
 const poolMachine = poolSetup.createMachine({
   id: 'pool',
-  context: ({ input }) => ({
-    ...settings,
-    batchId: 'batch',
-    depth: input.depth,
-    open: [],
-    unsealed: [],
-    sealed: false,
-  }),
+  context: ({ input, spawn }) => {
+    const context: PoolContext = {
+      ...settings,
+      batchId: 'batch',
+      depth: input.depth,
+      open: [],
+      unsealed: [],
+      sealed: input.sealed ?? false,
+    };
+    return input.starts ? { ...context, ...firstChildren(context, input.starts, spawn as Spawn) } : context;
+  },
   initial: 'open',
   states: {
     open: {
@@ -239,6 +279,7 @@ const poolMachine = poolSetup.createMachine({
           { guard: 'isLastOfChild', actions: ['passDown', 'sealPassed', 'clearUnsealed'] },
           { actions: 'passDown' },
         ],
+        FILL: { actions: 'spawnFirst' },
         CANCEL: { guard: 'childAlive', actions: 'passDown' },
         CANCEL_ALL: [{ guard: 'parentsTasks', actions: 'passDown' }, { actions: 'passDown' }],
         SEAL: { actions: ['sealChildren', 'seal'] },
@@ -282,20 +323,38 @@ const batchSetup = setup({
     fill: enqueueActions(({ context, enqueue, system }) => {
       let { next, running } = context;
       const pools = [...context.pools];
+      // A top pool spawned in this fill gets its tasks of the fill in one FILL (Troupe's fillFrom), then its SEAL.
+      let spawned = -1;
+      let indexes: number[] = [];
+      const flush = () => {
+        if (!indexes.length) return;
+        enqueue.sendTo(`pool.${spawned}`, { type: 'FILL', indexes });
+        const last = indexes[indexes.length - 1] as number;
+        if ((last + 1) % TOP_SPAN === 0 || last + 1 === context.total)
+          enqueue.sendTo(`pool.${spawned}`, { type: 'SEAL' });
+        indexes = [];
+      };
       while (running < context.concurrency && next < context.total) {
         const top = Math.floor(next / TOP_SPAN);
-        if (!pools.includes(top)) {
+        if (top === spawned) indexes.push(next);
+        else if (!pools.includes(top)) {
+          flush();
           enqueue.spawnChild('pool', { id: `pool.${top}`, input: { depth: 1 } });
           pools.push(top);
+          spawned = top;
+          indexes = [next];
+        } else {
+          // A pool of depth 0 the cursor entered in an earlier macrostep exists: the task starts in it directly.
+          const start = { type: 'START' as const, index: next };
+          if (Math.floor(next / POOL_SIZE) * POOL_SIZE < context.next) enqueue.sendTo(system.get(leafId(next)), start);
+          else enqueue.sendTo(`pool.${top}`, start);
+          if ((next + 1) % TOP_SPAN === 0 || next + 1 === context.total)
+            enqueue.sendTo(`pool.${top}`, { type: 'SEAL' });
         }
-        // A pool of depth 0 the cursor entered in an earlier macrostep exists: the task starts in it directly.
-        const start = { type: 'START' as const, index: next };
-        if (Math.floor(next / POOL_SIZE) * POOL_SIZE < context.next) enqueue.sendTo(system.get(leafId(next)), start);
-        else enqueue.sendTo(`pool.${top}`, start);
-        if ((next + 1) % TOP_SPAN === 0 || next + 1 === context.total) enqueue.sendTo(`pool.${top}`, { type: 'SEAL' });
         next++;
         running++;
       }
+      flush();
       if (next !== context.next) enqueue.assign({ next, running, pools });
     }),
     count: assign(({ context, event }) => ({
