@@ -96,9 +96,13 @@ function poolInput(context: PoolSettings): PoolInput {
   return { batchId, background, ownerId, notifyOwner, maxRestarts, restartDelayMs, depth: context.depth - 1 };
 }
 
-/** A pool of depth 0 is known to the system by its place in the batch (that of any task it holds). */
-const poolSystemId = (context: PoolSettings, index: number): string | undefined =>
-  context.depth === 1 ? leafPoolSystemId(context.batchId, leafPoolOf(index)) : undefined;
+/** How the child pool that holds the task at `index` is spawned: one of depth 0 is known to the system by its place. */
+function childPool(context: PoolSettings, index: number, input: PoolInput) {
+  const id = poolActorId(childOf(context, index));
+  return context.depth === 1
+    ? { id, systemId: leafPoolSystemId(context.batchId, leafPoolOf(index)), input }
+    : { id, input };
+}
 
 /** XState's `spawn`, as a context factory and an `assign` are given it. */
 type Spawn = (
@@ -137,9 +141,10 @@ function firstChildren(
     open.push(child);
     if (context.depth === 0) spawn('task', { id: taskActorId(child), input: taskInput(context, task) });
     else {
-      const input: PoolInput = { ...poolInput(context), starts: group, sealed: passed.includes(child) };
-      const systemId = poolSystemId(context, index);
-      spawn('pool', systemId ? { id: poolActorId(child), systemId, input } : { id: poolActorId(child), input });
+      spawn(
+        'pool',
+        childPool(context, index, { ...poolInput(context), starts: group, sealed: passed.includes(child) }),
+      );
     }
   }
   const last = starts.at(-1);
@@ -226,12 +231,7 @@ export const poolSetup = setup({
     }),
     /** A pool one level down, spawned with its first task; one of depth 0 is known to the system by its place. */
     spawnPool: enqueueActions(({ context, event, enqueue }) => {
-      const { index } = event as Ev<'START'>;
-      const id = poolActorId(childOf(context, index));
-      const systemId = poolSystemId(context, index);
-      const input = poolInput(context);
-      if (systemId) enqueue.spawnChild('pool', { id, systemId, input });
-      else enqueue.spawnChild('pool', { id, input });
+      enqueue.spawnChild('pool', childPool(context, (event as Ev<'START'>).index, poolInput(context)));
     }),
     sealPassed: enqueueActions(({ context, event, enqueue }) => {
       for (const child of passedBy(context, (event as Ev<'START'>).index))
