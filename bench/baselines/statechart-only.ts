@@ -1,5 +1,5 @@
-import { createActor, fromCallback } from 'xstate';
-import { agentMachine, type WorkerRequest } from '../../machines/agent/index.js';
+import { createActor } from 'xstate';
+import { type AgentWorker, agentMachine, servedBy } from '../../machines/agent/index.js';
 import { type AssistantMessage, emptyUsage, type ToolResultPart } from '../../src/protocol/index.js';
 
 /** The run in progress: the fake workers are provided once, as the runtime's are, and read it from here. */
@@ -29,34 +29,29 @@ function okResult(id: string, name: string): ToolResultPart {
   };
 }
 
-// Replies go out on a microtask, as the runtime's do when a promise settles: each is its own macrostep.
-const machine = agentMachine.provide({
-  actors: {
-    // As the runtime's worker for an agent without permissions: the calls validated with the answer, every one
-    // allowed, run once the machine has taken it (its batch is one more than the last).
-    worker: fromCallback<WorkerRequest, { agentId: string }>(({ receive, sendBack }) => {
-      let batch = 0;
-      receive((request) => {
-        if (request.type !== 'MODEL_REQUEST') return;
-        const { turn, step } = request;
-        const message = answer(run.modelCalls++);
-        const calls = message.content.flatMap((part) => (part.type === 'tool_call' ? [part] : []));
-        if (calls.length === 0) {
-          queueMicrotask(() => sendBack({ type: 'MODEL_DONE', turn, step, message }));
-          return;
-        }
-        const validated = { outcomes: calls.map((c) => ({ toolCallId: c.id })), allowed: true };
-        const results = calls.map((c) => ({ toolCallId: c.id, result: okResult(c.id, c.name), terminate: false }));
-        run.toolResults += results.length;
-        const its = ++batch;
-        queueMicrotask(() => {
-          sendBack({ type: 'MODEL_DONE', turn, step, message, validated });
-          queueMicrotask(() => sendBack({ type: 'TOOL_RESULTS', batch: its, results }));
-        });
-      });
-    }),
-  },
-});
+// Replies go out on a microtask, as the runtime's do when a promise settles: each is its own macrostep. As the
+// runtime's worker for an agent without permissions: the calls validated with the answer, every one allowed, run
+// once the machine has taken it (its batch is one more than the last).
+let batch = 0;
+const worker: AgentWorker = (request, { self }) => {
+  if (request.type !== 'MODEL_REQUEST') return;
+  const { turn, step } = request;
+  const message = answer(run.modelCalls++);
+  const calls = message.content.flatMap((part) => (part.type === 'tool_call' ? [part] : []));
+  if (calls.length === 0) {
+    queueMicrotask(() => self.send({ type: 'MODEL_DONE', turn, step, message }));
+    return;
+  }
+  const validated = { outcomes: calls.map((c) => ({ toolCallId: c.id })), allowed: true };
+  const results = calls.map((c) => ({ toolCallId: c.id, result: okResult(c.id, c.name), terminate: false }));
+  run.toolResults += results.length;
+  const its = ++batch;
+  queueMicrotask(() => {
+    self.send({ type: 'MODEL_DONE', turn, step, message, validated });
+    queueMicrotask(() => self.send({ type: 'TOOL_RESULTS', batch: its, results }));
+  });
+};
+const machine = agentMachine.provide({ actions: servedBy(worker) });
 
 /**
  * Troupe's agent statechart alone: the real machine, with fake workers that answer every request at once (no
@@ -67,6 +62,7 @@ export function runStatechartAlone(steps: number): Promise<{ modelCalls: number;
   run.steps = steps;
   run.modelCalls = 0;
   run.toolResults = 0;
+  batch = 0;
   const actor = createActor(machine, { input: { agentId: 'statechart', maxSteps: steps + 1 } });
   return new Promise((resolve, reject) => {
     actor.subscribe({

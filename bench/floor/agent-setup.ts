@@ -83,7 +83,6 @@ type EventType =
   | 'GATED'
   | 'xstate.error.actor.supervisor';
 export type ShapeEvent = { type: EventType } & Partial<Payload>;
-type Request = { type: 'MODEL_REQUEST'; turn: number; step: number } | { type: 'OTHER' };
 
 /** What the runtime would hold for an agent: its model, and whom its turn's end is told. */
 export interface Seat {
@@ -91,39 +90,41 @@ export interface Seat {
   done: (stopReason: string) => void;
   /** The last answer's text (Troupe's transcript has it; the chart's context does not). */
   text?: string;
+  /** Its tool batches so far. */
+  batch?: number;
 }
 export const seats = new Map<string, Seat>();
 
 const isCurrentReply = (context: Ctx, event: ShapeEvent) => event.turn === context.turn && event.step === context.step;
 const hasToolCalls = (event: ShapeEvent) => event.answer?.type === 'tools';
-const open = (calls: CallState[]) => calls.filter((state) => state.status === 'open').map((state) => state.call);
+const _open = (calls: CallState[]) => calls.filter((state) => state.status === 'open').map((state) => state.call);
 
-/** The worker: answers MODEL_REQUEST from the seat's script, then runs the calls and sends their results. */
-const worker = fromCallback<Request, { agentId: string }>(({ receive, sendBack, input }) => {
-  const seat = seats.get(input.agentId) as Seat;
-  let batch = 0;
-  receive((request) => {
-    if (request.type !== 'MODEL_REQUEST') return;
-    const { turn, step } = request;
-    void seat.script.next().then((answer) => {
-      if (answer.type === 'text') {
-        seat.text = answer.text;
-        sendBack({ type: 'MODEL_DONE', turn, step, answer });
-        return;
-      }
-      const validated = { outcomes: answer.calls.map((call) => ({ toolCallId: call.id })), allowed: true };
-      sendBack({ type: 'MODEL_DONE', turn, step, answer, validated });
-      const its = ++batch;
-      void Promise.all(
-        answer.calls.map(async (call) => ({
-          toolCallId: call.id,
-          result: { toolCallId: call.id, text: JSON.stringify(await echo(call.args)), isError: false },
-          terminate: false,
-        })),
-      ).then((results) => sendBack({ type: 'TOOL_RESULTS', batch: its, results }));
-    });
+/**
+ * The worker, as Troupe's serves its chart's request actions: answers a model request from the seat's script, then
+ * runs the calls and sends their results, each reply an event to the agent. The seat keeps its batch count.
+ */
+function requestModel({ context, self }: { context: Ctx; self: { send(event: ShapeEvent): void } }) {
+  const seat = seats.get(context.agentId) as Seat;
+  const { turn, step } = context;
+  void seat.script.next().then((answer) => {
+    if (answer.type === 'text') {
+      seat.text = answer.text;
+      self.send({ type: 'MODEL_DONE', turn, step, answer });
+      return;
+    }
+    const validated = { outcomes: answer.calls.map((call) => ({ toolCallId: call.id })), allowed: true };
+    self.send({ type: 'MODEL_DONE', turn, step, answer, validated });
+    seat.batch = (seat.batch ?? 0) + 1;
+    const its = seat.batch;
+    void Promise.all(
+      answer.calls.map(async (call) => ({
+        toolCallId: call.id,
+        result: { toolCallId: call.id, text: JSON.stringify(await echo(call.args)), isError: false },
+        terminate: false,
+      })),
+    ).then((results) => self.send({ type: 'TOOL_RESULTS', batch: its, results }));
   });
-});
+}
 
 const nothing = () => {};
 
@@ -135,7 +136,6 @@ export const shapeSetup = setup({
     input: {} as { agentId: string; maxSteps: number },
   },
   actors: {
-    worker,
     compactor: fromPromise<void, { agentId: string }>(async () => {}),
     supervisor: fromCallback(nothing),
   },
@@ -155,17 +155,11 @@ export const shapeSetup = setup({
     spawnSupervisor: spawnChild('supervisor', { id: 'supervisor' }),
     markSupervising: assign({ supervising: true }),
     delegate: sendTo('supervisor', ({ event }) => event),
-    requestModel: sendTo('worker', ({ context }) => ({
-      type: 'MODEL_REQUEST' as const,
-      turn: context.turn,
-      step: context.step,
-      inputId: context.current?.inputId,
-      mayCompact: context.compactedAt === undefined,
-    })),
-    requestValidation: sendTo('worker', ({ context }) => ({ type: 'OTHER' as const, calls: open(context.calls) })),
-    requestAuthorization: sendTo('worker', ({ context }) => ({ type: 'OTHER' as const, calls: open(context.calls) })),
-    requestExecution: sendTo('worker', ({ context }) => ({ type: 'OTHER' as const, calls: open(context.calls) })),
-    requestOutputCheck: sendTo('worker', { type: 'OTHER' as const }),
+    requestModel,
+    requestValidation: nothing,
+    requestAuthorization: nothing,
+    requestExecution: nothing,
+    requestOutputCheck: nothing,
     enqueue: assign({ queue: ({ context, event }) => [...context.queue, event.input as Input] }),
     dropInput: assign({ queue: ({ context, event }) => context.queue.filter((i) => i.inputId !== event.inputId) }),
     dropQueue: assign({ queue: [] }),

@@ -6,7 +6,7 @@ import type { Script } from './script.js';
  * Troupe's agent chart (machines/agent/chart.ts) rebuilt in plain XState with none of Troupe's code: the same
  * states, nesting, transitions, guards, assigns (on a context of the same keys) and worker protocol, so a step
  * takes the same events and microsteps. Effects (announcing a step, the transcript, the event bus) do nothing, and
- * one callback worker answers the model requests and runs the tool calls, validated and allowed with the answer as
+ * the request actions answer the model requests and run the tool calls, validated and allowed with the answer as
  * Troupe's worker does for an agent nothing restricts. `collapsed` drops the tool phases: a batch is one state, left
  * by its results.
  */
@@ -172,16 +172,21 @@ export function agentShape(collapsed: boolean) {
     states: {
       idle: {
         on: {
-          PROMPT: { target: 'running', actions: ['enqueue', 'startRun'] },
+          PROMPT: { target: '#agent.running.turn', actions: ['enqueue', 'startRun', 'dequeueTurn', 'startTurn'] },
           STEER: { actions: 'inject' },
           NOTIFY: [
-            { guard: 'wakesOnNotification', target: 'running', actions: ['wakeWithNotification', 'startRun'] },
+            {
+              guard: 'wakesOnNotification',
+              target: '#agent.running.turn',
+              actions: ['wakeWithNotification', 'startRun', 'dequeueTurn', 'startTurn'],
+            },
             { actions: 'inject' },
           ],
         },
       },
       running: {
-        invoke: { id: 'worker', src: 'worker', input: ({ context }) => ({ agentId: context.agentId }) },
+        // As Troupe's: no worker actor (the requests are actions); leaving the run aborts what is in flight.
+        exit: 'abortInFlight',
         initial: 'nextTurn',
         on: {
           PROMPT: { actions: 'enqueue' },
@@ -281,7 +286,6 @@ export function agentShape(collapsed: boolean) {
       },
       interrupted: {
         entry: [
-          'abortInFlight',
           'closeInterruptedCalls',
           'recordToolResults',
           { type: 'stopWith', params: { reason: 'interrupted' } },
@@ -293,7 +297,7 @@ export function agentShape(collapsed: boolean) {
         ],
       },
       budgetExhausted: {
-        entry: ['abortInFlight', 'exhaustBudget', 'recordToolResults', 'announceBudgetExhausted', 'endTurn'],
+        entry: ['exhaustBudget', 'recordToolResults', 'announceBudgetExhausted', 'endTurn'],
         always: [
           { guard: 'hasQueuedInput', target: 'running' },
           { target: 'idle', actions: 'endRun' },

@@ -73,7 +73,8 @@ const modelFailure = [
 /**
  * One agent: a turn runs steps until the model answers without tool calls; each step asks the model, then moves
  * its tool batch through validate → authorize (→ await approval) → execute → finalize. Every effect is a named
- * action or a long-lived worker given by the runtime, so this file runs unchanged in pure transition tests.
+ * action given by the runtime (the step's requests to its worker among them), so this file runs unchanged in pure
+ * transition tests.
  *
  * The chart is shaped for the cost of a step, which XState charges per event, per microstep and per assign (each
  * clones the snapshot): a step with tools of an agent nothing restricts is three events (the model request, its
@@ -127,11 +128,11 @@ export const agentMachine = agentSetup.createMachine({
       },
     },
     running: {
-      // The worker lives as long as a run and takes requests as events: invoking an actor per request costs several
-      // times more than sending one an event, while starting it per run costs once and keeps an idle agent (a
-      // finished subagent kept for resume) small. One worker serves the model and the tools: a step waits on one
-      // at a time, and each actor is a start, a stop and two copies of the agent's children.
-      invoke: { id: 'worker', src: 'worker', input: ({ context }) => ({ agentId: context.agentId }) },
+      // The step's requests are actions the runtime serves (servedBy), its worker's answers events: no actor per
+      // run or per request (each actor is a start, a stop, two copies of the agent's children and an event per
+      // request, about a fifth of what a subagent costs). Leaving the run aborts what is in flight, and gives back
+      // what its calls held: an idle agent (a finished subagent kept for resume) holds nothing running.
+      exit: 'abortInFlight',
       initial: 'nextTurn',
       on: {
         PROMPT: { actions: 'enqueue' },
@@ -365,10 +366,9 @@ export const agentMachine = agentSetup.createMachine({
         },
       },
     },
-    /** The turn was interrupted: in-flight work is aborted and every open tool call gets a result. */
+    /** The turn was interrupted: in-flight work was aborted leaving `running`; every open tool call gets a result. */
     interrupted: {
       entry: [
-        'abortInFlight',
         'closeInterruptedCalls',
         'recordToolResults',
         { type: 'stopWith', params: { reason: 'interrupted' } },
@@ -385,7 +385,7 @@ export const agentMachine = agentSetup.createMachine({
      * are told by their own budgets, background ones included.
      */
     budgetExhausted: {
-      entry: ['abortInFlight', 'exhaustBudget', 'recordToolResults', 'announceBudgetExhausted', 'endTurn'],
+      entry: ['exhaustBudget', 'recordToolResults', 'announceBudgetExhausted', 'endTurn'],
       always: [
         { guard: 'hasQueuedInput', target: 'running' },
         { target: 'idle', actions: 'endRun' },

@@ -1,4 +1,4 @@
-import { assign, fromCallback, fromPromise, sendTo, setup, spawnChild } from 'xstate';
+import { type ActorSystem, assign, fromCallback, fromPromise, sendTo, setup, spawnChild } from 'xstate';
 import type { SupervisorCommand } from '../../src/protocol/index.js';
 import { errorResult, ModelError, toolCallsOf } from '../../src/protocol/index.js';
 import { agentGuards, command, compactedThisStep, reply, turnInput } from './guards.js';
@@ -13,11 +13,6 @@ import type {
   ValidationOutcomes,
   WorkerRequest,
 } from './types.js';
-
-/** Input the worker gets: which agent it serves. The runtime resolves the rest. */
-export interface WorkerInput {
-  agentId: string;
-}
 
 const CUT_OFF =
   'Your previous answer hit the output token limit before this tool call was complete, so it was not run. ' +
@@ -46,8 +41,77 @@ function callsWith(calls: ToolCallState[], status: ToolCallState['status']) {
 }
 
 /**
- * The agent chart's implementations (chart.ts is the chart): its worker, its actions (effects the runtime gives
- * with machine.provide(), and the assigns that are the context's only writers) and its guards (guards.ts).
+ * What each request action of the chart asks of the agent's worker (the model's and the tools'), made from the
+ * context alone: the chart decides when to ask, the worker how to answer.
+ */
+export const workerRequests = {
+  requestModel: (context: AgentContext): ModelWorkerRequest => ({
+    type: 'MODEL_REQUEST',
+    turn: context.turn,
+    step: context.step,
+    inputId: turnInput(context).inputId,
+    mayCompact: !compactedThisStep(context),
+  }),
+  requestValidation: (context: AgentContext): ToolWorkerRequest => ({
+    type: 'VALIDATE',
+    batch: context.batch,
+    calls: context.calls.map((state) => state.call),
+  }),
+  requestAuthorization: (context: AgentContext): ToolWorkerRequest => ({
+    type: 'AUTHORIZE',
+    batch: context.batch,
+    calls: callsWith(context.calls, 'open'),
+  }),
+  requestExecution: (context: AgentContext): ToolWorkerRequest => ({
+    type: 'EXECUTE',
+    batch: context.batch,
+    calls: callsWith(context.calls, 'open'),
+  }),
+  requestOutputCheck: (context: AgentContext): ToolWorkerRequest => ({
+    type: 'CHECK_OUTPUT',
+    turn: context.turn,
+    inputId: turnInput(context).inputId,
+  }),
+} as const;
+
+/** Where a worker's replies go: the agent's actor. */
+export interface WorkerReplyTarget {
+  send(event: AgentMachineEvent): void;
+}
+
+/**
+ * A worker: takes each request the chart makes (see `workerRequests`) and answers later by sending the agent its
+ * replies (MODEL_DONE, TOOL_RESULTS...). The runtime's is src/runtime/step/worker.ts; a test's answers from a script.
+ */
+export type AgentWorker = (request: WorkerRequest, agent: WorkerArgs) => void;
+
+/** What a worker is given with each request: the agent's context as the request was made, its actor and system. */
+export interface WorkerArgs {
+  context: AgentContext;
+  self: WorkerReplyTarget;
+  // biome-ignore lint/suspicious/noExplicitAny: XState's own AnyActorSystem is ActorSystem<any> but is not exported.
+  system: ActorSystem<any>;
+}
+
+/** The chart's request actions served by `worker`: for `agentMachine.provide({ actions: servedBy(worker) })`. */
+export function servedBy(worker: AgentWorker) {
+  const serve =
+    (make: (context: AgentContext) => WorkerRequest) =>
+    (args: WorkerArgs): void =>
+      worker(make(args.context), args);
+  return {
+    requestModel: serve(workerRequests.requestModel),
+    requestValidation: serve(workerRequests.requestValidation),
+    requestAuthorization: serve(workerRequests.requestAuthorization),
+    requestExecution: serve(workerRequests.requestExecution),
+    requestOutputCheck: serve(workerRequests.requestOutputCheck),
+  };
+}
+
+/**
+ * The agent chart's implementations (chart.ts is the chart): its actions (effects the runtime gives with
+ * machine.provide(), the step's requests to its worker among them, and the assigns that are the context's only
+ * writers), its compactor and supervisor, and its guards (guards.ts).
  */
 export const agentSetup = setup({
   types: {
@@ -56,11 +120,6 @@ export const agentSetup = setup({
     input: {} as AgentMachineInput,
   },
   actors: {
-    /**
-     * Streams model answers (MODEL_REQUEST → MODEL_DONE / MODEL_ERROR) and validates, authorizes and runs tool
-     * calls (VALIDATE / AUTHORIZE / EXECUTE / CHECK_OUTPUT): one actor, since a step asks for one or the other.
-     */
-    worker: fromCallback<WorkerRequest, WorkerInput>(() => {}),
     /** Replaces older messages of what is sent by a continuation note (src/context); resolves when done. */
     compactor: fromPromise<void, CompactorInput>(async () => {}),
     /**
@@ -86,7 +145,10 @@ export const agentSetup = setup({
     /** Appends the batch's results, in call order, to the transcript. */
     recordToolResults: () => {},
     announceApprovals: () => {},
-    /** Aborts the model call and running tools at once, so that nothing they say later lands in this turn. */
+    /**
+     * Aborts the model call and running tools at once, so that nothing they say later lands in this turn; leaving
+     * a run, gives back what its calls held.
+     */
     abortInFlight: () => {},
     /** Announces that a budget ended the turn (the `budget_exhausted` event); runs before `endTurn`. */
     announceBudgetExhausted: () => {},
@@ -107,48 +169,15 @@ export const agentSetup = setup({
     /** Hands a command about subagents to the agent's supervisor. */
     delegate: sendTo('supervisor', ({ event }) => command<'DELEGATE'>(event).command),
 
-    requestModel: sendTo(
-      'worker',
-      ({ context }): ModelWorkerRequest => ({
-        type: 'MODEL_REQUEST',
-        turn: context.turn,
-        step: context.step,
-        inputId: turnInput(context).inputId,
-        mayCompact: !compactedThisStep(context),
-      }),
-    ),
-    requestValidation: sendTo(
-      'worker',
-      ({ context }): ToolWorkerRequest => ({
-        type: 'VALIDATE',
-        batch: context.batch,
-        calls: context.calls.map((state) => state.call),
-      }),
-    ),
-    requestAuthorization: sendTo(
-      'worker',
-      ({ context }): ToolWorkerRequest => ({
-        type: 'AUTHORIZE',
-        batch: context.batch,
-        calls: callsWith(context.calls, 'open'),
-      }),
-    ),
-    requestExecution: sendTo(
-      'worker',
-      ({ context }): ToolWorkerRequest => ({
-        type: 'EXECUTE',
-        batch: context.batch,
-        calls: callsWith(context.calls, 'open'),
-      }),
-    ),
-    requestOutputCheck: sendTo(
-      'worker',
-      ({ context }): ToolWorkerRequest => ({
-        type: 'CHECK_OUTPUT',
-        turn: context.turn,
-        inputId: turnInput(context).inputId,
-      }),
-    ),
+    /**
+     * The step's requests to the agent's worker (`workerRequests` says what each asks), given by the runtime with
+     * `servedBy`: the worker answers later, with events (MODEL_DONE, VALIDATED, AUTHORIZED, TOOL_RESULTS...).
+     */
+    requestModel: () => {},
+    requestValidation: () => {},
+    requestAuthorization: () => {},
+    requestExecution: () => {},
+    requestOutputCheck: () => {},
 
     enqueue: assign({ queue: ({ context, event }) => [...context.queue, command<'PROMPT'>(event).input] }),
     dropInput: assign({

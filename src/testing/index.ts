@@ -24,7 +24,12 @@ import {
   type SnapshotFrom,
   transition,
 } from 'xstate';
-import type { AgentMachineEvent, TurnInput } from '../../machines/agent/index.js';
+import {
+  type AgentContext,
+  type AgentMachineEvent,
+  type TurnInput,
+  workerRequests,
+} from '../../machines/agent/index.js';
 import type {
   AgentEvent,
   AgentEventOf,
@@ -262,12 +267,15 @@ export function assertToolCalls(recorder: RunRecorder, expected: readonly Expect
 
 /**
  * An action the machine would run, by name, with its resolved parameters. A `sendTo` shows as `xstate.sendTo`
- * with `sent` saying to whom and what; assignments are not listed (they are already in the next context).
+ * with `sent` saying to whom and what; an agent's request to its worker (`requestModel`, `requestExecution`...)
+ * with `asked`, the request; assignments are not listed (they are already in the next context).
  */
 export interface PlannedAction {
   type: string;
   params?: unknown;
   sent?: { to: string; event: AnyEventObject };
+  /** What a request action of the agent's chart asks its worker, e.g. `{ type: 'EXECUTE', batch, calls }`. */
+  asked?: AnyEventObject;
 }
 
 /** What one pure step of a machine gives: the next snapshot, the actions it would run, and the active states. */
@@ -286,6 +294,9 @@ function planned(actions: readonly { type: string; params?: unknown }[]): Planne
     if (a.type === 'xstate.sendTo' && typeof params?.targetId === 'string' && typeof params.event === 'object') {
       action.sent = { to: params.targetId, event: params.event as AnyEventObject };
     }
+    const ask = workerRequests[a.type as keyof typeof workerRequests];
+    const context = (a as { info?: { context?: AgentContext } }).info?.context;
+    if (ask && context) action.asked = ask(context);
     return action;
   });
 }

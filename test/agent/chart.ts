@@ -3,8 +3,13 @@
  * snapshots at each stable state of a step, reached through XState's `initialTransition` / `transition` alone.
  */
 import { expect } from 'vitest';
-import { type AnyEventObject, type AnyMachineSnapshot, initialTransition, transition } from 'xstate';
-import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
+import { type AnyMachineSnapshot, initialTransition, transition } from 'xstate';
+import {
+  type AgentMachineEvent,
+  agentMachine,
+  type WorkerRequest,
+  workerRequests,
+} from '../../machines/agent/index.js';
 import type { AssistantMessage } from '../../src/index.js';
 import type { ToolResultPart } from '../../src/protocol/index.js';
 
@@ -43,19 +48,14 @@ export function start(input: Partial<Parameters<typeof initialTransition<typeof 
   return initialTransition(agentMachine, { agentId: 'a1', ...input });
 }
 
-const WORKER_LIFECYCLE = new Set(['xstate.spawnChild', 'xstate.stopChild']);
-
-/**
- * Applies events in order; returns the last snapshot and every action type run on the way, leaving out the
- * workers' starts and stops (asserted on their own below).
- */
+/** Applies events in order; returns the last snapshot and every action type run on the way. */
 export function drive(snapshot: Snapshot, ...events: AgentMachineEvent[]): [Snapshot, string[]] {
   const actions: string[] = [];
   let current = snapshot;
   for (const event of events) {
     const [next, executed] = transition(agentMachine, current, event);
     current = next;
-    for (const action of executed) if (!WORKER_LIFECYCLE.has(action.type)) actions.push(action.type);
+    for (const action of executed) actions.push(action.type);
   }
   return [current, actions];
 }
@@ -66,13 +66,6 @@ export function contextsOf(snapshot: Snapshot, event: AgentMachineEvent, type: s
   return executed
     .filter((a) => a.type === type)
     .map((a) => (a as unknown as { info: { context: Snapshot['context'] } }).info.context);
-}
-
-export function workerActions(snapshot: Snapshot, event: AgentMachineEvent): string[] {
-  const [, executed] = transition(agentMachine, snapshot, event);
-  return executed
-    .filter((a) => WORKER_LIFECYCLE.has(a.type))
-    .map((a) => `${a.type === 'xstate.spawnChild' ? 'start' : 'stop'} ${(a.params as { id?: string }).id ?? ''}`);
 }
 
 export const stateOf = (snapshot: AnyMachineSnapshot) => JSON.stringify(snapshot.value);
@@ -135,10 +128,15 @@ export function expectIgnored(snapshot: Snapshot, ...events: AgentMachineEvent[]
   }
 }
 
-/** The requests a transition sends to the workers, in order. */
-export function requestsOf(snapshot: Snapshot, event: AgentMachineEvent): AnyEventObject[] {
-  const [, executed] = transition(agentMachine, snapshot, event);
-  return executed.flatMap((action) =>
-    action.type === 'xstate.sendTo' ? [(action.params as { event: AnyEventObject }).event] : [],
-  );
+/** The requests among executed actions, in order: each request action's, from the context it ran with. */
+export function requestsIn(executed: ReadonlyArray<{ type: string }>): WorkerRequest[] {
+  return executed.flatMap((action) => {
+    const make = workerRequests[action.type as keyof typeof workerRequests];
+    return make ? [make((action as unknown as { info: { context: Snapshot['context'] } }).info.context)] : [];
+  });
+}
+
+/** The requests a transition makes of the worker, in order. */
+export function requestsOf(snapshot: Snapshot, event: AgentMachineEvent): WorkerRequest[] {
+  return requestsIn(transition(agentMachine, snapshot, event)[1]);
 }

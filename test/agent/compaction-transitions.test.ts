@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { type AnyEventObject, initialTransition, transition } from 'xstate';
 import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
 import { ModelError } from '../../src/index.js';
+import { requestsIn } from './chart.js';
 
 type Snapshot = ReturnType<typeof initialTransition<typeof agentMachine>>[0];
 
@@ -33,9 +34,7 @@ function step(snapshot: Snapshot, event: AgentMachineEvent) {
 }
 
 const modelRequests = (actions: ReturnType<typeof step>['actions']) =>
-  actions
-    .filter((a) => a.type === 'xstate.sendTo' && a.params?.event?.type === 'MODEL_REQUEST')
-    .map((a) => a.params?.event);
+  requestsIn(actions).filter((request) => request.type === 'MODEL_REQUEST');
 
 const value = (snapshot: Snapshot) => JSON.stringify(snapshot.value);
 

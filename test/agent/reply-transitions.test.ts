@@ -306,7 +306,7 @@ describe('answers, decisions and results', () => {
     });
     expect(snapshot.value).toBe('idle');
     expect(snapshot.context.stopReason).toBe('repetition');
-    expect(actions).toEqual(['recordToolResults', 'endStep', 'endTurn', 'endRun']);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'endTurn', 'abortInFlight', 'endRun']);
     const [goesOn] = drive(inExecuting(), results(1, 'c1', 'c2'));
     expect(goesOn.context.calls.some((state) => state.halt)).toBe(false);
   });
@@ -490,7 +490,7 @@ describe('between steps and turns', () => {
     });
     const done = { type: 'xstate.done.actor.compactor', output: undefined } as unknown as AgentMachineEvent;
     const mayCompact = (snapshot: Snapshot, event: AgentMachineEvent) =>
-      requestsOf(snapshot, event).map((request) => request.mayCompact);
+      requestsOf(snapshot, event).map((request) => (request.type === 'MODEL_REQUEST' ? request.mayCompact : undefined));
     // Turn 1 compacts in step 1, then its step 2 may compact again.
     const [compacted] = drive(inModel(), full(1, 1), done, toolAnswer(['c1']), {
       type: 'VALIDATED',

@@ -28,7 +28,6 @@ import {
   stateOf,
   steer,
   tools,
-  workerActions,
 } from './chart.js';
 
 describe('idle', () => {
@@ -40,24 +39,26 @@ describe('idle', () => {
     expect(Object.keys(snapshot.children)).toEqual([]);
   });
 
-  it('starts the worker for a run and stops it when the run ends', () => {
-    expect(workerActions(start()[0], prompt())).toEqual(['start worker']);
-    const [running] = drive(start()[0], prompt());
-    expect(Object.keys(running.children)).toEqual(['worker']);
+  it('runs no actor for a run: its requests are actions, and leaving the run aborts what is in flight', () => {
+    const [running, opening] = drive(start()[0], prompt());
+    expect(Object.keys(running.children)).toEqual([]);
+    expect(opening).not.toContain('xstate.spawnChild');
     const done: AgentMachineEvent = {
       type: 'MODEL_DONE',
       turn: 1,
       step: 1,
       message: answer([{ type: 'text', text: 'x' }]),
     };
-    expect(workerActions(running, done)).toEqual(['stop worker']);
-    expect(Object.keys(drive(running, done)[0].children)).toEqual([]);
+    const [idle, ending] = drive(running, done);
+    expect(idle.value).toBe('idle');
+    expect(ending).toEqual(['recordAssistant', 'endStep', 'abortInFlight', 'endTurn', 'endRun']);
+    expect(Object.keys(idle.children)).toEqual([]);
   });
 
   it('PROMPT starts a run, a turn and a step, and asks the model', () => {
     const [snapshot, actions] = drive(start()[0], prompt());
     expect(stateOf(snapshot)).toBe(MODEL);
-    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'xstate.sendTo']);
+    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'requestModel']);
     expect(snapshot.context).toMatchObject({ turn: 1, step: 1, queue: [], current: { inputId: 'in1' } });
   });
 
@@ -74,7 +75,7 @@ describe('idle', () => {
   it('NOTIFY wakes the agent with the notification as the turn input', () => {
     const [snapshot, actions] = drive(start()[0], notify);
     expect(stateOf(snapshot)).toBe(MODEL);
-    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'xstate.sendTo']);
+    expect(actions).toEqual(['startRun', 'startTurn', 'startStep', 'requestModel']);
     expect(snapshot.context.current).toMatchObject({ inputId: 'n1', expectsOutput: false });
     expect(snapshot.context.current?.messages[0]?.source).toBe('notification');
   });
@@ -139,7 +140,7 @@ describe('running.turn.step.model', () => {
       message: answer([{ type: 'text', text: 'hello' }]),
     });
     expect(snapshot.value).toBe('idle');
-    expect(actions).toEqual(['recordAssistant', 'endStep', 'endTurn', 'endRun']);
+    expect(actions).toEqual(['recordAssistant', 'endStep', 'abortInFlight', 'endTurn', 'endRun']);
     expect(snapshot.context.stopReason).toBe('completed');
   });
 
@@ -151,7 +152,7 @@ describe('running.turn.step.model', () => {
       message: answer([call('c1'), call('c2')], 'tool_calls'),
     });
     expect(stateOf(snapshot)).toBe(tools('validating'));
-    expect(actions).toEqual(['recordAssistant', 'xstate.sendTo']);
+    expect(actions).toEqual(['recordAssistant', 'requestValidation']);
     expect(snapshot.context.batch).toBe(1);
     expect(snapshot.context.calls.map((c) => [c.call.id, c.status])).toEqual([
       ['c1', 'open'],
@@ -168,7 +169,7 @@ describe('running.turn.step.model', () => {
     });
     expect(stateOf(snapshot)).toBe(MODEL);
     expect(snapshot.context.step).toBe(2);
-    expect(actions).toEqual(['recordAssistant', 'recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
+    expect(actions).toEqual(['recordAssistant', 'recordToolResults', 'endStep', 'startStep', 'requestModel']);
   });
 
   it('a pending steer keeps the turn going after a text answer', () => {
@@ -199,7 +200,7 @@ describe('running.turn.step.model', () => {
     const error = { name: 'ModelError', code: 'rate_limit', message: 'slow down', status: 429 };
     const [snapshot, actions] = drive(inModel(), { type: 'MODEL_ERROR', turn: 1, step: 1, error });
     expect(snapshot.value).toBe('idle');
-    expect(actions).toEqual(['endStep', 'endTurn', 'endRun']);
+    expect(actions).toEqual(['endStep', 'abortInFlight', 'endTurn', 'endRun']);
     expect(snapshot.context).toMatchObject({ stopReason: 'error', error });
   });
 
@@ -297,7 +298,7 @@ describe('a tool answer the worker validated as it answered', () => {
       const [snapshot, actions] = drive(inModel(), validatedAnswer(invalid, allowed));
       expect(stateOf(snapshot)).toBe(MODEL);
       expect(snapshot.context.step).toBe(2);
-      expect(actions).toEqual(['recordAssistant', 'recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
+      expect(actions).toEqual(['recordAssistant', 'recordToolResults', 'endStep', 'startStep', 'requestModel']);
     }
   });
 
@@ -328,7 +329,7 @@ describe('running.turn.step.tools.validating', () => {
       outcomes: [{ toolCallId: 'c1' }, { toolCallId: 'c2', error }],
     });
     expect(stateOf(snapshot)).toBe(tools('authorizing'));
-    expect(actions).toEqual(['xstate.sendTo']);
+    expect(actions).toEqual(['requestAuthorization']);
     expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'done']);
     expect(snapshot.context.calls[1]?.result).toEqual(error);
   });
@@ -463,7 +464,7 @@ describe('running.turn.step.tools.awaitingApproval', () => {
   it('APPROVE of the last waiting call starts execution', () => {
     const [snapshot, actions] = drive(inAwaiting(), { type: 'APPROVE', toolCallId: 'c1' });
     expect(stateOf(snapshot)).toBe(tools('executing'));
-    expect(actions).toEqual(['xstate.sendTo']);
+    expect(actions).toEqual(['requestExecution']);
     expect(snapshot.context.calls.map((c) => c.status)).toEqual(['open', 'open']);
   });
 
@@ -508,7 +509,7 @@ describe('running.turn.step.tools.executing', () => {
     });
     expect(stateOf(snapshot)).toBe(MODEL);
     expect(snapshot.context.step).toBe(2);
-    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'requestModel']);
   });
 
   it('results that finished together arrive as one event, in any order, and finalize the step at once', () => {
@@ -521,7 +522,7 @@ describe('running.turn.step.tools.executing', () => {
       ],
     });
     expect(stateOf(snapshot)).toBe(MODEL);
-    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'xstate.sendTo']);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'startStep', 'requestModel']);
     const recorded = contextsOf(
       inExecuting(),
       {
@@ -561,7 +562,7 @@ describe('running.turn.step.tools.executing', () => {
       { type: 'TOOL_RESULTS', batch: 1, results: [{ toolCallId: 'c2', result: result('c2'), terminate: true }] },
     );
     expect(snapshot.value).toBe('idle');
-    expect(actions).toEqual(['recordToolResults', 'endStep', 'endTurn', 'endRun']);
+    expect(actions).toEqual(['recordToolResults', 'endStep', 'endTurn', 'abortInFlight', 'endRun']);
   });
 
   it('does not end the turn when only some results say terminate', () => {
@@ -583,7 +584,7 @@ describe('running.turn.step.tools.executing', () => {
     );
     expect(snapshot.value).toBe('idle');
     expect(snapshot.context.stopReason).toBe('max_steps');
-    expect(actions.slice(-3)).toEqual(['endStep', 'endTurn', 'endRun']);
+    expect(actions.slice(-4)).toEqual(['endStep', 'endTurn', 'abortInFlight', 'endRun']);
   });
 
   it('drops results of another batch, duplicates and unknown calls', () => {
@@ -629,7 +630,7 @@ describe('running.turn.step.checkingOutput', () => {
   it('a valid answer ends the turn completed', () => {
     const [snapshot, actions] = drive(checking(), { type: 'OUTPUT_CHECKED', turn: 1, ok: true });
     expect(snapshot.value).toBe('idle');
-    expect(actions).toEqual(['endStep', 'endTurn', 'endRun']);
+    expect(actions).toEqual(['endStep', 'endTurn', 'abortInFlight', 'endRun']);
     expect(snapshot.context.stopReason).toBe('completed');
   });
 
@@ -702,7 +703,7 @@ describe('dropping queued inputs', () => {
       'endTurn',
       'startTurn',
       'startStep',
-      'xstate.sendTo',
+      'requestModel',
     ]);
     expect(snapshot.context).toMatchObject({ turn: 2, current: { inputId: 'in2' } });
     expect(snapshot.context.queue.map((input) => input.inputId)).toEqual(['in3']);
@@ -717,7 +718,8 @@ describe('dropping queued inputs', () => {
   it('STOP drops every queued input, then interrupts the turn: no queued input starts, and the run ends', () => {
     const [snapshot, actions] = drive(queued(), { type: 'STOP' });
     expect(snapshot.value).toBe('idle');
-    expect(actions).toEqual(['endStep', 'settleDropped', 'abortInFlight', 'recordToolResults', 'endTurn', 'endRun']);
+    // Leaving the run aborts what is in flight before the transition's own actions drop the queue.
+    expect(actions).toEqual(['endStep', 'abortInFlight', 'settleDropped', 'recordToolResults', 'endTurn', 'endRun']);
     expect(droppedBy(queued(), { type: 'STOP' })).toEqual([['in2', 'in3']]);
     expect(snapshot.context).toMatchObject({ turn: 1, queue: [], stopReason: 'interrupted' });
   });

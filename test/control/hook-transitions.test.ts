@@ -7,6 +7,7 @@ import { type AnyEventObject, initialTransition, transition } from 'xstate';
 import { type AgentMachineEvent, agentMachine } from '../../machines/agent/index.js';
 import type { AssistantMessage } from '../../src/index.js';
 import type { ToolResultPart } from '../../src/protocol/index.js';
+import { requestsIn } from '../agent/chart.js';
 
 type Snapshot = ReturnType<typeof initialTransition<typeof agentMachine>>[0];
 type Action = { type: string; params?: { id?: string; event?: AnyEventObject } };
@@ -16,8 +17,7 @@ function step(snapshot: Snapshot, event: AgentMachineEvent) {
   return { next, actions: actions as unknown as Action[] };
 }
 
-const sent = (actions: Action[], type: string) =>
-  actions.filter((a) => a.type === 'xstate.sendTo' && a.params?.event?.type === type);
+const sent = (actions: Action[], type: string) => requestsIn(actions).filter((request) => request.type === type);
 const value = (snapshot: Snapshot) => JSON.stringify(snapshot.value);
 const at = (state: string) => `{"running":{"turn":{"step":${state}}}}`;
 

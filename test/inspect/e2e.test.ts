@@ -78,12 +78,10 @@ describe.skipIf(missing('chromium', 'the inspector end-to-end tests'))('offline 
       await plan.locator('[data-testid="approval-tool"]:text-is("Write a file")').waitFor();
       expect(await plan.locator('[data-testid="approval-tool"]').getAttribute('title')).toBe('write_file');
       // By default the tree shows what a person supervises: agents and their tasks. The lead's two tasks sit under
-      // it, each with its subagent; supervisors, batches, pools and workers are plumbing, hidden.
+      // it, each with its subagent; supervisors, batches and pools are plumbing, hidden.
       const rows = page.locator('[data-testid="actor"]');
       const kinds = () => rows.evaluateAll((all) => [...new Set(all.map((row) => row.getAttribute('data-kind')))]);
       expect((await kinds()).sort()).toEqual(['agent', 'task']);
-      const names = await rows.evaluateAll((all) => all.map((row) => row.getAttribute('data-name')));
-      expect(names).not.toEqual(expect.arrayContaining(['worker']));
       const underLead = page.locator('li:has(> [data-name="lead"]) [data-testid="actor"][data-kind="agent"]');
       expect(await underLead.count()).toBe(3);
       const tasks = page.locator('li:has(> [data-name="lead"]) [data-testid="actor"][data-kind="task"]');
@@ -99,11 +97,11 @@ describe.skipIf(missing('chromium', 'the inspector end-to-end tests'))('offline 
       ).toEqual(expect.arrayContaining(['call_plan_md:awaiting', 'call_secrets_txt:awaiting']));
       expect(await page.locator('li:has(> [data-name="lead"]) [data-testid="actor"]').count()).toBe(await rows.count());
 
-      // One click shows the plumbing: root → lead → lead's supervisor → batch → … → the two subagents, with workers.
+      // One click shows the plumbing: root → lead → lead's supervisor → batch → … → the two subagents.
       await page.locator('[data-testid="show-plumbing"]').check();
       await page.locator('[data-testid="actor"][data-name="supervisor of lead"]').waitFor();
       const all = await rows.evaluateAll((each) => each.map((row) => row.getAttribute('data-name')));
-      expect(all).toEqual(expect.arrayContaining(['root', 'lead', 'supervisor of lead', 'worker']));
+      expect(all).toEqual(expect.arrayContaining(['root', 'lead', 'supervisor of lead']));
       expect(await kinds()).toEqual(expect.arrayContaining(['supervisor', 'batch', 'task', 'agent']));
       expect(
         await page

@@ -92,12 +92,12 @@ describe('pure transitions', () => {
       'idle',
     ]);
     expect(run.steps[4]?.actions.map((a) => a.type)).toContain('announceApprovals');
-    // The approval sends EXECUTE to the worker, and only for the approved call.
-    const sent = run.steps[5]?.actions.flatMap((a) => (a.sent ? [a.sent] : []));
-    expect(sent).toEqual([
+    // The approval asks the worker to execute, and only the approved call.
+    const asked = run.steps[5]?.actions.flatMap((a) => (a.asked ? [{ type: a.type, asked: a.asked }] : []));
+    expect(asked).toEqual([
       {
-        to: 'worker',
-        event: expect.objectContaining({ type: 'EXECUTE', calls: [expect.objectContaining({ id: 'c1' })] }),
+        type: 'requestExecution',
+        asked: expect.objectContaining({ type: 'EXECUTE', calls: [expect.objectContaining({ id: 'c1' })] }),
       },
     ]);
     expect(run.steps.at(-1)?.actions.map((a) => a.type)).toEqual(expect.arrayContaining(['endTurn', 'endRun']));

@@ -114,9 +114,8 @@ describe('a run seen through createWebSocketInspector', () => {
     expect(agentFrame?.definition).toContain('awaitingApproval');
     const localActors = local.filter((e) => e.type === '@xstate.actor');
     expect(actors.map((f) => f.sessionId).sort()).toEqual(localActors.map((e) => e.actorRef.sessionId).sort());
-    const worker = actors.find((f) => f.name === 'worker');
-    expect(worker?.parentId).toBe(agentFrame?.sessionId);
-    expect(typeof worker?.definition).toBe('string');
+    // An agent runs its turns with no actor under it: its worker's requests are actions.
+    expect(actors.filter((f) => f.parentId === agentFrame?.sessionId)).toEqual([]);
 
     // Every transition's snapshot, in order, for every actor.
     for (const { sessionId } of actors) {
@@ -203,10 +202,13 @@ describe('a run seen through createWebSocketInspector', () => {
       expect(up).toEqual(['task', 'pool', 'pool', 'batch']);
       expect(sub.name).toMatch(/^subagent\./);
     }
-    // Each agent's worker under it.
+    // Under an agent, only its supervisor (a lead's): its worker is no actor.
     for (const agent of agents) {
-      const workers = actors.filter((f) => f.parentId === agent.sessionId && f.name === 'worker');
-      expect(workers, agent.name).toHaveLength(1);
+      const under = actors.filter((f) => f.parentId === agent.sessionId).map((f) => f.name);
+      expect(
+        under.every((name) => name?.startsWith('supervisor')),
+        `${agent.name}: ${under}`,
+      ).toBe(true);
     }
     // Every parent is an announced actor: the tree is whole.
     for (const f of actors) if (f.parentId !== undefined) expect(bySession.has(f.parentId), f.name).toBe(true);

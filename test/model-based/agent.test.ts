@@ -19,7 +19,6 @@ import {
   type AnyMachineSnapshot,
   assign,
   createActor,
-  fromCallback,
   fromPromise,
   type InspectionEvent,
   type SnapshotFrom,
@@ -30,9 +29,8 @@ import {
   agentMachine,
   type CompactorInput,
   type ModelWorkerRequest,
+  servedBy,
   type ToolCallState,
-  type WorkerInput,
-  type WorkerRequest,
 } from '../../machines/agent/index.js';
 import type { AssistantMessage } from '../../src/index.js';
 import { stateIds, transitionKeys, transitionList } from '../../src/inspect/export.js';
@@ -328,7 +326,6 @@ const machineInput = (wakeOnNotification: boolean) => ({
 
 /** What one replay has seen; the provided machine below records into the current one. */
 class Recorder {
-  worker?: (e: AgentMachineEvent) => void;
   modelRequests: ModelWorkerRequest[] = [];
   inRun = false;
   turnsStarted = new Map<number, number>();
@@ -357,29 +354,27 @@ const violate = (why: string): never => {
 const testMachine = agentMachine.provide({
   actors: {
     compactor: fromPromise<void, CompactorInput>(() => new Promise<void>(() => {})),
-    worker: fromCallback<WorkerRequest, WorkerInput>(({ receive, sendBack }) => {
-      const rec = current;
-      rec.worker = sendBack as (e: AgentMachineEvent) => void;
-      receive((request) => {
-        if (request.type === 'MODEL_REQUEST') {
-          rec.modelRequests.push(request);
-          return;
-        }
-        if (request.type === 'AUTHORIZE' && rec.allowedBatches.has(request.batch)) {
-          rec.check(() => violate(`batch ${request.batch} was validated as allowed and still sent to authorization`));
-        }
-        if (request.type !== 'EXECUTE') return;
-        rec.check(() => {
-          for (const c of request.calls) {
-            if (!rec.authorised.has(c.id)) violate(`tool call ${c.id} executed before it was authorised`);
-            if (rec.executed.has(c.id)) violate(`tool call ${c.id} executed twice`);
-            rec.executed.add(c.id);
-          }
-        });
-      });
-    }),
   },
   actions: {
+    // The worker's requests; its replies are the generated events, sent to the agent as the runtime's are.
+    ...servedBy((request) => {
+      const rec = current;
+      if (request.type === 'MODEL_REQUEST') {
+        rec.modelRequests.push(request);
+        return;
+      }
+      if (request.type === 'AUTHORIZE' && rec.allowedBatches.has(request.batch)) {
+        rec.check(() => violate(`batch ${request.batch} was validated as allowed and still sent to authorization`));
+      }
+      if (request.type !== 'EXECUTE') return;
+      rec.check(() => {
+        for (const c of request.calls) {
+          if (!rec.authorised.has(c.id)) violate(`tool call ${c.id} executed before it was authorised`);
+          if (rec.executed.has(c.id)) violate(`tool call ${c.id} executed twice`);
+          rec.executed.add(c.id);
+        }
+      });
+    }),
     startRun: () =>
       current.check(() => {
         if (current.inRun) violate('agent_start inside a run');
@@ -467,12 +462,8 @@ function harness(wakeOnNotification: boolean, machine = testMachine): Harness {
             violations.push(`a model reply for turn ${event.turn} step ${event.step} that was never requested`);
           }
         }
-        const worker = rec.worker;
-        if (!worker) throw new Error('no worker');
-        worker(event);
-      } else {
-        actor.send(event);
       }
+      actor.send(event);
       // Withdrawing the running input interrupts its turn; withdrawing a queued one leaves the turn alone.
       const withdrawsCurrent =
         event.type === 'CANCEL_INPUT' && !before.context.queue.some((input) => input.inputId === event.inputId);

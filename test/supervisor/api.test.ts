@@ -475,7 +475,6 @@ describe('createSupervisor(): reading the tree', () => {
     await lead.prompt('hi');
     expect(actors.has('seen')).toBe(true);
     expect(actors.has('subagent.lead')).toBe(true);
-    expect(actors.has('worker')).toBe(true);
     await supervisor.stop();
   });
 });

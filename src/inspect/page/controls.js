@@ -10,7 +10,7 @@ let lastSent = null; // { id, actorKey }
 function modeOf(actor) {
   if (!actor) return 'none';
   if (isSupervisor(actor)) return 'supervisor';
-  if (!isAgent(actor)) return 'worker';
+  if (!isAgent(actor)) return 'plumbing';
   const status = statusOf(actor);
   const task = taskOf(actor);
   const running = status === 'active' && actor.snapshot?.value !== 'idle';
@@ -33,9 +33,9 @@ function build(actor, mode, send) {
     node.append(el('p', { class: 'empty' }, 'Select an agent.'));
     return node;
   }
-  if (mode === 'worker') {
+  if (mode === 'plumbing') {
     node.append(
-      el('p', { class: 'empty' }, `${labelOf(actor)} is a worker of its agent: select the agent to control it.`),
+      el('p', { class: 'empty' }, `${labelOf(actor)} is plumbing of its agent's tree: select an agent to control it.`),
     );
     return node;
   }

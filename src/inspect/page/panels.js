@@ -36,7 +36,7 @@ function stateLabel(actor) {
 // --- tree --------------------------------------------------------------------------------------------------------
 
 /**
- * What a person supervises: agents and their tasks. Supervisors, batches, pools and an agent's workers are
+ * What a person supervises: agents and their tasks. Supervisors, batches, pools and an agent's compactor are
  * plumbing: hidden unless "show plumbing" is on, their children drawn under the nearest shown ancestor.
  */
 const isPlumbing = (actor) => !isAgent(actor) && kindOf(actor) !== 'task';

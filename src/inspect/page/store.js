@@ -9,7 +9,7 @@ export const runs = new Map(); // run -> connected
 export const answered = [];
 /** Commands answered by a program, newest last (acks with their command). */
 export const acks = [];
-/** `showPlumbing`: the tree shows supervisors, batches, pools and workers too (off: agents and tasks). */
+/** `showPlumbing`: the tree shows supervisors, batches and pools too (off: agents and tasks). */
 export const view = { selectedKey: null, seq: 0, showPlumbing: false };
 /** Commands this page sent, by id, until answered. */
 export const sent = new Map();

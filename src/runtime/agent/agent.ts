@@ -528,7 +528,7 @@ export class Agent<Output = unknown> {
       if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'STOP' });
       // Subagents first: their running tasks are interrupted and settled, so every history stays valid.
       if (!this.detach) this.node?.stopSubagents();
-      this.env.stopped = true;
+      this.env.stop();
       if (this.detach) this.detach();
       else {
         this.actor.stop();

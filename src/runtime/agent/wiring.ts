@@ -29,7 +29,7 @@ import {
 import type { AgentEnv, RunResult } from '../env/env.js';
 import { envOf } from '../env/registry.js';
 import { startTurnBudget } from '../step/turn-budget.js';
-import { agentWorker } from '../step/worker.js';
+import { workerActions } from '../step/worker.js';
 import { agentIdle, effectsOf } from '../tree/effects.js';
 import type { FailureInHand } from '../tree/verdicts.js';
 
@@ -65,8 +65,9 @@ type SpawnSupervisor = (
  * `provide`, and importing any public entry point gives every machine, whole.
  */
 export const runtimeAgentMachine = agentMachine.provide({
-  actors: { worker: agentWorker, compactor },
+  actors: { compactor },
   actions: {
+    ...workerActions,
     // An action runs before the snapshot it makes is current: what it publishes is placed by its context.
     startRun: ({ context, system }) => envOf(system, context.agentId).emit({ type: 'agent_start' }, context),
     endRun: ({ context, system }) => {

@@ -332,6 +332,12 @@ export class AgentEnv implements EventOrigin {
     return request;
   }
 
+  /** The agent stops: its worker replies no more, and what is in flight is closed. */
+  stop(): void {
+    this.stopped = true;
+    this.abortInFlight();
+  }
+
   /** Closes the model call (its partial answer announced as discarded) and the batch's tools; later output is dropped. */
   abortInFlight(at?: Place): void {
     const call = this.modelCall;

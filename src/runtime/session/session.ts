@@ -16,6 +16,7 @@ import type { AgentEnv } from '../env/env.js';
 import type { Journaling } from '../env/recording.js';
 import type { ScheduleJournal } from '../schedule/book.js';
 import { restoreBudgets, supervisorLedger } from '../step/turn-budget.js';
+import { requestModelAgain } from '../step/worker.js';
 import type { Owner } from '../tree/nodes.js';
 import { RememberedApprovals } from '../tree/remembered-approvals.js';
 import type { SupervisionOptions } from '../tree/supervision-options.js';
@@ -481,12 +482,8 @@ export class Session {
   private resume(actor: AgentActorRef, context: AgentContext): void {
     const snapshot = actor.getSnapshot();
     if (snapshot.matches({ running: { turn: { step: 'model' } } })) {
-      snapshot.children.worker?.send({
-        type: 'MODEL_REQUEST',
-        turn: context.turn,
-        step: context.step,
-        inputId: context.current?.inputId ?? '',
-      });
+      // Restored in the middle of a model call: the request is made again, as the step's entry made it.
+      requestModelAgain({ context, self: actor, system: actor.system });
     }
     this.steerAgain(actor, context);
     // Prompts submitted but neither finished nor held by the restored state are submitted again, in order.

@@ -63,7 +63,7 @@ specimensToTake(() => {
   keepShape(env);
   const outbox = new ToolResultOutbox(env, () => {});
   keepShape(outbox);
-  keepShape(new WorkerInbox(env, () => {}));
+  keepShape(new WorkerInbox(env));
   keepShape(new UnaskedRun(env, [call], { outcomes: [{ toolCallId: call.id }] }, outbox, 0));
   keepShape(new CallContext(env, call, new ToolBatch()));
 

@@ -1,18 +1,33 @@
-import { fromCallback } from 'xstate';
-import type { WorkerInput, WorkerRequest } from '../../../machines/agent/index.js';
+import type { AnyActorRef } from 'xstate';
+import { type AgentWorker, servedBy, type WorkerArgs, workerRequests } from '../../../machines/agent/index.js';
+import type { AgentEnv } from '../env/env.js';
 import { envOf } from '../env/registry.js';
 import './specimens.js';
 import { WorkerInbox } from './worker-inbox.js';
 
+/** Each agent's worker inbox, made at its first request. */
+const inboxes = new WeakMap<AgentEnv, WorkerInbox>();
+
+function inboxOf(env: AgentEnv): WorkerInbox {
+  let inbox = inboxes.get(env);
+  if (!inbox) {
+    inbox = new WorkerInbox(env);
+    inboxes.set(env, inbox);
+  }
+  return inbox;
+}
+
 /**
- * The agent's worker: lives as long as a run and answers the step's requests, the model's (model-worker.ts) and the
- * tools' (tool-worker.ts). Stopped with the run, it aborts what is in flight.
+ * The agent's worker: answers the step's requests, the model's (model-worker.ts) and the tools' (tool-worker.ts),
+ * by sending the agent its replies. Leaving a run, the chart's `abortInFlight` closes what is in flight.
  */
-export const agentWorker = fromCallback<WorkerRequest, WorkerInput>(({ input, system, receive, sendBack }) => {
-  const env = envOf(system, input.agentId);
-  // Requests and tool replies go through methods, not closures made per agent: V8 drops the optimised code of a
-  // function whose every function object died, and a worker's closures die with its agent.
-  const inbox = new WorkerInbox(env, sendBack);
-  receive(inbox.receive);
-  return inbox.stop;
-});
+const agentWorker: AgentWorker = (request, { context, self, system }) =>
+  inboxOf(envOf(system, context.agentId)).request(request, self as AnyActorRef);
+
+/** The chart's request actions, served by the agent's worker. */
+export const workerActions = servedBy(agentWorker);
+
+/** Asks the model again for a step restored in the middle of its model call (outside any macrostep). */
+export function requestModelAgain({ context, self, system }: WorkerArgs): void {
+  inboxOf(envOf(system, context.agentId)).take(workerRequests.requestModel(context), self as AnyActorRef);
+}

@@ -91,7 +91,7 @@ export class TreeRegistry {
 
   /** A released agent leaves the tree; its runtime is no longer found. */
   unregister(node: TreeNode): void {
-    node.env.stopped = true;
+    node.env.stop();
     if (this.system) unregisterEnv(this.system, node.id);
     this.nodes.delete(node.id);
     this.owners.delete(node.id);
@@ -111,7 +111,7 @@ export class TreeRegistry {
   /** Every agent's runtime is stopped and unregistered (the tree shuts down). */
   clear(): void {
     for (const node of this.nodes.values()) {
-      node.env.stopped = true;
+      node.env.stop();
       if (this.system) unregisterEnv(this.system, node.id);
     }
     this.nodes.clear();
