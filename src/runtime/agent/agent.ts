@@ -519,7 +519,7 @@ export class Agent<Output = unknown> {
     return { ...this.env.totalUsage };
   }
 
-  /** Interrupts the running turn (so the history stays valid), then stops the actor and its workers. */
+  /** Interrupts the running turn (so the history stays valid), then stops the actor and its work in flight. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.scheduleBook?.haltAll();
