@@ -97,7 +97,6 @@ export const seats = new Map<string, Seat>();
 
 const isCurrentReply = (context: Ctx, event: ShapeEvent) => event.turn === context.turn && event.step === context.step;
 const hasToolCalls = (event: ShapeEvent) => event.answer?.type === 'tools';
-const _open = (calls: CallState[]) => calls.filter((state) => state.status === 'open').map((state) => state.call);
 
 /**
  * The worker, as Troupe's serves its chart's request actions: answers a model request from the seat's script, then

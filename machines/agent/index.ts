@@ -1,3 +1,3 @@
 export { type AgentActorRef, agentMachine } from './chart.js';
-export { type AgentWorker, servedBy, type WorkerArgs, workerRequests } from './setup.js';
+export { type AgentWorker, requestOf, servedBy, type WorkerArgs, workerRequests } from './setup.js';
 export type * from './types.js';

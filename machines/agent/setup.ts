@@ -74,6 +74,16 @@ export const workerRequests = {
   }),
 } as const;
 
+/**
+ * The request an executed action makes of the worker, from the context it ran with; undefined for any other action
+ * (for tests and tools that read XState's `transition` results).
+ */
+export function requestOf(action: { type: string; info?: { context?: AgentContext } }): WorkerRequest | undefined {
+  const make = (workerRequests as Partial<Record<string, (context: AgentContext) => WorkerRequest>>)[action.type];
+  const context = action.info?.context;
+  return make && context ? make(context) : undefined;
+}
+
 /** Where a worker's replies go: the agent's actor. */
 export interface WorkerReplyTarget {
   send(event: AgentMachineEvent): void;

@@ -24,12 +24,7 @@ import {
   type SnapshotFrom,
   transition,
 } from 'xstate';
-import {
-  type AgentContext,
-  type AgentMachineEvent,
-  type TurnInput,
-  workerRequests,
-} from '../../machines/agent/index.js';
+import { type AgentMachineEvent, requestOf, type TurnInput } from '../../machines/agent/index.js';
 import type {
   AgentEvent,
   AgentEventOf,
@@ -294,9 +289,8 @@ function planned(actions: readonly { type: string; params?: unknown }[]): Planne
     if (a.type === 'xstate.sendTo' && typeof params?.targetId === 'string' && typeof params.event === 'object') {
       action.sent = { to: params.targetId, event: params.event as AnyEventObject };
     }
-    const ask = workerRequests[a.type as keyof typeof workerRequests];
-    const context = (a as { info?: { context?: AgentContext } }).info?.context;
-    if (ask && context) action.asked = ask(context);
+    const asked = requestOf(a);
+    if (asked) action.asked = asked;
     return action;
   });
 }

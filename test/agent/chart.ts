@@ -4,12 +4,7 @@
  */
 import { expect } from 'vitest';
 import { type AnyMachineSnapshot, initialTransition, transition } from 'xstate';
-import {
-  type AgentMachineEvent,
-  agentMachine,
-  type WorkerRequest,
-  workerRequests,
-} from '../../machines/agent/index.js';
+import { type AgentMachineEvent, agentMachine, requestOf, type WorkerRequest } from '../../machines/agent/index.js';
 import type { AssistantMessage } from '../../src/index.js';
 import type { ToolResultPart } from '../../src/protocol/index.js';
 
@@ -130,10 +125,7 @@ export function expectIgnored(snapshot: Snapshot, ...events: AgentMachineEvent[]
 
 /** The requests among executed actions, in order: each request action's, from the context it ran with. */
 export function requestsIn(executed: ReadonlyArray<{ type: string }>): WorkerRequest[] {
-  return executed.flatMap((action) => {
-    const make = workerRequests[action.type as keyof typeof workerRequests];
-    return make ? [make((action as unknown as { info: { context: Snapshot['context'] } }).info.context)] : [];
-  });
+  return executed.flatMap((action) => requestOf(action) ?? []);
 }
 
 /** The requests a transition makes of the worker, in order. */

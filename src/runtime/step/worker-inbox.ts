@@ -49,6 +49,10 @@ export class WorkerInbox {
   /** Takes a request at once: the agent's snapshot is current (a restored agent asks again outside a macrostep). */
   take(request: WorkerRequest, agent: AnyActorRef): void {
     this.agent = agent;
+    this.handle(request);
+  }
+
+  private handle(request: WorkerRequest): void {
     if (request.type === 'MODEL_REQUEST') requestModel(this.env, request, this.sendBack, this.outbox);
     else requestTools(this.env, request, this.outbox);
   }
@@ -57,13 +61,12 @@ export class WorkerInbox {
     if (this.held.length === 0) return;
     const held = this.held;
     this.held = [];
-    const agent = this.agent as AnyActorRef;
     try {
-      for (const request of held) this.take(request, agent);
+      for (const request of held) this.handle(request);
     } catch (error) {
       // A bug of our own (the workers turn every failure they expect into a reply): the agent fails as it would for
       // a child actor that threw, with XState's error event for it, which its chart does not take.
-      agent.send({ type: 'xstate.error.actor.worker', error } as unknown as AgentMachineEvent);
+      this.agent?.send({ type: 'xstate.error.actor.worker', error } as unknown as AgentMachineEvent);
     }
   }
 
