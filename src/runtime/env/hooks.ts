@@ -13,8 +13,6 @@ import {
 } from '../../protocol/index.js';
 import type { ToolOutput } from '../../tools/index.js';
 
-export { GuardrailTripped, HookFailed };
-
 /** What a before-tool-call hook may answer: nothing (go on), other arguments, an answer without running, or a refusal. */
 export type BeforeToolCallAnswer = undefined | { args: unknown } | { result: ToolOutput } | { deny: string };
 
