@@ -1,10 +1,11 @@
 /**
- * One workload × implementation in its own process: `node --import tsx bench/child.ts W1 troupe [--smoke]
- * [--runs N] [--warmup N] [--size JSON]`. Prints one JSON line (a Measurement); a failed check exits non-zero.
+ * One workload × implementation in its own process: `node dist/bench/child.js W1 troupe [--smoke] [--runs N]
+ * [--warmup N] [--size JSON]` after `npm run build -- --bench` (as `npm run bench` runs it; `node --import tsx
+ * bench/child.ts …` runs the sources). Prints one JSON line (a Measurement); a failed check exits non-zero.
  * `--size` overrides fields of the full size, for profiling one size; `--cpu-profile FILE` writes a CPU profile of
  * the measured runs only (not the imports, the verification or the warm-up), which `bench/profile.ts` summarises:
  *
- *   node --expose-gc --import tsx bench/child.ts W7 troupe --size '{"siblings":[2000]}' --cpu-profile w7.cpuprofile
+ *   node --expose-gc dist/bench/child.js W7 troupe --size '{"siblings":[2000]}' --cpu-profile w7.cpuprofile
  *   npx tsx bench/profile.ts w7.cpuprofile
  */
 import { writeFile } from 'node:fs/promises';

@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import type { Message, ModelEvent, ModelRequest } from '../src/protocol/index.js';
+import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../src/providers/scripted.js';
 import type { Store, StoreWriter } from '../src/session/index.js';
-import { type ScriptedAnswer, type ScriptedModel, scriptedModel } from '../src/testing/index.js';
 import { type AnyTool, defineTool } from '../src/tools/index.js';
 
 /**
  * What every implementation of a workload shares: the scripted model's answers and the tools. Baselines and
- * Troupe get the same objects, so the figures differ only by the orchestration around them.
+ * Troupe get the same objects, so the figures differ only by the orchestration around them. Imported from the
+ * modules that define them, not from an index: a baseline's process must not load Troupe's runtime, or its peak
+ * RSS would carry it (every row carries zod and Troupe's tool and protocol modules, about 8 MB).
  */
 
 /** Counts what the tools really did, so that a workload can check every call ran. */

@@ -1,7 +1,11 @@
 /**
- * `npm run bench`: every workload × implementation in its own child process (plain node with tsx, so the
- * production build of XState), one after the other; medians, ratios to both baselines in the same run, peak RSS.
- * Writes the table to stdout, bench/results.md and bench/results.json.
+ * `npm run bench`: every workload × implementation in its own child process, one after the other; medians, ratios
+ * to both baselines in the same run, peak RSS. Writes the table to stdout, bench/results.md and bench/results.json.
+ *
+ * It first compiles the bench with the package (`npm run build -- --bench`, into dist/): each child runs plain node
+ * on dist/bench/child.js, so Troupe's row loads the production build of Troupe and XState, as the peer harness
+ * does, and no TypeScript loader sits in the process whose peak RSS is measured (tsx adds tens of MB to it, more
+ * to a row that loads more modules, which drew the rows' RSS together).
  *
  *   npm run bench                      all workloads, full sizes
  *   npm run bench -- --only W1,W4      some workloads
@@ -13,7 +17,7 @@
  * child process per implementation in turn, and a row's median is over the runs of all its rounds. Load that
  * comes and goes then falls on every implementation alike, and the ratios of the same run stay meaningful.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +39,8 @@ const onlyImpls = implsAt >= 0 ? new Set((args[implsAt + 1] ?? '').split(',')) :
 const roundsAt = args.indexOf('--rounds');
 const rounds = smoke ? 1 : roundsAt >= 0 ? Number(args[roundsAt + 1]) : 3;
 
-const child = fileURLToPath(new URL('./child.ts', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
+const child = fileURLToPath(new URL('../dist/bench/child.js', import.meta.url));
 const resultsMd = fileURLToPath(new URL('./results.md', import.meta.url));
 const resultsJson = fileURLToPath(new URL('./results.json', import.meta.url));
 
@@ -46,17 +51,19 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** `npm run build -- --bench`: the package and the bench, compiled into dist/. */
+function build(): void {
+  const built = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build.ts', '--bench'], {
+    cwd: root,
+    env: childEnv(),
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) throw new Error(`npm run build -- --bench failed (exit ${built.status})`);
+}
+
 async function measureInChild(workload: WorkloadId, impl: string): Promise<Measurement> {
   // --expose-gc: W5 weighs the heap after a full collection.
-  const argv = [
-    '--expose-gc',
-    '--import',
-    'tsx',
-    child,
-    workload,
-    impl,
-    ...(smoke ? ['--smoke', '--warmup', '1', '--runs', '3'] : []),
-  ];
+  const argv = ['--expose-gc', child, workload, impl, ...(smoke ? ['--smoke', '--warmup', '1', '--runs', '3'] : [])];
   try {
     const { stdout } = await run(process.execPath, argv, { env: childEnv(), maxBuffer: 16 << 20 });
     const line = stdout.trim().split('\n').pop() ?? '';
@@ -67,6 +74,7 @@ async function measureInChild(workload: WorkloadId, impl: string): Promise<Measu
   }
 }
 
+build();
 const measurements: Measurement[] = [];
 for (const workload of Object.values(WORKLOADS)) {
   if (only && !only.has(workload.id)) continue;

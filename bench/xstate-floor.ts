@@ -2,8 +2,11 @@
  * Where the performance floor is: how much of Troupe's W1 / W3 cost over the peer harness's naive XState loop is
  * XState's price for the states Troupe's chart shows, and how much is Troupe's own code.
  *
- *   npm run build        # optional: Troupe's row then loads dist/, as the peer harness does (src/ otherwise)
- *   node --expose-gc --import tsx bench/xstate-floor.ts
+ *   npm run build -- --bench && node --expose-gc dist/bench/xstate-floor.js
+ *
+ * Compiled, as the peer harness runs its rows: Troupe's row loads the production build, and no TypeScript loader
+ * sits in the processes whose RSS is measured (under `node --import tsx bench/xstate-floor.ts` every row's RSS is
+ * tens of MB higher, and the rows' ratios closer to 1).
  *
  * Four rows, the peer harness's workloads (W1: one agent, 200 steps of one synchronous echo call, then the final
  * text; W3: 500 subagents of 3 tool steps and an answer, model latency 5 ms, 100 at once):
@@ -15,6 +18,10 @@
  *   actors per step and per subagent;
  * - `collapsed`: the same with the tool phases (validate → authorize → execute → finalize) folded into one state;
  * - `troupe`: Troupe itself, driven as the peer harness drives it.
+ *
+ * The memory table has one row more, `naive + zod`: the naive loop in a process that has also imported zod, as every
+ * Troupe process has (the card's schema library; the peer harness's Troupe row defines its tool with it). It is the
+ * floor for W3's peak RSS of any runtime on XState and zod, before a line of that runtime's own code.
  *
  * W1 and W3 run in this process, alternated, a forced `gc()` before each run, as the harness does (W1 63 times, not
  * 21: a 30 ms run is easily moved by a shared machine's other tenants), wall and CPU time. One child process per row
@@ -45,6 +52,8 @@ const W3 = { agents: 500, concurrency: 100, toolSteps: 3, latencyMs: 5, warmup: 
 const IDEAL_W3_MS = Math.ceil(W3.agents / W3.concurrency) * (W3.toolSteps + 1) * W3.latencyMs;
 const ROWS = ['naive', 'shape', 'collapsed', 'troupe'] as const;
 type Row = (typeof ROWS)[number];
+/** A memory row only: the naive loop with zod imported (see the header). */
+const NAIVE_ZOD = 'naive + zod';
 type Inspect = (event: InspectionEvent) => void;
 
 interface Impl {
@@ -223,6 +232,7 @@ const self = fileURLToPath(import.meta.url);
 const [mode, rowArg] = process.argv.slice(2);
 const row = ROWS.find((r) => r === rowArg);
 if (mode === 'memory' && row) {
+  if (process.argv[4] === 'zod') await import('zod');
   process.stdout.write(`${JSON.stringify(await memory(await implOf(row)))}\n`);
 } else if (mode === 'w7') {
   // W7's shape (every subagent at once, one tool step, 1.5 s latency) in every row, alternated: CPU per subagent.
@@ -260,10 +270,10 @@ if (mode === 'memory' && row) {
   await counts(impls);
   const w1 = await alternated(impls, (impl) => w1Once(impl), W1.warmup, W1.runs);
   const w3 = await alternated(impls, (impl) => w3Once(impl), W3.warmup, W3.runs);
-  const mem = new Map<Row, Awaited<ReturnType<typeof memory>> & { load: string }>();
-  for (const r of ROWS) {
-    const out = execFileSync(process.execPath, [...process.execArgv, self, 'memory', r], { encoding: 'utf8' });
-    mem.set(r, { ...JSON.parse(out.trim().split('\n').pop() as string), load: load() });
+  const mem = new Map<string, Awaited<ReturnType<typeof memory>> & { load: string }>();
+  for (const [name, ...argv] of [...ROWS.map((r) => [r, r]), [NAIVE_ZOD, 'naive', 'zod']]) {
+    const out = execFileSync(process.execPath, [...process.execArgv, self, 'memory', ...argv], { encoding: 'utf8' });
+    mem.set(name as string, { ...JSON.parse(out.trim().split('\n').pop() as string), load: load() });
   }
   const ratio = (a: number | undefined, b: number | undefined) => `${((a ?? 0) / (b ?? 1)).toFixed(2)}×`;
   const table = (head: string[], rows: string[][]) =>
@@ -281,14 +291,14 @@ if (mode === 'memory' && row) {
       'W3 heap per running subagent KB',
       'W3 allocated per subagent KB: XState + Troupe + bench + Node',
     ],
-    ROWS.map((r) => {
-      const [a, b, m] = [w1.medians.get(r), w3.medians.get(r), mem.get(r)];
+    [...ROWS, NAIVE_ZOD].map((r) => {
+      const [a, b, m] = [w1.medians.get(r as Row), w3.medians.get(r as Row), mem.get(r)];
       const alloc = Object.values(m?.allocKB ?? {}).map((kb) => kb.toFixed(0));
       return [
         r,
-        `${a?.wall.toFixed(1)} (${a?.cpu.toFixed(1)})`,
-        `${b?.wall.toFixed(0)} (${b?.cpu.toFixed(0)})`,
-        `${((b?.wall ?? 0) / IDEAL_W3_MS).toFixed(2)}×`,
+        a ? `${a.wall.toFixed(1)} (${a.cpu.toFixed(1)})` : '–',
+        b ? `${b.wall.toFixed(0)} (${b.cpu.toFixed(0)})` : '–',
+        b ? `${(b.wall / IDEAL_W3_MS).toFixed(2)}×` : '–',
         `${m?.importedMB.toFixed(0)}`,
         `${m?.peakRssMB.toFixed(0)}`,
         `${m?.heldKB.toFixed(1)}`,

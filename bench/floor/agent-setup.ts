@@ -18,8 +18,8 @@ interface CallState {
   halt?: boolean;
 }
 
-/** The same keys as Troupe's AgentContext: every assign copies this many. */
-interface Ctx {
+/** The same keys as Troupe's AgentContext: every assign copies this many. Exported: a machine built on it names it. */
+export interface Ctx {
   agentId: string;
   parentId?: string;
   maxSteps: number;

@@ -1,18 +1,15 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
+import * as troupe from '../../src/index.js';
 import { echo, type Script, type Turn } from './script.js';
 
 /**
  * Troupe as the peer harness drives it (its src/troupe.ts): a `Model` whose stream plays the script, `echo` as a
- * `defineTool` with a zod schema, `createAgent(...).prompt()` for W1 and the supervisor's own fan-out for W3. The
- * production build (`dist/`, after `npm run build`) is loaded when there is one, the sources otherwise.
+ * `defineTool` with a zod schema, `createAgent(...).prompt()` for W1 and the supervisor's own fan-out for W3.
+ * Compiled (`npm run build -- --bench`, then `node dist/bench/…`) this is the production build, as the peer harness
+ * loads it; under tsx it is the sources.
  */
-type Troupe = typeof import('../../src/index.js');
-const built = fileURLToPath(new URL('../../dist/src/index.js', import.meta.url));
-export const troupeSource = existsSync(built) ? 'dist/' : 'src/ (no build: run `npm run build` first)';
-const troupe: Troupe = await import(existsSync(built) ? pathToFileURL(built).href : '../../src/index.js');
+export const troupeSource = import.meta.url.includes('/dist/bench/') ? 'dist/' : 'src/ (under tsx)';
 
 const usage = () => ({ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
 

@@ -1,5 +1,5 @@
 import type { AgentEvent, Message, ModelRequest } from '../../src/index.js';
-import { type ScriptedAnswer, scriptedModel } from '../../src/testing/index.js';
+import { type ScriptedAnswer, scriptedModel } from '../../src/providers/scripted.js';
 import { echoTool, ToolCounter } from '../fixtures.js';
 import { troupe } from '../impls.js';
 import { check, settledHeap, timed, type Workload } from '../workload.js';
