@@ -23,8 +23,7 @@
  */
 
 export { projectInstructions } from './context/index.js';
-export { connectInspector, openWebSocketInspector } from './inspect/connect.js';
-export { startInspectorServer } from './inspect/server.js';
+export { connectInspector, openWebSocketInspector, startInspectorServer } from './inspect/entry.js';
 export { traceAgents } from './observe/otel.js';
 export type { PermissionMode, Permissions, PermissionsConfig } from './permissions/index.js';
 export { PermissionRuleError } from './permissions/index.js';

@@ -36,11 +36,7 @@ function drain(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-/**
- * `createWebSocketInspector` from `@statelyai/inspect`, sanitised, and open before it returns: the adapter keeps
- * only its last `maxDeferredEvents` frames while the socket is connecting, so an agent created earlier could lose
- * its `@xstate.actor` frame. The definitions are serialised deep enough for the agent's nested states.
- */
+/** Documented where the root entry exports it: ./entry.ts. */
 export async function openWebSocketInspector(options: WebSocketInspectorOptions): Promise<OpenInspector> {
   const { createWebSocketInspector } = await loadPeer(
     '@statelyai/inspect',
@@ -104,16 +100,7 @@ export interface InspectorConnection extends OpenInspector {
   readonly commands: ReadonlyArray<{ command: InspectorCommand; ok: boolean; error?: string; detail?: string }>;
 }
 
-/**
- * Connects a program to the offline inspector (`troupe inspect`): inspection frames go to its `/inspect`
- * endpoint, and commands clicked on the page come back on Troupe's own `/control` channel. Pass `inspect` to
- * `createAgent` / `createSupervisor`, and `attach()` the root: every agent in the tree can then be approved,
- * denied, steered and interrupted from the page, and a supervisor's tasks cancelled and resumed.
- *
- * Commands address the inspected actors, found through the same inspection stream, and each is answered with its
- * outcome (see `applyCommand`). Beside Stately's frames the stream carries the transitions each macrostep
- * took (`@troupe.transitions`), which Stately's adapter drops: the page marks exactly those.
- */
+/** Documented where the root entry exports it (./entry.ts); commands are answered by `applyCommand`. */
 export async function connectInspector(options: ConnectInspectorOptions = {}): Promise<InspectorConnection> {
   const raw = options.url ?? process.env.TROUPE_INSPECT;
   if (!raw)

@@ -82,12 +82,7 @@ interface Run {
   inspectors: number;
 }
 
-/**
- * The offline inspector: a page and three WebSocket endpoints on a loopback address. Programs stream their
- * inspection frames to `/inspect` and take approvals on `/control`; pages read `/ui`. Every request must name
- * the host it was sent to (no DNS rebinding), carry the token, and a page's WebSocket must come from the page's
- * own origin. The page loads nothing but this server's files (Content-Security-Policy `'self'`).
- */
+/** Documented where the root entry exports it: ./entry.ts. */
 export async function startInspectorServer(options: InspectorServerOptions = {}): Promise<InspectorServer> {
   // Loaded here, not at the top: a program that never starts the inspector does not pay for `ws` (6 MB of RSS).
   const { WebSocketServer } = await import('ws');
