@@ -22,10 +22,8 @@ const leftToOthers = (): void => {};
  * of them alive.
  */
 export class WorkerInbox {
-  /** Where replies go: the actor of the agent's last request. */
+  /** The agent's actor: where replies go, and whose snapshots release held requests. */
   private agent?: AnyActorRef;
-  /** The actor whose snapshots release held requests. */
-  private observed?: AnyActorRef;
   private held: WorkerRequest[] = [];
   private readonly sendBack = this.reply.bind(this);
   private readonly flushNow = this.flush.bind(this);
@@ -37,19 +35,21 @@ export class WorkerInbox {
 
   /** A request made by an action of `agent`'s macrostep in progress: taken once that macrostep's snapshot is current. */
   request(request: WorkerRequest, agent: AnyActorRef): void {
-    // A restored session makes a new actor for the same agent: the inbox follows it.
-    if (agent !== this.observed) {
-      this.observed = agent;
-      agent.subscribe({ next: this.flushNow, error: leftToOthers });
-    }
-    this.agent = agent;
+    this.follow(agent);
     this.held.push(request);
   }
 
   /** Takes a request at once: the agent's snapshot is current (a restored agent asks again outside a macrostep). */
   take(request: WorkerRequest, agent: AnyActorRef): void {
-    this.agent = agent;
+    this.follow(agent);
     this.handle(request);
+  }
+
+  /** The agent's actor, observed from its first request on; a restored session makes a new one for the same agent. */
+  private follow(agent: AnyActorRef): void {
+    if (agent === this.agent) return;
+    this.agent = agent;
+    agent.subscribe({ next: this.flushNow, error: leftToOthers });
   }
 
   private handle(request: WorkerRequest): void {
