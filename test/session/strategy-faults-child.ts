@@ -11,6 +11,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createAgent, sessions } from '../../src/index.js';
 import type { SupervisionStrategy } from '../../src/protocol/index.js';
+import { describeTree } from '../../src/runtime/index.js';
 import { decodeRecord } from '../../src/session/index.js';
 import { answerFor, faultAgentConfig, ROOT_PROMPT, type StepOutcome } from '../helpers/strategy-faults.js';
 import { faultBatch } from './strategy-faults-plan.js';
@@ -73,8 +74,14 @@ for (let k = Number(from); k < Number(to); k++) {
     },
     { subtree: true },
   );
+  // A batch that waits on nothing left to run ends the process with 13 (an unsettled top-level await), its 'exit'
+  // event saying 0: the process leaving before the batch went idle says where it stood.
+  const stuck = () =>
+    process.stderr.write(`batch ${k} never went idle: ${JSON.stringify(describeTree(agent.actor, agent.id))}\n`);
+  process.once('exit', stuck);
   if (session.journal.inputs.size === 0) void agent.prompt(ROOT_PROMPT);
   await session.idle();
+  process.off('exit', stuck);
   session.close();
   await agent.stop();
   process.stdout.write(`batch ${k}\n`);

@@ -41,7 +41,7 @@ function runChild(child: string, dir: string, side: string, from: number, kill?:
     proc.once('exit', (code, signal) => {
       if (signal === 'SIGKILL') resolve({ finished: output.includes('done\n'), done });
       else if (code === 0) resolve({ finished: true, done: BATCHES });
-      else reject(new Error(`the child exited with ${code}`));
+      else reject(new Error(`the child exited with ${code} at batch ${done} (seed ${SEED}; its stderr says more)`));
     });
   });
 }
@@ -154,8 +154,9 @@ describe('supervision strategies under random faults and SIGKILLs', () => {
     let pending = 0;
     // Kills spread over the batches: each after the 1st–6th failed task turn of a run, 1–15 ms later.
     for (let attempt = 0; from < BATCHES; attempt++) {
+      // Until one has landed in a backoff too: on a loaded machine the first ten may all miss one.
       const kill =
-        kills < KILLS && attempt < KILLS * 3
+        (kills < KILLS || pending === 0) && attempt < KILLS * 6
           ? { nth: 1 + (attempt % 6), afterMs: 1 + ((attempt * 7) % 15) }
           : undefined;
       const before = selfKills(side);
@@ -167,7 +168,7 @@ describe('supervision strategies under random faults and SIGKILLs', () => {
       } else if (!kill) break;
       from = run.finished ? BATCHES : run.done;
     }
-    expect(kills, `seed ${SEED}`).toBe(KILLS);
+    expect(kills, `seed ${SEED}`).toBeGreaterThanOrEqual(KILLS);
     expect(selfKills(side), `seed ${SEED}`).toBeGreaterThan(0);
     const tally = { restarts: 0, escalated: 0, nested: 0 };
     for (let k = 0; k < BATCHES; k++) {
